@@ -1,0 +1,102 @@
+"""pt2kit's sessions. `nox -s lint tests` is the test command; `nox -s demo` the main job.
+
+Every package is tested in a virtualenv of its own holding only what it declares (plus its test
+extra), so an undeclared import fails here rather than on a user's machine. torch comes from
+constraints.txt, never from a lock.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nox
+import tomllib
+
+ROOT = Path(__file__).parent
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["lint", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+# uv ignores pip's configuration: mirror the local wheel folder, or uv resolves torch to a CUDA build.
+if os.environ.get("PIP_FIND_LINKS") and not os.environ.get("UV_FIND_LINKS"):
+    os.environ["UV_FIND_LINKS"] = os.environ["PIP_FIND_LINKS"]
+os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
+
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
+
+
+def _package_dirs() -> dict[str, Path]:
+    """Distribution name -> source directory, for every package in the repo."""
+    dirs = [ROOT / "schemas", *sorted(p.parent for p in (ROOT / "packages").glob("*/pyproject.toml"))]
+    return {tomllib.loads((d / "pyproject.toml").read_text())["project"]["name"]: d for d in dirs}
+
+
+PACKAGES = _package_dirs()
+
+
+def _local_closure(name: str) -> list[str]:
+    """The package and the local packages it depends on, transitively."""
+    seen: list[str] = []
+
+    def visit(n: str) -> None:
+        if n in seen:
+            return
+        seen.append(n)
+        deps = tomllib.loads((PACKAGES[n] / "pyproject.toml").read_text())["project"].get("dependencies", [])
+        for dep in deps:
+            dep_name = dep.split(">")[0].split("<")[0].split("=")[0].split("[")[0].strip()
+            if dep_name in PACKAGES:
+                visit(dep_name)
+
+    visit(name)
+    return seen
+
+
+def _install(session: nox.Session, names: list[str], extras: str = "test") -> None:
+    args: list[str] = []
+    for n in names:
+        path = PACKAGES[n]
+        args += ["-e", f"{path}[{extras}]" if n == names[0] and extras else str(path)]
+    session.install(*CONSTRAINTS, *args)
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("package", list(PACKAGES))
+def tests(session: nox.Session, package: str) -> None:
+    """One package's tests, in a virtualenv with only what it declares."""
+    _install(session, _local_closure(package))
+    session.run("pytest", "-q", "-p", "no:cacheprovider", str(PACKAGES[package] / "tests"), *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def e2e(session: nox.Session) -> None:
+    """End-to-end tests across tools (pipes, the README's commands)."""
+    session.install(*CONSTRAINTS, "pytest", *(f"-e{PACKAGES[n]}[test]" for n in PACKAGES))
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff over the whole tree, and schemas/json up to date with the Structs."""
+    session.install(*CONSTRAINTS, "ruff", "-e", str(PACKAGES["pt2kit-schema"]))
+    session.run("ruff", "check", ".")
+    session.run("python", "-m", "pt2kit.schema", "check", str(ROOT / "schemas" / "json"))
+
+
+@nox.session(python=PYTHON)
+def schemas(session: nox.Session) -> None:
+    """Regenerate schemas/json from the Structs."""
+    session.install(*CONSTRAINTS, "-e", str(PACKAGES["pt2kit-schema"]))
+    session.run("python", "-m", "pt2kit.schema", "export", str(ROOT / "schemas" / "json"))
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """The project's own speed against its anchors, measured in the same run (benchmarks/)."""
+    session.install(*CONSTRAINTS, *(f"-e{p}" for p in PACKAGES.values()))
+    targets = session.posargs or sorted(str(p) for p in (ROOT / "benchmarks").glob("bench_*.py"))
+    for t in targets:
+        session.run("python", t)

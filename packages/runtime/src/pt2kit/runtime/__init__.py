@@ -1,0 +1,20 @@
+"""pt2kit-runtime: what the pt2kit tools share. Importing it never imports torch."""
+
+from .errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_CODES_HELP,
+    EXIT_CRASH,
+    EXIT_FINDINGS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    ModelFileError,
+    UsageError,
+)
+
+__version__ = "1.0.0"
+
+__all__ = [
+    "EXIT_BROKEN_PIPE", "EXIT_CODES_HELP", "EXIT_CRASH", "EXIT_FINDINGS", "EXIT_INTERRUPTED",
+    "EXIT_OK", "EXIT_USAGE", "ModelFileError", "UsageError",
+]

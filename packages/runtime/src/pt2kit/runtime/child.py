@@ -1,0 +1,159 @@
+"""Run a piece of work in a child process, so that its death becomes a `crash` record.
+
+Guarantees:
+
+* The work runs as ``target(payload, chan)`` in a fresh ``python -m pt2kit.runtime.worker``. Its
+  records travel to the parent whole, one line each, on the child's original stdout; the child's
+  fd 1 is pointed at stderr first, so a model that prints cannot corrupt the stream.
+* The child says which stage it is in (``chan.stage("compile")``) before each step, so a segfault,
+  an abort or an uncaught exception is reported with the stage it happened in, the signal or the
+  exception, and the last lines of the child's stderr (faulthandler is on: a segfault leaves the
+  Python stack there, with the user's line).
+* A :class:`~pt2kit.runtime.errors.UsageError` raised in the child (a bad model file, say) is raised
+  again in the parent, so it ends as one line and exit 2, not as a crash.
+* The parent never imports torch for this.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from .errors import UsageError
+
+STDERR_TAIL_LINES = 40
+STDERR_TAIL_CHARS = 6000
+
+
+@dataclass
+class ChildResult:
+    """What a child run came to: its return value, or a crash (fields of a `crash` record)."""
+
+    value: Any = None
+    crash: dict[str, Any] | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+    stage: str = "start"
+
+    @property
+    def ok(self) -> bool:
+        return self.crash is None
+
+
+def _signal_name(returncode: int) -> str | None:
+    if returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def _pump_stderr(pipe: Any, tail: collections.deque[str], echo: bool) -> None:
+    for raw in iter(pipe.readline, b""):
+        text = raw.decode("utf-8", "replace")
+        tail.append(text)
+        if echo:
+            try:
+                sys.stderr.write(text)
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+
+
+def run_in_child(
+    target: str,
+    payload: dict[str, Any],
+    *,
+    run: str,
+    store: str,
+    on_record: Callable[[bytes], None],
+    quiet: bool = False,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+) -> ChildResult:
+    """Run ``target`` ("package.module:function") in a child and collect what it says."""
+    child_env = dict(os.environ if env is None else env)
+    child_env.setdefault("PYTHONUNBUFFERED", "1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pt2kit.runtime.worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env,
+    )
+    tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+    pump = threading.Thread(target=_pump_stderr, args=(proc.stderr, tail, not quiet), daemon=True)
+    pump.start()
+    result = ChildResult()
+    usage: str | None = None
+    exc: dict[str, Any] | None = None
+    got_result = False
+    timer = None
+    if timeout:
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(msgspec.json.encode({"target": target, "payload": payload, "run": run, "store": store}))
+        proc.stdin.close()
+        for raw in proc.stdout:
+            if raw.startswith(b"R "):
+                on_record(raw[2:])
+                continue
+            if not raw.startswith(b"M "):
+                continue
+            msg = msgspec.json.decode(raw[2:])
+            t = msg.get("t")
+            if t == "stage":
+                result.stage = msg["stage"]
+            elif t == "note":
+                result.notes[msg["key"]] = msg["value"]
+            elif t == "result":
+                result.value = msg.get("value")
+                got_result = True
+            elif t == "usage":
+                usage = msg["message"]
+            elif t == "exc":
+                exc = msg
+        proc.wait()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        if timer is not None:
+            timer.cancel()
+        pump.join(timeout=5)
+    if usage is not None:
+        raise UsageError(usage)
+    if proc.returncode == 0 and got_result:
+        return result
+    stderr_tail = "".join(tail)[-STDERR_TAIL_CHARS:]
+    crash: dict[str, Any] = {
+        "stage": result.stage,
+        "exitcode": proc.returncode,
+        "signal": _signal_name(proc.returncode),
+        "stderr_tail": stderr_tail,
+    }
+    if exc is not None:
+        crash["exception"] = exc.get("type")
+        crash["message"] = exc.get("message")
+    elif crash["signal"]:
+        crash["message"] = f"child process killed by {crash['signal']} during {result.stage}"
+        if timer is not None and not timer.is_alive() and crash["signal"] == "SIGKILL":
+            crash["message"] = f"timed out after {timeout:g}s during {result.stage}"
+    else:
+        crash["message"] = f"child process exited with code {proc.returncode} during {result.stage}"
+    if "last_kernel" in result.notes:
+        crash["last_kernel"] = result.notes["last_kernel"]
+    result.crash = crash
+    return result

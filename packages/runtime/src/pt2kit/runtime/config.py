@@ -1,0 +1,98 @@
+"""``--config KEY=VALUE``: settings of torch._inductor.config and torch._dynamo.config.
+
+``KEY`` is a dotted name as the config module spells it (``cpp.inject_relu_bug_TESTING_ONLY``,
+``trace.provenance_tracking_level``). Prefix ``inductor.``, ``dynamo.`` or ``functorch.`` to pick the
+module; without a prefix Inductor's is tried first, then Dynamo's. VALUE is converted to the type
+of the current value (``true``/``false``/``1``/``0`` for booleans, Python literals for lists).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from contextlib import ExitStack
+from typing import Any
+
+from .errors import UsageError
+
+MODULES = {
+    "inductor": "torch._inductor.config",
+    "dynamo": "torch._dynamo.config",
+    "functorch": "torch._functorch.config",
+}
+
+
+def parse_config(items: list[str] | None) -> dict[str, str]:
+    """Split ``KEY=VALUE`` strings; needs no torch."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--config {item!r}: expected KEY=VALUE, e.g. cpp.inject_relu_bug_TESTING_ONLY=accuracy")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def config_keys(module: Any) -> dict[str, Any]:
+    """Every setting of a torch config module, by dotted name (the one private-ish API used here)."""
+    return module.get_config_copy()
+
+
+def _coerce(key: str, raw: str, current: Any) -> Any:
+    low = raw.lower()
+    if isinstance(current, bool):
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise UsageError(f"--config {key}={raw}: expected a boolean (true/false)")
+    if low in ("none", "null") and not isinstance(current, str):
+        return None
+    if isinstance(current, int | float) and not isinstance(current, bool):
+        try:
+            return type(current)(raw)
+        except ValueError:
+            raise UsageError(f"--config {key}={raw}: expected a {type(current).__name__}") from None
+    if isinstance(current, list | tuple | dict | set):
+        try:
+            return ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            raise UsageError(f"--config {key}={raw}: expected a Python literal") from None
+    if current is None:
+        try:
+            value = ast.literal_eval(raw)
+            return value
+        except (ValueError, SyntaxError):
+            return raw
+    return raw
+
+
+def resolve(cfg: dict[str, str]) -> list[tuple[Any, str, Any]]:
+    """(config module, key, typed value) for each setting; UsageError for unknown keys."""
+    import importlib
+
+    modules = {name: importlib.import_module(path) for name, path in MODULES.items()}
+    keys = {name: config_keys(m) for name, m in modules.items()}
+    out = []
+    for key, raw in cfg.items():
+        prefix, _, rest = key.partition(".")
+        if prefix in modules and rest in keys[prefix]:
+            candidates = [(prefix, rest)]
+        else:
+            candidates = [(n, key) for n in ("inductor", "dynamo", "functorch") if key in keys[n]]
+        if not candidates:
+            every = [k for ks in keys.values() for k in ks]
+            close = difflib.get_close_matches(rest if prefix in modules else key, every, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise UsageError(f"--config {key}: no such setting in torch._inductor.config or torch._dynamo.config{hint}")
+        name, k = candidates[0]
+        out.append((modules[name], k, _coerce(key, raw, keys[name][k])))
+    return out
+
+
+def apply_config(cfg: dict[str, str]) -> ExitStack:
+    """Apply the settings; closing the returned stack restores them."""
+    stack = ExitStack()
+    for module, key, value in resolve(cfg):
+        stack.enter_context(module.patch({key: value}))
+    return stack

@@ -1,0 +1,24 @@
+"""Exceptions whose message is one line for the user, and the exit codes they map to."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_CRASH = 3
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 clean; 1 findings; 2 bad usage or bad input (a newer schema included); "
+    "3 the model, the compiler or the tool crashed (a crash record says where); "
+    "130 interrupted; 141 broken pipe."
+)
+
+
+class UsageError(Exception):
+    """Bad usage or bad input: exit 2 with this one-line message."""
+
+
+class ModelFileError(UsageError):
+    """A model file is missing, does not parse, or lacks `model`/`example_inputs`."""

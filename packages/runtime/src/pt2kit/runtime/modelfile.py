@@ -1,0 +1,173 @@
+"""Loading a model file: module-level ``model`` and ``example_inputs``, or ``FILE.py:NAME``.
+
+``FILE.py:NAME`` names a zero-argument function in the file that returns ``(model, example_inputs)``.
+``example_inputs`` is a tuple (or list) of positional arguments, or a dict of keyword arguments; a
+single tensor is taken as a one-element tuple. Every way a file can be wrong is a
+:class:`ModelFileError`: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ModelFileError
+
+NEEDS = "a model file defines module-level `model` and `example_inputs`, or is given as FILE.py:NAME"
+
+
+@dataclass
+class LoadedModel:
+    model: Any
+    inputs: tuple[Any, ...] | dict[str, Any]
+    file: Path
+    entry: str | None
+    label: str
+
+    @property
+    def kwargs(self) -> bool:
+        return isinstance(self.inputs, dict)
+
+    def call(self, fn: Any = None, inputs: Any = None) -> Any:
+        """Call ``fn`` (default: the model) with the example inputs."""
+        fn = self.model if fn is None else fn
+        inputs = self.inputs if inputs is None else inputs
+        return fn(**inputs) if isinstance(inputs, dict) else fn(*inputs)
+
+
+def parse_spec(spec: str) -> tuple[Path, str | None]:
+    """``FILE.py`` or ``FILE.py:NAME``."""
+    path, entry = spec, None
+    head, sep, tail = spec.rpartition(":")
+    if sep and tail.isidentifier() and head:
+        path, entry = head, tail
+    return Path(path), entry
+
+
+def label_of(path: Path, entry: str | None) -> str:
+    return f"{path.name}:{entry}" if entry else path.name
+
+
+def _exec_file(path: Path) -> Any:
+    name = "pt2kit_model_" + "".join(c if c.isalnum() else "_" for c in path.stem)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ModelFileError(f"{path}: cannot be loaded as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look the module up by name
+    sys.path.insert(0, str(path.parent))  # so the file can import its neighbours
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        raise ModelFileError(f"{e.filename or path}:{e.lineno}: syntax error: {e.msg}") from None
+    except Exception as e:
+        line = _user_line(e, path)
+        raise ModelFileError(f"{line}: loading the model file raised {type(e).__name__}: {e}") from None
+    return module
+
+
+def _user_line(e: BaseException, path: Path) -> str:
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if Path(f.filename) == path]
+    return f"{path}:{frames[-1].lineno}" if frames else str(path)
+
+
+def _normalise_inputs(inputs: Any, where: str) -> tuple[Any, ...] | dict[str, Any]:
+    if isinstance(inputs, dict):
+        bad = [k for k in inputs if not isinstance(k, str)]
+        if bad:
+            raise ModelFileError(f"{where}: example_inputs is a dict whose keys are not all strings: {bad[0]!r}")
+        return inputs
+    if isinstance(inputs, tuple | list):
+        return tuple(inputs)
+    if type(inputs).__name__ == "Tensor" or hasattr(inputs, "shape"):
+        return (inputs,)
+    raise ModelFileError(
+        f"{where}: example_inputs must be a tuple of positional args or a dict of keyword args, "
+        f"not {type(inputs).__name__}"
+    )
+
+
+def load_model(spec: str, device: str | None = None) -> LoadedModel:
+    path, entry = parse_spec(spec)
+    if not path.exists():
+        raise ModelFileError(f"{path}: no such model file")
+    if path.is_dir():
+        raise ModelFileError(f"{path}: is a directory, not a model file")
+    path = path.resolve()
+    module = _exec_file(path)
+    if entry is not None:
+        factory = getattr(module, entry, None)
+        if factory is None:
+            raise ModelFileError(f"{path}: defines no `{entry}`")
+        if not callable(factory):
+            raise ModelFileError(f"{path}: `{entry}` is not a function")
+        try:
+            made = factory()
+        except Exception as e:
+            raise ModelFileError(f"{_user_line(e, path)}: `{entry}()` raised {type(e).__name__}: {e}") from None
+        if not (isinstance(made, tuple | list) and len(made) == 2):
+            raise ModelFileError(f"{path}: `{entry}()` must return (model, example_inputs)")
+        model, inputs = made
+    else:
+        missing = [n for n in ("model", "example_inputs") if not hasattr(module, n)]
+        if missing:
+            raise ModelFileError(f"{path}: defines no `{'` or `'.join(missing)}` ({NEEDS})")
+        model, inputs = module.model, module.example_inputs
+    if not callable(model):
+        raise ModelFileError(f"{path}: `model` is a {type(model).__name__}, not a module or callable")
+    inputs = _normalise_inputs(inputs, str(path))
+    loaded = LoadedModel(model, inputs, path, entry, label_of(path, entry))
+    if device:
+        to_device(loaded, device)
+    return loaded
+
+
+def to_device(loaded: LoadedModel, device: str) -> None:
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except RuntimeError as e:
+        raise ModelFileError(f"--device {device}: {e}") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ModelFileError(f"--device {device}: CUDA is not available on this machine")
+    if isinstance(loaded.model, torch.nn.Module):
+        loaded.model = loaded.model.to(dev)
+    from torch.utils._pytree import tree_map
+
+    loaded.inputs = tree_map(lambda x: x.to(dev) if isinstance(x, torch.Tensor) else x, loaded.inputs)
+
+
+def parameter_counts(model: Any) -> tuple[int, int]:
+    """(all parameters, trainable parameters) of an nn.Module, (0, 0) for other callables."""
+    params = getattr(model, "parameters", None)
+    if params is None:
+        return 0, 0
+    try:
+        ps = list(params())
+    except Exception:
+        return 0, 0
+    return sum(p.numel() for p in ps), sum(p.numel() for p in ps if p.requires_grad)
+
+
+def model_fields(loaded: LoadedModel, device: str, config: dict[str, str]) -> dict[str, Any]:
+    """The fields of a `model` record: enough for another tool to load and run it again."""
+    from .outputs import flatten
+    from .tensors import tensor_meta
+
+    total, trainable = parameter_counts(loaded.model)
+    return {
+        "model": loaded.label,
+        "file": str(loaded.file),
+        "entry": loaded.entry,
+        "device": device,
+        "config": dict(config),
+        "inputs": [tensor_meta(n, v) for n, v in flatten(loaded.inputs, "inputs")],
+        "kwargs": loaded.kwargs,
+        "parameters": total,
+        "trainable": trainable,
+    }

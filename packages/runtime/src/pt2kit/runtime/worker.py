@@ -1,0 +1,79 @@
+"""The child side of :mod:`.child`: ``python -m pt2kit.runtime.worker`` (reads its job on stdin)."""
+
+from __future__ import annotations
+
+import faulthandler
+import importlib
+import os
+import sys
+import traceback
+from typing import IO, Any
+
+import msgspec
+from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError
+
+from .errors import UsageError
+
+
+class Channel:
+    """What the work uses to talk to the parent: records, stages, notes."""
+
+    def __init__(self, out: IO[bytes], run: str, store: str) -> None:
+        self._out = out
+        self.run = run
+        self.store = Store(store)
+        self._enc = msgspec.json.Encoder()
+
+    def _send(self, prefix: bytes, data: bytes) -> None:
+        self._out.write(prefix + data + b"\n")
+        self._out.flush()
+
+    def make(self, cls: type[Record], **fields: Any) -> Any:
+        return cls(v=SCHEMA_MAJOR, run=self.run, **fields)
+
+    def emit(self, rec: Record) -> Record:
+        self._send(b"R ", self._enc.encode(rec))
+        return rec
+
+    def emit_new(self, cls: type[Record], **fields: Any) -> Any:
+        return self.emit(self.make(cls, **fields))
+
+    def stage(self, name: str) -> None:
+        self._send(b"M ", self._enc.encode({"t": "stage", "stage": name}))
+
+    def note(self, key: str, value: Any) -> None:
+        self._send(b"M ", self._enc.encode({"t": "note", "key": key, "value": value}))
+
+    def _finish(self, msg: dict[str, Any]) -> None:
+        self._send(b"M ", self._enc.encode(msg))
+
+
+def main() -> int:
+    # Keep the original stdout for messages; anything the model prints goes to stderr instead.
+    msg_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    faulthandler.enable()
+    job = msgspec.json.decode(sys.stdin.buffer.read())
+    chan = Channel(msg_out, job["run"], job["store"])
+    module, _, func = job["target"].partition(":")
+    try:
+        value = getattr(importlib.import_module(module), func)(job["payload"], chan)
+    except (UsageError, StreamError) as e:
+        chan._finish({"t": "usage", "message": str(e)})
+        return 2
+    except BaseException as e:  # the model or the compiler failed: the parent makes it a crash record
+        traceback.print_exc()
+        sys.stderr.flush()
+        first = (str(e).strip().splitlines() or [""])[0]
+        chan._finish({"t": "exc", "type": type(e).__name__, "message": first[:2000]})
+        return 3
+    chan._finish({"t": "result", "value": value})
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # os._exit: skip interpreter teardown, where torch's atexit hooks have been seen to crash.
+    os._exit(code)

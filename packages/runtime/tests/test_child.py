@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+import pytest
+from pt2kit.runtime.child import run_in_child
+from pt2kit.runtime.errors import UsageError
+
+HERE = Path(__file__).parent
+
+
+def go(target, payload=None, tmp_path=Path("."), **kw):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    got: list[bytes] = []
+    res = run_in_child(f"child_targets:{target}", payload or {}, run="run-7", store=str(tmp_path),
+                       on_record=got.append, quiet=True, env=env, **kw)
+    return res, [msgspec.json.decode(r) for r in got]
+
+
+def test_records_arrive_whole_and_prints_do_not_leak(tmp_path):
+    res, recs = go("emits_and_prints", {"n": 3}, tmp_path)
+    assert res.ok and res.value == {"graphs": 3}
+    assert [r["nodes"] for r in recs] == [1, 2, 3] and {r["run"] for r in recs} == {"run-7"}
+
+
+def test_segfault_becomes_a_crash_with_stage_signal_and_stack(tmp_path):
+    res, recs = go("segfaults", tmp_path=tmp_path)
+    assert len(recs) == 1  # the record sent before the crash survives
+    c = res.crash
+    assert c["stage"] == "run" and c["signal"] == "SIGSEGV" and c["exitcode"] == -11
+    assert c["last_kernel"] == "cpp_fused_relu_0"
+    assert "Segmentation fault" in c["stderr_tail"] and "child_targets.py" in c["stderr_tail"]
+
+
+def test_abort_is_sigabrt(tmp_path):
+    res, _ = go("aborts", tmp_path=tmp_path)
+    assert res.crash["signal"] == "SIGABRT" and res.crash["stage"] == "compile"
+
+
+def test_exception_is_a_crash_with_type_and_first_line(tmp_path):
+    res, _ = go("raises", tmp_path=tmp_path)
+    assert res.crash["exception"] == "RuntimeError"
+    assert res.crash["message"] == "inductor lowering failed"
+    assert res.crash["stage"] == "compile" and res.crash["exitcode"] == 3
+    assert "Traceback" in res.crash["stderr_tail"]
+
+
+def test_usage_error_in_child_is_raised_in_parent(tmp_path):
+    with pytest.raises(UsageError, match=r"^m.py: defines no `example_inputs`$"):
+        go("bad_input", tmp_path=tmp_path)
+
+
+def test_exit_without_result_is_a_crash(tmp_path):
+    res, _ = go("exits_quietly", tmp_path=tmp_path)
+    assert not res.ok and "exited with code 0" in res.crash["message"]

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import io
+import os
+import pty
+import subprocess
+import sys
+
+import msgspec
+from pt2kit.runtime.cli import Session
+
+GRAPH = b'{"kind":"graph","v":1,"run":"a","phase":"dynamo"}\n'
+
+
+def pt2kit(*args, stdin=b"", **kw):
+    return subprocess.run([sys.executable, "-m", "pt2kit.runtime", *args], input=stdin, capture_output=True, **kw)
+
+
+def test_help_does_not_import_torch():
+    code = ("import sys; from pt2kit.runtime.__main__ import app\n"
+            "try:\n    app(['cat', '--help'])\nexcept SystemExit:\n    pass\n"
+            "assert 'pydantic' not in sys.modules\n"
+            "import pt2kit.runtime.cli, pt2kit.runtime.child, pt2kit.runtime.modelfile, pt2kit.runtime.config\n"
+            "assert 'torch' not in sys.modules\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "Exit codes: 0 clean; 1 findings; 2 bad usage" in r.stdout
+
+
+def test_bad_stream_is_one_line_exit_2_and_earlier_lines_kept():
+    r = pt2kit("cat", stdin=GRAPH + b"\x00\x01garbage\n")
+    assert r.returncode == 2
+    assert r.stdout == GRAPH
+    assert r.stderr.decode() == "pt2kit: error: <stdin>:2: not JSON: JSON is malformed: invalid character (byte 0)\n"
+
+
+def test_newer_schema_exit_2():
+    r = pt2kit("cat", stdin=b'{"kind":"graph","v":3,"run":"a","phase":"x"}\n')
+    assert r.returncode == 2 and b"reads v1" in r.stderr and r.stderr.count(b"\n") == 1
+
+
+def test_broken_pipe_exits_141_without_traceback():
+    data = GRAPH * 200_000
+    p = subprocess.Popen(f"{sys.executable} -m pt2kit.runtime cat | head -1", shell=True, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, executable="/bin/bash")
+    out, err = p.communicate(data)
+    assert out == GRAPH
+    assert err == b""
+    r = subprocess.run(f"set -o pipefail; {sys.executable} -m pt2kit.runtime cat < /dev/stdin | head -1 >/dev/null",
+                       shell=True, input=data, executable="/bin/bash", capture_output=True)
+    assert r.returncode == 141 and b"Traceback" not in r.stderr
+
+
+def test_terminal_on_stdin_is_a_hint_and_exit_2():
+    primary, secondary = pty.openpty()
+    r = subprocess.run([sys.executable, "-m", "pt2kit.runtime", "cat"], stdin=secondary, capture_output=True,
+                       timeout=60)
+    os.close(primary)
+    os.close(secondary)
+    assert r.returncode == 2
+    assert r.stderr.decode().startswith("pt2kit: error: pt2kit reads records from a pipe, and stdin is a terminal")
+
+
+def test_session_writes_error_record_after_header_and_maps_exit_codes(tmp_path, capsys):
+    from pt2kit.runtime.errors import UsageError
+
+    out = io.BytesIO()
+    s = Session("fxcheck", "1.0", store=tmp_path, stdout=out)
+
+    def work():
+        s.header(torch="2.13.0")
+        raise UsageError("m.py: no such model file")
+
+    try:
+        s.run(work)
+    except SystemExit as e:
+        assert e.code == 2
+    lines = [msgspec.json.decode(x) for x in out.getvalue().splitlines()]
+    assert [x["kind"] for x in lines] == ["header", "error"]
+    assert lines[1]["message"] == "m.py: no such model file" and lines[1]["exit_code"] == 2
+    assert lines[0]["store"] == str(tmp_path.absolute()) and lines[0]["torch"] == "2.13.0"
+    assert capsys.readouterr().err == "fxcheck: error: m.py: no such model file\n"
+
+    s2 = Session("fxcheck", "1.0", store=tmp_path, stdout=io.BytesIO())
+    for exc, code in ((KeyboardInterrupt(), 130), (ZeroDivisionError("x"), 3)):
+        def boom(exc=exc):
+            raise exc
+        try:
+            s2.run(boom)
+        except SystemExit as e:
+            assert e.code == code
+    assert "internal error: ZeroDivisionError: x  (--debug for the traceback)" in capsys.readouterr().err
+
+
+def test_quiet_silences_warnings(capsys):
+    Session("t", "1", quiet=True, stdout=io.BytesIO()).warn("loud")
+    assert capsys.readouterr().err == ""

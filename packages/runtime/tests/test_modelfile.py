@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from pt2kit.runtime.errors import ModelFileError  # noqa: E402
+from pt2kit.runtime.modelfile import load_model, model_fields, parse_spec  # noqa: E402
+
+
+def write(tmp_path, text, name="m.py"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_module_level_model_and_inputs(tmp_path):
+    p = write(tmp_path, """
+        import torch
+        model = torch.nn.Linear(4, 3)
+        example_inputs = (torch.randn(2, 4),)
+    """)
+    m = load_model(str(p))
+    assert m.label == "m.py" and m.entry is None and m.file == p.resolve()
+    assert m.call().shape == (2, 3)
+    f = model_fields(m, "cpu", {"a": "1"})
+    assert f["inputs"][0].name == "inputs[0]" and f["inputs"][0].shape == [2, 4]
+    assert f["parameters"] == 15 and f["trainable"] == 15 and f["config"] == {"a": "1"}
+
+
+def test_factory_and_kwargs_and_sibling_import(tmp_path):
+    write(tmp_path, "SCALE = 3\n", name="helper.py")
+    p = write(tmp_path, """
+        import torch
+        from helper import SCALE
+        def small():
+            return (lambda x, y: x * SCALE + y), {"x": torch.ones(2), "y": torch.ones(2)}
+    """)
+    m = load_model(f"{p}:small")
+    assert m.kwargs and m.label == "m.py:small" and m.call().tolist() == [4.0, 4.0]
+
+
+@pytest.mark.parametrize(
+    "text,spec_suffix,message",
+    [
+        ("import torch\nmodel = torch.nn.ReLU()\n", "", "defines no `example_inputs`"),
+        ("x = 1\n", "", "defines no `model` or `example_inputs`"),
+        ("def f(:\n  pass\n", "", ":1: syntax error:"),
+        ("import torch\nmodel = torch.nn.ReLU()\nexample_inputs = 3\n", "", "example_inputs must be a tuple"),
+        ("raise ValueError('no weights')\n", "", ":1: loading the model file raised ValueError: no weights"),
+        ("def f():\n    return 1\n", ":f", "`f()` must return (model, example_inputs)"),
+        ("x = 1\n", ":nope", "defines no `nope`"),
+    ],
+)
+def test_bad_model_files_get_one_line(tmp_path, text, spec_suffix, message):
+    p = write(tmp_path, text)
+    with pytest.raises(ModelFileError) as e:
+        load_model(str(p) + spec_suffix)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ModelFileError, match="no such model file"):
+        load_model(str(tmp_path / "nope.py"))
+
+
+def test_parse_spec():
+    assert parse_spec("a/b.py:make")[1] == "make"
+    assert parse_spec("a/b.py")[1] is None
+    assert parse_spec("C:/x/b.py")[1] is None  # a drive letter is no entry point
+
+
+def test_device_move_and_bad_device(tmp_path):
+    p = write(tmp_path, "import torch\nmodel = torch.nn.Linear(2, 2)\nexample_inputs = (torch.ones(1, 2),)\n")
+    m = load_model(str(p), device="cpu")
+    assert m.inputs[0].device.type == "cpu"
+    with pytest.raises(ModelFileError, match="--device banana"):
+        load_model(str(p), device="banana")

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict, namedtuple
+
+import pytest
+from pt2kit.runtime.outputs import flatten
+
+torch = pytest.importorskip("torch")
+
+
+@dataclasses.dataclass
+class Out:
+    logits: object
+    hidden: object
+
+
+def test_names_follow_pytree_key_paths():
+    t = torch.zeros(1)
+    P = namedtuple("P", "a b")
+    names = [n for n, _ in flatten((t, {"k": [t, t]}, Out(t, None), P(t, 2), OrderedDict(z=t)))]
+    assert names == ["out[0]", "out[1]['k'][0]", "out[1]['k'][1]", "out[2].logits", "out[2].hidden",
+                     "out[3].a", "out[3].b", "out[4]['z']"]
+    assert flatten(t) == [("out", t)]
+
+
+def test_tensor_store_roundtrip_uses_weights_only(tmp_path):
+    from pt2kit.runtime.tensors import load_tensor, save_tensor, tensor_meta
+    from pt2kit.schema import Store
+
+    s = Store(tmp_path)
+    x = torch.arange(12.0).reshape(3, 4).t()
+    ref = save_tensor(s, x)
+    assert ref.media_type == "application/x-pytorch" and ref.path.endswith(".pt")
+    assert torch.equal(load_tensor(s, ref), x)
+    meta = tensor_meta("x", x)
+    assert meta.shape == [4, 3] and meta.stride == [1, 4] and meta.dtype == "float32"

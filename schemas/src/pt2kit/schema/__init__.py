@@ -1,0 +1,56 @@
+"""pt2kit-schema: the record stream every pt2kit tool reads and writes. Never imports torch."""
+
+from .records import (
+    KINDS,
+    RECORD_TYPES,
+    SCHEMA_MAJOR,
+    Advice,
+    AnyRecord,
+    Bench,
+    BlobRef,
+    Crash,
+    Diff,
+    Divergence,
+    Error,
+    Graph,
+    GraphBreak,
+    Guard,
+    Header,
+    Kernel,
+    KernelArg,
+    Latency,
+    Metrics,
+    Model,
+    Num,
+    Recompile,
+    Record,
+    Report,
+    Repro,
+    Stats,
+    TensorMeta,
+    Violation,
+    as_float,
+    num,
+)
+from .store import BlobError, Store, atomic_write, store_root
+from .stream import (
+    Line,
+    NewerSchemaError,
+    RecordWriter,
+    StreamError,
+    decode,
+    encode,
+    new_run_id,
+    read_stream,
+)
+
+__version__ = "1.0.0"
+
+__all__ = [
+    "KINDS", "RECORD_TYPES", "SCHEMA_MAJOR", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",
+    "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
+    "KernelArg", "Latency", "Line", "Metrics", "Model", "NewerSchemaError", "Num", "Record",
+    "RecordWriter", "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta",
+    "Violation", "as_float", "atomic_write", "decode", "encode", "new_run_id", "num",
+    "read_stream", "store_root",
+]

@@ -1,0 +1,345 @@
+"""The record kinds of the pt2kit stream, version 1.
+
+Guarantees (the contract every tool keeps):
+
+* A record is one JSON object on one line. ``kind`` tags it, ``v`` is the schema *major* it was
+  written with and ``run`` the id of the run (one tool invocation) that wrote it. All three are
+  required, so a line means the same after ``grep``, ``jq`` or ``cat``.
+* Adding an optional field (one with a default) keeps the major. Removing or retyping a field, or
+  making an optional one required, bumps it, and ``migrations.py`` gains a step from the old major.
+* Readers ignore fields they do not know (``forbid_unknown_fields`` is never set) and forward
+  kinds they do not know untouched, so an older tool passes a newer tool's records along.
+* Fields with defaults are left out of the encoded line (``omit_defaults``); that is why ``v`` and
+  ``run`` have none.
+* Floats that may be non-finite (NaN, ±Inf: worst values, relative errors) are typed ``Num`` and
+  written as the strings ``"nan"``, ``"inf"``, ``"-inf"``, because JSON has no such numbers and
+  msgspec would write ``null``. Use :func:`num` to build them and :func:`as_float` to read them.
+* Large payloads never sit in a record: a :class:`BlobRef` points into the store.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Union
+
+import msgspec
+
+SCHEMA_MAJOR = 1
+
+Num = Union[float, str]
+"""A float that may be non-finite: finite values as numbers, others as "nan", "inf", "-inf"."""
+
+
+def num(x: float | int | None) -> Num | None:
+    """Encode a float for a ``Num`` field (keeps NaN and ±Inf, which JSON cannot carry)."""
+    if x is None:
+        return None
+    x = float(x)
+    if math.isfinite(x):
+        return x
+    if math.isnan(x):
+        return "nan"
+    return "inf" if x > 0 else "-inf"
+
+
+def as_float(x: Num | None) -> float | None:
+    """Decode a ``Num`` field back to a Python float."""
+    if x is None or isinstance(x, float | int):
+        return x
+    return float(x)
+
+
+class _Struct(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """Base for the value types nested inside records."""
+
+
+class BlobRef(_Struct):
+    """A file in the content-addressed store. ``path`` is relative to the store root."""
+
+    path: str
+    sha256: str
+    size: int
+    media_type: str
+
+
+class TensorMeta(_Struct):
+    """What a tensor looks like, without its values."""
+
+    name: str
+    dtype: str | None = None
+    shape: list[int | str] | None = None  # a symbolic size is written as its expression, e.g. "s0"
+    stride: list[int | str] | None = None
+    device: str | None = None
+    type: str | None = None  # the Python type, for leaves that are not tensors
+
+
+class Stats(_Struct):
+    """Summary statistics of one tensor, computed in one pass."""
+
+    numel: int
+    mean: Num | None = None
+    min: Num | None = None
+    max: Num | None = None
+    nan: int = 0
+    inf: int = 0
+
+
+class Metrics(_Struct):
+    """How far a tested tensor is from its reference."""
+
+    numel: int
+    max_abs: Num
+    mean_abs: Num
+    max_rel: Num
+    rmse: Num
+    mismatches: int
+    mismatch_share: float
+    nan_ref: int = 0
+    nan_test: int = 0
+    inf_ref: int = 0
+    inf_test: int = 0
+
+
+class Latency(_Struct):
+    """Seconds per call over ``n`` timed repetitions."""
+
+    n: int
+    mean: float
+    median: float
+    min: float
+    max: float
+    std: float = 0.0
+    p90: float | None = None
+
+
+class Record(msgspec.Struct, tag_field="kind", omit_defaults=True, kw_only=True):
+    """Fields every record carries."""
+
+    v: int
+    run: str
+
+
+class Header(Record, tag="header", kw_only=True):
+    """Starts the part of a stream that one tool invocation wrote."""
+
+    tool: str
+    tool_version: str
+    argv: list[str]
+    time: str  # ISO 8601, UTC
+    host: str
+    python: str
+    store: str  # absolute path of the store directory blobs of this run live in
+    torch: str | None = None
+    device: str | None = None
+    schema: str | None = None  # version of pt2kit-schema that wrote the run
+
+
+class Model(Record, tag="model", kw_only=True):
+    """How to load and run a model again, so a downstream tool can reproduce it."""
+
+    model: str  # a label: FILE.py or FILE.py:NAME, what other records name in their `model`
+    file: str  # absolute path
+    entry: str | None = None  # NAME of a zero-argument factory, when FILE.py:NAME was given
+    device: str = "cpu"
+    config: dict[str, str] = {}  # --config KEY=VALUE as given
+    inputs: list[TensorMeta] = []
+    kwargs: bool = False  # example_inputs was a dict of keyword args
+    parameters: int = 0
+    trainable: int = 0
+
+
+class Graph(Record, tag="graph", kw_only=True):
+    """One captured graph: Dynamo FX, AOT forward/backward aten, or Inductor's generated code."""
+
+    model: str | None = None
+    phase: str  # dynamo | forward | backward | inductor | pre_functional
+    index: int = 0  # which graph of this phase (graph breaks make several)
+    nodes: int = 0
+    ops: dict[str, int] = {}  # op (e.g. aten.addmm.default) -> count
+    code: BlobRef | None = None
+    kernels: list[str] = []  # inductor: names of generated kernels
+    blobs: list[BlobRef] = []  # inductor: each kernel's source, in `kernels` order
+
+
+class Violation(Record, tag="violation", kw_only=True):
+    """One finding against an accelerator's capability profile."""
+
+    model: str | None = None
+    constraint: str
+    message: str
+    phase: str
+    graph: int = 0
+    node: str | None = None
+    op: str | None = None  # aten.addmm.default
+    dtype: str | None = None
+    shape: list[int | str] | None = None
+    source: str | None = None  # the user's file:line
+    code: str | None = None  # that line's text
+    module: str | None = None  # nn.Module path, e.g. layers.0.conv
+
+
+class Diff(Record, tag="diff", kw_only=True):
+    """One output (or gradient) leaf compared against a reference."""
+
+    model: str | None = None
+    output: str  # pytree key path, e.g. out[0] or out['logits']
+    ref: str
+    test: str
+    dtype: str | None = None
+    shape: list[int] | None = None
+    metrics: Metrics | None = None
+    atol: float
+    rtol: float
+    equal_nan: bool = False
+    passed: bool
+    worst_index: list[int] | None = None
+    worst_ref: Num | None = None
+    worst_test: Num | None = None
+    heatmap: BlobRef | None = None
+    note: str | None = None  # e.g. shape or dtype mismatch
+
+
+class Divergence(Record, tag="divergence", kw_only=True):
+    """The first aten node whose compiled value leaves tolerance against the reference."""
+
+    model: str | None = None
+    output: str | None = None
+    node: str
+    op: str | None = None
+    index: int | None = None  # position of the node in the graph
+    source: str | None = None
+    code: str | None = None
+    module: str | None = None
+    metrics: Metrics | None = None
+    ref_stats: Stats | None = None
+    test_stats: Stats | None = None
+    compiles: int = 0  # how many compiles the search took
+
+
+class GraphBreak(Record, tag="graph_break", kw_only=True):
+    model: str | None = None
+    reason: str
+    gb_id: str | None = None  # GB0000..., torch's stable graph break id
+    call: str | None = None
+    source: str | None = None
+    code: str | None = None
+    graph: int | None = None
+
+
+class Guard(Record, tag="guard", kw_only=True):
+    model: str | None = None
+    frame: str  # compile id or function name
+    guard: str  # guard kind, e.g. TENSOR_MATCH
+    expr: str | None = None  # L['x'].size()[0] == 8
+    source: str | None = None  # what it guards, e.g. L['x']
+    user_source: str | None = None
+
+
+class Recompile(Record, tag="recompile", kw_only=True):
+    model: str | None = None
+    frame: str
+    reason: str
+    guard: str | None = None
+    trigger: str | None = None  # the input change that caused it
+    expected: bool = False  # e.g. automatic dynamic shapes' one recompile
+
+
+class Advice(Record, tag="advice", kw_only=True):
+    model: str | None = None
+    rule: str
+    message: str
+    change: str | None = None  # the concrete change, as code
+    source: str | None = None
+
+
+class KernelArg(_Struct):
+    name: str
+    numel: int | None = None
+    dtype: str | None = None
+    shape: list[int] | None = None
+    stride: list[int] | None = None
+    device: str | None = None
+    stats: Stats | None = None
+    uninitialised: bool = False  # an output buffer before launch: its values mean nothing
+    blob: BlobRef | None = None
+
+
+class Kernel(Record, tag="kernel", kw_only=True):
+    model: str | None = None
+    name: str
+    launch: int  # launch order, from 0
+    when: str = "after"  # before | after
+    args: list[KernelArg] = []
+    nodes: list[str] = []  # FX/aten nodes the kernel fused, when provenance is known
+    sources: list[str] = []  # the user's file:line of those nodes
+
+
+class Crash(Record, tag="crash", kw_only=True):
+    """The model, the compiler or a loaded package killed the process doing the work."""
+
+    model: str | None = None
+    stage: str  # load | capture | compile | export | run | ...
+    signal: str | None = None  # SIGSEGV
+    exitcode: int | None = None
+    exception: str | None = None  # exception type, when Python raised
+    message: str | None = None
+    last_kernel: str | None = None
+    stderr_tail: str = ""
+
+
+class Repro(Record, tag="repro", kw_only=True):
+    model: str | None = None
+    path: BlobRef
+    failure: str
+    nodes_before: int
+    nodes_after: int
+    reproduces: bool
+
+
+class Bench(Record, tag="bench", kw_only=True):
+    model: str | None = None
+    backend: str
+    device: str | None = None
+    compile_s: float | None = None
+    latency: Latency | None = None
+    peak_mem_bytes: int | None = None
+    graphs: int | None = None
+    kernels: int | None = None
+
+
+class Report(Record, tag="report", kw_only=True):
+    path: str
+    format: str
+    records: int = 0
+
+
+class Error(Record, tag="error", kw_only=True):
+    """A tool stopped on bad input or an internal error; records before it stay valid."""
+
+    message: str
+    exit_code: int
+    where: str | None = None
+
+
+RECORD_TYPES: tuple[type[Record], ...] = (
+    Header,
+    Model,
+    Graph,
+    Violation,
+    Diff,
+    Divergence,
+    GraphBreak,
+    Guard,
+    Recompile,
+    Advice,
+    Kernel,
+    Crash,
+    Repro,
+    Bench,
+    Report,
+    Error,
+)
+
+KINDS: dict[str, type[Record]] = {t.__struct_config__.tag: t for t in RECORD_TYPES}
+
+AnyRecord = Union[RECORD_TYPES]  # type: ignore[valid-type]

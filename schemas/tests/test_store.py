@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pytest
+from pt2kit.schema import BlobError, Store, atomic_write, store_root
+
+
+def test_put_is_content_addressed_and_read_checks(tmp_path):
+    s = Store(tmp_path)
+    ref = s.put(b"def forward(x): ...\n", "text/x-python", ".py")
+    digest = hashlib.sha256(b"def forward(x): ...\n").hexdigest()
+    assert ref.path == f"blobs/{digest[:2]}/{digest}.py" and ref.size == 20 and ref.sha256 == digest
+    assert s.put(b"def forward(x): ...\n", "text/x-python", ".py") == ref
+    assert s.read(ref) == b"def forward(x): ...\n"
+    s.path(ref).write_bytes(b"def forward(x): evil\n")
+    with pytest.raises(BlobError, match="does not match its sha256"):
+        s.read(ref)
+    s.path(ref).unlink()
+    with pytest.raises(BlobError, match="is missing"):
+        s.read(ref)
+
+
+def test_atomic_write_leaves_no_temporary_files(tmp_path):
+    atomic_write(tmp_path / "d" / "report.html", "<p>x</p>")
+    assert os.listdir(tmp_path / "d") == ["report.html"]
+
+
+def test_atomic_write_failure_keeps_old_file(tmp_path, monkeypatch):
+    target = tmp_path / "f.txt"
+    target.write_text("old")
+
+    def boom(*a):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        atomic_write(target, "new")
+    assert target.read_text() == "old" and os.listdir(tmp_path) == ["f.txt"]
+
+
+def test_store_root_precedence(monkeypatch, tmp_path):
+    monkeypatch.delenv("PT2KIT_STORE", raising=False)
+    assert str(store_root()) == "pt2kit-out"
+    monkeypatch.setenv("PT2KIT_STORE", str(tmp_path))
+    assert store_root() == tmp_path
+    assert str(store_root("explicit")) == "explicit"
