@@ -87,6 +87,19 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def demo(session: nox.Session) -> None:
+    """The main job on the embedded example: fxcheck examples/tinynet.py against the npu-bf16 profile."""
+    session.install(*CONSTRAINTS, *(f"-e{p}" for p in PACKAGES.values()))
+    out = ROOT / "pt2kit-out"
+    out.mkdir(exist_ok=True)
+    stream = out / "demo.ndjson"
+    session.run("bash", "-c", f"fxcheck examples/tinynet.py --profile npu-bf16 --store '{out}' > '{stream}.tmp' "
+                f"&& mv '{stream}.tmp' '{stream}' && pt2kit cat --envelope < '{stream}' > /dev/null",
+                external=True)
+    session.log(f"records: {stream}  (blobs under {out}/blobs)")
+
+
+@nox.session(python=PYTHON)
 def schemas(session: nox.Session) -> None:
     """Regenerate schemas/json from the Structs."""
     session.install(*CONSTRAINTS, "-e", str(PACKAGES["pt2kit-schema"]))

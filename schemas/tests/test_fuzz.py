@@ -4,6 +4,7 @@ import io
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from pt2kit.schema import StreamError, read_stream
 
 TEXT = st.characters(exclude_categories=("Cs",))  # lone surrogates are not JSON at all

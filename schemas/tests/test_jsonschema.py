@@ -4,6 +4,7 @@ from pathlib import Path
 
 import jsonschema
 import msgspec
+
 from pt2kit.schema import SCHEMA_MAJOR, Violation, encode
 from pt2kit.schema.export import json_schema, schema_filename
 

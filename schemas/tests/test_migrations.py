@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 
 import pytest
+
 from pt2kit.schema import Graph, StreamError, migrations, read_stream
 
 

@@ -4,6 +4,7 @@ import math
 
 import msgspec
 import pytest
+
 from pt2kit.schema import (
     KINDS,
     RECORD_TYPES,
@@ -61,3 +62,16 @@ def test_unknown_fields_are_ignored_for_forward_compatibility():
     assert decode(raw).message == "m"
     with pytest.raises(msgspec.ValidationError):
         msgspec.json.decode(b'{"kind":"error","v":1,"run":"r"}', type=KINDS["error"])
+
+
+def test_profile_from_toml_and_typos_are_errors():
+    from pt2kit.schema import ProfileError, profile_from_toml
+
+    p = profile_from_toml('name = "npu"\ndtypes = ["float32"]\nalign = 16\ndeny = ["aten.convolution"]\n')
+    assert p.align == 16 and p.dtypes == ["float32"] and p.align_min_size == 2 and not p.strict
+    with pytest.raises(ProfileError, match=r"^p.toml: Object contains unknown field `allign`"):
+        profile_from_toml("allign = 16\n", "p.toml")
+    with pytest.raises(ProfileError, match=r"^p.toml: Expected `int | null`, got `str` - at `\$.align`"):
+        profile_from_toml('align = "16"\n', "p.toml")
+    with pytest.raises(ProfileError, match=r"^p.toml: not TOML"):
+        profile_from_toml("align = = 3", "p.toml")

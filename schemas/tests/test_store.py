@@ -4,6 +4,7 @@ import hashlib
 import os
 
 import pytest
+
 from pt2kit.schema import BlobError, Store, atomic_write, store_root
 
 

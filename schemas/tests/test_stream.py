@@ -3,6 +3,7 @@ from __future__ import annotations
 import io
 
 import pytest
+
 from pt2kit.schema import (
     Graph,
     NewerSchemaError,

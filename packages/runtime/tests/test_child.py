@@ -5,6 +5,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+
 from pt2kit.runtime.child import run_in_child
 from pt2kit.runtime.errors import UsageError
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import msgspec
+
 from pt2kit.runtime.cli import Session
 
 GRAPH = b'{"kind":"graph","v":1,"run":"a","phase":"dynamo"}\n'

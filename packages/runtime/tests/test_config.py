@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from pt2kit.runtime.config import parse_config
 from pt2kit.runtime.errors import UsageError
 
@@ -15,6 +16,7 @@ def test_apply_sets_and_restores_inductor_and_dynamo_settings():
     torch = pytest.importorskip("torch")
     import torch._dynamo.config as dc
     import torch._inductor.config as ic
+
     from pt2kit.runtime.config import apply_config
 
     assert torch
@@ -39,6 +41,7 @@ def test_unknown_key_suggests_close_ones():
 def test_config_keys_lists_dotted_names():
     pytest.importorskip("torch")
     import torch._inductor.config as ic
+
     from pt2kit.runtime.config import config_keys
 
     assert "cpp.inject_relu_bug_TESTING_ONLY" in config_keys(ic)

@@ -4,6 +4,7 @@ import dataclasses
 from collections import OrderedDict, namedtuple
 
 import pytest
+
 from pt2kit.runtime.outputs import flatten
 
 torch = pytest.importorskip("torch")

@@ -1,5 +1,6 @@
 """pt2kit-schema: the record stream every pt2kit tool reads and writes. Never imports torch."""
 
+from .profile import Profile, ProfileError, profile_from_toml
 from .records import (
     KINDS,
     RECORD_TYPES,
@@ -51,6 +52,6 @@ __all__ = [
     "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
     "KernelArg", "Latency", "Line", "Metrics", "Model", "NewerSchemaError", "Num", "Record",
     "RecordWriter", "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta",
-    "Violation", "as_float", "atomic_write", "decode", "encode", "new_run_id", "num",
+    "Violation", "Profile", "ProfileError", "profile_from_toml", "as_float", "atomic_write", "decode", "encode", "new_run_id", "num",
     "read_stream", "store_root",
 ]

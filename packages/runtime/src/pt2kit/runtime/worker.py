@@ -10,6 +10,7 @@ import traceback
 from typing import IO, Any
 
 import msgspec
+
 from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError
 
 from .errors import UsageError

@@ -1,0 +1,61 @@
+"""align: every dimension of every materialised tensor is a multiple of the hardware's tile size.
+
+Why: systolic arrays and vector units work on fixed tiles (8, 16, 32, 128 elements); a dimension
+that does not fill whole tiles is padded, masked or refused. Dimensions smaller than
+``align_min_size`` (default 2: size-1 dimensions, broadcasting) are exempt. Checked on the inputs
+of each forward graph and on the outputs of compute ops (views materialise nothing; a backward
+graph's inputs are forward tensors and output gradients, checked where they were made). A symbolic
+dimension (dynamic shapes) cannot be verified: that is a finding of its own, which says what the
+example size would give.
+
+Example: ``align = 16`` and a batch of 10 gives ``dim 0 of size 10 is not a multiple of 16`` on
+``aten.addmm.default`` at the line that calls the layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pt2kit.schema import Profile
+
+from ..graphview import GraphView
+from .base import Constraint, Finding, describe, node_label
+
+
+class AlignConstraint(Constraint):
+    name = "align"
+
+    def enabled(self, profile: Profile) -> bool:
+        return bool(profile.align and profile.align > 1)
+
+    def check(self, graph: GraphView, profile: Profile) -> Iterator[Finding]:
+        n = int(profile.align or 1)
+        for node in graph.nodes:
+            if not (node.compute or (node.kind == "placeholder" and graph.phase != "backward")):
+                continue
+            for t in node.outputs:
+                wrong, unknown = [], []
+                for i, (size, hint) in enumerate(zip(t.shape, t.hints, strict=True)):
+                    if isinstance(size, int):
+                        if size >= profile.align_min_size and size % n:
+                            wrong.append(f"dim {i} of size {size}")
+                    else:
+                        example = (
+                            f"its example size {hint} {'is' if hint % n == 0 else 'is not'} a multiple"
+                            if hint is not None
+                            else "no example size is known"
+                        )
+                        unknown.append(f"dim {i} is symbolic ({size}), so alignment to {n} cannot be verified; {example}")
+                if wrong:
+                    yield Finding(
+                        self.name,
+                        f"{node_label(node)}: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not a multiple "
+                        f"of {n} ({describe(t)})",
+                        node,
+                        t,
+                    )
+                for msg in unknown:
+                    yield Finding(self.name, f"{node_label(node)}: {msg} ({describe(t)})", node, t)
+
+
+ALIGN = AlignConstraint()

@@ -1,0 +1,133 @@
+"""fxcheck MODEL.py: capture every graph a model compiles to and check it against a profile.
+
+Writes a `header`, the `model` record (so `| kdiff` can load the same model), one `graph` record
+per captured graph (Dynamo FX; AOT forward and backward aten; with --inductor the generated code and
+its kernels) and one `violation` per finding, each with the aten op, node, phase, dtype and shape,
+the user's file:line and the nn.Module path. All findings are reported; --strict makes them exit 1.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import msgspec
+
+from pt2kit.runtime.cli import (
+    Session,
+    common_options,
+    config_option,
+    device_option,
+    tool_command,
+)
+from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, ModelFileError
+
+from . import __version__
+
+
+def _torch_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return None
+
+
+def _where(source: str) -> str:
+    path, _, line = source.rpartition(":")
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        rel = path
+    return f"{rel if not rel.startswith('..') else path}:{line}"
+
+
+@tool_command("fxcheck", help=__doc__)
+@click.argument("model", metavar="MODEL.py[:NAME]")
+@click.option("--profile", metavar="NAME|FILE.toml",
+              help="Capability profile: a shipped name (float32-only, npu-bf16, no-conv, mock-peer) or a TOML file.")
+@click.option("--dtypes", metavar="D1,D2", help="Allowed dtypes, e.g. float32,bfloat16.")
+@click.option("--align", type=int, metavar="N", help="Dimensions of size > 1 must be multiples of N.")
+@click.option("--align-min-size", type=int, metavar="N", help="Exempt dimensions smaller than N [default: 2].")
+@click.option("--max-tensor-bytes", metavar="BYTES", help="Largest materialised tensor, e.g. 67108864 or 64MiB.")
+@click.option("--contiguous/--no-contiguous", default=None, help="Compute ops must receive contiguous tensors.")
+@click.option("--deny", multiple=True, metavar="OP", help="Deny an aten op or overload, e.g. aten.convolution. Repeatable.")
+@click.option("--strict/--no-strict", default=None, help="Exit 1 when anything is found (all findings are still reported).")
+@click.option("--backward/--no-backward", default=None, help="Also capture and check the backward graphs.")
+@click.option("--inductor", is_flag=True, help="Also record the code Inductor generates for this compile, kernel by kernel.")
+@click.option("--timeout", type=float, metavar="SECONDS", help="Give up on the model after this long (a crash record).")
+@device_option
+@config_option
+@common_options
+def command(model: str, profile: str | None, dtypes: str | None, align: int | None, align_min_size: int | None,
+            max_tensor_bytes: str | None, contiguous: bool | None, deny: tuple[str, ...], strict: bool | None,
+            backward: bool | None, inductor: bool, timeout: float | None, device: str, config: tuple[str, ...],
+            store: Path | None, quiet: bool, debug: bool) -> None:
+    s = Session("fxcheck", __version__, store=store, quiet=quiet, debug=debug)
+    s.run(lambda: _work(s, model, profile, dict(
+        dtypes=dtypes, align=align, align_min_size=align_min_size, max_tensor_bytes=max_tensor_bytes,
+        contiguous=contiguous, deny=list(deny) or None, strict=strict, backward=backward,
+    ), inductor, timeout, device, config))
+
+
+def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any], inductor: bool,
+          timeout: float | None, device: str, config: tuple[str, ...]) -> int:
+    from pt2kit.runtime.child import run_in_child
+    from pt2kit.runtime.config import parse_config
+    from pt2kit.runtime.modelfile import label_of, parse_spec
+    from pt2kit.schema import Crash
+
+    from .profiles import parse_bytes, parse_dtypes, resolve
+
+    if flags["dtypes"] is not None:
+        flags["dtypes"] = parse_dtypes(flags["dtypes"], "--dtypes")
+    if flags["max_tensor_bytes"] is not None:
+        flags["max_tensor_bytes"] = parse_bytes(flags["max_tensor_bytes"], "--max-tensor-bytes")
+    prof = resolve(profile_arg, flags)
+    cfg = parse_config(list(config))
+    path, entry = parse_spec(model)
+    if not path.is_file():
+        raise ModelFileError(f"{path}: no such model file")
+    label = label_of(path, entry)
+
+    s.header(torch=_torch_version(), device=device)
+    findings: list[dict[str, Any]] = []
+
+    def on_record(raw: bytes) -> None:
+        s.writer.forward(raw)
+        if raw.startswith(b'{"kind":"violation"'):
+            v = msgspec.json.decode(raw)
+            findings.append(v)
+            module = f" [{v['module']}]" if v.get("module") else ""
+            where = f"{_where(v['source'])}: " if v.get("source") else ""
+            s.say(f"{where}{v['constraint']}: {v['message']}{module} ({v['phase']})")
+
+    payload = {"model": model, "device": device, "config": cfg, "profile": msgspec.to_builtins(prof),
+               "backward": prof.backward, "inductor": inductor}
+    res = run_in_child("pt2kit.fxcheck.work:run", payload, run=s.writer.run, store=str(s.store.root),
+                       on_record=on_record, quiet=s.quiet, timeout=timeout)
+    if res.crash is not None:
+        s.emit(Crash, model=label, **res.crash)
+        what = res.crash.get("signal") or res.crash.get("exception") or "error"
+        print(f"fxcheck: {label} crashed during {res.crash['stage']}: {what}: {res.crash.get('message') or ''}".rstrip(": "),
+              file=sys.stderr)
+        return EXIT_CRASH
+    n = len(findings)
+    if n:
+        by = {}
+        for v in findings:
+            by[v["constraint"]] = by.get(v["constraint"], 0) + 1
+        detail = ", ".join(f"{k} {c}" for k, c in sorted(by.items()))
+        s.say(f"{n} finding{'s' * (n != 1)} in {res.value['graphs']} graph(s) ({detail})"
+              + ("" if prof.strict else "; exit 0 without --strict"))
+    else:
+        s.say(f"clean: {res.value['graphs']} graph(s), no findings")
+    return EXIT_FINDINGS if (n and prof.strict) else EXIT_OK
+
+
+def main() -> None:
+    command()

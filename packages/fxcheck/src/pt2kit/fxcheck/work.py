@@ -1,0 +1,67 @@
+"""The child-process side of `fxcheck`: load, compile with the checker, run, record."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import msgspec
+
+from pt2kit.schema import Graph, Model, Profile
+
+
+def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
+    chan.stage("load")
+    import torch
+
+    from pt2kit.runtime.config import apply_config
+    from pt2kit.runtime.modelfile import load_model, model_fields
+    from pt2kit.runtime.outputs import flatten
+
+    from . import inductor_code, torchapi
+    from .capture import Checker
+
+    profile = msgspec.convert(payload["profile"], Profile)
+    backward = bool(payload["backward"])
+    with apply_config(payload["config"]):
+        loaded = load_model(payload["model"], device=payload["device"])
+        fields = model_fields(loaded, payload["device"], payload["config"])
+        chan.emit_new(Model, **fields)
+        inputs = loaded.inputs
+        if backward and not fields["trainable"]:
+            inputs = _inputs_requiring_grad(inputs)
+        checker = Checker(profile, strict=False, emit=chan.emit, store=chan.store, run=chan.run,
+                          model=loaded.label, inductor=payload["inductor"], on_stage=chan.stage)
+        chan.stage("capture")
+        torchapi.reset_dynamo()
+        compiled = torch.compile(loaded.model, backend=checker)
+        codes_cm = torchapi.output_code() if payload["inductor"] else contextlib.nullcontext([])
+        with codes_cm as codes:
+            with contextlib.nullcontext() if backward else torch.no_grad():
+                out = loaded.call(compiled, inputs)
+            if backward:
+                chan.stage("backward")
+                leaves = [t for _, t in flatten(out) if isinstance(t, torch.Tensor) and t.requires_grad]
+                if leaves:
+                    torch.autograd.backward(leaves, [torch.ones_like(t) for t in leaves])
+        for i, code in enumerate(codes):
+            ks = inductor_code.kernels(code)
+            chan.emit_new(
+                Graph, model=loaded.label, phase="inductor", index=i, nodes=len(ks),
+                code=chan.store.put_text(code, "text/x-python", ".py"),
+                kernels=[k.name for k in ks],
+                blobs=[chan.store.put_text(k.source, "text/plain", inductor_code.suffix(k.kind)) for k in ks],
+            )
+    return {"findings": len(checker.findings), "graphs": checker.graphs}
+
+
+def _inputs_requiring_grad(inputs: Any) -> Any:
+    import torch
+    from torch.utils._pytree import tree_map
+
+    def leaf(x: Any) -> Any:
+        if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()):
+            return x.detach().clone().requires_grad_(True)
+        return x
+
+    return tree_map(leaf, inputs)

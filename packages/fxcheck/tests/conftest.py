@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+import pytest
+
+MODELS = Path(__file__).parent / "models"
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def records(self) -> list[dict]:
+        return [msgspec.json.decode(line) for line in self.stdout.splitlines()]
+
+    def kind(self, kind: str) -> list[dict]:
+        return [r for r in self.records if r["kind"] == kind]
+
+
+@pytest.fixture
+def fxcheck(tmp_path):
+    def run(*args: str, env: dict | None = None) -> Result:
+        e = dict(os.environ, PT2KIT_STORE=str(tmp_path / "store"))
+        for k in [k for k in e if k.startswith(("PT2KIT_", "MOCK_")) and k != "PT2KIT_STORE"]:
+            del e[k]
+        e.update(env or {})
+        p = subprocess.run([sys.executable, "-m", "pt2kit.fxcheck", *args], capture_output=True, env=e,
+                           cwd=tmp_path, timeout=600)
+        return Result(p.returncode, p.stdout, p.stderr.decode())
+
+    return run
+
+
+def model(name: str) -> str:
+    return str(MODELS / name)

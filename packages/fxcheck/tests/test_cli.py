@@ -1,0 +1,162 @@
+"""fxcheck as a user runs it: real torch.compile, real AOTAutograd, the records and exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import MODELS, model
+
+
+def test_float64_mlp_under_float32_profile(fxcheck):
+    r = fxcheck(model("mlp64.py"), "--profile", "float32-only")
+    assert r.code == 0, r.stderr
+    kinds = [x["kind"] for x in r.records]
+    assert kinds[:2] == ["header", "model"] and kinds[2:4] == ["graph", "graph"]
+    v = r.kind("violation")
+    addmm = [x for x in v if x["op"] == "aten.addmm.default"]
+    assert [x["module"] for x in addmm] == ["fc1", "fc2"]
+    assert addmm[0]["dtype"] == "float64" and addmm[0]["shape"] == [16, 16] and addmm[0]["phase"] == "forward"
+    assert addmm[0]["source"] == f"{MODELS / 'mlp64.py'}:11" and addmm[1]["source"].endswith("mlp64.py:12")
+    assert addmm[0]["code"] == "h = torch.relu(self.fc1(x))  # line 11"
+    assert {x["constraint"] for x in v} == {"dtype"}
+    assert "mlp64.py:11: dtype: aten.addmm.default reads float64" in r.stderr
+    assert "exit 0 without --strict" in r.stderr
+    strict = fxcheck(model("mlp64.py"), "--profile", "float32-only", "--strict")
+    assert strict.code == 1 and len(strict.kind("violation")) == len(v)
+
+
+def test_double_cast_is_found_at_the_users_line(fxcheck):
+    r = fxcheck(model("cast.py"), "--dtypes", "float32,bfloat16")
+    v = r.kind("violation")
+    assert v[0]["op"] == "aten._to_copy.default" and v[0]["dtype"] == "float64"
+    assert v[0]["source"].endswith("cast.py:6") and v[0]["message"].startswith("aten._to_copy.default produces float64")
+    assert [x["op"] for x in v] == ["aten._to_copy.default", "aten.sum.default"]
+
+
+def test_conv_deny_and_inplace_relu_deny(fxcheck):
+    r = fxcheck(model("convnet.py"), "--deny", "aten.convolution", "--deny", "aten.relu_")
+    v = r.kind("violation")
+    assert [(x["op"], x["module"], x["phase"]) for x in v] == [
+        ("aten.relu_.default", "features.1", "forward"),
+        ("aten.convolution.default", "features.0", "forward"),
+    ]
+    assert all(x["source"].endswith("convnet.py:11") for x in v)
+    assert "before functionalization" in v[0]["message"]
+    assert v[1]["dtype"] == "float32" and v[1]["shape"] == [16, 16, 16, 16]
+
+
+def test_backward_only_op_deny_has_phase_backward(fxcheck):
+    r = fxcheck(model("convnet.py"), "--deny", "aten.threshold_backward", "--backward")
+    v = r.kind("violation")
+    assert len(v) == 1 and v[0]["phase"] == "backward" and v[0]["op"] == "aten.threshold_backward.default"
+    assert v[0]["source"].endswith("convnet.py:11")
+    assert {g["phase"] for g in r.kind("graph")} == {"dynamo", "forward", "backward"}
+    assert fxcheck(model("convnet.py"), "--deny", "aten.threshold_backward").kind("violation") == []
+
+
+def test_alignment_batch_10(fxcheck):
+    r = fxcheck(f"{model('linear.py')}:batch10", "--align", "16")
+    v = r.kind("violation")
+    assert [(x.get("op"), x["message"].split(": ", 1)[1], x["shape"]) for x in v] == [
+        (None, "dim 0 of size 10 is not a multiple of 16 (float32[10, 16])", [10, 16]),
+        ("aten.addmm.default", "dim 0 of size 10 is not a multiple of 16 (float32[10, 32])", [10, 32]),
+    ]
+    assert v[0]["message"].startswith("input args_0 (arg")
+    assert fxcheck(model("linear.py"), "--align", "16").kind("violation") == []
+
+
+def test_contiguity_linear_clean_transpose_one_finding(fxcheck):
+    assert fxcheck(model("linear.py"), "--contiguous").kind("violation") == []
+    v = fxcheck(model("transpose.py"), "--contiguous").kind("violation")
+    assert len(v) == 1
+    assert v[0]["op"] == "aten.add.Tensor" and v[0]["source"].endswith("transpose.py:5")
+    assert "strides [1, 32]" in v[0]["message"]
+
+
+def test_lu_factor_deny_names_the_op_with_its_dtype(fxcheck):
+    v = fxcheck(model("lu.py"), "--deny", "aten.linalg_lu_factor").kind("violation")
+    assert len(v) == 1 and v[0]["phase"] == "dynamo" and v[0]["op"] == "aten.linalg_lu_factor"
+    assert v[0]["message"].startswith("aten.linalg_lu_factor is denied by the profile; returns (float32[16, 16], int32[16]")
+    assert v[0]["dtype"] == "float32" and v[0]["source"].endswith("lu.py:5")
+    v = fxcheck(model("lu.py"), "--deny", "aten.linalg_lu_factor_ex.default").kind("violation")
+    assert len(v) == 1 and v[0]["op"] == "aten.linalg_lu_factor_ex.default" and v[0]["phase"] == "forward"
+    assert v[0]["dtype"] == "float32" and "returns (float32[16, 16], int32[16]" in v[0]["message"]
+
+
+def test_clean_model_has_zero_findings(fxcheck):
+    r = fxcheck(model("convnet.py"), "--profile", "mock-peer", "--align", "1")
+    assert r.code == 0 and r.kind("violation") == [] and "clean: 1 graph(s), no findings" in r.stderr
+
+
+def test_inductor_code_is_recorded_kernel_by_kernel(fxcheck, tmp_path):
+    from pt2kit.schema import BlobRef, Store
+
+    r = fxcheck(model("transpose.py"), "--inductor")
+    (g,) = [x for x in r.kind("graph") if x["phase"] == "inductor"]
+    assert g["kernels"] and all(k.startswith("cpp_fused") for k in g["kernels"])
+    store = Store(tmp_path / "store")
+    wrapper = store.read(BlobRef(**g["code"])).decode()
+    assert g["kernels"][0] in wrapper
+    assert 'extern "C"' in store.read(BlobRef(**g["blobs"][0])).decode()
+
+
+def test_printing_model_keeps_stdout_records_only(fxcheck):
+    r = fxcheck(model("chatty.py"))
+    assert r.code == 0 and all(x["kind"] for x in r.records)
+    assert "hello from forward" in r.stderr and b"hello" not in r.stdout
+    assert r.kind("model")[0]["kwargs"] is True
+
+
+def test_env_vars_and_peer_vars(fxcheck):
+    r = fxcheck(f"{model('linear.py')}:batch10", env={"MOCK_ALIGNMENT": "16", "MOCK_STRICT": "1"})
+    assert r.code == 1 and any("size 10" in x["message"] for x in r.kind("violation"))
+    r = fxcheck(model("cast.py"), env={"PT2KIT_DTYPES": "float32"})
+    assert r.kind("violation")[0]["op"] == "aten._to_copy.default"
+    r = fxcheck(model("cast.py"), "--dtypes", "float32,float64", env={"PT2KIT_DTYPES": "float32"})
+    assert r.kind("violation") == []  # the flag wins
+
+
+def test_segfault_in_forward_is_a_crash_record_and_exit_3(fxcheck):
+    r = fxcheck(model("segfault.py"))
+    assert r.code == 3
+    (crash,) = r.kind("crash")
+    assert crash["signal"] == "SIGSEGV" and crash["model"] == "segfault.py"
+    assert crash["stage"] in ("run", "capture") and "segfault.py" in crash["stderr_tail"]
+    check = subprocess.run([sys.executable, "-m", "pt2kit.runtime", "cat"], input=r.stdout, capture_output=True)
+    assert check.returncode == 0
+    assert "crashed during" in r.stderr
+
+
+def test_bad_inputs_are_one_line_and_exit_2(fxcheck, tmp_path):
+    r = fxcheck(str(tmp_path / "missing.py"))
+    assert r.code == 2 and r.stdout == b"" and r.stderr.count("\n") == 1 and "no such model file" in r.stderr
+    r = fxcheck(model("noinputs.py"))
+    assert r.code == 2 and "defines no `example_inputs`" in r.stderr and r.stderr.count("\n") == 1
+    assert [x["kind"] for x in r.records] == ["header", "error"]
+    bad = tmp_path / "syntax.py"
+    bad.write_text("model = (\n")
+    r = fxcheck(str(bad))
+    assert r.code == 2 and "syntax.py:1: syntax error" in r.stderr and "Traceback" not in r.stderr
+    for args, msg in [(("--dtypes", "float33"), "unknown dtype 'float33'"),
+                      (("--profile", "nope"), "no such file or shipped profile"),
+                      (("--max-tensor-bytes", "lots"), "expected a size in bytes"),
+                      (("--config", "cpp.inject_relu_bug=accuracy"), "no such setting")]:
+        r = fxcheck(model("linear.py"), *args)
+        assert r.code == 2 and msg in r.stderr and r.stderr.count("\n") == 1, (args, r.stderr)
+
+
+def test_broken_pipe_has_no_traceback(tmp_path):
+    p = subprocess.run(f"{sys.executable} -m pt2kit.fxcheck {model('linear.py')} | head -1", shell=True,
+                       capture_output=True, cwd=tmp_path, executable="/bin/bash")
+    assert p.stdout.startswith(b'{"kind":"header"') and p.stdout.count(b"\n") == 1
+    assert b"Traceback" not in p.stderr and b"BrokenPipe" not in p.stderr
+
+
+def test_help_is_instant_and_imports_no_torch():
+    code = ("import sys\nfrom pt2kit.fxcheck.cli import command\n"
+            "try:\n    command(['--help'])\nexcept SystemExit:\n    pass\n"
+            "assert 'torch' not in sys.modules and 'matplotlib' not in sys.modules\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "--deny OP" in p.stdout and "Exit codes: 0 clean" in p.stdout
