@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pt2kit.schema import Profile
 
 from ..graphview import GraphView
-from .base import Constraint, Finding, describe, node_label
+from .base import Constraint, Finding, describe, materialised, node_label
 
 
 class AlignConstraint(Constraint):
@@ -30,32 +30,29 @@ class AlignConstraint(Constraint):
 
     def check(self, graph: GraphView, profile: Profile) -> Iterator[Finding]:
         n = int(profile.align or 1)
-        for node in graph.nodes:
-            if not (node.compute or (node.kind == "placeholder" and graph.phase != "backward")):
-                continue
-            for t in node.outputs:
-                wrong, unknown = [], []
-                for i, (size, hint) in enumerate(zip(t.shape, t.hints, strict=True)):
-                    if isinstance(size, int):
-                        if size >= profile.align_min_size and size % n:
-                            wrong.append(f"dim {i} of size {size}")
-                    else:
-                        example = (
-                            f"its example size {hint} {'is' if hint % n == 0 else 'is not'} a multiple"
-                            if hint is not None
-                            else "no example size is known"
-                        )
-                        unknown.append(f"dim {i} is symbolic ({size}), so alignment to {n} cannot be verified; {example}")
-                if wrong:
-                    yield Finding(
-                        self.name,
-                        f"{node_label(node)}: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not a multiple "
-                        f"of {n} ({describe(t)})",
-                        node,
-                        t,
+        for node, t in materialised(graph):
+            wrong, unknown = [], []
+            for i, (size, hint) in enumerate(zip(t.shape, t.hints, strict=True)):
+                if isinstance(size, int):
+                    if size >= profile.align_min_size and size % n:
+                        wrong.append(f"dim {i} of size {size}")
+                else:
+                    example = (
+                        f"its example size {hint} {'is' if hint % n == 0 else 'is not'} a multiple"
+                        if hint is not None
+                        else "no example size is known"
                     )
-                for msg in unknown:
-                    yield Finding(self.name, f"{node_label(node)}: {msg} ({describe(t)})", node, t)
+                    unknown.append(f"dim {i} is symbolic ({size}), so alignment to {n} cannot be verified; {example}")
+            if wrong:
+                yield Finding(
+                    self.name,
+                    f"{node_label(node)}: {', '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not a multiple "
+                    f"of {n} ({describe(t)})",
+                    node,
+                    t,
+                )
+            for msg in unknown:
+                yield Finding(self.name, f"{node_label(node)}: {msg} ({describe(t)})", node, t)
 
 
 ALIGN = AlignConstraint()

@@ -35,6 +35,17 @@ class Constraint:
         raise NotImplementedError
 
 
+def materialised(graph: GraphView) -> Iterator[tuple[NodeInfo, TensorInfo]]:
+    """Tensors that exist in memory: forward graph inputs and compute outputs, never views.
+
+    A backward graph's inputs are forward tensors and output gradients, counted where made.
+    """
+    for node in graph.nodes:
+        if node.compute or (node.kind == "placeholder" and graph.phase != "backward"):
+            for t in node.outputs:
+                yield node, t
+
+
 def describe(t: TensorInfo) -> str:
     return f"{t.dtype}{list(t.shape)}"
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pt2kit.schema import Profile
 
 from ..graphview import GraphView, TensorInfo
-from .base import Constraint, Finding, describe, node_label
+from .base import Constraint, Finding, describe, materialised, node_label
 
 _ITEMSIZE = {"float64": 8, "int64": 8, "complex64": 8, "complex128": 16, "float32": 4, "int32": 4, "uint32": 4,
              "float16": 2, "bfloat16": 2, "int16": 2, "uint16": 2}
@@ -47,21 +47,18 @@ class MemoryConstraint(Constraint):
 
     def check(self, graph: GraphView, profile: Profile) -> Iterator[Finding]:
         limit = int(profile.max_tensor_bytes or 0)
-        for node in graph.nodes:
-            if not (node.compute or (node.kind == "placeholder" and graph.phase != "backward")):
-                continue
-            for t in node.outputs:
-                size, note = t.nbytes, ""
-                if size is None:
-                    size, note = _estimate(t), " (with the example sizes)"
-                if size is not None and size > limit:
-                    yield Finding(
-                        self.name,
-                        f"{node_label(node)}: {describe(t)} takes {human(size)} ({size} bytes){note} > limit "
-                        f"{human(limit)}",
-                        node,
-                        t,
-                    )
+        for node, t in materialised(graph):
+            size, note = t.nbytes, ""
+            if size is None:
+                size, note = _estimate(t), " (with the example sizes)"
+            if size is not None and size > limit:
+                yield Finding(
+                    self.name,
+                    f"{node_label(node)}: {describe(t)} takes {human(size)} ({size} bytes){note} > limit "
+                    f"{human(limit)}",
+                    node,
+                    t,
+                )
 
 
 MEMORY = MemoryConstraint()
