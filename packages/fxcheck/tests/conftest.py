@@ -4,12 +4,9 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import msgspec
 import pytest
-
-MODELS = Path(__file__).parent / "models"
 
 
 @dataclass
@@ -38,7 +35,3 @@ def fxcheck(tmp_path):
         return Result(p.returncode, p.stdout, p.stderr.decode())
 
     return run
-
-
-def model(name: str) -> str:
-    return str(MODELS / name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import MODELS, model
+from fxtest import MODELS, model
 
 
 def test_float64_mlp_under_float32_profile(fxcheck):
