@@ -87,16 +87,23 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def browser(session: nox.Session) -> None:
+    """reportgen's page in headless Chromium (Debian's /usr/bin/chromium; no browser download)."""
+    _install(session, _local_closure("pt2kit-reportgen"), extras="test,browser")
+    session.run("pytest", "-q", "-p", "no:cacheprovider", str(PACKAGES["pt2kit-reportgen"] / "tests" / "browser"),
+                *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
-    """The main job on the embedded example: fxcheck examples/tinynet.py against the npu-bf16 profile."""
+    """The main job on the embedded example: fxcheck examples/tinynet.py | reportgen -o pt2kit-out/report.html."""
     session.install(*CONSTRAINTS, *(f"-e{p}" for p in PACKAGES.values()))
     out = ROOT / "pt2kit-out"
     out.mkdir(exist_ok=True)
-    stream = out / "demo.ndjson"
-    session.run("bash", "-c", f"fxcheck examples/tinynet.py --profile npu-bf16 --store '{out}' > '{stream}.tmp' "
-                f"&& mv '{stream}.tmp' '{stream}' && pt2kit cat --envelope < '{stream}' > /dev/null",
+    session.run("bash", "-c", "set -o pipefail; fxcheck examples/tinynet.py --profile npu-bf16 --inductor "
+                f"--store '{out}' | tee '{out}/demo.ndjson' | reportgen -o '{out}/report.html' > /dev/null",
                 external=True)
-    session.log(f"records: {stream}  (blobs under {out}/blobs)")
+    session.log(f"the page: {out / 'report.html'}  (records: {out / 'demo.ndjson'})")
 
 
 @nox.session(python=PYTHON)

@@ -1,0 +1,64 @@
+"""reportgen [FILE|DIR|-]...: one self-contained page (or JSON, Markdown, text) from any records.
+
+Reads any mix of streams (files, directories of *.ndjson/*.jsonl, or stdin), from any tools and
+runs. The HTML page embeds its styles, plots and small blobs, links larger blobs by relative path,
+and runs no script. Without -o the report goes to stdout. With -o the file is written atomically
+(a bad input leaves no page behind) and, when stdout is not a terminal, a `header` and a `report`
+record go to stdout. Exit 0 once the report is written, whatever it reports.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from pt2kit.runtime.cli import Session, common_options, tool_command
+
+from . import __version__
+
+
+@tool_command("reportgen", help=__doc__)
+@click.argument("inputs", nargs=-1, metavar="[FILE|DIR|-]...")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
+@click.option("--format", "fmt", type=click.Choice(["html", "json", "md", "text"]), default=None,
+              help="Report format [default: from -o's suffix, else html].")
+@click.option("--title", default="pt2kit report", show_default=True, help="The page's title.")
+@common_options
+def command(inputs: tuple[str, ...], output: Path | None, fmt: str | None, title: str, store: Path | None,
+            quiet: bool, debug: bool) -> None:
+    s = Session("reportgen", __version__, store=store, quiet=quiet, debug=debug)
+    s.run(lambda: _work(s, list(inputs), output, fmt, title, store))
+
+
+SUFFIXES = {".html": "html", ".htm": "html", ".json": "json", ".md": "md", ".txt": "text"}
+
+
+def _work(s: Session, inputs: list[str], output: Path | None, fmt: str | None, title: str, store: Path | None) -> int:
+    from pt2kit.schema import Report, atomic_write
+
+    from .collect import collect
+    from .render import render
+
+    fmt = fmt or (SUFFIXES.get(output.suffix.lower(), "html") if output else "html")
+    c = collect(s.read(inputs or ["-"], forward=False, hint="e.g. `fxcheck m.py | reportgen -o report.html`"))
+    if c.unknown:
+        s.warn("record kinds this version does not know, counted but not shown: "
+               + ", ".join(f"{k} ({n})" for k, n in sorted(c.unknown.items())))
+    if c.total == 0:
+        s.warn("no records in the input: the report is empty")
+    text = render(c, fmt, store=store, out_dir=output.parent if output else None, title=title)
+    if output is None:
+        sys.stdout.write(text)
+        return 0
+    atomic_write(output, text)
+    s.say(f"wrote {output} ({fmt}, {c.total} records)")
+    if not sys.stdout.isatty():
+        s.header()
+        s.emit(Report, path=str(output.absolute()), format=fmt, records=c.total)
+    return 0
+
+
+def main() -> None:
+    command()

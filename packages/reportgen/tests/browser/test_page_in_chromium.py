@@ -1,0 +1,69 @@
+"""The page in a real browser: Debian's Chromium, driven by Playwright (`nox -s browser`).
+
+Never `playwright install`: the browser is /usr/bin/chromium (or $PT2KIT_CHROMIUM).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from rgtest import full_stream
+
+from pt2kit.reportgen import collect, render
+from pt2kit.schema import atomic_write, read_stream
+
+playwright = pytest.importorskip("playwright.sync_api")
+CHROMIUM = os.environ.get("PT2KIT_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (the browser session needs it)")
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def test_page_renders_every_section_and_runs_no_planted_script(browser, tmp_path):
+    data = full_stream(tmp_path / "store")
+    out = tmp_path / "report.html"
+    atomic_write(out, render(collect(read_stream(["-"], stdin=io.BytesIO(data))), "html", out_dir=tmp_path))
+    page = browser.new_page()
+    console, dialogs, requests = [], [], []
+    page.on("console", lambda m: console.append((m.type, m.text)))
+    page.on("pageerror", lambda e: console.append(("pageerror", str(e))))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(out.as_uri())
+    page.wait_for_load_state("load")
+
+    ids = page.eval_on_selector_all("section", "els => els.map(e => e.id)")
+    assert ids == ["summary", "violations", "diffs", "guards", "kernels", "bench", "graphs", "repros", "crashes",
+                   "errors"]
+    cards = page.eval_on_selector_all("[data-count]", "els => Object.fromEntries(els.map(e => "
+                                      "[e.dataset.count, e.querySelector('b').textContent]))")
+    assert cards == {"findings": "4", "failing_diffs": "1", "breaks": "1", "recompiles": "1",
+                     "nonfinite_kernels": "1", "crashes": "1", "errors": "1"}
+    assert page.locator("tr.violation").count() == 4 and page.locator("tr.diff").count() == 2
+    # plots drew: three inline SVGs with real size and paths in them
+    boxes = page.eval_on_selector_all(".plot svg", "els => els.map(e => [e.getBoundingClientRect().width, "
+                                      "e.getBoundingClientRect().height, e.querySelectorAll('path').length])")
+    assert len(boxes) == 3 and all(w > 100 and h > 50 and paths > 3 for w, h, paths in boxes)
+    img = page.locator("img[alt^='error heatmap']")
+    assert img.count() == 1 and img.evaluate("e => e.complete && e.naturalWidth") == 1
+    # the planted <script> and onerror handler are text, not code
+    assert page.evaluate("window.__pwned === undefined")
+    assert "<script>window.__pwned=1</script>" in page.locator("#violations h3").first.inner_text()
+    assert dialogs == [] and console == [], console
+    assert all(u.startswith(("file:", "data:")) for u in requests), requests
+    page.close()

@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+
+import msgspec
+from rgtest import EVIL, full_stream
+
+from pt2kit.reportgen import collect, render
+from pt2kit.schema import read_stream
+
+
+def page(tmp_path, **kw):
+    data = full_stream(tmp_path / "store", **kw)
+    c = collect(read_stream(["-"], stdin=io.BytesIO(data)))
+    return render(c, "html", out_dir=tmp_path, store=None), c
+
+
+def test_every_kind_present_gets_its_section_with_counts(tmp_path):
+    html, _ = page(tmp_path)
+    for section in ("summary", "violations", "diffs", "guards", "kernels", "bench", "graphs", "repros", "crashes",
+                    "errors"):
+        assert f'<section id="{section}">' in html, section
+    cards = dict(re.findall(r'data-count="(\w+)"><b>(\d+)</b>', html))
+    assert cards == {"findings": "4", "failing_diffs": "1", "breaks": "1", "recompiles": "1",
+                     "nonfinite_kernels": "1", "crashes": "1", "errors": "1"}
+    assert "kernel_timeline</code> (1)" in html  # unknown kinds are counted and named once
+    assert html.count("<svg") == 3  # findings by constraint, kernel ranges, latency
+    assert "First divergence" in html and "aten.relu.default" in html
+    assert "torch._dynamo.mark_dynamic(x, 0)" in html and "GB0124" in html
+    assert "uninitialised output buffer (before launch)" in html
+    assert 'src="data:image/png;base64,' in html  # the heatmap blob is embedded
+    assert "def forward(self, x):" in html  # small code blob embedded
+    assert html.count("fxcheck 1.0.0") >= 1 and "2.13.0" in html
+
+
+def test_absent_kinds_have_no_section(tmp_path):
+    from pt2kit.schema import RecordWriter, Violation
+
+    out = io.BytesIO()
+    RecordWriter(out, run="r").emit_new(Violation, constraint="dtype", message="m", phase="forward")
+    c = collect(read_stream(["-"], stdin=io.BytesIO(out.getvalue())))
+    html = render(c, "html")
+    assert '<section id="violations">' in html
+    for absent in ("diffs", "guards", "kernels", "bench", "graphs", "repros", "crashes", "errors"):
+        assert f'<section id="{absent}">' not in html
+
+
+def test_every_string_is_escaped_and_no_script_can_run(tmp_path):
+    html, _ = page(tmp_path)
+    assert EVIL not in html and "<img src=x" not in html
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html
+    scripts = re.findall(r"<script\b[^>]*>", html)
+    assert scripts == ['<script type="application/json" id="pt2kit-summary">']
+    data = html.split('id="pt2kit-summary">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in data and msgspec.json.decode(data)["counts"]["findings"] == 4
+    assert "script-src 'none'" in html and "default-src 'none'" in html
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing is fetched
+
+
+def test_html_is_byte_for_byte_reproducible(tmp_path):
+    a, _ = page(tmp_path)
+    b, _ = page(tmp_path)
+    assert a == b
+
+
+def test_large_blobs_are_linked_by_relative_path_and_missing_ones_said(tmp_path):
+    html, _ = page(tmp_path, big_code=True)
+    assert re.search(r'<a href="store/blobs/[0-9a-f]{2}/[0-9a-f]{64}\.py">code</a>', html)
+    data = full_stream(tmp_path / "store")
+    c = collect(read_stream(["-"], stdin=io.BytesIO(data)))
+    for h in c.of("header"):
+        h.store = str(tmp_path / "moved")
+    html = render(c, "html", out_dir=tmp_path)
+    assert "is not in the store (pass --store DIR)" in html
+    assert render(c, "html", out_dir=tmp_path, store=tmp_path / "store").count("is not in the store") == 0
+
+
+def test_corrupt_blob_is_not_shown(tmp_path):
+    data = full_stream(tmp_path / "store")
+    for p in (tmp_path / "store" / "blobs").rglob("*.png"):
+        p.write_bytes(b"\x89PNG tampered")
+    c = collect(read_stream(["-"], stdin=io.BytesIO(data)))
+    html = render(c, "html", out_dir=tmp_path)
+    assert "does not match its sha256" in html and 'src="data:image/png' not in html
+
+
+def test_markdown_and_text_and_json(tmp_path):
+    c = collect(read_stream(["-"], stdin=io.BytesIO(full_stream(tmp_path / "store"))))
+    md = render(c, "md")
+    assert "| 4 | 1 | 1 | 1 | 1 | 1 | 1 |" in md
+    assert "| &lt;script&gt;window.__pwned=1&lt;/script&gt; | dtype | `aten.addmm.default` | 3 | `/src/m.py:12` |" in md
+    assert "### Crash: m.py (SIGSEGV during run)" in md and "Fatal Python error" in md
+    text = render(c, "text")
+    assert "  findings: 4 (dtype 3, align 1)" in text
+    assert "FAIL m.py out[0]: max abs 0.5 at [3, 1]: ref 1 test nan" in text
+    assert "CRASH m.py: SIGSEGV during run: killed by SIGSEGV" in text
+    doc = msgspec.json.decode(render(c, "json"))
+    assert doc["counts"]["failing_diffs"] == 1 and doc["failing_diffs"][0]["worst_test"] == "nan"
+    assert doc["unknown_kinds"] == {"kernel_timeline": 1}
+
+
+def test_cli_writes_atomically_and_emits_a_report_record(reportgen, tmp_path):
+    src = tmp_path / "a.ndjson"
+    src.write_bytes(full_stream(tmp_path / "store"))
+    out = tmp_path / "r" / "report.html"
+    r = reportgen(str(src), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    recs = [msgspec.json.decode(x) for x in r.stdout.splitlines()]
+    assert [x["kind"] for x in recs] == ["header", "report"] and recs[1]["records"] == 30
+    assert out.read_text().startswith("<!DOCTYPE html>") and list(out.parent.iterdir()) == [out]
+    assert r.stderr.decode().count("kernel_timeline (1)") == 1
+
+
+def test_garbage_among_inputs_is_one_line_exit_2_and_no_page(reportgen, tmp_path):
+    good = tmp_path / "a.ndjson"
+    good.write_bytes(full_stream(tmp_path / "store"))
+    bad = tmp_path / "b.ndjson"
+    bad.write_bytes(b"\x7fELF\x02\x01\x01\x00 binary junk\n")
+    out = tmp_path / "report.html"
+    out.write_text("the previous report")
+    r = reportgen(str(good), str(bad), "-o", str(out))
+    assert r.returncode == 2
+    assert r.stderr.decode() == f"reportgen: error: {bad}:1: not JSON: JSON is malformed: invalid character (byte 0)\n"
+    assert out.read_text() == "the previous report" and r.stdout == b""
+
+
+def test_stdin_and_dirs_and_formats_from_suffix(reportgen, tmp_path):
+    d = tmp_path / "runs"
+    d.mkdir()
+    (d / "a.ndjson").write_bytes(full_stream(tmp_path / "store"))
+    r = reportgen(str(d), "-o", str(tmp_path / "s.md"))
+    assert (tmp_path / "s.md").read_text().startswith("## pt2kit report")
+    r = reportgen("--format", "text", stdin=(d / "a.ndjson").read_bytes())
+    assert r.returncode == 0 and r.stdout.decode().startswith("pt2kit report: 30 records, 6 run(s)")
+
+
+def test_help_imports_neither_torch_nor_matplotlib():
+    code = ("import sys\nfrom pt2kit.reportgen.cli import command\n"
+            "try:\n    command(['--help'])\nexcept SystemExit:\n    pass\n"
+            "assert 'torch' not in sys.modules and 'matplotlib' not in sys.modules, sorted(sys.modules)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "Exit codes:" in p.stdout
+
+
+def test_rendering_never_imports_torch(tmp_path):
+    code = ("import sys, io\nsys.path.insert(0, sys.argv[1])\nfrom rgtest import full_stream\n"
+            "from pathlib import Path\nfrom pt2kit.reportgen import collect, render\n"
+            "from pt2kit.schema import read_stream\n"
+            "c = collect(read_stream(['-'], stdin=io.BytesIO(full_stream(Path(sys.argv[2])))))\n"
+            "render(c, 'html'); render(c, 'md')\nassert 'torch' not in sys.modules\n")
+    from pathlib import Path
+
+    p = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), str(tmp_path)], capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr
