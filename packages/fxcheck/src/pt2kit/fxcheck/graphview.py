@@ -6,20 +6,16 @@ plain data, so each can be tested on a hand-made view as well as on a real compi
 
 from __future__ import annotations
 
-import linecache
 import operator
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from . import torchapi
+from pt2kit.runtime.fxmeta import module_path, user_frame
 
-_TORCH_DIR = os.path.dirname(torch.__file__)
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
-_ITEM = re.compile(r"\[(?:'([^']*)'|\"([^\"]*)\"|(\d+))\]")
+from . import torchapi
 
 
 @dataclass
@@ -64,33 +60,6 @@ class GraphView:
     index: int
     nodes: list[NodeInfo]
     pre_functional: bool = False
-
-
-def user_frame(stack_trace: str | None) -> tuple[str | None, str | None]:
-    """(``file:line``, the line's text) of the innermost frame outside torch itself."""
-    if not stack_trace:
-        return None, None
-    frames = [m for m in _FRAME.finditer(stack_trace)]
-    for m in reversed(frames):
-        path = m.group("file")
-        if not path.startswith(_TORCH_DIR) and not path.startswith("<"):
-            line = int(m.group("line"))
-            return f"{path}:{line}", linecache.getline(path, line).strip() or None
-    if frames:
-        m = frames[-1]
-        return f"{m.group('file')}:{m.group('line')}", None
-    return None, None
-
-
-def module_path(nn_module_stack: dict[str, Any] | None) -> str | None:
-    """``L['self'].layers[0].conv`` -> ``layers.0.conv`` (the innermost module)."""
-    if not nn_module_stack:
-        return None
-    value = list(nn_module_stack.values())[-1]
-    path = value[0] if isinstance(value, tuple) else str(value)
-    path = re.sub(r"^L\[['\"]\w+['\"]\]\.?|^self\.?", "", path)  # the compiled root: L['self'], L['fn']
-    path = _ITEM.sub(lambda m: "." + next(g for g in m.groups() if g is not None), path)
-    return path.strip(".") or None
 
 
 def _dim(x: Any) -> int | str:

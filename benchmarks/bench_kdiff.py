@@ -1,0 +1,96 @@
+"""kdiff's metrics on two 1 GiB float32 tensors on the GPU: the one-pass Triton kernel against
+naive torch metrics and against torch.testing.assert_close (a bare verdict), in one run.
+
+Goal (issue 4, H200): <= 0.7 ms with every metric, >= 15x naive, >= 8x assert_close. Also prints
+the copy ceiling (a device-to-device copy of one tensor, which reads 1 GiB and writes 1 GiB, the
+same traffic as reading both). CUDA events, median of 20 after warm-up. Needs CUDA; says so
+otherwise. Run: `python benchmarks/bench_kdiff.py` on the GPU machine.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+import torch
+
+from pt2kit.kdiff import triton_metrics
+from pt2kit.kdiff.metrics import compare
+
+N = (1 << 30) // 4  # 1 GiB of float32
+ATOL, RTOL = 1e-5, 1.3e-6
+
+
+def timed(fn, repeat: int = 20) -> float:
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def naive(a: torch.Tensor, b: torch.Tensor) -> dict:
+    """What a hand-written harness does: one pass per metric, an .item() sync each."""
+    d = (a - b).abs()
+    return {
+        "max_abs": d.max().item(), "mean_abs": d.mean().item(),
+        "max_rel": (d / b.abs().clamp_min(1e-12)).max().item(), "rmse": d.pow(2).mean().sqrt().item(),
+        "mismatches": (~torch.isclose(b, a, rtol=RTOL, atol=ATOL)).sum().item(),
+        "nan": (torch.isnan(a).sum().item(), torch.isnan(b).sum().item()),
+        "inf": (torch.isinf(a).sum().item(), torch.isinf(b).sum().item()),
+        "worst": d.argmax().item(),
+    }
+
+
+def assert_close(a: torch.Tensor, b: torch.Tensor) -> None:
+    try:
+        torch.testing.assert_close(b, a, rtol=RTOL, atol=ATOL)
+    except AssertionError:
+        pass
+
+
+def main() -> None:
+    if not torch.cuda.is_available():
+        print("bench_kdiff: needs a CUDA device (run it on the GPU machine)")
+        return
+    g = torch.Generator(device="cuda").manual_seed(0)
+    ref = torch.randn(N, device="cuda", generator=g)
+    test = ref + 1e-7 * torch.randn(N, device="cuda", generator=g)
+    test[12345] += 1.0
+    out = torch.empty_like(ref)
+    print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, 2 x {N * 4 / 2**30:.0f} GiB float32")
+    copy_ms = timed(lambda: out.copy_(ref))
+    results = {}
+    configs = [(b, w, p, s) for b, w in ((256, 2), (512, 4), (512, 2), (1024, 8)) for p in (8, 16, 32) for s in (3, 4)]
+    for config in configs:
+        (triton_metrics.BLOCK, triton_metrics.NUM_WARPS, triton_metrics.PROGRAMS_PER_SM,
+         triton_metrics.NUM_STAGES) = config
+        results[config] = timed(lambda: compare(ref, test, atol=ATOL, rtol=RTOL))
+    best = min(results, key=results.get)
+    triton_metrics.BLOCK, triton_metrics.NUM_WARPS, triton_metrics.PROGRAMS_PER_SM, triton_metrics.NUM_STAGES = best
+    r = compare(ref, test, atol=ATOL, rtol=RTOL)
+    assert r.worst_index == [12345] and r.mismatches >= 1, r
+    ours = results[best]
+    naive_ms = timed(lambda: naive(ref, test))
+    close_ms = timed(lambda: assert_close(ref, test))
+    print(f"copy ceiling (1 GiB copy = 2 GiB of traffic): {copy_ms:.3f} ms = {2 * N * 4 / copy_ms / 1e9:.2f} TB/s")
+    for (block, warps, per_sm, stages), ms in sorted(results.items()):
+        print(f"  kdiff kernel BLOCK={block:<5} num_warps={warps} programs/SM={per_sm:<2} stages={stages}: {ms:.3f} ms")
+    print(f"kdiff compare (every metric, worst element, one sync), best config: {ours:.3f} ms "
+          f"= {2 * N * 4 / ours / 1e9:.2f} TB/s")
+    print(f"naive torch metrics: {naive_ms:.3f} ms -> {naive_ms / ours:.1f}x")
+    print(f"torch.testing.assert_close (bare verdict): {close_ms:.3f} ms -> {close_ms / ours:.1f}x")
+    ok = ours <= 0.7 and naive_ms / ours >= 15 and close_ms / ours >= 8
+    print(f"goal <= 0.7 ms, >= 15x naive, >= 8x assert_close: {'met' if ok else 'MISSED'}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

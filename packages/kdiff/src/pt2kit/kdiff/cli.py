@@ -1,0 +1,139 @@
+"""kdiff [MODEL.py[:NAME]]: which outputs of a compiled model differ from a reference, by how much,
+where, and at which aten op the compiled program first parts ways.
+
+Writes a `diff` record per output leaf (pytree key path; with --grad also per parameter and input
+gradient): max/mean abs error, max rel error, RMSE, mismatches, NaN/Inf on both sides, the worst
+element's index and both values, the tolerances and the verdict (torch.testing.assert_close
+semantics), with an error heatmap for each failing leaf. When an output fails, a `divergence`
+record names the first aten node that leaves tolerance, with the user's file:line.
+
+Without MODEL, reads records on stdin, forwards every line, and diffs each `model` record
+(`fxcheck m.py | kdiff`). Exit 0 all pass, 1 any fail, 2 bad input, 3 a crash (a crash record).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import msgspec
+
+from pt2kit.runtime.cli import Session, common_options, config_option, tool_command
+from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, ModelFileError, UsageError
+
+from . import __version__
+
+REFS = ("eager", "eager64", "aot_eager", "inductor")
+
+
+@tool_command("kdiff", help=__doc__)
+@click.argument("model", required=False, metavar="[MODEL.py[:NAME]]")
+@click.option("--ref", default="eager", show_default=True, type=click.Choice(REFS),
+              help="The reference: eager64 runs a float64 copy, to tell rounding noise from bugs.")
+@click.option("--test", "test", default="inductor", show_default=True, metavar="BACKEND",
+              help="inductor, aot_eager, eager, FILE.py:NAME or module:attr (any torch.compile backend).")
+@click.option("--atol", type=float, help="Absolute tolerance [default: assert_close's for the dtype].")
+@click.option("--rtol", type=float, help="Relative tolerance [default: assert_close's for the dtype].")
+@click.option("--equal-nan", is_flag=True, help="NaN on both sides counts as equal.")
+@click.option("--grad", is_flag=True, help="Also compare parameter and input gradients.")
+@click.option("--localize/--no-localize", default=True, show_default=True,
+              help="When an output fails, find the first diverging aten node.")
+@click.option("--device", default=None, help="Device [default: the model record's, else cpu].")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed set before each run.")
+@click.option("--timeout", type=float, metavar="SECONDS", help="Give up on a model after this long (a crash record).")
+@config_option
+@common_options
+def command(model: str | None, ref: str, test: str, atol: float | None, rtol: float | None, equal_nan: bool,
+            grad: bool, localize: bool, device: str | None, seed: int, timeout: float | None,
+            config: tuple[str, ...], store: Path | None, quiet: bool, debug: bool) -> None:
+    s = Session("kdiff", __version__, store=store, quiet=quiet, debug=debug)
+    opts = {"ref": ref, "test": test, "atol": atol, "rtol": rtol, "equal_nan": equal_nan, "grad": grad,
+            "localize": localize, "seed": seed}
+    s.run(lambda: _work(s, model, opts, device, list(config), timeout))
+
+
+def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | None, config: list[str],
+          timeout: float | None) -> int:
+    from pt2kit.runtime.config import parse_config
+    from pt2kit.runtime.modelfile import parse_spec
+    from pt2kit.schema import Model
+
+    cfg = parse_config(config)
+    if opts["test"] == "eager64":
+        raise UsageError("--test eager64: eager64 is a reference; use it with --ref")
+    if model is not None:
+        path, _ = parse_spec(model)
+        if not path.is_file():
+            raise ModelFileError(f"{path}: no such model file")
+        s.header(torch=_torch_version(), device=device or "cpu")
+        return _diff_one(s, model, device or "cpu", cfg, opts, timeout, emit_model=True)
+    code = EXIT_OK
+    lines = s.read(["-"], want=[Model], hint="give a MODEL.py, or pipe records: `fxcheck m.py | kdiff`")
+    s.header(torch=_torch_version(), device=device)
+    models = 0
+    for line in lines:
+        if line.kind == "model" and line.record is not None:
+            models += 1
+            m = line.record
+            spec = f"{m.file}:{m.entry}" if m.entry else m.file
+            code = max(code, _diff_one(s, spec, device or m.device, {**m.config, **cfg}, opts, timeout,
+                                       emit_model=False))
+    if not models:
+        s.warn("no model records on stdin: nothing to diff")
+    return code
+
+
+def _torch_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return None
+
+
+def _diff_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dict[str, Any], timeout: float | None,
+              *, emit_model: bool) -> int:
+    from pt2kit.runtime.child import run_in_child
+    from pt2kit.runtime.modelfile import label_of, parse_spec
+    from pt2kit.schema import Crash, as_float
+
+    label = label_of(*parse_spec(spec))
+    failing: list[dict[str, Any]] = []
+
+    def on_record(raw: bytes) -> None:
+        s.writer.forward(raw)
+        if raw.startswith(b'{"kind":"diff"'):
+            d = msgspec.json.decode(raw)
+            if not d["passed"]:
+                failing.append(d)
+                m = d.get("metrics") or {}
+                worst = f" at {d['worst_index']}: ref {d.get('worst_ref')} test {d.get('worst_test')}" \
+                    if d.get("worst_index") is not None else ""
+                detail = f"max abs {as_float(m.get('max_abs')):.4g}, {m.get('mismatches')} mismatched{worst}" \
+                    if m else d.get("note", "")
+                s.say(f"{label}: FAIL {d['output']} ({d['test']} vs {d['ref']}): {detail}")
+        elif raw.startswith(b'{"kind":"divergence"'):
+            v = msgspec.json.decode(raw)
+            where = f" at {v['source']}" if v.get("source") else ""
+            s.say(f"{label}: first divergence: {v.get('op') or v['node']} (node {v['node']}){where}"
+                  + (f"  {v['code']}" if v.get("code") else ""))
+
+    payload = {"model": spec, "device": device, "config": cfg, "emit_model": emit_model, **opts}
+    res = run_in_child("pt2kit.kdiff.work:run", payload, run=s.writer.run, store=str(s.store.root),
+                       on_record=on_record, quiet=s.quiet, timeout=timeout)
+    if res.crash is not None:
+        s.emit(Crash, model=label, **res.crash)
+        what = res.crash.get("signal") or res.crash.get("exception") or "error"
+        print(f"kdiff: {label} crashed during {res.crash['stage']}: {what}: {res.crash.get('message') or ''}".rstrip(": "),
+              file=sys.stderr)
+        return EXIT_CRASH
+    n = res.value["diffs"]
+    s.say(f"{label}: {n - len(failing)} of {n} leaves pass ({opts['test']} vs {opts['ref']})")
+    return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def main() -> None:
+    command()

@@ -1,0 +1,177 @@
+"""The first aten node where the compiled program leaves the reference: a library function.
+
+1. Capture the forward aten graph(s) AOTAutograd makes for the model, and the real arguments of
+   their first call.
+2. Reference values of every node: the graph interpreted eagerly (in float64 for ``eager64``).
+3. Test values: one compile, with the test backend, of a copy of the graph whose outputs are all
+   its tensor nodes; the first node in graph order that fails the tolerance is the answer.
+   With a float64 reference, a node fails only if it is also further from float64 than eager
+   float32 is (twice its RMSE): rounding noise is not a divergence.
+4. When fusion hides the difference in that all-outputs compile, bisect over prefixes of the graph
+   (each a compile ending at one node): O(log n) compiles, assuming that once a value has diverged
+   the later ones stay diverged.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from pt2kit.runtime.fxmeta import node_place
+
+from .backends import Backend, to_float64
+from .metrics import Comparison, compare, default_tolerances
+
+
+@dataclass
+class Divergence:
+    graph: int
+    index: int  # position among the graph's tensor-valued nodes
+    node: str
+    op: str | None
+    source: str | None
+    code: str | None
+    module: str | None
+    comparison: Comparison
+    ref: torch.Tensor
+    test: torch.Tensor
+    compiles: int
+    atol: float
+    rtol: float
+
+
+def capture_forward(model: Any, call: Callable[[Any], Any]) -> list[tuple[torch.fx.GraphModule, list[Any]]]:
+    """(aten forward graph, the real arguments of its first call) for each graph Dynamo compiles."""
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+
+    captured: list[dict[str, Any]] = []
+
+    def fw(gm: torch.fx.GraphModule, _example: list[Any]) -> Any:
+        slot: dict[str, Any] = {"gm": gm, "args": None}
+        captured.append(slot)
+
+        def run(*args: Any) -> Any:
+            if slot["args"] is None:
+                slot["args"] = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+            return gm(*args)
+
+        return make_boxed_func(run)
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        call(torch.compile(model, backend=aot_autograd(fw_compiler=fw)))
+    torch._dynamo.reset()
+    return [(s["gm"], s["args"]) for s in captured if s["args"] is not None]
+
+
+def tensor_nodes(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
+    return [n for n in gm.graph.nodes if n.op == "call_function" and isinstance(n.meta.get("val"), torch.Tensor)]
+
+
+def interpret(gm: torch.fx.GraphModule, args: list[Any], *, float64: bool) -> dict[str, torch.Tensor]:
+    wanted = {n.name for n in tensor_nodes(gm)}
+    values: dict[str, torch.Tensor] = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n: torch.fx.Node) -> Any:
+            out = super().run_node(n)
+            if n.name in wanted and isinstance(out, torch.Tensor):
+                values[n.name] = out.detach().clone()
+            return out
+
+    with torch.no_grad():
+        Recorder(gm).run(*(to_float64(args) if float64 else args))
+    return values
+
+
+def with_outputs(gm: torch.fx.GraphModule, nodes: list[torch.fx.Node]) -> torch.fx.GraphModule:
+    """A copy of ``gm`` that returns the named nodes (and nothing it no longer needs)."""
+    g = copy.deepcopy(gm)
+    names = {n.name for n in nodes}
+    keep = [n for n in g.graph.nodes if n.name in names]
+    out = next(n for n in g.graph.nodes if n.op == "output")
+    out.args = (tuple(keep),)
+    g.graph.eliminate_dead_code()
+    g.recompile()
+    return g
+
+
+def _run_compiled(g: torch.fx.GraphModule, args: list[Any], backend: Backend) -> list[torch.Tensor]:
+    torch._dynamo.reset()
+    with torch.no_grad():
+        out = torch.compile(g, backend=backend.compile)(*args)
+    torch._dynamo.reset()
+    return list(out)
+
+
+def localize(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Backend, atol: float | None = None,
+             rtol: float | None = None, equal_nan: bool = False) -> Divergence | None:
+    """Find the first diverging node; ``call(fn)`` runs ``fn`` on the model's inputs."""
+    if test.compile is None:
+        return None
+    compiles = 0
+    for gi, (gm, args) in enumerate(capture_forward(model, call)):
+        found, compiles = _localize_graph(gi, gm, args, ref=ref, test=test, atol=atol, rtol=rtol,
+                                          equal_nan=equal_nan, compiles=compiles)
+        if found is not None:
+            return found
+    return None
+
+
+def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: Backend, test: Backend,
+                    atol: float | None, rtol: float | None, equal_nan: bool,
+                    compiles: int) -> tuple[Divergence | None, int]:
+    nodes = tensor_nodes(gm)
+    if not nodes:
+        return None, compiles
+    refs = interpret(gm, args, float64=ref.float64)
+    noise = interpret(gm, args, float64=False) if ref.float64 else None
+
+    def verdict(node: torch.fx.Node, value: torch.Tensor) -> tuple[bool, Comparison, float, float]:
+        r = refs[node.name]
+        da, dr = default_tolerances(r.dtype, value.dtype)
+        a = da if atol is None else atol
+        rt = dr if rtol is None else rtol
+        c = compare(r, value.to(r.device), atol=a, rtol=rt, equal_nan=equal_nan)
+        bad = not c.passed
+        if bad and noise is not None:
+            base = compare(r, noise[node.name], atol=a, rtol=rt, equal_nan=equal_nan)
+            bad = c.rmse > 2 * base.rmse + a or c.nan_test > base.nan_test
+        return bad, c, a, rt
+
+    def found(i: int, value: torch.Tensor, c: Comparison, a: float, rt: float) -> Divergence:
+        n = nodes[i]
+        source, code, module = node_place(n)
+        return Divergence(gi, i, n.name, str(n.target), source, code, module, c, refs[n.name], value,
+                          compiles, a, rt)
+
+    values = _run_compiled(with_outputs(gm, nodes), args, test)
+    compiles += 1
+    for i, (n, v) in enumerate(zip(nodes, values, strict=True)):
+        if n.name in refs and v.shape == refs[n.name].shape:
+            bad, c, a, rt = verdict(n, v)
+            if bad:
+                return found(i, v, c, a, rt), compiles
+    # fusion may hide it when everything is an output: bisect over prefixes
+    lo, hi = 0, len(nodes) - 1
+    (v_last,) = _run_compiled(with_outputs(gm, [nodes[hi]]), args, test)
+    compiles += 1
+    bad, c, a, rt = verdict(nodes[hi], v_last)
+    if not bad:
+        return None, compiles
+    last_bad = (hi, v_last, c, a, rt)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        (v,) = _run_compiled(with_outputs(gm, [nodes[mid]]), args, test)
+        compiles += 1
+        bad, c, a, rt = verdict(nodes[mid], v)
+        if bad:
+            hi, last_bad = mid, (mid, v, c, a, rt)
+        else:
+            lo = mid + 1
+    return found(*last_bad), compiles

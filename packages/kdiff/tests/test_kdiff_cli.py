@@ -1,0 +1,125 @@
+"""kdiff as a user runs it: real torch.compile and Inductor, the records and the exit codes."""
+
+from __future__ import annotations
+
+from conftest import MODELS
+
+CASES = MODELS / "cases.py"
+
+
+def test_clean_model_passes_with_named_leaves(kdiff):
+    r = kdiff(str(MODELS / "mlp.py"))
+    assert r.code == 0, r.stderr
+    d = r.kind("diff")
+    assert [x["output"] for x in d] == ["out['logits']", "out['hidden'][0]", "out['hidden'][1]"]
+    assert all(x["passed"] for x in d) and r.kind("divergence") == []
+    assert d[0]["atol"] == 1e-5 and d[0]["rtol"] == 1.3e-6 and d[0]["ref"] == "eager" and d[0]["test"] == "inductor"
+
+
+def test_corrupting_backend_fails_with_exact_index_and_values(kdiff, tmp_path):
+    from pt2kit.schema import BlobRef, Store
+
+    r = kdiff(f"{CASES}:small", "--test", f"{CASES}:corrupt_one", "--no-localize")
+    assert r.code == 1
+    (d,) = r.kind("diff")
+    assert d["passed"] is False and d["worst_index"] == [1, 2]
+    assert d["worst_ref"] == 22.0 and d["worst_test"] == 42.0  # x[1, 2] = 7 -> 7 * 3 + 1
+    assert d["metrics"]["mismatches"] == 1 and d["metrics"]["max_abs"] == 20.0
+    png = Store(tmp_path / "store").read(BlobRef(**d["heatmap"]))
+    assert png.startswith(b"\x89PNG") and d["heatmap"]["media_type"] == "image/png"
+    assert "FAIL out" in r.stderr and "at [1, 2]: ref 22.0 test 42.0" in r.stderr
+
+
+def test_relative_error_near_1000_passes_under_default_rtol(kdiff):
+    r = kdiff(f"{CASES}:big_values", "--test", f"{CASES}:scale_1e6")
+    assert r.code == 0, r.stderr
+    (d,) = r.kind("diff")
+    assert d["passed"] and d["metrics"]["max_abs"] > 0  # a real difference, inside atol + rtol * |ref|
+
+
+def test_nan_on_both_sides_passes_only_with_equal_nan(kdiff):
+    r = kdiff(f"{CASES}:nans", "--test", "aot_eager", "--no-localize")
+    assert r.code == 1
+    (d,) = r.kind("diff")
+    assert d["metrics"]["nan_ref"] == 2 and d["metrics"]["nan_test"] == 2 and d["worst_index"] == [1]
+    assert kdiff(f"{CASES}:nans", "--test", "aot_eager", "--equal-nan").code == 0
+
+
+def test_float64_difference_of_1e9_fails_at_zero_tolerance(kdiff):
+    r = kdiff(f"{CASES}:float64", "--test", f"{CASES}:add_1e9", "--atol", "0", "--rtol", "0", "--no-localize")
+    assert r.code == 1
+    (d,) = r.kind("diff")
+    assert d["dtype"] == "float64" and d["worst_index"] == [3]
+    assert abs(d["metrics"]["max_abs"] - 1e-9) < 1e-15  # compared in float64, never downcast
+    assert kdiff(f"{CASES}:float64", "--test", f"{CASES}:add_1e9").code == 0  # inside float64's default atol 1e-7
+
+
+def test_planted_relu_bug_is_localised_to_the_relu_and_its_line(kdiff):
+    r = kdiff(str(MODELS / "mlp.py"), "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy")
+    assert r.code == 1
+    (v,) = r.kind("divergence")
+    assert v["op"] == "aten.relu.default" and v["node"] == "relu"
+    assert v["source"] == f"{MODELS / 'mlp.py'}:13" and v["code"] == "h = torch.relu(h)  # line 13"
+    assert v["compiles"] >= 1 and v["metrics"]["mismatches"] > 0
+    assert [x["passed"] for x in r.kind("diff")] == [False, False, False]
+
+
+def test_eager64_reference_is_quiet_on_a_clean_model_and_still_finds_the_bug(kdiff):
+    assert kdiff(str(MODELS / "mlp.py"), "--ref", "eager64").code == 0
+    r = kdiff(str(MODELS / "mlp.py"), "--ref", "eager64", "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy")
+    assert r.code == 1 and r.kind("divergence")[0]["op"] == "aten.relu.default"
+    assert r.kind("diff")[0]["ref"] == "eager64"
+
+
+def test_gradients(kdiff):
+    r = kdiff(str(MODELS / "mlp.py"), "--grad", "--no-localize")
+    names = [x["output"] for x in r.kind("diff")]
+    assert "grad.fc1.weight" in names and "grad.inputs[0]" in names and r.code == 0
+
+
+def test_fxcheck_model_record_on_stdin_is_diffed_and_lines_forwarded(kdiff, tmp_path):
+    import io
+
+    from pt2kit.schema import Model, RecordWriter
+
+    buf = io.BytesIO()
+    w = RecordWriter(buf, run="upstream")
+    w.forward(b'{"kind":"future_kind","v":1,"run":"upstream"}')
+    w.emit_new(Model, model="cases.py:small", file=str(CASES), entry="small", device="cpu")
+    r = kdiff("--test", f"{CASES}:corrupt_one", "--no-localize", stdin=buf.getvalue())
+    assert r.code == 1
+    assert r.records[0]["kind"] == "header" and r.records[0]["tool"] == "kdiff"
+    assert [x["kind"] for x in r.records].count("future_kind") == 1
+    assert r.kind("diff")[0]["worst_index"] == [1, 2] and r.kind("diff")[0]["model"] == "cases.py:small"
+    assert r.kind("model") == [msg for msg in r.kind("model") if msg["run"] == "upstream"]  # no second model record
+
+
+def test_crash_in_the_model_is_a_crash_record_and_exit_3(kdiff):
+    r = kdiff(str(MODELS / "crashes.py"))
+    assert r.code == 3
+    (c,) = r.kind("crash")
+    assert c["exception"] == "RuntimeError" and c["message"] == "the model blew up"
+    assert c["stage"] == "run reference (eager)"
+
+
+def test_bad_usage(kdiff, tmp_path):
+    r = kdiff(str(tmp_path / "nope.py"))
+    assert r.code == 2 and "no such model file" in r.stderr and r.stderr.count("\n") == 1
+    r = kdiff(str(MODELS / "mlp.py"), "--test", "eager64")
+    assert r.code == 2 and "eager64 is a reference" in r.stderr
+    r = kdiff(str(MODELS / "mlp.py"), "--test", "nosuch")
+    assert r.code == 2 and "expected inductor, aot_eager, eager, FILE.py:NAME or module:attr" in r.stderr
+    r = kdiff(str(MODELS / "mlp.py"), "--test", f"{CASES}:missing")
+    assert r.code == 2 and "is not a callable torch.compile backend" in r.stderr
+
+
+def test_help_imports_no_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom pt2kit.kdiff.cli import command\n"
+            "try:\n    command(['--help'])\nexcept SystemExit:\n    pass\n"
+            "assert 'torch' not in sys.modules and 'matplotlib' not in sys.modules\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "--equal-nan" in p.stdout and "Exit codes:" in p.stdout
