@@ -47,9 +47,10 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
         label = loaded.label
         results = []
         for side_name, backend in (("reference", ref), ("test", test)):
-            chan.stage("compile" if backend.compile is not None else "run")
             fn, inputs = backends.prepare(loaded.model, loaded.inputs, backend)
-            chan.stage(f"run {side_name} ({backend.name})")
+            # torch.compile compiles on the first call: a compiled side's stage covers both
+            verb = "compile and run" if backend.compile is not None else "run"
+            chan.stage(f"{verb} {side_name} ({backend.name})")
             with torch.no_grad():
                 out = _seeded(seed, lambda fn=fn, inputs=inputs: loaded.call(fn, inputs))
             results.append(flatten(out))
