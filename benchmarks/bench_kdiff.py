@@ -13,12 +13,37 @@ import statistics
 import sys
 
 import torch
+import triton
+import triton.language as tl
 
 from pt2kit.kdiff import triton_metrics
 from pt2kit.kdiff.metrics import compare
 
 N = (1 << 30) // 4  # 1 GiB of float32
 ATOL, RTOL = 1e-5, 1.3e-6
+
+
+@triton.jit
+def _sum_only(a_ptr, b_ptr, out_ptr, full_steps, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr):
+    """Diagnostic: kdiff's persistent loop with nothing but sum |a - b| in it."""
+    pid = tl.program_id(0)
+    lanes = tl.arange(0, BLOCK)
+    stride = tl.num_programs(0).to(tl.int64) * BLOCK
+    first = pid.to(tl.int64) * BLOCK
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for it in tl.range(0, full_steps, num_stages=NUM_STAGES):
+        offs = first + it * stride + lanes
+        acc += tl.abs(tl.load(a_ptr + offs) - tl.load(b_ptr + offs))
+    tl.store(out_ptr + pid, tl.sum(acc, axis=0))
+
+
+def sum_only(a: torch.Tensor, b: torch.Tensor) -> float:
+    block, per_sm, stages = triton_metrics.BLOCK, triton_metrics.PROGRAMS_PER_SM, triton_metrics.NUM_STAGES
+    grid = torch.cuda.get_device_properties(a.device).multi_processor_count * per_sm
+    out = torch.empty(grid, device=a.device)
+    _sum_only[(grid,)](a, b, out, a.numel() // (grid * block), BLOCK=block, NUM_STAGES=stages,
+                       num_warps=triton_metrics.NUM_WARPS)
+    return out.sum().item()
 
 
 def timed(fn, repeat: int = 20) -> float:
@@ -68,7 +93,7 @@ def main() -> None:
     print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, 2 x {N * 4 / 2**30:.0f} GiB float32")
     copy_ms = timed(lambda: out.copy_(ref))
     results = {}
-    configs = [(b, w, p, s) for b, w in ((256, 2), (512, 4), (512, 2), (1024, 8)) for p in (8, 16, 32) for s in (3, 4)]
+    configs = [(512, 2, 16, 4), (512, 4, 16, 4), (1024, 4, 8, 2), (2048, 8, 4, 2), (4096, 8, 2, 2), (512, 2, 16, 1)]
     for config in configs:
         (triton_metrics.BLOCK, triton_metrics.NUM_WARPS, triton_metrics.PROGRAMS_PER_SM,
          triton_metrics.NUM_STAGES) = config
@@ -78,6 +103,7 @@ def main() -> None:
     r = compare(ref, test, atol=ATOL, rtol=RTOL)
     assert r.worst_index == [12345] and r.mismatches >= 1, r
     ours = results[best]
+    sum_ms = timed(lambda: sum_only(ref, test))
     naive_ms = timed(lambda: naive(ref, test))
     close_ms = timed(lambda: assert_close(ref, test))
     print(f"copy ceiling (1 GiB copy = 2 GiB of traffic): {copy_ms:.3f} ms = {2 * N * 4 / copy_ms / 1e9:.2f} TB/s")
@@ -85,6 +111,8 @@ def main() -> None:
         print(f"  kdiff kernel BLOCK={block:<5} num_warps={warps} programs/SM={per_sm:<2} stages={stages}: {ms:.3f} ms")
     print(f"kdiff compare (every metric, worst element, one sync), best config: {ours:.3f} ms "
           f"= {2 * N * 4 / ours / 1e9:.2f} TB/s")
+    print(f"diagnostic: the same persistent loop with only sum |a-b|: {sum_ms:.3f} ms "
+          f"(what the loop structure alone costs at the best config)")
     print(f"naive torch metrics: {naive_ms:.3f} ms -> {naive_ms / ours:.1f}x")
     print(f"torch.testing.assert_close (bare verdict): {close_ms:.3f} ms -> {close_ms / ours:.1f}x")
     ok = ours <= 0.7 and naive_ms / ours >= 15 and close_ms / ours >= 8

@@ -1,12 +1,13 @@
 """The single-pass Triton kernel behind :func:`.metrics.compare` on CUDA.
 
 A persistent kernel: a few programs per SM stride over the tensors (the loop's loads pipelined),
-reading each element of both once and folding it into per-lane accumulators held in registers (max |d|, sums of |d| and d², max
-relative error, counts of mismatches, NaNs and Infs on each side, the furthest mismatch past its
-tolerance and the largest |d| with their indices). Each program reduces its lanes once, at the
-end, into one row; a few tiny torch reductions over those rows finish the job, with one
-device-to-host copy. Accumulates in float32 for 16/32-bit inputs and in float64 for float64.
-Tested on CPU with ``TRITON_INTERPRET=1``.
+reading each element of both once and folding it into per-lane accumulators held in registers:
+sums of |d| and d², max relative error, counts of mismatches and of non-finite elements, the
+furthest mismatch past its tolerance and the largest |d| with their indices. Each program reduces
+its lanes once, at the end, into one row; a few tiny torch reductions over those rows finish the
+job, with one device-to-host copy. Only when NaN or Inf values exist (rare, and then speed is not
+the question) do four more passes count them per side. Accumulates in float32 for 16/32-bit
+inputs and in float64 for float64. Tested on CPU with ``TRITON_INTERPRET=1``.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ import torch
 import triton
 import triton.language as tl
 
-# The best of a sweep on an H200 (benchmarks/bench_kdiff.py, 2026-11-21): 0.87 ms for 2 x 1 GiB.
+# The best of a sweep on an H200 (benchmarks/bench_kdiff.py, 2026-11-21): 0.83 ms for 2 x 1 GiB; the
+# same loop with only a sum in it takes 0.54 ms, so what is left to win is in the per-element math.
 BLOCK = 512  # elements per program per step
-NUM_WARPS = 2
+NUM_WARPS = 4
 PROGRAMS_PER_SM = 16
 NUM_STAGES = 4  # loads of later steps in flight while this one computes
-NCOLS = 12  # max_abs, sum_abs, sum_sq, max_rel, mism, nan_a, nan_b, inf_a, inf_b, excess, ex_idx, d_idx
+NCOLS = 12  # max_abs, sum_abs, sum_sq, max_rel, mism, nonfinite, (unused x3), excess, ex_idx, d_idx
 
 
 @triton.jit
@@ -35,16 +37,15 @@ def _fold(a, b, atol, rtol, EQUAL_NAN: tl.constexpr):
     # isclose: equal (infinities too), or within atol + rtol*|ref| with a finite reference; a NaN
     # or infinite test value then fails the comparison by itself
     close = (a == b) | ((diff <= atol + rtol * aa) & (aa < inf))
-    nan_a = a != a
-    nan_b = b != b
     if EQUAL_NAN:
-        close = close | (nan_a & nan_b)
+        close = close | ((a != a) & (b != b))
     d = tl.where(diff == diff, diff, 0.0)
     # a metric, not a verdict: the approximate division (2 ulp) is plenty and much cheaper than IEEE
     rel = tl.where(aa > 0, tl.fdiv(d, aa, ieee_rounding=False), tl.where(d > 0, inf, 0.0))
     rel = tl.where(rel == rel, rel, 0.0)  # inf/inf: no relative error to speak of
     excess = tl.where(close, -inf, tl.where(diff < inf, diff - (atol + rtol * aa), inf))
-    return d, rel, close, excess, nan_a, nan_b, aa == inf, tl.abs(b) == inf
+    nonfinite = ((a - a) != 0) | ((b - b) != 0)  # x - x is NaN exactly for NaN and +-inf
+    return d, rel, close, excess, nonfinite
 
 
 @triton.jit
@@ -66,10 +67,7 @@ def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
     ex_step = tl.zeros([BLOCK], dtype=tl.int32)
     d_step = tl.zeros([BLOCK], dtype=tl.int32)
     c_mism = tl.zeros([BLOCK], dtype=tl.int32)
-    c_nan_a = tl.zeros([BLOCK], dtype=tl.int32)
-    c_nan_b = tl.zeros([BLOCK], dtype=tl.int32)
-    c_inf_a = tl.zeros([BLOCK], dtype=tl.int32)
-    c_inf_b = tl.zeros([BLOCK], dtype=tl.int32)
+    c_nonfinite = tl.zeros([BLOCK], dtype=tl.int32)  # elements with a NaN or Inf on either side
     stride = nprog.to(tl.int64) * BLOCK
     first = pid.to(tl.int64) * BLOCK
     # full steps: every program's block lies inside the tensor, so nothing is masked
@@ -77,15 +75,12 @@ def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
         offs = first + it * stride + lanes
         a = tl.load(ref_ptr + offs).to(zero.dtype)
         b = tl.load(test_ptr + offs).to(zero.dtype)
-        d, rel, close, excess, nan_a, nan_b, inf_a, inf_b = _fold(a, b, atol, rtol, EQUAL_NAN)
+        d, rel, close, excess, nonfinite = _fold(a, b, atol, rtol, EQUAL_NAN)
         acc_sum += d
         acc_sq += d * d
         acc_rel = tl.maximum(acc_rel, rel)
         c_mism += (close == 0).to(tl.int32)
-        c_nan_a += nan_a.to(tl.int32)
-        c_nan_b += nan_b.to(tl.int32)
-        c_inf_a += inf_a.to(tl.int32)
-        c_inf_b += inf_b.to(tl.int32)
+        c_nonfinite += nonfinite.to(tl.int32)
         better = excess > best_ex
         best_ex = tl.where(better, excess, best_ex)
         ex_step = tl.where(better, it, ex_step)
@@ -97,15 +92,12 @@ def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
     mask = offs < n
     a = tl.load(ref_ptr + offs, mask=mask, other=0.0).to(zero.dtype)
     b = tl.load(test_ptr + offs, mask=mask, other=0.0).to(zero.dtype)
-    d, rel, close, excess, nan_a, nan_b, inf_a, inf_b = _fold(a, b, atol, rtol, EQUAL_NAN)
+    d, rel, close, excess, nonfinite = _fold(a, b, atol, rtol, EQUAL_NAN)
     acc_sum += d
     acc_sq += d * d
     acc_rel = tl.maximum(acc_rel, rel)
     c_mism += ((close == 0) & mask).to(tl.int32)
-    c_nan_a += nan_a.to(tl.int32)
-    c_nan_b += nan_b.to(tl.int32)
-    c_inf_a += inf_a.to(tl.int32)
-    c_inf_b += inf_b.to(tl.int32)
+    c_nonfinite += nonfinite.to(tl.int32)
     excess = tl.where(mask, excess, -float("inf"))
     better = excess > best_ex
     best_ex = tl.where(better, excess, best_ex)
@@ -121,10 +113,7 @@ def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
     tl.store(row + 2, tl.sum(acc_sq.to(tl.float64), axis=0))
     tl.store(row + 3, tl.max(acc_rel, axis=0).to(tl.float64))
     tl.store(row + 4, tl.sum(c_mism, axis=0).to(tl.float64))
-    tl.store(row + 5, tl.sum(c_nan_a, axis=0).to(tl.float64))
-    tl.store(row + 6, tl.sum(c_nan_b, axis=0).to(tl.float64))
-    tl.store(row + 7, tl.sum(c_inf_a, axis=0).to(tl.float64))
-    tl.store(row + 8, tl.sum(c_inf_b, axis=0).to(tl.float64))
+    tl.store(row + 5, tl.sum(c_nonfinite, axis=0).to(tl.float64))
     tl.store(row + 9, ex_max.to(tl.float64))
     ex_it = tl.sum(tl.where(lanes == ex_lane, ex_step, 0), axis=0).to(tl.int64)
     d_it = tl.sum(tl.where(lanes == d_lane, d_step, 0), axis=0).to(tl.int64)
@@ -160,13 +149,17 @@ def partials(a: torch.Tensor, b: torch.Tensor, *, atol: float, rtol: float, equa
     # indices are below 2**53, so float64 carries them exactly
     summary = torch.stack([
         out[:, 0].max(), out[:, 1].sum(), out[:, 2].sum(), out[:, 3].max(), out[:, 4].sum(), out[:, 5].sum(),
-        out[:, 6].sum(), out[:, 7].sum(), out[:, 8].sum(), out[ex_row, 9], out[ex_row, 10], out[d_row, 11],
+        out[ex_row, 9], out[ex_row, 10], out[d_row, 11],
     ]).tolist()
     mism = int(summary[4])
+    counts = [0, 0, 0, 0]
+    if summary[5]:  # rare: non-finite values exist, so count them exactly (four more passes)
+        counts = torch.stack([torch.isnan(a).sum(), torch.isnan(b).sum(), torch.isinf(a).sum(),
+                              torch.isinf(b).sum()]).tolist()
     return {
         "max_abs": summary[0], "sum_abs": summary[1], "sum_sq": summary[2], "max_rel": summary[3], "mism": mism,
-        "nan_a": int(summary[5]), "nan_b": int(summary[6]), "inf_a": int(summary[7]), "inf_b": int(summary[8]),
-        "excess": summary[9] if mism else -math.inf,
-        "excess_at": int(summary[10]) if mism else None,
-        "maxd_at": int(summary[11]) if n and summary[11] >= 0 else None,
+        "nan_a": int(counts[0]), "nan_b": int(counts[1]), "inf_a": int(counts[2]), "inf_b": int(counts[3]),
+        "excess": summary[6] if mism else -math.inf,
+        "excess_at": int(summary[7]) if mism else None,
+        "maxd_at": int(summary[8]) if n and summary[8] >= 0 else None,
     }
