@@ -96,3 +96,15 @@ def test_session_writes_error_record_after_header_and_maps_exit_codes(tmp_path, 
 def test_quiet_silences_warnings(capsys):
     Session("t", "1", quiet=True, stdout=io.BytesIO()).warn("loud")
     assert capsys.readouterr().err == ""
+
+
+def test_crash_is_a_record_a_line_and_exit_3(capsys):
+    out = io.BytesIO()
+    s = Session("kdiff", "1.0", stdout=out)
+    code = s.crash("m.py", {"stage": "run test (inductor)", "signal": "SIGSEGV", "exitcode": -11,
+                            "message": "child process killed by SIGSEGV", "stderr_tail": "Fatal Python error"})
+    assert code == 3
+    (rec,) = [msgspec.json.decode(x) for x in out.getvalue().splitlines()]
+    assert rec["kind"] == "crash" and rec["signal"] == "SIGSEGV" and rec["model"] == "m.py"
+    assert capsys.readouterr().err == ("kdiff: m.py crashed during run test (inductor): SIGSEGV: "
+                                       "child process killed by SIGSEGV\n")

@@ -9,7 +9,6 @@ the user's file:line and the nn.Module path. All findings are reported; --strict
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,19 +21,11 @@ from pt2kit.runtime.cli import (
     config_option,
     device_option,
     tool_command,
+    torch_version,
 )
-from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, ModelFileError
+from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, ModelFileError
 
 from . import __version__
-
-
-def _torch_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("torch")
-    except PackageNotFoundError:
-        return None
 
 
 def _where(source: str) -> str:
@@ -79,7 +70,6 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
     from pt2kit.runtime.child import run_in_child
     from pt2kit.runtime.config import parse_config
     from pt2kit.runtime.modelfile import label_of, parse_spec
-    from pt2kit.schema import Crash
 
     from .profiles import parse_bytes, parse_dtypes, resolve
 
@@ -94,7 +84,7 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
         raise ModelFileError(f"{path}: no such model file")
     label = label_of(path, entry)
 
-    s.header(torch=_torch_version(), device=device)
+    s.header(torch=torch_version(), device=device)
     findings: list[dict[str, Any]] = []
 
     def on_record(raw: bytes) -> None:
@@ -111,11 +101,7 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
     res = run_in_child("pt2kit.fxcheck.work:run", payload, run=s.writer.run, store=str(s.store.root),
                        on_record=on_record, quiet=s.quiet, timeout=timeout)
     if res.crash is not None:
-        s.emit(Crash, model=label, **res.crash)
-        what = res.crash.get("signal") or res.crash.get("exception") or "error"
-        print(f"fxcheck: {label} crashed during {res.crash['stage']}: {what}: {res.crash.get('message') or ''}".rstrip(": "),
-              file=sys.stderr)
-        return EXIT_CRASH
+        return s.crash(label, res.crash)
     n = len(findings)
     if n:
         by = {}

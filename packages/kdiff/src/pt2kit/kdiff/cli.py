@@ -13,15 +13,14 @@ Without MODEL, reads records on stdin, forwards every line, and diffs each `mode
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 import msgspec
 
-from pt2kit.runtime.cli import Session, common_options, config_option, tool_command
-from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, ModelFileError, UsageError
+from pt2kit.runtime.cli import Session, common_options, config_option, tool_command, torch_version
+from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, ModelFileError, UsageError
 
 from . import __version__
 
@@ -67,11 +66,11 @@ def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | Non
         path, _ = parse_spec(model)
         if not path.is_file():
             raise ModelFileError(f"{path}: no such model file")
-        s.header(torch=_torch_version(), device=device or "cpu")
+        s.header(torch=torch_version(), device=device or "cpu")
         return _diff_one(s, model, device or "cpu", cfg, opts, timeout, emit_model=True)
     code = EXIT_OK
     lines = s.read(["-"], want=[Model], hint="give a MODEL.py, or pipe records: `fxcheck m.py | kdiff`")
-    s.header(torch=_torch_version(), device=device)
+    s.header(torch=torch_version(), device=device)
     models = 0
     for line in lines:
         if line.kind == "model" and line.record is not None:
@@ -85,20 +84,11 @@ def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | Non
     return code
 
 
-def _torch_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("torch")
-    except PackageNotFoundError:
-        return None
-
-
 def _diff_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dict[str, Any], timeout: float | None,
               *, emit_model: bool) -> int:
     from pt2kit.runtime.child import run_in_child
     from pt2kit.runtime.modelfile import label_of, parse_spec
-    from pt2kit.schema import Crash, as_float
+    from pt2kit.schema import as_float
 
     label = label_of(*parse_spec(spec))
     failing: list[dict[str, Any]] = []
@@ -125,11 +115,7 @@ def _diff_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dic
     res = run_in_child("pt2kit.kdiff.work:run", payload, run=s.writer.run, store=str(s.store.root),
                        on_record=on_record, quiet=s.quiet, timeout=timeout)
     if res.crash is not None:
-        s.emit(Crash, model=label, **res.crash)
-        what = res.crash.get("signal") or res.crash.get("exception") or "error"
-        print(f"kdiff: {label} crashed during {res.crash['stage']}: {what}: {res.crash.get('message') or ''}".rstrip(": "),
-              file=sys.stderr)
-        return EXIT_CRASH
+        return s.crash(label, res.crash)
     n = res.value["diffs"]
     s.say(f"{label}: {n - len(failing)} of {n} leaves pass ({opts['test']} vs {opts['ref']})")
     return EXIT_FINDINGS if failing else EXIT_OK

@@ -68,6 +68,16 @@ def tool_command(name: str, **kw: Any) -> Callable[[Callable[..., Any]], click.C
     return click.command(name=name, epilog=EXIT_CODES_HELP, context_settings=CONTEXT, **kw)
 
 
+def torch_version() -> str | None:
+    """The installed torch's version, read from its metadata (torch is not imported)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return None
+
+
 def _stdout_to_devnull() -> None:
     # Python's docs on SIGPIPE: point stdout at devnull so the interpreter's final flush is quiet.
     try:
@@ -126,6 +136,16 @@ class Session:
 
     def emit(self, cls: type[Record], **fields: Any) -> Any:
         return self.writer.emit_new(cls, **fields)
+
+    def crash(self, model: str | None, fields: dict[str, Any]) -> int:
+        """Record a child's crash (fields from :class:`~pt2kit.runtime.child.ChildResult`), say it, exit 3."""
+        from pt2kit.schema import Crash
+
+        self.emit(Crash, model=model, **fields)
+        what = fields.get("signal") or fields.get("exception") or "error"
+        line = f"{self.tool}: {model or 'the model'} crashed during {fields['stage']}: {what}"
+        print(line + (f": {fields['message']}" if fields.get("message") else ""), file=sys.stderr)
+        return EXIT_CRASH
 
     # -- input -----------------------------------------------------------------------------
     def read(
