@@ -43,12 +43,12 @@ def resolve(spec: str, *, role: str) -> Backend:
         raise UsageError(f"--test {spec}: expected {', '.join(BUILTIN_TESTS)}, FILE.py:NAME or module:attr")
     head, _, attr = spec.rpartition(":")
     if head.endswith(".py"):
-        from pt2kit.runtime.modelfile import _exec_file, parse_spec
+        from pt2kit.runtime.modelfile import exec_file, parse_spec
 
         path, _ = parse_spec(spec)
         if not path.is_file():
             raise UsageError(f"--test {spec}: no such file {path}")
-        obj = getattr(_exec_file(path.resolve()), attr, None)
+        obj = getattr(exec_file(path.resolve()), attr, None)
     else:
         try:
             obj = getattr(importlib.import_module(head), attr, None)

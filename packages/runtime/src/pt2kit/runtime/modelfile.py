@@ -52,7 +52,8 @@ def label_of(path: Path, entry: str | None) -> str:
     return f"{path.name}:{entry}" if entry else path.name
 
 
-def _exec_file(path: Path) -> Any:
+def exec_file(path: Path) -> Any:
+    """Import a Python file as a module (its directory on sys.path); any failure is a ModelFileError."""
     name = "pt2kit_model_" + "".join(c if c.isalnum() else "_" for c in path.stem)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -98,7 +99,7 @@ def load_model(spec: str, device: str | None = None) -> LoadedModel:
     if path.is_dir():
         raise ModelFileError(f"{path}: is a directory, not a model file")
     path = path.resolve()
-    module = _exec_file(path)
+    module = exec_file(path)
     if entry is not None:
         factory = getattr(module, entry, None)
         if factory is None:
