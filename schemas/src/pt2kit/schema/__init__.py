@@ -29,6 +29,7 @@ from .records import (
     Repro,
     Stats,
     TensorMeta,
+    Variant,
     Violation,
     as_float,
     num,
@@ -45,13 +46,13 @@ from .stream import (
     read_stream,
 )
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"
 
 __all__ = [
     "KINDS", "RECORD_TYPES", "SCHEMA_MAJOR", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",
     "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
     "KernelArg", "Latency", "Line", "Metrics", "Model", "NewerSchemaError", "Num", "Record",
     "RecordWriter", "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta",
-    "Violation", "Profile", "ProfileError", "profile_from_toml", "as_float", "atomic_write", "decode", "encode", "new_run_id", "num",
+    "Variant", "Violation", "Profile", "ProfileError", "profile_from_toml", "as_float", "atomic_write", "decode", "encode", "new_run_id", "num",
     "read_stream", "store_root",
 ]

@@ -159,6 +159,8 @@ class Graph(Record, tag="graph", kw_only=True):
     code: BlobRef | None = None
     kernels: list[str] = []  # inductor: names of generated kernels
     blobs: list[BlobRef] = []  # inductor: each kernel's source, in `kernels` order
+    frame: str | None = None  # dynamo: the compile id that made it, e.g. 0/0
+    function: str | None = None  # dynamo: the compiled function, e.g. forward (/work/m.py:6)
 
 
 class Violation(Record, tag="violation", kw_only=True):
@@ -224,6 +226,9 @@ class GraphBreak(Record, tag="graph_break", kw_only=True):
     source: str | None = None
     code: str | None = None
     graph: int | None = None
+    hints: list[str] = []  # torch's own hints for this break
+    explanation: str | None = None
+    count: int = 1  # how many compiles met it
 
 
 class Guard(Record, tag="guard", kw_only=True):
@@ -233,6 +238,7 @@ class Guard(Record, tag="guard", kw_only=True):
     expr: str | None = None  # L['x'].size()[0] == 8
     source: str | None = None  # what it guards, e.g. L['x']
     user_source: str | None = None
+    code: str | None = None  # the user's line that made the guard
 
 
 class Recompile(Record, tag="recompile", kw_only=True):
@@ -242,6 +248,22 @@ class Recompile(Record, tag="recompile", kw_only=True):
     guard: str | None = None
     trigger: str | None = None  # the input change that caused it
     expected: bool = False  # e.g. automatic dynamic shapes' one recompile
+    function: str | None = None  # the recompiled function, e.g. forward (/work/m.py:6)
+    source: str | None = None  # the user's file:line that made the failing guard
+    code: str | None = None  # that line's text
+    reasons: list[str] = []  # every cache entry's reason, newest first (`reason` is the first)
+    compiled: bool = True  # False: the recompile limit stopped Dynamo and the call ran eagerly
+
+
+class Variant(Record, tag="variant", kw_only=True):
+    """One call of a model with changed inputs, and whether it reused a compiled graph."""
+
+    model: str | None = None
+    name: str  # the changes, e.g. "x: dim 0 4 -> 8", or "example inputs"
+    changes: list[str] = []
+    outcome: str  # compiled | reused | recompiled | eager (recompile limit) | unknown | invalid | unchanged
+    frames: list[str] = []  # compile ids made during the call
+    error: str | None = None  # invalid: why the model itself rejected the inputs
 
 
 class Advice(Record, tag="advice", kw_only=True):
@@ -331,6 +353,7 @@ RECORD_TYPES: tuple[type[Record], ...] = (
     GraphBreak,
     Guard,
     Recompile,
+    Variant,
     Advice,
     Kernel,
     Crash,

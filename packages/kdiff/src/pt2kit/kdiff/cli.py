@@ -57,8 +57,6 @@ def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | Non
           timeout: float | None) -> int:
     from pt2kit.runtime.config import parse_config
     from pt2kit.runtime.modelfile import parse_spec
-    from pt2kit.schema import Model
-
     cfg = parse_config(config)
     if opts["test"] == "eager64":
         raise UsageError("--test eager64: eager64 is a reference; use it with --ref")
@@ -69,18 +67,8 @@ def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | Non
         s.header(torch=torch_version(), device=device or "cpu")
         return _diff_one(s, model, device or "cpu", cfg, opts, timeout, emit_model=True)
     code = EXIT_OK
-    lines = s.read(["-"], want=[Model], hint="give a MODEL.py, or pipe records: `fxcheck m.py | kdiff`")
-    s.header(torch=torch_version(), device=device)
-    models = 0
-    for line in lines:
-        if line.kind == "model" and line.record is not None:
-            models += 1
-            m = line.record
-            spec = f"{m.file}:{m.entry}" if m.entry else m.file
-            code = max(code, _diff_one(s, spec, device or m.device, {**m.config, **cfg}, opts, timeout,
-                                       emit_model=False))
-    if not models:
-        s.warn("no model records on stdin: nothing to diff")
+    for spec, dev, model_cfg in s.piped_models(device=device, hint="give a MODEL.py, or pipe records: `fxcheck m.py | kdiff`"):
+        code = max(code, _diff_one(s, spec, dev, {**model_cfg, **cfg}, opts, timeout, emit_model=False))
     return code
 
 

@@ -89,6 +89,7 @@ def context(c: Collection, blobs: Blobs, title: str) -> dict[str, Any]:
         "breaks": c.of("graph_break"),
         "guards_by_frame": guards_by_frame,
         "recompiles": c.of("recompile"),
+        "variants": c.of("variant"),
         "advice": c.of("advice"),
         "kernels": kernel_rows,
         "kernel_svg": Markup(kernel_svg) if kernel_svg else None,

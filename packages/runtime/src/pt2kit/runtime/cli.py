@@ -164,6 +164,24 @@ class Session:
             )
         return read_stream(sources, want=want, forward=self.writer.out if forward else None)
 
+    def piped_models(self, *, device: str | None, hint: str) -> Iterator[tuple[str, str, dict[str, str]]]:
+        """(spec, device, config) of each `model` record on stdin, which is forwarded as read.
+
+        Writes this tool's header once stdin is known to be a pipe; warns when no model came.
+        """
+        from pt2kit.schema import Model
+
+        lines = self.read(["-"], want=[Model], hint=hint)
+        self.header(torch=torch_version(), device=device)
+        models = 0
+        for line in lines:
+            if line.kind == "model" and line.record is not None:
+                models += 1
+                m = line.record
+                yield (f"{m.file}:{m.entry}" if m.entry else m.file), (device or m.device), dict(m.config)
+        if not models:
+            self.warn("no model records on stdin: nothing to do")
+
     # -- running ---------------------------------------------------------------------------
     def run(self, work: Callable[[], int | None]) -> None:
         """Run the command body and exit with pt2kit's exit codes. Never returns."""

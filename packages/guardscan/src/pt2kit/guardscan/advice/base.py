@@ -1,0 +1,34 @@
+"""What an advice rule is: a name, a docstring saying what/why/example, and ``check(findings)``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..analyze import Findings
+
+
+@dataclass(frozen=True)
+class AdviceItem:
+    rule: str
+    message: str
+    change: str | None = None  # the concrete change, as code
+    source: str | None = None  # the user's file:line it applies to
+
+
+class Rule:
+    name = ""
+
+    def check(self, f: Findings) -> Iterator[AdviceItem]:
+        raise NotImplementedError
+
+
+def where(file: str | None, line: int | None) -> str | None:
+    return f"{file}:{line}" if file and line else None
+
+
+def tensor_var(name: str) -> str:
+    """What to call a guard's tensor in user code: ``x`` for ``L['x']``; ``args[0]`` (a model called
+    through torch's wrapper) is the model file's ``example_inputs[0]``."""
+    name = name.removeprefix("L['").removesuffix("']")
+    return "example_inputs" + name.removeprefix("args") if name.startswith("args[") else name

@@ -1,0 +1,146 @@
+"""guardscan [MODEL.py[:NAME]] | --trace DIR: graph breaks, guards and recompilations of torch.compile,
+with the user's lines and what to change.
+
+Compiles the model, calls it with its example inputs, then with variants that provoke recompiles:
+by default dim 0 of every tensor input doubled, then halved; --vary adds more. Writes a `graph` per
+compiled frame, a `graph_break` per break (reason, call, file:line, torch's GB id), every `guard`
+of every compile, a `recompile` per recompile (the failing guard, its line, the input change; the
+one recompile automatic dynamic shapes make per dimension is marked expected), a `variant` per call
+(reused a graph or recompiled) and `advice` with the concrete change.
+
+--trace DIR reads a TORCH_TRACE directory (what tlparse reads) instead of running anything.
+Without MODEL or --trace, diffs each `model` record on stdin (`fxcheck m.py | guardscan`).
+Exit 0 nothing found, 1 graph breaks or unexpected recompiles, 2 bad input, 3 a crash.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pt2kit.runtime.cli import Session, common_options, config_option, tool_command, torch_version
+from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, ModelFileError, UsageError
+
+from . import __version__
+
+
+@tool_command("guardscan", help=__doc__)
+@click.argument("model", required=False, metavar="[MODEL.py[:NAME]]")
+@click.option("--trace", "trace_dir", type=click.Path(path_type=Path), metavar="DIR",
+              help="Read a TORCH_TRACE directory (or one of its logs) instead of running a model.")
+@click.option("--vary", multiple=True, metavar="SPEC",
+              help="Also call with changed inputs: [INPUT:]KEY=VALUE[,...], KEY a dim number, dtype, device or "
+              "requires_grad; e.g. 0=16, x:1=32, dtype=float16. Repeatable.")
+@click.option("--default-vary/--no-default-vary", default=True, show_default=True,
+              help="Call with dim 0 of every tensor input doubled, then halved.")
+@click.option("--dynamic/--no-dynamic", default=None,
+              help="torch.compile(dynamic=True/False) [default: automatic dynamic shapes].")
+@click.option("--recompile-limit", type=click.IntRange(min=1), metavar="N",
+              help="torch._dynamo.config.recompile_limit for the run [default: torch's, 8].")
+@click.option("--backend", default="eager", show_default=True,
+              help="torch.compile backend (eager, aot_eager, inductor): breaks and guards are Dynamo's, "
+              "so eager is the fastest way to see them.")
+@click.option("--device", default=None, help="Device [default: the model record's, else cpu].")
+@click.option("--timeout", type=float, metavar="SECONDS", help="Give up on a model after this long (a crash record).")
+@config_option
+@common_options
+def command(model: str | None, trace_dir: Path | None, vary: tuple[str, ...], default_vary: bool,
+            dynamic: bool | None, recompile_limit: int | None, backend: str, device: str | None,
+            timeout: float | None, config: tuple[str, ...], store: Path | None, quiet: bool, debug: bool) -> None:
+    s = Session("guardscan", __version__, store=store, quiet=quiet, debug=debug)
+    opts = {"vary": list(vary), "default_vary": default_vary, "dynamic": dynamic,
+            "recompile_limit": recompile_limit, "backend": backend}
+    s.run(lambda: _work(s, model, trace_dir, opts, device, list(config), timeout))
+
+
+def _work(s: Session, model: str | None, trace_dir: Path | None, opts: dict[str, Any], device: str | None,
+          config: list[str], timeout: float | None) -> int:
+    from pt2kit.runtime.config import parse_config
+    from pt2kit.runtime.modelfile import parse_spec
+
+    from .variants import parse_vary
+
+    cfg = parse_config(config)
+    for v in opts["vary"]:
+        parse_vary(v)  # bad specs are exit 2 before anything loads
+    if trace_dir is not None:
+        if model is not None:
+            raise UsageError("give a MODEL.py or --trace DIR, not both")
+        return _trace(s, trace_dir)
+    if model is not None:
+        path, _ = parse_spec(model)
+        if not path.is_file():
+            raise ModelFileError(f"{path}: no such model file")
+        s.header(torch=torch_version(), device=device or "cpu")
+        return _scan_one(s, model, device or "cpu", cfg, opts, timeout, emit_model=True)
+    code = EXIT_OK
+    hint = "give a MODEL.py, --trace DIR, or pipe records: `fxcheck m.py | guardscan`"
+    for spec, dev, model_cfg in s.piped_models(device=device, hint=hint):
+        code = max(code, _scan_one(s, spec, dev, {**model_cfg, **cfg}, opts, timeout, emit_model=False))
+    return code
+
+
+def _verdict(counts: dict[str, int]) -> int:
+    return EXIT_FINDINGS if counts["breaks"] or counts["unexpected"] or counts.get("limit_hits") else EXIT_OK
+
+
+def _scan_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dict[str, Any],
+              timeout: float | None, *, emit_model: bool) -> int:
+    from pt2kit.runtime.child import run_in_child
+    from pt2kit.runtime.modelfile import label_of, parse_spec
+
+    from .narrate import Narrator
+
+    label = label_of(*parse_spec(spec))
+    narrator = Narrator(s.say, label)
+
+    def on_record(raw: bytes) -> None:
+        s.writer.forward(raw)
+        narrator.record(raw)
+
+    payload = {"model": spec, "device": device, "config": cfg, "emit_model": emit_model, **opts}
+    res = run_in_child("pt2kit.guardscan.work:run", payload, run=s.writer.run, store=str(s.store.root),
+                       on_record=on_record, quiet=s.quiet, timeout=timeout)
+    if res.crash is not None:
+        return s.crash(label, res.crash)
+    narrator.summary(res.value)
+    return _verdict(res.value)
+
+
+def _trace(s: Session, trace_dir: Path) -> int:
+    from .analyze import analyze
+    from .emit import emit_findings
+    from .narrate import Narrator
+    from .tracelog import read_trace
+
+    try:
+        traces = read_trace(trace_dir)
+    except (FileNotFoundError, OSError) as e:
+        raise UsageError(str(e).splitlines()[0]) from None
+    s.header(torch=torch_version())
+    code = EXIT_OK
+    for path, trace in traces:
+        label = path.name
+        narrator = Narrator(s.say, label)
+
+        def emit(cls: Any, narrator: Narrator = narrator, **fields: Any) -> Any:
+            rec = s.emit(cls, **fields)
+            from pt2kit.schema import encode
+
+            narrator.record(encode(rec))
+            return rec
+
+        findings = analyze(trace)
+        counts = emit_findings(findings, emit, s.store, model=label)
+        counts["limit_hits"] = len(findings.limit_hits)
+        if not trace.events:
+            s.warn(f"{path}: no structured trace events in it")
+        narrator.summary(counts)
+        code = max(code, _verdict(counts))
+    return code
+
+
+def main() -> None:
+    command()

@@ -1,0 +1,89 @@
+"""Dynamo's guard tree text (the ``dynamo_cpp_guards_str`` trace event) as one entry per guard.
+
+The text is what ``TORCH_LOGS=guards`` prints::
+
+    | +- GuardManager: source=L['x'], accessed_by=FrameLocalsGuardAccessor(...), type=<class 'torch.Tensor'>
+    | | +- TENSOR_MATCH: check_tensor(L['x'], ..., size=[4, 8], ...)  # if x.shape[0] > 4:  # mp/m.py:4 in forward
+    +- LAMBDA_GUARD: 5 <= L['x'].size()[0]  # if x.shape[0] > 4:  # mp/m.py:4 in forward (_dynamo/...)
+
+A guard's source is the innermost manager above it (or the ``L['x']`` its expression starts from);
+torch shortens the user's path to its last characters, so :func:`resolve_path` maps it back to a
+file the trace named in full.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_NODE = re.compile(r"^(?P<indent>(?:\| )*)\+- (?P<kind>[A-Za-z_]+): ?(?P<rest>.*)$")
+_MANAGER_SOURCE = re.compile(r"source=(?P<source>.+?), accessed_by=")
+_LOCATION = re.compile(r"(?P<file>\S+):(?P<line>\d+) in (?P<func>[\w<>.]+)")
+_EXPR_SOURCE = re.compile(r"""((?:L|G)\[['"][^'"]+['"]\](?:\.[A-Za-z_]\w*|\[[^\]]*\])*?)(?=\.size\(\)|\.stride\(\)|\.storage_offset\(\)|$|[\s,)])""")
+
+
+@dataclass
+class GuardEntry:
+    kind: str  # TENSOR_MATCH, LAMBDA_GUARD, ...
+    expr: str
+    source: str | None  # L['x']
+    code: str | None = None  # the user's line that made the guard
+    file: str | None = None  # as torch printed it (maybe shortened)
+    line: int | None = None
+
+
+def split_comment(text: str) -> tuple[str, str | None, tuple[str, int] | None]:
+    """``expr  # code  # file:line in func (...)`` -> (expr, code, (file, line))."""
+    parts = text.split("  # ")
+    expr = parts[0].strip()
+    code = loc = None
+    if len(parts) >= 2:
+        tail = parts[-1]
+        m = _LOCATION.search(tail)
+        if m and len(parts) >= 3:
+            code = "  # ".join(parts[1:-1]).strip() or None
+            loc = (m.group("file"), int(m.group("line")))
+        elif m:
+            loc = (m.group("file"), int(m.group("line")))
+        else:
+            code = "  # ".join(parts[1:]).strip() or None
+    return expr, code, loc
+
+
+def expr_source(expr: str) -> str | None:
+    """The first ``L['x']``-style source an expression reads."""
+    m = _EXPR_SOURCE.search(expr)
+    return m.group(1) if m else None
+
+
+def parse_guards(text: str) -> list[GuardEntry]:
+    managers: dict[int, str | None] = {}
+    out: list[GuardEntry] = []
+    for raw in text.splitlines():
+        m = _NODE.match(raw.rstrip())
+        if not m:
+            continue
+        depth = len(m.group("indent")) // 2
+        kind, rest = m.group("kind"), m.group("rest")
+        if kind.endswith("GuardManager"):
+            src = _MANAGER_SOURCE.search(rest)
+            managers[depth] = src.group("source") if src else None
+            for d in [d for d in managers if d > depth]:
+                del managers[d]
+            continue
+        expr, code, loc = split_comment(rest)
+        owner = next((managers[d] for d in sorted(managers, reverse=True) if d < depth and managers[d]), None)
+        out.append(GuardEntry(kind=kind, expr=expr, source=expr_source(expr) or owner, code=code,
+                              file=loc[0] if loc else None, line=loc[1] if loc else None))
+    return out
+
+
+def resolve_path(shown: str | None, known: list[str]) -> str | None:
+    """Map torch's shortened path (``mp/gs/m.py``) to a full one the trace knows; else as shown."""
+    if not shown:
+        return None
+    if shown.startswith("/"):
+        return shown
+    hits = [k for k in known if k.endswith(shown)]
+    hits = [k for k in hits if "/site-packages/" not in k] or hits
+    return hits[0] if hits else shown

@@ -1,0 +1,145 @@
+"""guardscan as a user runs it: real torch.compile, the records, the user's lines and the exit codes."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import MODELS
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Each model scanned once for the module (a scan is a few real compiles)."""
+    import subprocess
+    import sys
+
+    from conftest import Result
+
+    tmp = tmp_path_factory.mktemp("gs")
+    cache: dict[tuple[str, ...], Result] = {}
+
+    def run(*args: str, env: dict[str, str] | None = None) -> Result:
+        if args not in cache or env:
+            e = dict(os.environ, PT2KIT_STORE=str(tmp / "store"), **(env or {}))
+            p = subprocess.run([sys.executable, "-m", "pt2kit.guardscan", *args], input=b"", capture_output=True,
+                               env=e, cwd=tmp, timeout=600)
+            cache[args] = Result(p)
+        return cache[args]
+
+    run.tmp = tmp
+    return run
+
+
+def test_item_gives_two_graphs_one_break_at_the_item_line(runs):
+    r = runs(str(MODELS / "item.py"))
+    assert r.code == 1, r.stderr
+    assert len(r.kind("graph")) == 2
+    (b,) = r.kind("graph_break")
+    assert "Tensor.item()" in b["reason"] and b["call"] == "Tensor.item()"
+    assert b["source"] == f"{MODELS / 'item.py'}:12" and b["code"] == "scale = y.abs().max().item()"
+    assert b["gb_id"].startswith("GB") and b["graph"] == 0
+    advice = {a["rule"]: a for a in r.kind("advice")}
+    assert advice["scalar_outputs"]["change"] == "torch._dynamo.config.capture_scalar_outputs = True"
+    assert advice["move_item"]["change"].startswith("scale = y.abs().max()  #")
+    assert f"graph break at {MODELS / 'item.py'}:12" in r.stderr
+
+
+def test_size_branch_recompiles_and_names_the_failing_guard(runs):
+    r = runs(str(MODELS / "branch.py"))
+    assert r.code == 1, r.stderr
+    first, second = r.kind("recompile")
+    assert first["expected"] is True and first["guard"] == "L['x'].size()[0] == 6"
+    assert first["trigger"] == "x: dim 0 6 -> 12"
+    assert second.get("expected", False) is False and second["frame"] == "0/2"
+    assert second["guard"] == "5 <= x.size()[0]" and second["trigger"] == "x: dim 0 6 -> 3"
+    assert second["source"] == f"{MODELS / 'branch.py'}:6" and second["code"] == "if x.shape[0] > 4:"
+    assert [(v["name"], v["outcome"]) for v in r.kind("variant")] == [
+        ("example inputs", "compiled"), ("x: dim 0 6 -> 12", "recompiled"), ("x: dim 0 6 -> 3", "recompiled")]
+    assert "shape_branch" in {a["rule"] for a in r.kind("advice")}
+    guards = [g for g in r.kind("guard") if g["frame"] == "0/0" and g["guard"] == "TENSOR_MATCH"]
+    assert guards and guards[0]["source"] == "L['x']" and "size=[6, 3]" in guards[0]["expr"]
+
+
+def test_clean_model_has_no_breaks_and_one_expected_recompile(runs):
+    r = runs(str(MODELS / "clean.py"))
+    assert r.code == 0, r.stderr
+    assert r.kind("graph_break") == []
+    (rc,) = r.kind("recompile")
+    assert rc["expected"] is True and rc["trigger"] == "x: dim 0 4 -> 8, mask: dim 0 4 -> 8"
+    assert [v["outcome"] for v in r.kind("variant")] == ["compiled", "recompiled", "reused"]
+    (a,) = r.kind("advice")
+    assert a["rule"] == "mark_dynamic" and a["change"].startswith("torch._dynamo.mark_dynamic(x, 0)")
+    assert "0 recompile(s) (+1 expected)" in r.stderr
+
+
+def test_trace_directory_gives_the_same_breaks_as_the_live_run(runs):
+    trace = runs.tmp / "trace"
+    live = runs(str(MODELS / "item.py"), "--quiet", env={"TORCH_TRACE": str(trace)})
+    offline = runs("--trace", str(trace))
+    assert offline.code == live.code == 1, offline.stderr
+
+    def key(r):
+        return [(b["reason"], b["source"], b["code"], b["gb_id"]) for b in r.kind("graph_break")]
+
+    assert key(offline) == key(live) and len(key(live)) == 1
+    assert [g["nodes"] for g in offline.kind("graph")] == [g["nodes"] for g in live.kind("graph")]
+    assert [(x["frame"], x["guard"], x.get("expected")) for x in offline.kind("recompile")] == \
+        [(x["frame"], x["guard"], x.get("expected")) for x in live.kind("recompile")]
+
+
+def test_recompile_limit_hit_is_reported_with_its_advice(runs):
+    r = runs(str(MODELS / "branch.py"), "--no-dynamic", "--no-default-vary", "--vary", "0=7", "--vary", "0=8",
+             "--vary", "0=9", "--recompile-limit", "2")
+    assert r.code == 1, r.stderr
+    assert [v["outcome"] for v in r.kind("variant")] == ["compiled", "recompiled", "eager", "unknown"]
+    assert [x.get("compiled", True) for x in r.kind("recompile")] == [True, False]
+    (a,) = [a for a in r.kind("advice") if a["rule"] == "recompile_limit"]
+    assert a["change"] == "torch._dynamo.config.recompile_limit = 4"
+
+
+def test_print_break_carries_torchs_hint(runs):
+    r = runs(str(MODELS / "printing.py"))
+    (b,) = r.kind("graph_break")
+    assert b["source"] == f"{MODELS / 'printing.py'}:6" and b["code"] == 'print("mean", t.mean())'
+    (a,) = [a for a in r.kind("advice") if a["rule"] == "graph_break"]
+    assert "print" in a["message"] and a["source"] == b["source"]
+    # a resume function's tensors follow from the input's change: one mark_dynamic advice, for x
+    assert [a["change"].split("  #")[0] for a in r.kind("advice") if a["rule"] == "mark_dynamic"] == \
+        ["torch._dynamo.mark_dynamic(x, 0)"]
+
+
+def test_crash_is_a_record_and_exit_3_with_the_stream_intact(runs):
+    r = runs(str(MODELS / "crashes.py"))
+    assert r.code == 3
+    assert r.records[0]["kind"] == "header" and r.records[-1]["kind"] == "crash"
+    c = r.records[-1]
+    assert c["signal"] == "SIGSEGV" and c["stage"] == "compile and run (example inputs)"
+    assert "crashes.py" in c["stderr_tail"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["nosuch.py"], "nosuch.py: no such model file"),
+    (["--trace", "nosuchdir"], "no such trace directory"),
+    ([str(MODELS / "item.py"), "--vary", "0=big"], "dimension 0 needs a size"),
+    ([str(MODELS / "item.py"), "--vary", "colour=red"], "unknown key 'colour'"),
+    ([str(MODELS / "item.py"), "--vary", "y:0=3"], "no input 'y'; the inputs are x"),
+    ([str(MODELS / "item.py"), "--trace", "."], "not both"),
+])
+def test_bad_input_is_one_line_and_exit_2(runs, args, message):
+    r = runs(*args)
+    assert r.code == 2, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.startswith("guardscan: error:")]
+    assert len(lines) == 1 and message in lines[0], r.stderr
+
+
+def test_help_imports_no_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom pt2kit.guardscan.cli import command\n"
+            "try:\n    command(['--help'])\nexcept SystemExit:\n    pass\n"
+            "assert 'torch' not in sys.modules and 'matplotlib' not in sys.modules\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "--vary" in p.stdout and "Exit codes:" in p.stdout

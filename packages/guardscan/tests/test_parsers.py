@@ -1,0 +1,117 @@
+"""The torch-free readers: guard trees, graph-break texts, recompile reasons, trace files, --vary."""
+
+from __future__ import annotations
+
+import pytest
+
+from pt2kit.guardscan.analyze import describe_reason, ops_of, source_of
+from pt2kit.guardscan.breaks import parse_break
+from pt2kit.guardscan.guards import parse_guards, resolve_path
+from pt2kit.guardscan.tracelog import Trace, parse_lines
+from pt2kit.guardscan.variants import parse_vary
+from pt2kit.runtime.errors import UsageError
+
+# as torch 2.13 prints them (TORCH_LOGS=guards / the dynamo_cpp_guards_str trace event)
+GUARDS = """
+TREE_GUARD_MANAGER:
++- RootGuardManager
+| +- DEFAULT_DEVICE: utils_device.CURRENT_DEVICE == None                           # _dynamo/output_graph.py:1122 in init_ambient_guards
+| +- GuardManager: source=L['x'], accessed_by=FrameLocalsGuardAccessor(key='x', framelocals_idx=1), type=<class 'torch.Tensor'>, tag_safe=(False, False)
+| | +- TENSOR_MATCH: check_tensor(L['x'], Tensor, DispatchKeySet(CPU), torch.float32, device=None, requires_grad=False, size=[None, 8], stride=[8, 1])  # if x.shape[0] > 4:  # mp/gs/m2.py:4 in forward
+| | +- NO_TENSOR_ALIASING: check_no_aliasing(L['x'], L['y'])
++- LAMBDA_GUARD: 5 <= L['x'].size()[0]  # if x.shape[0] > 4:  # mp/gs/m2.py:4 in forward (_dynamo/variables/tensor.py:2606 in evaluate_expr)
+Guard latency = 117.68 us
+"""
+
+BREAK = """Graph break in user code at /work/m.py:8
+Graph Break Reason: Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):
+
+Unsupported Tensor.item() call with capture_scalar_outputs=False
+  Explanation: Dynamo does not support tracing `Tensor.item()` with config.capture_scalar_outputs=False.
+  Hint: Set `torch._dynamo.config.capture_scalar_outputs = True` to include these operations in the captured graph.
+
+  Developer debug context: call_method TensorVariable() item () {}
+
+ For more details about this graph break, please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html
+
+User code traceback:
+  File "/work/drive.py", line 4, in <module>
+    f(x)
+  File "/work/m.py", line 8, in forward
+    s = y.sum().item()
+"""
+
+
+def test_guard_tree_gives_kind_expr_source_and_user_line():
+    gs = parse_guards(GUARDS)
+    assert [g.kind for g in gs] == ["DEFAULT_DEVICE", "TENSOR_MATCH", "NO_TENSOR_ALIASING", "LAMBDA_GUARD"]
+    tm, lam = gs[1], gs[3]
+    assert tm.source == "L['x']" and tm.code == "if x.shape[0] > 4:" and (tm.file, tm.line) == ("mp/gs/m2.py", 4)
+    assert lam.expr == "5 <= L['x'].size()[0]" and lam.source == "L['x']" and lam.line == 4
+    assert gs[0].source is None and gs[0].code is None
+    assert resolve_path("mp/gs/m2.py", ["/usr/lib/x.py", "/tmp/gs/m2.py"]) == "/tmp/gs/m2.py"
+
+
+def test_break_text_gives_reason_call_line_and_id():
+    b = parse_break(BREAK)
+    assert b.reason == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+    assert (b.file, b.line, b.code) == ("/work/m.py", 8, "s = y.sum().item()")
+    assert b.gb_id == "GB0124" and b.call == "Tensor.item()"
+    assert b.hints and "capture_scalar_outputs = True" in b.hints[0]
+
+
+@pytest.mark.parametrize("reason,guard,kind,change", [
+    ("0/0: tensor 'x' size mismatch at index 0. expected 4, actual 8", "L['x'].size()[0] == 4", "size",
+     "x: dim 0 4 -> 8"),
+    ("0/0: tensor 'args[0]' size mismatch at index 1. expected 3, actual 5", "L['args'][0].size()[1] == 3", "size",
+     "args[0]: dim 1 3 -> 5"),
+    ("0/0: tensor 'x' dtype mismatch. expected Float, actual Half", "L['x'].dtype == Float", "dtype",
+     "x: dtype Float -> Half"),
+    ("0/1: 5 <= x.size()[0]  # if x.shape[0] > 4:  # mp/m.py:4 in forward (_dynamo/x.py:1 in f)", "5 <= x.size()[0]",
+     "guard", None),
+])
+def test_recompile_reasons_name_the_guard(reason, guard, kind, change):
+    g, k, c, _ = describe_reason(reason)
+    assert (g, k, c) == (guard, kind, change)
+
+
+def test_ops_of_dynamo_graph_code():
+    code = '''
+        y: "f32[4, 8][8, 1]cpu" = torch._C._nn.linear(l_x_, w, b);  l_x_ = None
+        sum_1: "f32[][]cpu" = y.sum()
+        add: "f32[4, 8][8, 1]cpu" = y + 1
+        return (sum_1, add)
+'''
+    assert ops_of(code) == {"torch._C._nn.linear": 1, "Tensor.sum": 1, "operator.add": 1}
+    assert source_of("x") == "L['x']" and source_of("args[0]") == "L['args'][0]"
+
+
+def test_trace_lines_with_payloads_and_interned_strings():
+    lines = [
+        'V1122 01:11:46.324000 1194 torch/_logging/structured.py:28] {"str": ["/work/m.py", 4]}',
+        'V1122 01:11:46.677000 1194 torch/_dynamo/guards.py:5400] {"artifact": {"name": "recompile_reasons", '
+        '"encoding": "json"}, "frame_id": 0, "frame_compile_id": 1, "attempt": 0, "has_payload": "0af3"}',
+        "\t[",
+        '\t"0/0: tensor \'x\' size mismatch at index 0. expected 4, actual 8"',
+        "\t]",
+        "not a trace line",
+        'V1122 01:11:46.700000 1194 x.py:1] {"compilation_metrics": {"compile_id": "0/1", "co_name": "forward"}}',
+        'V1122 01:11:46.800000 1194 x.py:1] {"dynamo_start": {"stack": []}, "frame_id": 0, "frame_compile',  # cut off
+    ]
+    t = Trace()
+    parse_lines(lines, t)
+    assert t.strings == {4: "/work/m.py"}
+    assert [e.kind for e in t.events] == ["artifact", "compilation_metrics"]
+    assert t.events[0].artifact == "recompile_reasons" and t.events[0].compile_id == "0/1"
+    assert "size mismatch" in t.events[0].payload and t.events[1].compile_id == "0/1"
+
+
+def test_vary_specs():
+    v = parse_vary("x:1=32,0=2")
+    assert v.target == "x" and v.sizes == {1: 32, 0: 2}
+    assert parse_vary("dtype=torch.bfloat16").dtype == "bfloat16"
+    assert parse_vary("mask:requires_grad").requires_grad is True
+    assert parse_vary("#1:requires_grad=false").requires_grad is False
+    for bad in ("0=a", "colour=red", "x:", "dtype=float7", "1x:0=2"):
+        with pytest.raises(UsageError):
+            parse_vary(bad)

@@ -1,0 +1,34 @@
+"""`fxcheck m.py | guardscan | reportgen`: guardscan scans the model fxcheck loaded, and the page shows it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_fxcheck_into_guardscan_into_reportgen(tmp_path):
+    py = sys.executable
+    cmd = (f"{py} -m pt2kit.fxcheck {ROOT / 'examples' / 'tinynet.py'} -q | "
+           f"{py} -m pt2kit.guardscan --vary requires_grad -q | tee {tmp_path}/s.ndjson | "
+           f"{py} -m pt2kit.reportgen -o {tmp_path}/r.html -q; echo ${{PIPESTATUS[@]}}")
+    p = subprocess.run(cmd, shell=True, capture_output=True, cwd=tmp_path, executable="/bin/bash",
+                       env={"PT2KIT_STORE": str(tmp_path / "store"), "PATH": "/usr/bin:/bin"})
+    codes = p.stdout.decode().split()[-4:]
+    # the requires_grad call recompiles (never dynamic): a finding, exit 1
+    assert codes == ["0", "1", "0", "0"], p.stderr.decode()[-3000:]
+    recs = [msgspec.json.decode(x) for x in (tmp_path / "s.ndjson").read_bytes().splitlines()]
+    assert sorted(r["tool"] for r in recs if r["kind"] == "header") == ["fxcheck", "guardscan"]
+    assert len([r for r in recs if r["kind"] == "model"]) == 1
+    variants = [(v["name"], v["outcome"]) for v in recs if v["kind"] == "variant"]
+    assert variants[0] == ("example inputs", "compiled") and variants[-1] == ("x: requires_grad False -> True", "recompiled")
+    (rc,) = [r for r in recs if r["kind"] == "recompile" and "requires_grad" in r["trigger"]]
+    assert rc["trigger"] == "x: requires_grad False -> True"
+    assert any(a["rule"] == "input_properties" and a["change"].startswith("x = x.detach()")
+               for a in recs if a["kind"] == "advice")
+    html = (tmp_path / "r.html").read_text()
+    assert '<section id="guards">' in html and "Calls with changed inputs" in html
