@@ -76,6 +76,18 @@ def test_infinities_and_relative_error(use_triton):
 
 
 @pytest.mark.parametrize("use_triton", PATHS)
+def test_sums_leave_nan_out_and_keep_inf(use_triton):
+    a = torch.tensor([1.0, float("nan"), 3.0, 0.0, 5.0])
+    b = torch.tensor([1.5, float("nan"), 3.0, 0.0, 4.0])
+    r = cmp(a, b, use_triton, equal_nan=True)
+    assert r.nan_ref == 1 and r.nan_test == 1 and r.inf_ref == 0
+    assert r.mean_abs == pytest.approx(1.5 / 5) and r.rmse == pytest.approx(math.sqrt(1.25 / 5))
+    assert r.max_abs == 1.0 and r.worst_index == [4]
+    r = cmp(torch.tensor([0.0, 1.0]), torch.tensor([float("inf"), 1.0]), use_triton)
+    assert r.max_abs == math.inf and r.mean_abs == math.inf and r.inf_test == 1
+
+
+@pytest.mark.parametrize("use_triton", PATHS)
 def test_large_tensor_crosses_chunks_and_blocks(use_triton, monkeypatch):
     import pt2kit.kdiff.metrics as m
 
@@ -105,4 +117,4 @@ def test_triton_kernel_under_interpreter():
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
                         "True and not interpreter"], env=env, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    assert re.search(r"^6 passed", p.stdout, re.M), p.stdout[-500:]
+    assert re.search(r"^7 passed", p.stdout, re.M), p.stdout[-500:]

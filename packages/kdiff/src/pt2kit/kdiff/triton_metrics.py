@@ -2,11 +2,13 @@
 
 A persistent kernel: a few programs per SM stride over the tensors (the loop's loads pipelined),
 reading each element of both once and folding it into per-lane accumulators held in registers:
-sums of |d| and d², max relative error, counts of mismatches and of non-finite elements, the
-furthest mismatch past its tolerance and the largest |d| with their indices. Each program reduces
-its lanes once, at the end, into one row; a few tiny torch reductions over those rows finish the
-job, with one device-to-host copy. Only when NaN or Inf values exist (rare, and then speed is not
-the question) do four more passes count them per side. Accumulates in float32 for 16/32-bit
+sums of |d| and d², max relative error, the count of mismatches, the furthest mismatch past its
+tolerance and the largest |d| with their indices. Each program reduces its lanes once, at the end,
+into one row; a few tiny torch reductions over those rows finish the job, with one device-to-host
+copy. Every instruction per element counts (the loop with only a sum in it runs at the copy
+ceiling), so non-finite values are not counted in the loop: a NaN or Inf makes the sums
+non-finite, and only then (rare, and then speed is not the question) do a few more passes count
+them per side and sum |d| without the NaNs. Accumulates in float32 for 16/32-bit
 inputs and in float64 for float64. Tested on CPU with ``TRITON_INTERPRET=1``.
 """
 
@@ -25,12 +27,13 @@ BLOCK = 512  # elements per program per step
 NUM_WARPS = 4
 PROGRAMS_PER_SM = 16
 NUM_STAGES = 4  # loads of later steps in flight while this one computes
-NCOLS = 12  # max_abs, sum_abs, sum_sq, max_rel, mism, nonfinite, (unused x3), excess, ex_idx, d_idx
+NCOLS = 12  # max_abs, sum_abs, sum_sq, max_rel, mism, (unused x4), excess, ex_idx, d_idx
+CHUNK = 1 << 24  # elements per chunk of the rare non-finite path
 
 
 @triton.jit
 def _fold(a, b, atol, rtol, EQUAL_NAN: tl.constexpr):
-    """Per element: (|d| with NaN as 0, relative error, mismatch, excess past tolerance, nan/inf flags)."""
+    """Per element: (|d|, relative error, mismatch, excess past tolerance)."""
     inf = float("inf")
     aa = tl.abs(a)
     diff = tl.abs(a - b)
@@ -39,15 +42,13 @@ def _fold(a, b, atol, rtol, EQUAL_NAN: tl.constexpr):
     close = (a == b) | ((diff <= atol + rtol * aa) & (aa < inf))
     if EQUAL_NAN:
         close = close | ((a != a) & (b != b))
-    d = tl.where(diff == diff, diff, 0.0)
-    # a metric, not a verdict: the approximate division (2 ulp) is plenty and much cheaper than IEEE
-    rel = tl.where(aa > 0, tl.fdiv(d, aa, ieee_rounding=False), tl.where(d > 0, inf, 0.0))
-    rel = tl.where(rel == rel, rel, 0.0)  # inf/inf: no relative error to speak of
+    # a metric, not a verdict: the approximate division (2 ulp) is plenty and much cheaper than IEEE.
+    # d/0 is inf; 0/0 and NaN are NaN, which the running maximum (maxnum) of rel ignores
+    rel = tl.fdiv(diff, aa, ieee_rounding=False)
     excess = tl.where(close, -inf, tl.where(diff < inf, diff - (atol + rtol * aa), inf))
-    nonfinite = ((a - a) != 0) | ((b - b) != 0)  # x - x is NaN exactly for NaN and +-inf
-    return d, rel, close, excess, nonfinite
-
-
+    # |d| goes into the sums as it is: a NaN or Inf anywhere makes them non-finite, which is how the
+    # host learns that non-finite values exist (then it recounts them, and the sums without them)
+    return diff, rel, close, excess
 @triton.jit
 def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
                      EQUAL_NAN: tl.constexpr, F64: tl.constexpr, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr):
@@ -67,7 +68,6 @@ def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
     ex_step = tl.zeros([BLOCK], dtype=tl.int32)
     d_step = tl.zeros([BLOCK], dtype=tl.int32)
     c_mism = tl.zeros([BLOCK], dtype=tl.int32)
-    c_nonfinite = tl.zeros([BLOCK], dtype=tl.int32)  # elements with a NaN or Inf on either side
     stride = nprog.to(tl.int64) * BLOCK
     first = pid.to(tl.int64) * BLOCK
     # full steps: every program's block lies inside the tensor, so nothing is masked
@@ -75,12 +75,11 @@ def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
         offs = first + it * stride + lanes
         a = tl.load(ref_ptr + offs).to(zero.dtype)
         b = tl.load(test_ptr + offs).to(zero.dtype)
-        d, rel, close, excess, nonfinite = _fold(a, b, atol, rtol, EQUAL_NAN)
+        d, rel, close, excess = _fold(a, b, atol, rtol, EQUAL_NAN)
         acc_sum += d
         acc_sq += d * d
         acc_rel = tl.maximum(acc_rel, rel)
         c_mism += (close == 0).to(tl.int32)
-        c_nonfinite += nonfinite.to(tl.int32)
         better = excess > best_ex
         best_ex = tl.where(better, excess, best_ex)
         ex_step = tl.where(better, it, ex_step)
@@ -92,12 +91,11 @@ def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
     mask = offs < n
     a = tl.load(ref_ptr + offs, mask=mask, other=0.0).to(zero.dtype)
     b = tl.load(test_ptr + offs, mask=mask, other=0.0).to(zero.dtype)
-    d, rel, close, excess, nonfinite = _fold(a, b, atol, rtol, EQUAL_NAN)
-    acc_sum += d
+    d, rel, close, excess = _fold(a, b, atol, rtol, EQUAL_NAN)
+    acc_sum += d  # masked lanes load 0 on both sides: d is 0
     acc_sq += d * d
     acc_rel = tl.maximum(acc_rel, rel)
     c_mism += ((close == 0) & mask).to(tl.int32)
-    c_nonfinite += nonfinite.to(tl.int32)
     excess = tl.where(mask, excess, -float("inf"))
     better = excess > best_ex
     best_ex = tl.where(better, excess, best_ex)
@@ -113,7 +111,6 @@ def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
     tl.store(row + 2, tl.sum(acc_sq.to(tl.float64), axis=0))
     tl.store(row + 3, tl.max(acc_rel, axis=0).to(tl.float64))
     tl.store(row + 4, tl.sum(c_mism, axis=0).to(tl.float64))
-    tl.store(row + 5, tl.sum(c_nonfinite, axis=0).to(tl.float64))
     tl.store(row + 9, ex_max.to(tl.float64))
     ex_it = tl.sum(tl.where(lanes == ex_lane, ex_step, 0), axis=0).to(tl.int64)
     d_it = tl.sum(tl.where(lanes == d_lane, d_step, 0), axis=0).to(tl.int64)
@@ -129,6 +126,19 @@ def _programs(device: torch.device, n: int) -> int:
         sms = torch.cuda.get_device_properties(device).multi_processor_count
         return min(blocks, sms * PROGRAMS_PER_SM)
     return min(blocks, 8)  # the interpreter, on CPU tensors: a few programs exercise the striding
+
+
+def _sums_without_nan(a: torch.Tensor, b: torch.Tensor, f64: bool) -> tuple[float, float]:
+    dtype = torch.float64 if f64 else torch.float32
+    s_abs = torch.zeros((), dtype=torch.float64, device=a.device)
+    s_sq = torch.zeros((), dtype=torch.float64, device=a.device)
+    fa, fb = a.reshape(-1), b.reshape(-1)
+    for start in range(0, fa.numel(), CHUNK):
+        d = (fa[start:start + CHUNK].to(dtype) - fb[start:start + CHUNK].to(dtype)).abs()
+        d = d.nan_to_num(nan=0.0, posinf=math.inf)
+        s_abs += d.sum(dtype=torch.float64)
+        s_sq += (d * d).sum(dtype=torch.float64)
+    return float(s_abs), float(s_sq)
 
 
 def partials(a: torch.Tensor, b: torch.Tensor, *, atol: float, rtol: float, equal_nan: bool) -> dict[str, Any]:
@@ -148,18 +158,21 @@ def partials(a: torch.Tensor, b: torch.Tensor, *, atol: float, rtol: float, equa
     d_row = out[:, 0].argmax()
     # indices are below 2**53, so float64 carries them exactly
     summary = torch.stack([
-        out[:, 0].max(), out[:, 1].sum(), out[:, 2].sum(), out[:, 3].max(), out[:, 4].sum(), out[:, 5].sum(),
+        out[:, 0].max(), out[:, 1].sum(), out[:, 2].sum(), out[:, 3].max(), out[:, 4].sum(),
         out[ex_row, 9], out[ex_row, 10], out[d_row, 11],
     ]).tolist()
     mism = int(summary[4])
     counts = [0, 0, 0, 0]
-    if summary[5]:  # rare: non-finite values exist, so count them exactly (four more passes)
+    if not (math.isfinite(summary[1]) and math.isfinite(summary[2])):
+        # rare: NaN or Inf somewhere (or sums past float range): count them exactly, and sum |d|
+        # without the NaNs, in a few more passes over bounded chunks
         counts = torch.stack([torch.isnan(a).sum(), torch.isnan(b).sum(), torch.isinf(a).sum(),
                               torch.isinf(b).sum()]).tolist()
+        summary[1], summary[2] = _sums_without_nan(a, b, f64)
     return {
         "max_abs": summary[0], "sum_abs": summary[1], "sum_sq": summary[2], "max_rel": summary[3], "mism": mism,
         "nan_a": int(counts[0]), "nan_b": int(counts[1]), "inf_a": int(counts[2]), "inf_b": int(counts[3]),
-        "excess": summary[6] if mism else -math.inf,
-        "excess_at": int(summary[7]) if mism else None,
-        "maxd_at": int(summary[8]) if n and summary[8] >= 0 else None,
+        "excess": summary[5] if mism else -math.inf,
+        "excess_at": int(summary[6]) if mism else None,
+        "maxd_at": int(summary[7]) if n and summary[7] >= 0 else None,
     }
