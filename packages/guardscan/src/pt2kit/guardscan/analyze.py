@@ -227,7 +227,8 @@ def analyze(trace: Trace, *, torch_dir: str | None = None) -> Findings:
         elif ev.kind == "compilation_metrics" and isinstance(ev.body, dict):
             c.metrics = ev.body
     f.compiles = [compiles[k] for k in order]
-    known = f.files + [c.metrics.get("co_filename") for c in f.compiles if c.metrics.get("co_filename")]
+    # the files the trace names in full, so a path torch shortened can be mapped back (emit uses them too)
+    f.files = known = f.files + [c.metrics.get("co_filename") for c in f.compiles if c.metrics.get("co_filename")]
 
     for c in f.compiles:
         cfg = c.metrics.get("dynamo_config")
