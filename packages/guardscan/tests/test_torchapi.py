@@ -8,6 +8,7 @@ import torch
 
 from pt2kit.guardscan import torchapi
 from pt2kit.guardscan.variants import Variant, apply, input_names
+from pt2kit.runtime import torchtrace
 
 
 def test_capture_trace_sees_a_compile_and_removes_its_handler():
@@ -18,7 +19,7 @@ def test_capture_trace_sees_a_compile_and_removes_its_handler():
     kinds = {k for m in got for k in m}
     assert {"dynamo_start", "dynamo_output_graph", "dynamo_cpp_guards_str", "compilation_metrics"} <= kinds
     # torch may hold handlers of its own there (a lazy TORCH_TRACE one): only ours must be gone
-    assert not any(isinstance(h, torchapi._TraceHandler) for h in logging.getLogger(torchapi.TRACE_LOGGER).handlers)
+    assert not any(isinstance(h, torchtrace._TraceHandler) for h in logging.getLogger(torchtrace.TRACE_LOGGER).handlers)
 
 
 def test_recompile_limit_patch():

@@ -108,3 +108,20 @@ def test_crash_is_a_record_a_line_and_exit_3(capsys):
     assert rec["kind"] == "crash" and rec["signal"] == "SIGSEGV" and rec["model"] == "m.py"
     assert capsys.readouterr().err == ("kdiff: m.py crashed during run test (inductor): SIGSEGV: "
                                        "child process killed by SIGSEGV\n")
+
+
+def test_open_model_checks_the_file_before_the_header(tmp_path):
+    import pytest
+
+    from pt2kit.runtime.errors import ModelFileError
+
+    out = io.BytesIO()
+    s = Session("kdiff", "1.0", store=tmp_path, stdout=out)
+    with pytest.raises(ModelFileError, match=r"nope\.py: no such model file"):
+        s.open_model(str(tmp_path / "nope.py:build"), device="cpu")
+    assert out.getvalue() == b"" and not s.header_written
+    f = tmp_path / "m.py"
+    f.write_text("model = None\n")
+    assert s.open_model(f"{f}:build", device="cuda") == "m.py:build"
+    header = msgspec.json.decode(out.getvalue().splitlines()[0])
+    assert header["kind"] == "header" and header["device"] == "cuda"

@@ -21,9 +21,8 @@ from pt2kit.runtime.cli import (
     config_option,
     device_option,
     tool_command,
-    torch_version,
 )
-from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, ModelFileError
+from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
 
 from . import __version__
 
@@ -69,7 +68,6 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
           timeout: float | None, device: str, config: tuple[str, ...]) -> int:
     from pt2kit.runtime.child import run_in_child
     from pt2kit.runtime.config import parse_config
-    from pt2kit.runtime.modelfile import label_of, parse_spec
 
     from .profiles import parse_bytes, parse_dtypes, resolve
 
@@ -79,12 +77,7 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
         flags["max_tensor_bytes"] = parse_bytes(flags["max_tensor_bytes"], "--max-tensor-bytes")
     prof = resolve(profile_arg, flags)
     cfg = parse_config(list(config))
-    path, entry = parse_spec(model)
-    if not path.is_file():
-        raise ModelFileError(f"{path}: no such model file")
-    label = label_of(path, entry)
-
-    s.header(torch=torch_version(), device=device)
+    label = s.open_model(model, device=device)
     findings: list[dict[str, Any]] = []
 
     def on_record(raw: bytes) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from pt2kit.runtime.cli import Session, common_options, config_option, tool_command, torch_version
-from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, ModelFileError, UsageError
+from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 from . import __version__
 
@@ -58,7 +58,6 @@ def command(model: str | None, trace_dir: Path | None, vary: tuple[str, ...], de
 def _work(s: Session, model: str | None, trace_dir: Path | None, opts: dict[str, Any], device: str | None,
           config: list[str], timeout: float | None) -> int:
     from pt2kit.runtime.config import parse_config
-    from pt2kit.runtime.modelfile import parse_spec
 
     from .variants import parse_vary
 
@@ -70,10 +69,7 @@ def _work(s: Session, model: str | None, trace_dir: Path | None, opts: dict[str,
             raise UsageError("give a MODEL.py or --trace DIR, not both")
         return _trace(s, trace_dir)
     if model is not None:
-        path, _ = parse_spec(model)
-        if not path.is_file():
-            raise ModelFileError(f"{path}: no such model file")
-        s.header(torch=torch_version(), device=device or "cpu")
+        s.open_model(model, device=device or "cpu")
         return _scan_one(s, model, device or "cpu", cfg, opts, timeout, emit_model=True)
     code = EXIT_OK
     hint = "give a MODEL.py, --trace DIR, or pipe records: `fxcheck m.py | guardscan`"

@@ -9,44 +9,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 
-TRACE_LOGGER = "torch.__trace"
-
-
-class _TraceHandler(logging.Handler):
-    def __init__(self, on_event: Callable[[dict[str, Any], str | None], None]) -> None:
-        super().__init__(logging.DEBUG)
-        self.on_event = on_event
-
-    def emit(self, record: logging.LogRecord) -> None:
-        meta = getattr(record, "metadata", None)
-        if isinstance(meta, dict):
-            self.on_event(meta, getattr(record, "payload", None))
-
-
-@contextlib.contextmanager
-def capture_trace(on_event: Callable[[dict[str, Any], str | None], None]) -> Iterator[None]:
-    """Every structured-trace event of the block, in-process: ``on_event(metadata, payload)``.
-
-    torch emits structured events only while the trace logger has a handler, so adding ours turns
-    them on (no TORCH_TRACE needed) and removing it turns them off again.
-    """
-    log = logging.getLogger(TRACE_LOGGER)
-    handler = _TraceHandler(on_event)
-    old_level, old_propagate = log.level, log.propagate
-    log.setLevel(logging.DEBUG)
-    log.propagate = False
-    log.addHandler(handler)
-    try:
-        yield
-    finally:
-        log.removeHandler(handler)
-        log.setLevel(old_level)
-        log.propagate = old_propagate
+from pt2kit.runtime.torchtrace import TRACE_LOGGER, capture_trace  # noqa: F401  (one copy, shared)
 
 
 def recompile_limit_key() -> str:

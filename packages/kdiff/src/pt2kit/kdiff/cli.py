@@ -19,8 +19,8 @@ from typing import Any
 import click
 import msgspec
 
-from pt2kit.runtime.cli import Session, common_options, config_option, tool_command, torch_version
-from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, ModelFileError, UsageError
+from pt2kit.runtime.cli import Session, common_options, config_option, tool_command
+from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 from . import __version__
 
@@ -56,15 +56,11 @@ def command(model: str | None, ref: str, test: str, atol: float | None, rtol: fl
 def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | None, config: list[str],
           timeout: float | None) -> int:
     from pt2kit.runtime.config import parse_config
-    from pt2kit.runtime.modelfile import parse_spec
     cfg = parse_config(config)
     if opts["test"] == "eager64":
         raise UsageError("--test eager64: eager64 is a reference; use it with --ref")
     if model is not None:
-        path, _ = parse_spec(model)
-        if not path.is_file():
-            raise ModelFileError(f"{path}: no such model file")
-        s.header(torch=torch_version(), device=device or "cpu")
+        s.open_model(model, device=device or "cpu")
         return _diff_one(s, model, device or "cpu", cfg, opts, timeout, emit_model=True)
     code = EXIT_OK
     for spec, dev, model_cfg in s.piped_models(device=device, hint="give a MODEL.py, or pipe records: `fxcheck m.py | kdiff`"):

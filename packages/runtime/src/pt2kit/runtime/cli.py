@@ -182,6 +182,20 @@ class Session:
         if not models:
             self.warn("no model records on stdin: nothing to do")
 
+    def open_model(self, spec: str, *, device: str) -> str:
+        """Check that MODEL.py[:NAME] names a file, write the header, and return the model's label.
+
+        A missing file is exit 2 before the header, so nothing is written for a typo.
+        """
+        from .errors import ModelFileError
+        from .modelfile import label_of, parse_spec
+
+        path, entry = parse_spec(spec)
+        if not path.is_file():
+            raise ModelFileError(f"{path}: no such model file")
+        self.header(torch=torch_version(), device=device)
+        return label_of(path, entry)
+
     # -- running ---------------------------------------------------------------------------
     def run(self, work: Callable[[], int | None]) -> None:
         """Run the command body and exit with pt2kit's exit codes. Never returns."""
