@@ -46,7 +46,7 @@ from .stream import (
     read_stream,
 )
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"
 
 __all__ = [
     "KINDS", "RECORD_TYPES", "SCHEMA_MAJOR", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",

@@ -294,6 +294,8 @@ class Kernel(Record, tag="kernel", kw_only=True):
     args: list[KernelArg] = []
     nodes: list[str] = []  # FX/aten nodes the kernel fused, when provenance is known
     sources: list[str] = []  # the user's file:line of those nodes
+    code: list[str] = []  # (1.2) the text of those lines
+    finding: str | None = None  # (1.2) set on the launch a finding names: "nan" | "inf" | "nan+inf"
 
 
 class Crash(Record, tag="crash", kw_only=True):

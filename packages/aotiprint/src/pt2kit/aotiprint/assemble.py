@@ -1,0 +1,175 @@
+"""From the printer's output (plus the package's wrapper and Inductor's provenance) to `kernel` fields.
+
+Torch-free: the parent builds the records after the child is gone, so a run that crashed half way
+still reports every launch the printer got out.
+
+* An argument printed before a launch that nothing has written yet (the wrapper says so, see
+  :mod:`.wrapper`) is ``uninitialised``: its values are garbage, so no stats and never a finding.
+* The finding is the first launch that *introduced* NaN or Inf: an argument holding some after the
+  launch that held none before it (or was unwritten). A NaN that was already in an input only
+  passes through later launches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pt2kit.schema import KernelArg, Stats, num
+
+from .printer import Arg, Launch, PrinterLog
+from .provenance import for_launch
+from .wrapper import Wrapper, WrapperLaunch, save_id_of
+
+
+@dataclass
+class KernelFields:
+    name: str
+    launch: int
+    when: str
+    args: list[KernelArg] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    code: list[str] = field(default_factory=list)
+    finding: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
+class Finding:
+    kind: str  # nan | inf | nan+inf
+    kernel: str
+    launch: int
+    args: list[str]
+    nodes: list[str]
+    sources: list[str]
+    code: list[str]
+
+
+def _kernel_arg(a: Arg, uninitialised: bool) -> KernelArg:
+    stats = None
+    if not uninitialised and a.numel is not None:
+        stats = Stats(numel=a.numel, mean=num(a.mean), min=num(a.min), max=num(a.max), nan=a.nan or 0, inf=a.inf or 0)
+    return KernelArg(name=a.name, numel=a.numel, dtype=a.dtype, shape=a.shape, stride=a.stride, device=a.device,
+                     stats=stats, uninitialised=uninitialised)
+
+
+def _align(printed: list[Launch], wrapped: list[WrapperLaunch]) -> list[WrapperLaunch | None]:
+    """The wrapper launch of each printed one: in order, by name (a filter prints a subsequence)."""
+    out: list[WrapperLaunch | None] = []
+    j = 0
+    for la in printed:
+        k = j
+        while k < len(wrapped) and wrapped[k].kernel != la.kernel:
+            k += 1
+        if k < len(wrapped):
+            out.append(wrapped[k])
+            j = k + 1
+        else:
+            out.append(None)
+    return out
+
+
+def _fresh_by_order(log: PrinterLog) -> list[set[str]]:
+    """Without the wrapper: a ``buf`` first seen before a launch has not been written by one."""
+    seen: set[str] = set()
+    out = []
+    for la in log.launches:
+        out.append({a.name for a in la.before if a.name.startswith("buf") and a.name not in seen})
+        seen.update(a.name for a in la.after)
+    return out
+
+
+def _wanted(kernels: list[str] | None, name: str) -> bool:
+    return not kernels or name.lower() in {k.strip().lower() for k in kernels}
+
+
+def from_printer(log: PrinterLog, wrapper: Wrapper | None, prov: dict[str, Any],
+                 saved: dict[str, Any] | None = None, kernels: list[str] | None = None) -> list[KernelFields]:
+    """Fields of the `kernel` records, in launch order (``launch == -1``: the model's inputs)."""
+    out: list[KernelFields] = []
+    if log.inputs:
+        out.append(KernelFields("aoti_model_inputs", -1, "before", [_kernel_arg(a, False) for a in log.inputs]))
+    if log.saved:
+        return out + _from_saved(log.saved, wrapper, prov, saved or {}, kernels)
+    if wrapper is not None and wrapper.launches:
+        fresh = [w.uninitialised() if w else set() for w in _align(log.launches, wrapper.launches)]
+    else:
+        fresh = _fresh_by_order(log)
+    nth: dict[str, int] = {}
+    for la, unwritten in zip(log.launches, fresh, strict=False):
+        p = for_launch(prov, la.kernel, nth.get(la.kernel, 0)) or {}
+        nth[la.kernel] = nth.get(la.kernel, 0) + 1
+        extra = {"nodes": p.get("nodes", []), "sources": p.get("sources", []), "code": p.get("code", [])}
+        if la.started:
+            out.append(KernelFields(la.kernel, la.launch, "before",
+                                    [_kernel_arg(a, a.name in unwritten) for a in la.before], **extra))
+        if la.finished:
+            out.append(KernelFields(la.kernel, la.launch, "after", [_kernel_arg(a, False) for a in la.after], **extra))
+    return out
+
+
+def _from_saved(paths: list[str], wrapper: Wrapper | None, prov: dict[str, Any], saved: dict[str, Any],
+                kernels: list[str] | None) -> list[KernelFields]:
+    """Mode 1: one record per launch and side, its arguments pointing at the saved tensors."""
+    out: list[KernelFields] = []
+    launch = -1
+    last: tuple[str, str] | None = None
+    nth: dict[str, int] = {}
+    for path in paths:
+        sid = save_id_of(path)
+        site = wrapper.saves.get(sid) if wrapper is not None and sid is not None else None
+        if site is None:
+            continue
+        if last is None or last[0] != site.kernel or (site.when == "before" and last[1] == "after"):
+            launch += 1
+            nth[site.kernel] = nth.get(site.kernel, -1) + 1
+        if last is None or (site.kernel, site.when) != last or out[-1].launch != launch:
+            p = for_launch(prov, site.kernel, nth[site.kernel]) or {}
+            out.append(KernelFields(site.kernel, launch, site.when, [], p.get("nodes", []), p.get("sources", []),
+                                    p.get("code", [])))
+        last = (site.kernel, site.when)
+        info = saved.get(path) or {}
+        arg = KernelArg(name=site.arg, uninitialised=site.uninitialised)
+        if "numel" in info:
+            from msgspec import convert
+
+            arg = convert({**info, "name": site.arg, "uninitialised": site.uninitialised}, KernelArg)
+            if site.uninitialised:
+                arg.stats = None
+        out[-1].args.append(arg)
+    return [k for k in out if _wanted(kernels, k.name)]
+
+
+def first_nonfinite(records: list[KernelFields]) -> Finding | None:
+    """The first launch whose run left NaN or Inf in an argument that held none before it."""
+    before: dict[tuple[int, str], KernelArg] = {}
+    for rec in records:
+        if rec.launch < 0:  # the model's inputs: NaN there is the caller's, said as such
+            bad = [a.name for a in rec.args if a.stats is not None and (a.stats.nan or a.stats.inf)]
+            if bad:
+                nan = any(a.stats.nan for a in rec.args if a.stats is not None)
+                inf = any(a.stats.inf for a in rec.args if a.stats is not None)
+                return Finding("nan+inf" if nan and inf else "nan" if nan else "inf", rec.name, -1, bad, [], [], [])
+        if rec.when == "before":
+            for a in rec.args:
+                before[(rec.launch, a.name)] = a
+            continue
+        new_nan: list[str] = []
+        new_inf: list[str] = []
+        for a in rec.args:
+            if a.stats is None:
+                continue
+            prior = before.get((rec.launch, a.name))
+            had = prior.stats if prior is not None and not prior.uninitialised else None
+            if a.stats.nan and not (had and had.nan):
+                new_nan.append(a.name)
+            if a.stats.inf and not (had and had.inf):
+                new_inf.append(a.name)
+        if new_nan or new_inf:
+            kind = "nan+inf" if new_nan and new_inf else "nan" if new_nan else "inf"
+            return Finding(kind, rec.name, rec.launch, list(dict.fromkeys(new_nan + new_inf)), rec.nodes,
+                           rec.sources, rec.code)
+    return None

@@ -1,0 +1,192 @@
+"""aotiprint MODEL.py[:NAME] | PACKAGE.pt2 --inputs FILE.py[:NAME]: per-kernel intermediate values of
+AOT Inductor (default) or JIT Inductor (--jit), as `kernel` records; the first kernel that makes NaN or
+Inf; the kernel a crash happened in.
+
+AOTI: exports the model, compiles it with aoti_compile_and_package and the intermediate value
+printer on (--mode names: launch order only; stats: every argument's numel, dtype, shape, stride,
+mean, min, max, NaN/Inf counts; save: every argument saved into the store, one file per launch and
+argument), loads and runs it in a child process, and turns the printer's output into one `kernel`
+record per launch and side (before/after). Output buffers before their launch are marked
+uninitialised, never findings. --kernels keeps the named kernels only.
+
+--jit: torch.compile with Inductor, every launch of the generated Python wrapper instrumented
+(C++, Triton and extern kernels alike), with one-pass statistics.
+
+--ima (CUDA illegal memory access): blocking launches, the caching allocator off, kernel names
+only unless --mode says otherwise; the crash record names the last kernel launched.
+
+Exit 0 clean, 1 NaN/Inf found, 2 bad input, 3 crash (a `crash` record says at which stage:
+load model, export, compile, load, run).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pt2kit.runtime.cli import Session, common_options, config_option, tool_command, torch_version
+from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, ModelFileError, UsageError
+
+from . import __version__
+
+
+@tool_command("aotiprint", help=__doc__)
+@click.argument("target", metavar="MODEL.py[:NAME] | PACKAGE.pt2")
+@click.option("--mode", type=click.Choice(["names", "stats", "save"]), default=None,
+              help="What the printer records [default: stats; names with --ima].")
+@click.option("--kernels", metavar="K1,K2", help="Only these kernels (names as the printer shows them).")
+@click.option("--jit", is_flag=True, help="JIT Inductor (torch.compile) with our own per-kernel probes, not AOTI.")
+@click.option("--ima", is_flag=True, help="Hunt a CUDA illegal memory access: blocking launches, no caching allocator.")
+@click.option("--inputs", metavar="FILE.py[:NAME]", help="Inputs for a PACKAGE.pt2: example_inputs, or NAME "
+              "(a tuple/dict, or a function returning one).")
+@click.option("--device", default="cpu", show_default=True, help="Device for the model and inputs.")
+@click.option("--timeout", type=float, metavar="SECONDS", help="Give up after this long (a crash record).")
+@config_option
+@common_options
+def command(target: str, mode: str | None, kernels: str | None, jit: bool, ima: bool, inputs: str | None,
+            device: str, timeout: float | None, config: tuple[str, ...], store: Path | None, quiet: bool,
+            debug: bool) -> None:
+    s = Session("aotiprint", __version__, store=store, quiet=quiet, debug=debug)
+    s.run(lambda: _work(s, target, mode, kernels, jit, ima, inputs, device, list(config), timeout))
+
+
+def _kernel_list(kernels: str | None) -> list[str] | None:
+    if kernels is None:
+        return None
+    names = [k.strip() for k in kernels.split(",") if k.strip()]
+    if not names:
+        raise UsageError("--kernels: give kernel names, e.g. --kernels cpp_fused_relu_0,aoti_torch_cpu_addmm_out")
+    return names
+
+
+def _work(s: Session, target: str, mode: str | None, kernels_arg: str | None, jit: bool, ima: bool,
+          inputs: str | None, device: str, config: list[str], timeout: float | None) -> int:
+    from pt2kit.runtime.config import parse_config
+
+    cfg = parse_config(config)
+    kernels = _kernel_list(kernels_arg)
+    mode = mode or ("names" if ima else "stats")
+    package = target if target.endswith(".pt2") else None
+    if package is not None:
+        if jit:
+            raise UsageError("--jit compiles a model file; a PACKAGE.pt2 is already AOT compiled")
+        if not inputs:
+            raise UsageError(f"{package}: a package needs inputs: --inputs FILE.py[:NAME]")
+        if not Path(package).is_file():
+            raise ModelFileError(f"{package}: no such package")
+        mode = _package_mode(s, package, mode)
+        label = Path(package).name
+        s.header(torch=torch_version(), device=device)
+    else:
+        if inputs:
+            raise UsageError("--inputs goes with a PACKAGE.pt2; a model file brings its own example_inputs")
+        label = s.open_model(target, device=device)
+    if ima and not device.startswith("cuda"):
+        s.warn("--ima hunts CUDA illegal memory accesses; on the CPU it only runs launches one at a time")
+    env = None
+    if ima:
+        env = {**os.environ, "CUDA_LAUNCH_BLOCKING": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
+    with tempfile.TemporaryDirectory(prefix="aotiprint-") as tmp:
+        payload: dict[str, Any] = {
+            "model": target, "package": package, "inputs": inputs, "mode": mode, "kernels": kernels, "jit": jit,
+            "ima": ima, "device": device, "config": cfg, "label": label, "emit_model": package is None,
+            "log": os.path.join(tmp, "printer.log"), "workdir": tmp,
+        }
+        return _run(s, payload, env, timeout)
+
+
+def _package_mode(s: Session, package: str, mode: str) -> str:
+    from .wrapper import analyse, read_wrapper
+
+    src = read_wrapper(package)
+    if src is None:
+        s.warn(f"{package}: no wrapper source inside; buffers before launch cannot be told from inputs")
+        return mode
+    built = analyse(src).modes
+    if not built:
+        raise UsageError(f"{package}: compiled without the intermediate value printer, so it prints nothing; "
+                         "recompile with aot_inductor.debug_intermediate_value_printer=2, or give MODEL.py")
+    if mode not in built:
+        have = sorted(built)[0]
+        s.warn(f"{package}: built with the printer in mode {have}, not {mode}; reading {have} "
+               "(the mode is compiled in: give MODEL.py to change it)")
+        return have
+    return mode
+
+
+def _run(s: Session, payload: dict[str, Any], env: dict[str, str] | None, timeout: float | None) -> int:
+    import msgspec
+
+    from pt2kit.runtime.child import run_in_child
+    from pt2kit.schema import Kernel
+
+    from .narrate import Narrator
+
+    narrator = Narrator(s.say, payload["label"])
+    streamed: list[Any] = []
+
+    def on_record(raw: bytes) -> None:
+        s.writer.forward(raw)
+        if raw.startswith(b'{"kind":"kernel"'):
+            streamed.append(msgspec.json.decode(raw, type=Kernel))
+
+    res = run_in_child("pt2kit.aotiprint.work:run", payload, run=s.writer.run, store=str(s.store.root),
+                       on_record=on_record, quiet=s.quiet, env=env, timeout=timeout)
+    if payload["jit"]:
+        records = streamed
+        finding = next((r for r in records if r.finding), None)
+    else:
+        records, finding = _aoti_records(s, payload, res)
+    narrator.summary(records, finding, payload["mode"])
+    if res.crash is not None:
+        crash = dict(res.crash)
+        crash["last_kernel"] = crash.get("last_kernel") or _last_kernel(payload, records)
+        return s.crash(payload["label"], crash)
+    if finding is not None:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _aoti_records(s: Session, payload: dict[str, Any], res: Any) -> tuple[list[Any], Any]:
+    from pt2kit.schema import Kernel
+
+    from .assemble import first_nonfinite, from_printer
+    from .printer import parse_file
+    from .wrapper import analyse, read_wrapper
+
+    log = parse_file(payload["log"])
+    payload["_log"] = log
+    package = payload.get("package") or res.notes.get("package")
+    src = read_wrapper(package) if package else None
+    wrapper = analyse(src) if src else None
+    saved = (res.value or {}).get("saved") if res.value else None
+    fields = from_printer(log, wrapper, res.notes.get("provenance") or {}, saved, payload.get("kernels"))
+    found = first_nonfinite(fields)
+    marked = None
+    if found is not None:
+        marked = next((f for f in fields if f.launch == found.launch and f.name == found.kernel
+                       and (f.when == "after" or f.launch < 0)), None)
+        if marked is not None:
+            marked.finding = found.kind
+    records = [s.emit(Kernel, model=payload["label"], **f.as_dict()) for f in fields]
+    return records, next((r for r in records if r.finding), None)
+
+
+def _last_kernel(payload: dict[str, Any], records: list[Any]) -> str | None:
+    log = payload.get("_log")
+    if log is not None:
+        la = log.last_started
+        if la is not None:
+            return la.kernel
+        if log.launches:
+            return log.launches[-1].kernel
+    return records[-1].name if records else None
+
+
+
+def main() -> None:
+    command()

@@ -1,0 +1,301 @@
+"""The child side of aotiprint: export, compile, load and run, each a stage a crash is reported in.
+
+AOTI: the printer writes to the C stdout, which is pointed at ``payload["log"]`` (unbuffered, so a
+segfault loses nothing) for the run only; the parent parses that file, even after a crash.
+JIT: the probes of :mod:`.jitwrap` emit `kernel` records from here as the kernels run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+from pt2kit.runtime.worker import Channel
+
+
+def _split(inputs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    return ((), dict(inputs)) if isinstance(inputs, dict) else (tuple(inputs), {})
+
+
+@contextlib.contextmanager
+def _c_stdout_to(path: str) -> Iterator[None]:
+    """C/C++ stdout (printf, std::cout) into ``path``, unbuffered, for the block."""
+    sys.stdout.flush()
+    libc = ctypes.CDLL(None)
+    try:
+        c_stdout = ctypes.c_void_p.in_dll(libc, "stdout")
+        libc.fflush(c_stdout)
+        libc.setvbuf(c_stdout, None, 2, 0)  # _IONBF: every line reaches the file before the next kernel
+    except (ValueError, AttributeError):
+        c_stdout = None
+    saved = os.dup(1)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.close(fd)
+    try:
+        yield
+    finally:
+        if c_stdout is not None:
+            libc.fflush(c_stdout)
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def _as_module(model: Any) -> Any:
+    import torch
+
+    if isinstance(model, torch.nn.Module):
+        return model
+
+    class Wrapped(torch.nn.Module):
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            return model(*args, **kwargs)
+
+    return Wrapped()
+
+
+_NODES = "inductor_provenance_tracking_node_mappings"
+_STACKS = "inductor_provenance_tracking_kernel_stack_traces"
+
+
+def _provenance_events(store: dict[str, Any]) -> Any:
+    def on_event(meta: dict[str, Any], payload: str | None) -> None:
+        art = meta.get("artifact") or {}
+        if art.get("name", "").startswith("inductor_provenance_tracking") and payload:
+            store[art["name"]] = payload
+    return on_event
+
+
+def _provenance(chan: Channel, arts: dict[str, Any]) -> None:
+    from .provenance import resolve
+
+    prov = resolve(arts.get(_NODES), arts.get(_STACKS))
+    if prov:
+        chan.note("provenance", prov)
+
+
+def _kernel_arg(chan: Channel, mode: str, name: str, value: Any, uninitialised: bool, when: str,
+                launch: int, kernel: str) -> Any:
+    import torch
+
+    from pt2kit.runtime.tensors import save_tensor
+    from pt2kit.schema import KernelArg, Stats, num
+
+    from .stats import tensor_stats
+
+    if isinstance(value, (int, float, bool)) and not isinstance(value, torch.Tensor):
+        v = float(value)
+        return KernelArg(name=name, numel=1, dtype=type(value).__name__,
+                         stats=Stats(numel=1, mean=num(v), min=num(v), max=num(v)))
+    if not isinstance(value, torch.Tensor):
+        return None
+    arg = KernelArg(name=name, numel=value.numel(), dtype=str(value.dtype).removeprefix("torch."),
+                    shape=list(value.shape), stride=list(value.stride()) if value.layout == torch.strided else None,
+                    device=str(value.device), uninitialised=uninitialised)
+    if uninitialised:
+        return arg
+    s = tensor_stats(value)
+    arg.stats = Stats(numel=s["numel"], mean=num(s["mean"]), min=num(s["min"]), max=num(s["max"]),
+                      nan=s["nan"], inf=s["inf"])
+    if mode == "save":
+        arg.blob = save_tensor(chan.store, value)
+    return arg
+
+
+def _jit(payload: dict[str, Any], chan: Channel, lm: Any) -> dict[str, Any]:
+    import torch
+
+    from pt2kit.runtime.config import apply_config
+    from pt2kit.runtime.torchtrace import capture_trace
+    from pt2kit.schema import Kernel
+
+    from . import probe, torchapi
+    from .jitwrap import instrument
+    from .provenance import for_launch, resolve
+
+    mode, device = payload["mode"], payload["device"]
+    launches: list[str] = []
+
+    arts: dict[str, Any] = {}
+    prov: dict[str, Any] = {}
+    nth: dict[str, int] = {}
+
+    def emit(kernel: str, launch: int, when: str, args: list[Any], site: int, finding: str | None) -> None:
+        # the graph compiles before its first kernel runs: its provenance is in by now
+        if arts and prov.get("_from") != id(arts.get(_NODES)):
+            prov.clear()
+            prov.update(resolve(arts.get(_NODES), arts.get(_STACKS)))
+            prov["_from"] = id(arts.get(_NODES))
+            nth.clear()
+        if when == "before":
+            nth[kernel] = nth.get(kernel, -1) + 1
+        p = for_launch(prov, kernel, max(nth.get(kernel, 0), 0)) or {}
+        chan.emit_new(Kernel, model=payload["label"], name=kernel, launch=launch, when=when, args=args,
+                      finding=finding, nodes=p.get("nodes", []), sources=p.get("sources", []), code=p.get("code", []))
+
+    def on_launch(kernel: str) -> None:
+        launches.append(kernel)
+        if payload.get("ima"):
+            chan.note("last_kernel", kernel)
+
+    rec = probe.Recorder(mode, payload.get("kernels"),
+                         lambda *a: _kernel_arg(chan, mode, *a), emit, on_launch)
+    if payload.get("ima") and device.startswith("cuda"):
+        rec.sync = lambda: _sync(device)
+
+    def rewrite(src: str, is_cpp: bool) -> str:
+        return src if is_cpp else instrument(src)[0]
+
+    args, kwargs = _split(lm.inputs)
+    cfg = {**torchapi.no_caches(), **torchapi.provenance_config()}
+    chan.stage("compile and run")
+    with apply_config(payload.get("config") or {}), torch._inductor.config.patch(cfg), \
+            torchapi.rewrite_wrapper(rewrite), capture_trace(_provenance_events(arts)), torch.no_grad():
+        torch._dynamo.reset()
+        compiled = torch.compile(lm.model, backend="inductor")
+        probe.RECORDER = rec
+        try:
+            compiled(*args, **kwargs)
+            _sync(device)
+        finally:
+            probe.RECORDER = None
+    return {"launches": len(launches)}
+
+
+def _aoti(payload: dict[str, Any], chan: Channel, lm: Any | None) -> dict[str, Any]:
+    import torch
+
+    from pt2kit.runtime.config import apply_config
+    from pt2kit.runtime.torchtrace import capture_trace
+
+    from . import torchapi
+    from .wrapper import number_save_sites
+
+    mode, device = payload["mode"], payload["device"]
+    package = payload.get("package")
+    if package is None:
+        assert lm is not None
+        args, kwargs = _split(lm.inputs)
+        chan.stage("export")
+        with torch.no_grad():
+            ep = torch.export.export(_as_module(lm.model), args, kwargs)
+        chan.stage("compile")
+        package = os.path.join(payload["workdir"], "model.pt2")
+        cfg = {**torchapi.no_caches(), **torchapi.provenance_config(),
+               **torchapi.printer_config(mode, payload.get("kernels"))}
+        arts: dict[str, Any] = {}
+
+        def rewrite(src: str, is_cpp: bool) -> str:
+            return number_save_sites(src) if is_cpp and mode == "save" else src
+
+        with apply_config(payload.get("config") or {}), capture_trace(_provenance_events(arts)), \
+                torchapi.rewrite_wrapper(rewrite):
+            package = torchapi.compile_package(ep, package, cfg)
+        chan.note("package", package)
+        _provenance(chan, arts)
+    else:
+        args, kwargs = _split(payload["inputs_value"] if "inputs_value" in payload else lm.inputs)
+    if mode == "save":
+        os.chdir(payload["workdir"])  # the stock printer saves under ./tmp/
+    chan.stage("load")
+    runner = torchapi.load_package(package, device)
+    chan.stage("run")
+    with _c_stdout_to(payload["log"]), torch.no_grad():
+        runner(*args, **kwargs)
+        _sync(device)
+    saved: dict[str, Any] = {}
+    if mode == "save":
+        saved = _collect_saved(payload, chan)
+    return {"package": package, "saved": saved}
+
+
+def _collect_saved(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
+    """Each file the printer saved, into the store with its stats (read back with weights_only)."""
+    import msgspec
+    import torch
+
+    from .printer import parse_file
+
+    out: dict[str, Any] = {}
+    for path in parse_file(payload["log"]).saved:
+        try:
+            t = torch.load(path, weights_only=True, map_location="cpu" if payload["device"] == "cpu" else None)
+        except Exception as e:  # a file the printer half wrote: say so, keep the rest
+            out[path] = {"error": f"{type(e).__name__}: {e}"}
+            continue
+        arg = _kernel_arg(chan, "save", "", t, False, "", 0, "")
+        out[path] = msgspec.to_builtins(arg) if arg is not None else {}
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return out
+
+
+def run(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
+    import warnings
+
+    import torch  # noqa: F401
+
+    warnings.filterwarnings("ignore", category=FutureWarning)  # torch.export's deprecations: not the user's
+    warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
+
+    from pt2kit.runtime.modelfile import exec_file, load_model
+    from pt2kit.schema import Model
+
+    lm = None
+    chan.stage("load model")
+    if payload.get("package"):
+        if payload.get("inputs"):
+            payload["inputs_value"] = _inputs_from(payload["inputs"], payload["device"], exec_file)
+    else:
+        lm = load_model(payload["model"], payload["device"])
+        if payload.get("emit_model"):
+            from pt2kit.runtime.modelfile import model_fields
+
+            chan.emit_new(Model, **model_fields(lm, payload["device"], payload.get("config") or {}))
+    workdir = payload.get("workdir") or tempfile.mkdtemp(prefix="aotiprint-")
+    payload["workdir"] = workdir
+    if payload.get("jit"):
+        return _jit(payload, chan, lm)
+    return _aoti(payload, chan, lm)
+
+
+def _inputs_from(spec: str, device: str, exec_file: Any) -> Any:
+    """``FILE.py`` (its ``example_inputs``) or ``FILE.py:NAME`` (a value, or a function returning one)."""
+    import torch
+
+    from pt2kit.runtime.errors import ModelFileError
+    from pt2kit.runtime.modelfile import parse_spec
+
+    path, name = parse_spec(spec)
+    if not path.is_file():
+        raise ModelFileError(f"{path}: no such inputs file")
+    mod = exec_file(path)
+    key = name or "example_inputs"
+    if not hasattr(mod, key):
+        raise ModelFileError(f"{path}: defines no `{key}` (--inputs FILE.py[:NAME] names the example inputs)")
+    value = getattr(mod, key)
+    if callable(value) and not isinstance(value, torch.Tensor):
+        value = value()
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], torch.nn.Module):
+        value = value[1]  # a (model, inputs) builder, as FILE.py:NAME is for models
+    if isinstance(value, torch.Tensor):
+        value = (value,)
+    if not isinstance(value, (tuple, list, dict)):
+        raise ModelFileError(f"{spec}: the inputs must be a tuple of args or a dict of kwargs, not {type(value).__name__}")
+
+    def move(x: Any) -> Any:
+        return x.to(device) if isinstance(x, torch.Tensor) else x
+
+    return {k: move(v) for k, v in value.items()} if isinstance(value, dict) else tuple(move(v) for v in value)
