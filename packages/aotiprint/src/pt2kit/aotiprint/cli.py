@@ -43,15 +43,17 @@ from . import __version__
 @click.option("--ima", is_flag=True, help="Hunt a CUDA illegal memory access: blocking launches, no caching allocator.")
 @click.option("--inputs", metavar="FILE.py[:NAME]", help="Inputs for a PACKAGE.pt2: example_inputs, or NAME "
               "(a tuple/dict, or a function returning one).")
+@click.option("--save-package", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
+              help="Keep the compiled AOTI package here (to rerun it: aotiprint PATH --inputs MODEL.py).")
 @click.option("--device", default="cpu", show_default=True, help="Device for the model and inputs.")
 @click.option("--timeout", type=float, metavar="SECONDS", help="Give up after this long (a crash record).")
 @config_option
 @common_options
 def command(target: str, mode: str | None, kernels: str | None, jit: bool, ima: bool, inputs: str | None,
-            device: str, timeout: float | None, config: tuple[str, ...], store: Path | None, quiet: bool,
+            save_package: Path | None, device: str, timeout: float | None, config: tuple[str, ...], store: Path | None, quiet: bool,
             debug: bool) -> None:
     s = Session("aotiprint", __version__, store=store, quiet=quiet, debug=debug)
-    s.run(lambda: _work(s, target, mode, kernels, jit, ima, inputs, device, list(config), timeout))
+    s.run(lambda: _work(s, target, mode, kernels, jit, ima, inputs, device, list(config), timeout, save_package))
 
 
 def _kernel_list(kernels: str | None) -> list[str] | None:
@@ -64,7 +66,8 @@ def _kernel_list(kernels: str | None) -> list[str] | None:
 
 
 def _work(s: Session, target: str, mode: str | None, kernels_arg: str | None, jit: bool, ima: bool,
-          inputs: str | None, device: str, config: list[str], timeout: float | None) -> int:
+          inputs: str | None, device: str, config: list[str], timeout: float | None,
+          save_package: Path | None = None) -> int:
     from pt2kit.runtime.config import parse_config
 
     cfg = parse_config(config)
@@ -84,6 +87,8 @@ def _work(s: Session, target: str, mode: str | None, kernels_arg: str | None, ji
     else:
         if inputs:
             raise UsageError("--inputs goes with a PACKAGE.pt2; a model file brings its own example_inputs")
+        if save_package is not None and (jit or not str(save_package).endswith(".pt2")):
+            raise UsageError("--save-package PATH.pt2 keeps an AOTI package (not with --jit)")
         label = s.open_model(target, device=device)
     if ima and not device.startswith("cuda"):
         s.warn("--ima hunts CUDA illegal memory accesses; on the CPU it only runs launches one at a time")
@@ -95,6 +100,7 @@ def _work(s: Session, target: str, mode: str | None, kernels_arg: str | None, ji
             "model": target, "package": package, "inputs": inputs, "mode": mode, "kernels": kernels, "jit": jit,
             "ima": ima, "device": device, "config": cfg, "label": label, "emit_model": package is None,
             "log": os.path.join(tmp, "printer.log"), "workdir": tmp,
+            "package_out": str(save_package.resolve()) if save_package is not None else None,
         }
         return _run(s, payload, env, timeout)
 

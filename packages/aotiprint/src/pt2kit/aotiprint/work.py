@@ -192,7 +192,7 @@ def _aoti(payload: dict[str, Any], chan: Channel, lm: Any | None) -> dict[str, A
         with torch.no_grad():
             ep = torch.export.export(_as_module(lm.model), args, kwargs)
         chan.stage("compile")
-        package = os.path.join(payload["workdir"], "model.pt2")
+        package = payload.get("package_out") or os.path.join(payload["workdir"], "model.pt2")
         cfg = {**torchapi.no_caches(), **torchapi.provenance_config(),
                **torchapi.printer_config(mode, payload.get("kernels"))}
         arts: dict[str, Any] = {}

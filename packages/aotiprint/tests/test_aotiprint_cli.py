@@ -1,0 +1,96 @@
+"""aotiprint as a user runs it: real AOTI packages, real torch.compile, a child process each."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+MODELS = Path(__file__).parent / "models"
+NAN_LINE = next(i for i, line in enumerate((MODELS / "nanmodel.py").read_text().splitlines(), 1) if "torch.log" in line)
+
+
+def aotiprint(*args: str, cwd: Path) -> tuple[int, list[dict], str]:
+    p = subprocess.run([sys.executable, "-m", "pt2kit.aotiprint", *args], capture_output=True, cwd=cwd, timeout=600)
+    return p.returncode, [msgspec.json.decode(line) for line in p.stdout.splitlines()], p.stderr.decode()
+
+
+@pytest.fixture(scope="module")
+def stats_run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("stats")
+    code, recs, err = aotiprint(str(MODELS / "nanmodel.py"), "--save-package", "m.pt2", cwd=d)
+    return d, code, recs, err
+
+
+def test_stats_records_every_kernel_with_dtypes_and_pins_the_planted_nan(stats_run):
+    d, code, recs, err = stats_run
+    assert code == 1, err
+    kernels = [r for r in recs if r["kind"] == "kernel"]
+    names = [r["name"] for r in kernels if r["launch"] >= 0]
+    assert "aoti_torch_cpu_addmm_out" in names
+    after_dtypes = {a["dtype"] for r in kernels if r.get("when", "after") == "after" for a in r["args"]}
+    assert {"float32", "bfloat16", "int64"} <= after_dtypes
+    # output buffers before their launch: marked, no stats
+    unwritten = [a for r in kernels if r.get("when", "after") == "before" for a in r["args"] if a.get("uninitialised")]
+    assert unwritten and all("stats" not in a for a in unwritten)
+    bad = [r for r in kernels if r.get("finding")]
+    assert len(bad) == 1 and bad[0].get("when", "after") == "after" and "log" in bad[0]["name"]
+    assert f"nanmodel.py:{NAN_LINE}" in " ".join(bad[0]["sources"])
+    assert any(a["stats"]["nan"] == 4 and a["shape"] == [4] for a in bad[0]["args"] if "stats" in a)
+    assert f"first NaN: kernel {bad[0]['name']}" in err
+    assert (d / "m.pt2").is_file()
+
+
+def test_package_rerun_with_a_kernel_filter_keeps_only_that_kernel(stats_run):
+    d = stats_run[0]
+    code, recs, err = aotiprint("m.pt2", "--inputs", str(MODELS / "nanmodel.py"), "--kernels",
+                                "aoti_torch_cpu_addmm_out", cwd=d)
+    assert code == 0, err
+    kernels = [r for r in recs if r["kind"] == "kernel" and r["launch"] >= 0]
+    assert kernels and {r["name"] for r in kernels} == {"aoti_torch_cpu_addmm_out"}
+    assert [r.get("when", "after") for r in kernels] == ["before", "after"]
+
+
+def test_a_crash_in_a_kernel_is_a_crash_record_with_stage_and_last_kernel(tmp_path):
+    code, recs, err = aotiprint(str(MODELS / "nanmodel.py"), "--mode", "names", "--config",
+                                "cpp.inject_relu_bug_TESTING_ONLY=runtime_error", cwd=tmp_path)
+    assert code == 3, err
+    crash = recs[-1]
+    assert crash["kind"] == "crash" and crash["stage"] == "run"
+    assert "relu" in crash["last_kernel"]
+    started = [r for r in recs if r["kind"] == "kernel"]
+    assert started[-1].get("when") == "before" and started[-1]["name"] == crash["last_kernel"]
+
+
+def test_jit_probes_every_kernel_and_pins_the_nan(tmp_path):
+    code, recs, err = aotiprint(str(MODELS / "nanmodel.py"), "--jit", cwd=tmp_path)
+    assert code == 1, err
+    kernels = [r for r in recs if r["kind"] == "kernel"]
+    extern = [r for r in kernels if r["name"] == "extern_kernels.addmm" and r.get("when", "after") == "after"]
+    assert extern and any(a["name"].startswith("buf") and a["stats"]["numel"] == 32 for a in extern[0]["args"])
+    bad = [r for r in kernels if r.get("finding")]
+    assert len(bad) == 1 and bad[0]["name"].startswith("cpp_fused") and "log" in bad[0]["name"]
+    assert f"nanmodel.py:{NAN_LINE}" in " ".join(bad[0]["sources"])
+    nan_args = [a for a in bad[0]["args"] if a.get("stats", {}).get("nan")]
+    assert nan_args and nan_args[0]["dtype"] == "float32"
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    code, recs, err = aotiprint("nope.pt2", "--inputs", "x.py", cwd=tmp_path)
+    assert code == 2 and "nope.pt2: no such package" in err and recs == []
+    code, _, err = aotiprint("m.pt2", cwd=tmp_path)
+    assert code == 2 and "--inputs FILE.py[:NAME]" in err
+    code, _, err = aotiprint(str(MODELS / "clean.py"), "--inputs", "x.py", cwd=tmp_path)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_help_does_not_import_torch():
+    code = ("import sys; from click.testing import CliRunner; from pt2kit.aotiprint.cli import command;"
+            "r = CliRunner().invoke(command, ['--help']); assert r.exit_code == 0, r.output;"
+            "assert 'torch' not in sys.modules and 'triton' not in sys.modules; print(r.output)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "Exit 0 clean, 1 NaN/Inf found" in p.stdout
