@@ -102,6 +102,8 @@ def from_printer(log: PrinterLog, wrapper: Wrapper | None, prov: dict[str, Any],
     for la, unwritten in zip(log.launches, fresh, strict=False):
         p = for_launch(prov, la.kernel, nth.get(la.kernel, 0)) or {}
         nth[la.kernel] = nth.get(la.kernel, 0) + 1
+        if not _wanted(kernels, la.kernel):  # a package's filter is compiled in: this one is ours
+            continue
         extra = {"nodes": p.get("nodes", []), "sources": p.get("sources", []), "code": p.get("code", [])}
         if la.started:
             out.append(KernelFields(la.kernel, la.launch, "before",

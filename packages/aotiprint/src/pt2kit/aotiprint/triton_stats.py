@@ -15,16 +15,15 @@ import torch
 import triton
 import triton.language as tl
 
-BLOCK = 2048  # elements per program per step
+BLOCK = 2048  # elements per program per step (best of the sweep in benchmarks/bench_aotiprint.py, H200)
 NUM_WARPS = 8
 PROGRAMS_PER_SM = 8
 NUM_STAGES = 3
 CHUNK = 1 << 24  # elements per chunk of the rare non-finite path
-_INIT: dict[Any, torch.Tensor] = {}
 
 
 @triton.jit
-def _stats_kernel(x_ptr, sum_ptr, lohi_ptr, n, full_steps, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr):
+def _stats_kernel(x_ptr, out_ptr, n, full_steps, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr):
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     lanes = tl.arange(0, BLOCK)
@@ -44,10 +43,10 @@ def _stats_kernel(x_ptr, sum_ptr, lohi_ptr, n, full_steps, BLOCK: tl.constexpr, 
     acc += x
     lo = tl.minimum(lo, tl.where(mask, x, float("inf")))
     hi = tl.maximum(hi, tl.where(mask, x, -float("inf")))
-    # every program folds its part into three numbers: no second reduction, one small copy to the host
-    tl.atomic_add(sum_ptr, tl.sum(acc.to(tl.float64), axis=0))
-    tl.atomic_min(lohi_ptr, tl.min(lo, axis=0))
-    tl.atomic_max(lohi_ptr + 1, tl.max(hi, axis=0))
+    row = out_ptr + pid.to(tl.int64) * 3
+    tl.store(row + 0, tl.sum(acc.to(tl.float64), axis=0))
+    tl.store(row + 1, tl.min(lo, axis=0).to(tl.float64))
+    tl.store(row + 2, tl.max(hi, axis=0).to(tl.float64))
 
 
 def _programs(device: torch.device, n: int) -> int:
@@ -69,14 +68,10 @@ def stats(t: torch.Tensor) -> dict[str, Any]:
     if n == 0:
         return {"numel": 0, "mean": None, "min": None, "max": None, "nan": 0, "inf": 0}
     grid = _programs(x.device, n)
-    init = _INIT.get(x.device)
-    if init is None:
-        init = _INIT[x.device] = torch.tensor([0.0, math.inf, -math.inf], dtype=torch.float64, device=x.device)
-    acc = init.clone()  # sum, min, max
-    lohi = acc[1:].float()
+    out = torch.empty((grid, 3), dtype=torch.float64, device=x.device)
     full_steps = n // (grid * BLOCK)
-    _stats_kernel[(grid,)](x, acc, lohi, n, full_steps, BLOCK=BLOCK, NUM_STAGES=NUM_STAGES, num_warps=NUM_WARPS)
-    total, lo, hi = torch.cat([acc[:1], lohi.double()]).tolist()  # the one sync
+    _stats_kernel[(grid,)](x, out, n, full_steps, BLOCK=BLOCK, NUM_STAGES=NUM_STAGES, num_warps=NUM_WARPS)
+    total, lo, hi = torch.stack([out[:, 0].sum(), out[:, 1].min(), out[:, 2].max()]).tolist()
     if not (math.isfinite(total) and math.isfinite(lo) and math.isfinite(hi)):
         return finite_stats_torch(x, chunk=CHUNK)  # rare: NaN or Inf somewhere
     return {"numel": n, "mean": total / n, "min": lo, "max": hi, "nan": 0, "inf": 0}
