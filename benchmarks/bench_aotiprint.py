@@ -10,29 +10,14 @@ on the GPU machine; says so and exits 0 without CUDA.
 
 from __future__ import annotations
 
-import statistics
 import sys
 
 import torch
+from cudatime import timed
 
 from pt2kit.aotiprint import triton_stats
 
 N = (1 << 30) // 4
-
-
-def timed(fn, reps: int = 20) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b))
-    return statistics.median(out)
 
 
 def stock(t: torch.Tensor) -> tuple:
@@ -65,7 +50,7 @@ def main() -> int:
     ref = t.double()
     assert abs(got["mean"] - ref.mean().item()) < 1e-4 and got["min"] == t.min().item() and got["nan"] == 0
     t[123] = float("nan")
-    slow = timed(lambda: triton_stats.stats(t), reps=5)
+    slow = timed(lambda: triton_stats.stats(t), repeat=5)
     print(f"torch.sum(...).item() (read floor) {floor:.3f} ms")
     print(f"stock helper (6 passes, 4 syncs)    {base:.3f} ms")
     print(f"aotiprint one pass (best config)    {best[0]:.3f} ms  = {base / best[0]:.1f}x faster than stock; "

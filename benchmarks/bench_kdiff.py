@@ -9,12 +9,12 @@ otherwise. Run: `python benchmarks/bench_kdiff.py` on the GPU machine.
 
 from __future__ import annotations
 
-import statistics
 import sys
 
 import torch
 import triton
 import triton.language as tl
+from cudatime import timed
 
 from pt2kit.kdiff import triton_metrics
 from pt2kit.kdiff.metrics import compare
@@ -44,21 +44,6 @@ def sum_only(a: torch.Tensor, b: torch.Tensor) -> float:
     _sum_only[(grid,)](a, b, out, a.numel() // (grid * block), BLOCK=block, NUM_STAGES=stages,
                        num_warps=triton_metrics.NUM_WARPS)
     return out.sum().item()
-
-
-def timed(fn, repeat: int = 20) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
 
 
 def naive(a: torch.Tensor, b: torch.Tensor) -> dict:

@@ -145,33 +145,37 @@ def _from_saved(paths: list[str], wrapper: Wrapper | None, prov: dict[str, Any],
     return [k for k in out if _wanted(kernels, k.name)]
 
 
-def first_nonfinite(records: list[KernelFields]) -> Finding | None:
-    """The first launch whose run left NaN or Inf in an argument that held none before it."""
-    before: dict[tuple[int, str], KernelArg] = {}
-    for rec in records:
-        if rec.launch < 0:  # the model's inputs: NaN there is the caller's, said as such
-            bad = [a.name for a in rec.args if a.stats is not None and (a.stats.nan or a.stats.inf)]
-            if bad:
-                nan = any(a.stats.nan for a in rec.args if a.stats is not None)
-                inf = any(a.stats.inf for a in rec.args if a.stats is not None)
-                return Finding("nan+inf" if nan and inf else "nan" if nan else "inf", rec.name, -1, bad, [], [], [])
-        if rec.when == "before":
-            for a in rec.args:
-                before[(rec.launch, a.name)] = a
+def introduced(args: list[Any], before: dict[str, Any]) -> tuple[str | None, list[str]]:
+    """("nan"/"inf"/"nan+inf", the arguments) when ``args`` hold NaN/Inf that ``before`` (same names,
+    before the launch) did not; an unwritten argument held nothing. (None, []) otherwise."""
+    new_nan: list[str] = []
+    new_inf: list[str] = []
+    for a in args:
+        if a.stats is None:
             continue
-        new_nan: list[str] = []
-        new_inf: list[str] = []
-        for a in rec.args:
-            if a.stats is None:
-                continue
-            prior = before.get((rec.launch, a.name))
-            had = prior.stats if prior is not None and not prior.uninitialised else None
-            if a.stats.nan and not (had and had.nan):
-                new_nan.append(a.name)
-            if a.stats.inf and not (had and had.inf):
-                new_inf.append(a.name)
-        if new_nan or new_inf:
-            kind = "nan+inf" if new_nan and new_inf else "nan" if new_nan else "inf"
-            return Finding(kind, rec.name, rec.launch, list(dict.fromkeys(new_nan + new_inf)), rec.nodes,
-                           rec.sources, rec.code)
+        prior = before.get(a.name)
+        had = prior.stats if prior is not None and not prior.uninitialised else None
+        if a.stats.nan and not (had and had.nan):
+            new_nan.append(a.name)
+        if a.stats.inf and not (had and had.inf):
+            new_inf.append(a.name)
+    if not (new_nan or new_inf):
+        return None, []
+    kind = "nan+inf" if new_nan and new_inf else "nan" if new_nan else "inf"
+    return kind, list(dict.fromkeys(new_nan + new_inf))
+
+
+def first_nonfinite(records: list[Any]) -> Finding | None:
+    """The first launch whose run left NaN or Inf in an argument that held none before it.
+
+    The model's inputs (launch -1) come first: NaN there is the caller's, and is said as such.
+    """
+    before: dict[int, dict[str, Any]] = {}
+    for rec in records:
+        if rec.when == "before" and rec.launch >= 0:
+            before[rec.launch] = {a.name: a for a in rec.args}
+            continue
+        kind, names = introduced(rec.args, before.get(rec.launch, {}))
+        if kind is not None:
+            return Finding(kind, rec.name, rec.launch, names, rec.nodes, rec.sources, rec.code)
     return None

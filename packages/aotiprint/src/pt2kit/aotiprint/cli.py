@@ -142,22 +142,24 @@ def _run(s: Session, payload: dict[str, Any], env: dict[str, str] | None, timeou
 
     res = run_in_child("pt2kit.aotiprint.work:run", payload, run=s.writer.run, store=str(s.store.root),
                        on_record=on_record, quiet=s.quiet, env=env, timeout=timeout)
+    log = None
     if payload["jit"]:
         records = streamed
         finding = next((r for r in records if r.finding), None)
     else:
-        records, finding = _aoti_records(s, payload, res)
+        log, records, finding = _aoti_records(s, payload, res)
     narrator.summary(records, finding, payload["mode"])
     if res.crash is not None:
         crash = dict(res.crash)
-        crash["last_kernel"] = crash.get("last_kernel") or _last_kernel(payload, records)
+        crash["last_kernel"] = crash.get("last_kernel") or _last_kernel(log, records)
         return s.crash(payload["label"], crash)
     if finding is not None:
         return EXIT_FINDINGS
     return EXIT_OK
 
 
-def _aoti_records(s: Session, payload: dict[str, Any], res: Any) -> tuple[list[Any], Any]:
+def _aoti_records(s: Session, payload: dict[str, Any], res: Any) -> tuple[Any, list[Any], Any]:
+    """(the parsed printer log, the `kernel` records written, the one marked as the finding)."""
     from pt2kit.schema import Kernel
 
     from .assemble import first_nonfinite, from_printer
@@ -165,7 +167,6 @@ def _aoti_records(s: Session, payload: dict[str, Any], res: Any) -> tuple[list[A
     from .wrapper import analyse, read_wrapper
 
     log = parse_file(payload["log"])
-    payload["_log"] = log
     package = payload.get("package") or res.notes.get("package")
     src = read_wrapper(package) if package else None
     wrapper = analyse(src) if src else None
@@ -179,11 +180,11 @@ def _aoti_records(s: Session, payload: dict[str, Any], res: Any) -> tuple[list[A
         if marked is not None:
             marked.finding = found.kind
     records = [s.emit(Kernel, model=payload["label"], **f.as_dict()) for f in fields]
-    return records, next((r for r in records if r.finding), None)
+    return log, records, next((r for r in records if r.finding), None)
 
 
-def _last_kernel(payload: dict[str, Any], records: list[Any]) -> str | None:
-    log = payload.get("_log")
+def _last_kernel(log: Any, records: list[Any]) -> str | None:
+    """The launch the printer's output stops inside, else the last one it shows (AOTI), else the last record."""
     if log is not None:
         la = log.last_started
         if la is not None:
@@ -191,7 +192,6 @@ def _last_kernel(payload: dict[str, Any], records: list[Any]) -> str | None:
         if log.launches:
             return log.launches[-1].kernel
     return records[-1].name if records else None
-
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 INPUTS = "aoti_model_inputs"
@@ -68,12 +68,7 @@ class Arg:
     inf: int | None = None
     counts_exact: bool = False
     value: float | None = None  # a scalar argument
-    saved: str | None = None  # mode 1: the file the printer wrote
     extra: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def nonfinite(self) -> bool:
-        return bool(self.nan) or bool(self.inf)
 
 
 @dataclass
@@ -276,9 +271,3 @@ def parse_file(path: str) -> PrinterLog:
     except FileNotFoundError:
         return PrinterLog()
 
-
-def iter_args(launch: Launch) -> Iterator[tuple[str, Arg]]:
-    for a in launch.before:
-        yield "before", a
-    for a in launch.after:
-        yield "after", a

@@ -58,22 +58,14 @@ class Recorder:
         self.emit(kernel, launch, "after", args, site, self._finding(args))
 
     def _finding(self, args: list[Any]) -> str | None:
-        """"nan"/"inf"/"nan+inf" when this launch left some in an argument that held none before."""
+        """The first launch that left NaN/Inf where there was none (:func:`.assemble.introduced`)."""
+        from .assemble import introduced
+
         if self.found:
             return None
-        nan = inf = False
-        for a in args:
-            if a.stats is None:
-                continue
-            prior = self._before.get(a.name)
-            had = prior.stats if prior is not None and not prior.uninitialised else None
-            nan = nan or bool(a.stats.nan and not (had and had.nan))
-            inf = inf or bool(a.stats.inf and not (had and had.inf))
-        if not (nan or inf):
-            return None
-        self.found = True
-        return "nan+inf" if nan and inf else "nan" if nan else "inf"
-
+        kind, _ = introduced(args, self._before)
+        self.found = kind is not None
+        return kind
 
 def before(site: int, kernel: str, tensors: dict[str, Any], fresh: list[str]) -> None:
     if RECORDER is not None:

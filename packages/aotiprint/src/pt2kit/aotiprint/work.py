@@ -250,14 +250,14 @@ def run(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
     warnings.filterwarnings("ignore", category=FutureWarning)  # torch.export's deprecations: not the user's
     warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
 
-    from pt2kit.runtime.modelfile import exec_file, load_model
+    from pt2kit.runtime.modelfile import load_model
     from pt2kit.schema import Model
 
     lm = None
     chan.stage("load model")
     if payload.get("package"):
         if payload.get("inputs"):
-            payload["inputs_value"] = _inputs_from(payload["inputs"], payload["device"], exec_file)
+            payload["inputs_value"] = _inputs_from(payload["inputs"], payload["device"])
     else:
         lm = load_model(payload["model"], payload["device"])
         if payload.get("emit_model"):
@@ -271,12 +271,12 @@ def run(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
     return _aoti(payload, chan, lm)
 
 
-def _inputs_from(spec: str, device: str, exec_file: Any) -> Any:
+def _inputs_from(spec: str, device: str) -> Any:
     """``FILE.py`` (its ``example_inputs``) or ``FILE.py:NAME`` (a value, or a function returning one)."""
     import torch
 
     from pt2kit.runtime.errors import ModelFileError
-    from pt2kit.runtime.modelfile import parse_spec
+    from pt2kit.runtime.modelfile import exec_file, parse_spec
 
     path, name = parse_spec(spec)
     if not path.is_file():
