@@ -35,10 +35,12 @@ def main() -> int:
     t = torch.randn(N, device="cuda")
     print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}; 1 GiB float32")
     floor = timed(lambda: t.sum().item())
+    floor_gpu = timed(lambda: t.sum(), gpu_only=True)
     base = timed(lambda: stock(t))
     best = None
-    for block, warps, per_sm, stages in [(2048, 8, 8, 3), (4096, 8, 4, 3), (1024, 4, 16, 3), (2048, 4, 8, 4),
-                                         (4096, 16, 2, 2), (8192, 16, 2, 2)]:
+    default = (triton_stats.BLOCK, triton_stats.NUM_WARPS, triton_stats.PROGRAMS_PER_SM, triton_stats.NUM_STAGES)
+    for block, warps, per_sm, stages in [default, (2048, 8, 3, 4), (2048, 8, 4, 5), (4096, 8, 2, 4), (4096, 4, 8, 3),
+                                         (2048, 8, 8, 3), (1024, 4, 16, 3)]:
         triton_stats.BLOCK, triton_stats.NUM_WARPS = block, warps
         triton_stats.PROGRAMS_PER_SM, triton_stats.NUM_STAGES = per_sm, stages
         ms = timed(lambda: triton_stats.stats(t))
@@ -46,16 +48,20 @@ def main() -> int:
         if best is None or ms < best[0]:
             best = (ms, block, warps, per_sm, stages)
     assert best is not None
+    triton_stats.BLOCK, triton_stats.NUM_WARPS, triton_stats.PROGRAMS_PER_SM, triton_stats.NUM_STAGES = best[1:]
     got = triton_stats.stats(t)
     ref = t.double()
     assert abs(got["mean"] - ref.mean().item()) < 1e-4 and got["min"] == t.min().item() and got["nan"] == 0
+    ours_gpu = timed(lambda: triton_stats.stats(t), gpu_only=True)
     t[123] = float("nan")
     slow = timed(lambda: triton_stats.stats(t), repeat=5)
     print(f"torch.sum(...).item() (read floor) {floor:.3f} ms")
     print(f"stock helper (6 passes, 4 syncs)    {base:.3f} ms")
     print(f"aotiprint one pass (best config)    {best[0]:.3f} ms  = {base / best[0]:.1f}x faster than stock; "
           f"{best[0] / floor:.2f}x the floor  [BLOCK {best[1]}, {best[2]} warps, {best[3]}/SM, {best[4]} stages]")
+    print(f"GPU time alone (host launch hidden): aotiprint {ours_gpu:.3f} ms, torch.sum {floor_gpu:.3f} ms")
     print(f"with a NaN present (rare path)     {slow:.3f} ms")
+    print(f"goal <= 0.3 ms: {'met' if best[0] <= 0.3 else 'MISSED'}")
     return 0
 
 

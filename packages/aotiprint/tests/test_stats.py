@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -34,14 +37,31 @@ def test_torch_path_counts_nan_inf_and_keeps_them_out_of_mean_min_max():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("plant", [False, True])
-def test_triton_kernel_matches_torch_under_the_interpreter(dtype, plant, monkeypatch):
-    if os.environ.get("TRITON_INTERPRET") != "1":
-        monkeypatch.setenv("TRITON_INTERPRET", "1")
+def test_triton_kernel_matches_torch(dtype, plant, monkeypatch):
+    """The compiled kernel on a GPU machine, or the same kernel under Triton's interpreter."""
+    cuda = torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1"
+    if not cuda and os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("no GPU: test_triton_kernel_under_the_interpreter runs this (TRITON_INTERPRET=1 in a subprocess)")
     pytest.importorskip("triton")
     from pt2kit.aotiprint import triton_stats
 
     monkeypatch.setattr(triton_stats, "BLOCK", 64)
-    t = (torch.randn(64 * 8 * 3 + 17) * 3 + 1).to(dtype)  # full steps for every program, then a tail
+    monkeypatch.setattr(triton_stats, "PROGRAMS_PER_SM", 1)  # few programs on a GPU too: full steps, then a tail
+    programs = torch.cuda.get_device_properties(0).multi_processor_count if cuda else 8
+    t = (torch.randn(64 * programs * 3 + 17) * 3 + 1).to(dtype)
     if plant:
         t[5], t[700] = float("nan"), float("-inf")
-    _close(triton_stats.stats(t), _expect(t))
+    _close(triton_stats.stats(t.cuda() if cuda else t), _expect(t))
+
+
+def test_triton_kernel_under_the_interpreter():
+    """The test above with the kernel interpreted on the CPU; a process of its own, since Triton
+    reads TRITON_INTERPRET when it first decorates a kernel."""
+    pytest.importorskip("triton")
+    if torch.cuda.is_available():
+        pytest.skip("on a GPU machine the test above runs the compiled kernel itself")
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+                        "test_triton_kernel_matches_torch"], env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert re.search(r"^4 passed", p.stdout, re.M), p.stdout[-500:]

@@ -146,7 +146,9 @@ def _finish(ref: torch.Tensor, test: torch.Tensor, s: dict[str, Any]) -> Compari
     n = ref.numel()
     worst = s["excess_at"] if s["mism"] else s["maxd_at"]
     wr = wt = None
-    if worst is not None and n:  # one device-to-host copy for both values
+    if worst is not None and n and "worst_values" in s:
+        wr, wt = s["worst_values"]
+    elif worst is not None and n:  # one device-to-host copy for both values
         wr, wt = torch.stack([ref.reshape(-1)[worst].to(torch.float64), test.reshape(-1)[worst].to(torch.float64)]).tolist()
     return Comparison(
         numel=n,

@@ -4,8 +4,9 @@ A persistent kernel: a few programs per SM stride over the tensors (the loop's l
 reading each element of both once and folding it into per-lane accumulators held in registers:
 sums of |d| and d², max relative error, the count of mismatches, the furthest mismatch past its
 tolerance and the largest |d| with their indices. Each program reduces its lanes once, at the end,
-into one row; a few tiny torch reductions over those rows finish the job, with one device-to-host
-copy. Every instruction per element counts (the loop with only a sum in it runs at the copy
+into one row, with both values at its two indices; a one-program kernel folds the rows, and the host
+copies a dozen numbers back once (torch reductions over the rows and a second read of the worst
+element would cost a launch and a sync each: a tenth of the time at 1 GiB). Every instruction per element counts (the loop with only a sum in it runs at the copy
 ceiling), so non-finite values are not counted in the loop: a NaN or Inf makes the sums
 non-finite, and only then (rare, and then speed is not the question) do a few more passes count
 them per side and sum |d| without the NaNs. Accumulates in float32 for 16/32-bit
@@ -21,13 +22,18 @@ import torch
 import triton
 import triton.language as tl
 
-# The best of a sweep on an H200 (benchmarks/bench_kdiff.py, 2026-11-21): 0.83 ms for 2 x 1 GiB; the
-# same loop with only a sum in it takes 0.54 ms, so what is left to win is in the per-element math.
+from pt2kit.runtime.tritoncompat import patch_interpreter_index
+
+patch_interpreter_index()
+
+# The best of a sweep on an H200 (benchmarks/bench_kdiff.py, 2026-11-22): 0.56 ms for 2 x 1 GiB, one
+# kernel-and-fold; the same loop with only a sum in it takes about 0.52 ms.
 BLOCK = 1024  # elements per program per step
 NUM_WARPS = 4
-PROGRAMS_PER_SM = 16
+PROGRAMS_PER_SM = 12
 NUM_STAGES = 3  # loads of later steps in flight while this one computes
-NCOLS = 12  # max_abs, sum_abs, sum_sq, max_rel, mism, (unused x4), excess, ex_idx, d_idx
+NCOLS = 12  # max_abs, sum_abs, sum_sq, max_rel, mism, ex_ref, ex_test, d_ref, d_test, excess, ex_idx, d_idx
+EVICT = "evict_first"  # each element is read once: keep it out of L2's way
 CHUNK = 1 << 24  # elements per chunk of the rare non-finite path
 
 
@@ -51,7 +57,8 @@ def _fold(a, b, atol, rtol, EQUAL_NAN: tl.constexpr):
     return diff, rel, close, excess
 @triton.jit
 def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
-                     EQUAL_NAN: tl.constexpr, F64: tl.constexpr, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr):
+                     EQUAL_NAN: tl.constexpr, F64: tl.constexpr, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr,
+                     EVICT: tl.constexpr, NCOLS: tl.constexpr):
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     lanes = tl.arange(0, BLOCK)
@@ -73,8 +80,8 @@ def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
     # full steps: every program's block lies inside the tensor, so nothing is masked
     for it in tl.range(0, full_steps, num_stages=NUM_STAGES):
         offs = first + it * stride + lanes
-        a = tl.load(ref_ptr + offs).to(zero.dtype)
-        b = tl.load(test_ptr + offs).to(zero.dtype)
+        a = tl.load(ref_ptr + offs, eviction_policy=EVICT).to(zero.dtype)
+        b = tl.load(test_ptr + offs, eviction_policy=EVICT).to(zero.dtype)
         d, rel, close, excess = _fold(a, b, atol, rtol, EQUAL_NAN)
         acc_sum += d
         acc_sq += d * d
@@ -106,7 +113,7 @@ def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
 
     ex_max, ex_lane = tl.max(best_ex, axis=0, return_indices=True)
     d_max, d_lane = tl.max(best_d, axis=0, return_indices=True)
-    row = out_ptr + pid.to(tl.int64) * 12
+    row = out_ptr + NCOLS + pid.to(tl.int64) * NCOLS
     tl.store(row + 1, tl.sum(acc_sum.to(tl.float64), axis=0))
     tl.store(row + 2, tl.sum(acc_sq.to(tl.float64), axis=0))
     tl.store(row + 3, tl.max(acc_rel, axis=0).to(tl.float64))
@@ -114,10 +121,44 @@ def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
     tl.store(row + 9, ex_max.to(tl.float64))
     ex_it = tl.sum(tl.where(lanes == ex_lane, ex_step, 0), axis=0).to(tl.int64)
     d_it = tl.sum(tl.where(lanes == d_lane, d_step, 0), axis=0).to(tl.int64)
-    tl.store(row + 10, (first + ex_it * stride + ex_lane).to(tl.float64))
-    # -1: a program that saw no element (the host ignores its index)
-    tl.store(row + 11, tl.where(d_max < 0, -1.0, (first + d_it * stride + d_lane).to(tl.float64)))
+    ex_at = first + ex_it * stride + ex_lane
+    d_at = first + d_it * stride + d_lane
+    # both values at both indices, as the inputs hold them (a program that saw no element reads
+    # element 0; the fold never picks its row)
+    ex_at = tl.where(ex_at < n, ex_at, 0)
+    tl.store(row + 5, tl.load(ref_ptr + ex_at).to(tl.float64))
+    tl.store(row + 6, tl.load(test_ptr + ex_at).to(tl.float64))
+    tl.store(row + 10, ex_at.to(tl.float64))
+    seen = d_max >= 0  # -1: every element this program saw had a NaN difference, or it saw none
+    d_at = tl.where(seen & (d_at < n), d_at, 0)
+    tl.store(row + 7, tl.load(ref_ptr + d_at).to(tl.float64))
+    tl.store(row + 8, tl.load(test_ptr + d_at).to(tl.float64))
+    tl.store(row + 11, tl.where(seen, d_at, -1).to(tl.float64))
     tl.store(row + 0, tl.maximum(d_max, 0.0).to(tl.float64))
+
+
+@triton.jit
+def _fold_rows_kernel(out_ptr, rows, NCOLS: tl.constexpr, ROWS: tl.constexpr):
+    """Rows into the buffer's first NCOLS slots: the sums, maxima, and the worst rows' indices and values."""
+    r = tl.arange(0, ROWS)
+    ok = r < rows
+    row = out_ptr + NCOLS + r * NCOLS
+    d_max, d_row = tl.max(tl.load(row + 0, mask=ok, other=-1.0), axis=0, return_indices=True)
+    ex_max, ex_row = tl.max(tl.load(row + 9, mask=ok, other=-float("inf")), axis=0, return_indices=True)
+    tl.store(out_ptr + 0, d_max)
+    tl.store(out_ptr + 1, tl.sum(tl.load(row + 1, mask=ok, other=0.0), axis=0))
+    tl.store(out_ptr + 2, tl.sum(tl.load(row + 2, mask=ok, other=0.0), axis=0))
+    tl.store(out_ptr + 3, tl.max(tl.load(row + 3, mask=ok, other=0.0), axis=0))
+    tl.store(out_ptr + 4, tl.sum(tl.load(row + 4, mask=ok, other=0.0), axis=0))
+    ex = out_ptr + NCOLS + ex_row.to(tl.int64) * NCOLS
+    d = out_ptr + NCOLS + d_row.to(tl.int64) * NCOLS
+    tl.store(out_ptr + 5, tl.load(ex + 5))
+    tl.store(out_ptr + 6, tl.load(ex + 6))
+    tl.store(out_ptr + 7, tl.load(d + 7))
+    tl.store(out_ptr + 8, tl.load(d + 8))
+    tl.store(out_ptr + 9, ex_max)
+    tl.store(out_ptr + 10, tl.load(ex + 10))
+    tl.store(out_ptr + 11, tl.load(d + 11))
 
 
 def _programs(device: torch.device, n: int) -> int:
@@ -150,17 +191,13 @@ def partials(a: torch.Tensor, b: torch.Tensor, *, atol: float, rtol: float, equa
     b = b.contiguous()
     n = a.numel()
     grid = _programs(a.device, n)
-    out = torch.empty((grid, NCOLS), dtype=torch.float64, device=a.device)
+    out = torch.empty(NCOLS * (grid + 1), dtype=torch.float64, device=a.device)
     full_steps = n // (grid * BLOCK)
     _partials_kernel[(grid,)](a, b, out, n, full_steps, float(atol), float(rtol), EQUAL_NAN=bool(equal_nan), F64=f64,
-                              BLOCK=BLOCK, NUM_STAGES=NUM_STAGES, num_warps=NUM_WARPS)
-    ex_row = out[:, 9].argmax()
-    d_row = out[:, 0].argmax()
+                              BLOCK=BLOCK, NUM_STAGES=NUM_STAGES, EVICT=EVICT, NCOLS=NCOLS, num_warps=NUM_WARPS)
+    _fold_rows_kernel[(1,)](out, grid, NCOLS=NCOLS, ROWS=max(16, triton.next_power_of_2(grid)), num_warps=4)
     # indices are below 2**53, so float64 carries them exactly
-    summary = torch.stack([
-        out[:, 0].max(), out[:, 1].sum(), out[:, 2].sum(), out[:, 3].max(), out[:, 4].sum(),
-        out[ex_row, 9], out[ex_row, 10], out[d_row, 11],
-    ]).tolist()
+    summary = out[:NCOLS].tolist()
     mism = int(summary[4])
     counts = [0, 0, 0, 0]
     if not (math.isfinite(summary[1]) and math.isfinite(summary[2])):
@@ -172,7 +209,9 @@ def partials(a: torch.Tensor, b: torch.Tensor, *, atol: float, rtol: float, equa
     return {
         "max_abs": summary[0], "sum_abs": summary[1], "sum_sq": summary[2], "max_rel": summary[3], "mism": mism,
         "nan_a": int(counts[0]), "nan_b": int(counts[1]), "inf_a": int(counts[2]), "inf_b": int(counts[3]),
-        "excess": summary[5] if mism else -math.inf,
-        "excess_at": int(summary[6]) if mism else None,
-        "maxd_at": int(summary[7]) if n and summary[7] >= 0 else None,
+        "excess": summary[9] if mism else -math.inf,
+        "excess_at": int(summary[10]) if mism else None,
+        "maxd_at": int(summary[11]) if n and summary[11] >= 0 else None,
+        # the worst element's values, read by the kernel: no second trip to the device
+        "worst_values": (summary[5], summary[6]) if mism else (summary[7], summary[8]),
     }
