@@ -48,6 +48,23 @@ def test_relative_tolerance_uses_the_reference(use_triton):
 
 
 @pytest.mark.parametrize("use_triton", PATHS)
+def test_when_all_pass_the_worst_is_the_largest_difference_with_both_values(use_triton):
+    a = torch.linspace(-1, 1, 3000, dtype=torch.float64).float()
+    b = a.clone()
+    b[2047] += 4e-6  # inside atol; the largest difference
+    r = cmp(a, b, use_triton)
+    assert r.passed and r.worst_index == [2047]
+    assert (r.worst_ref, r.worst_test) == (float(a[2047]), float(b[2047]))
+
+
+@pytest.mark.parametrize("use_triton", PATHS)
+def test_empty_tensors_pass_with_no_worst_element(use_triton):
+    a = torch.empty(0, 3)
+    r = cmp(a, a.clone(), use_triton)
+    assert r.passed and r.numel == 0 and r.worst_index is None and r.worst_ref is None and r.max_abs == 0.0
+
+
+@pytest.mark.parametrize("use_triton", PATHS)
 def test_nan_both_sides_passes_only_with_equal_nan(use_triton):
     a = torch.tensor([1.0, float("nan"), 3.0])
     r = cmp(a, a.clone(), use_triton)
@@ -117,4 +134,4 @@ def test_triton_kernel_under_interpreter():
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
                         "True and not interpreter"], env=env, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    assert re.search(r"^7 passed", p.stdout, re.M), p.stdout[-500:]
+    assert re.search(r"^9 passed", p.stdout, re.M), p.stdout[-500:]

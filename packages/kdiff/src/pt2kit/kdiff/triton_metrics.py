@@ -124,15 +124,15 @@ def _partials_kernel(ref_ptr, test_ptr, out_ptr, n, full_steps, atol, rtol,
     ex_at = first + ex_it * stride + ex_lane
     d_at = first + d_it * stride + d_lane
     # both values at both indices, as the inputs hold them (a program that saw no element reads
-    # element 0; the fold never picks its row)
+    # element 0, and nothing at all from an empty tensor; the fold never picks its row)
     ex_at = tl.where(ex_at < n, ex_at, 0)
-    tl.store(row + 5, tl.load(ref_ptr + ex_at).to(tl.float64))
-    tl.store(row + 6, tl.load(test_ptr + ex_at).to(tl.float64))
+    tl.store(row + 5, tl.load(ref_ptr + ex_at, mask=n > 0, other=0).to(tl.float64))
+    tl.store(row + 6, tl.load(test_ptr + ex_at, mask=n > 0, other=0).to(tl.float64))
     tl.store(row + 10, ex_at.to(tl.float64))
     seen = d_max >= 0  # -1: every element this program saw had a NaN difference, or it saw none
     d_at = tl.where(seen & (d_at < n), d_at, 0)
-    tl.store(row + 7, tl.load(ref_ptr + d_at).to(tl.float64))
-    tl.store(row + 8, tl.load(test_ptr + d_at).to(tl.float64))
+    tl.store(row + 7, tl.load(ref_ptr + d_at, mask=n > 0, other=0).to(tl.float64))
+    tl.store(row + 8, tl.load(test_ptr + d_at, mask=n > 0, other=0).to(tl.float64))
     tl.store(row + 11, tl.where(seen, d_at, -1).to(tl.float64))
     tl.store(row + 0, tl.maximum(d_max, 0.0).to(tl.float64))
 
