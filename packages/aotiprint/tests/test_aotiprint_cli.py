@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import msgspec
@@ -52,6 +54,26 @@ def test_package_rerun_with_a_kernel_filter_keeps_only_that_kernel(stats_run):
     kernels = [r for r in recs if r["kind"] == "kernel" and r["launch"] >= 0]
     assert kernels and {r["name"] for r in kernels} == {"aoti_torch_cpu_addmm_out"}
     assert [r.get("when", "after") for r in kernels] == ["before", "after"]
+
+
+def test_a_package_whose_library_segfaults_on_load_is_a_crash_at_stage_load(stats_run, tmp_path):
+    """What the GPU machine's torch 2.11 does to every package: a segfault inside the load."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the crashing library")
+    (tmp_path / "boom.c").write_text("#include <signal.h>\n"
+                                     "__attribute__((constructor)) static void boom(void) { raise(SIGSEGV); }\n")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(tmp_path / "boom.so"), str(tmp_path / "boom.c")], check=True)
+    with zipfile.ZipFile(stats_run[0] / "m.pt2") as src, zipfile.ZipFile(tmp_path / "bad.pt2", "w") as dst:
+        for item in src.infolist():
+            data = (tmp_path / "boom.so").read_bytes() if item.filename.endswith(".so") else src.read(item)
+            dst.writestr(item, data)
+    code, recs, err = aotiprint("bad.pt2", "--inputs", str(MODELS / "nanmodel.py"), cwd=tmp_path)
+    assert code == 3, err
+    crash = recs[-1]
+    assert crash["kind"] == "crash" and crash["stage"] == "load" and crash.get("signal") == "SIGSEGV", crash
+    assert recs[0]["kind"] == "header"
+    assert "crashed during load: SIGSEGV" in err and "--jit instruments" in err
 
 
 def test_a_crash_in_a_kernel_is_a_crash_record_with_stage_and_last_kernel(tmp_path):

@@ -152,7 +152,12 @@ def _run(s: Session, payload: dict[str, Any], env: dict[str, str] | None, timeou
     if res.crash is not None:
         crash = dict(res.crash)
         crash["last_kernel"] = crash.get("last_kernel") or _last_kernel(log, records)
-        return s.crash(payload["label"], crash)
+        code = s.crash(payload["label"], crash)
+        if crash.get("stage") == "load":
+            # seen on torch 2.11: every AOTI package segfaults in its own container constructor
+            s.say(f"{payload['label']}: the package compiled; loading it crashed in torch's AOTI runtime before any "
+                  "kernel ran. --jit instruments the same model's kernels through torch.compile")
+        return code
     if finding is not None:
         return EXIT_FINDINGS
     return EXIT_OK
