@@ -6,11 +6,12 @@ sums of |d| and d², max relative error, the count of mismatches, the furthest m
 tolerance and the largest |d| with their indices. Each program reduces its lanes once, at the end,
 into one row, with both values at its two indices; a one-program kernel folds the rows, and the host
 copies a dozen numbers back once (torch reductions over the rows and a second read of the worst
-element would cost a launch and a sync each: a tenth of the time at 1 GiB). Every instruction per element counts (the loop with only a sum in it runs at the copy
-ceiling), so non-finite values are not counted in the loop: a NaN or Inf makes the sums
-non-finite, and only then (rare, and then speed is not the question) do a few more passes count
-them per side and sum |d| without the NaNs. Accumulates in float32 for 16/32-bit
-inputs and in float64 for float64. Tested on CPU with ``TRITON_INTERPRET=1``.
+element would cost a launch and a sync each: a tenth of the time at 1 GiB). Every instruction per
+element counts (the loop with only a sum in it runs at the copy ceiling), so non-finite values are
+not counted in the loop: a NaN or Inf makes the sums non-finite, and only then (rare, and then speed
+is not the question) do a few more passes count them per side and sum |d| without the NaNs.
+Accumulates in float32 for 16/32-bit inputs and in float64 for float64. Tested on CPU with
+``TRITON_INTERPRET=1``.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from pt2kit.runtime.tritoncompat import patch_interpreter_index
 
 patch_interpreter_index()
 
-# The best of a sweep on an H200 (benchmarks/bench_kdiff.py, 2026-11-22): 0.56 ms for 2 x 1 GiB, one
-# kernel-and-fold; the same loop with only a sum in it takes about 0.52 ms.
+# The best of a sweep on an H200 (benchmarks/bench_kdiff.py, 2026-11-22): 0.58 ms for 2 x 1 GiB, kernel
+# and fold; the same loop with only a sum in it takes 0.52-0.54 ms.
 BLOCK = 1024  # elements per program per step
 NUM_WARPS = 4
 PROGRAMS_PER_SM = 12
