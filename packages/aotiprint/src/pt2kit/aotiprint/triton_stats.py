@@ -12,7 +12,6 @@ at 1 GiB is a tenth of the time.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -20,6 +19,7 @@ import torch
 import triton
 import triton.language as tl
 
+from pt2kit.runtime.kernelgrid import persistent_programs
 from pt2kit.runtime.tritoncompat import patch_interpreter_index
 
 from .stats import finite_stats_torch
@@ -100,22 +100,10 @@ def _fold_rows_kernel(out_ptr, rows, ROWS: tl.constexpr, COUNT: tl.constexpr, NC
         tl.store(out_ptr + 4, tl.sum(tl.load(row + 4, mask=ok, other=0.0), axis=0))
 
 
-@functools.cache
-def _sms(index: int | None) -> int:
-    return torch.cuda.get_device_properties(index).multi_processor_count
-
-
-def _programs(device: torch.device, n: int) -> int:
-    blocks = max(1, triton.cdiv(n, BLOCK))
-    if device.type == "cuda":
-        return min(blocks, _sms(device.index) * PROGRAMS_PER_SM)
-    return min(blocks, 8)  # the interpreter: a few programs exercise the striding
-
-
 def _pass(x: torch.Tensor, count: bool) -> list[float]:
     """(sum, min, max[, nan, inf]) of one pass: the totals at the buffer's start, the rows after them."""
     n = x.numel()
-    grid = _programs(x.device, n)
+    grid = persistent_programs(x.device, n, BLOCK, PROGRAMS_PER_SM)
     out = torch.empty(NCOLS * (grid + 1), dtype=torch.float64, device=x.device)
     _stats_kernel[(grid,)](x, out, n, n // (grid * BLOCK), BLOCK=BLOCK, NUM_STAGES=NUM_STAGES, EVICT=EVICT,
                            COUNT=count, NCOLS=NCOLS, num_warps=NUM_WARPS)

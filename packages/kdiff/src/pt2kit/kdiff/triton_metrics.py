@@ -23,6 +23,7 @@ import torch
 import triton
 import triton.language as tl
 
+from pt2kit.runtime.kernelgrid import persistent_programs
 from pt2kit.runtime.tritoncompat import patch_interpreter_index
 
 patch_interpreter_index()
@@ -162,14 +163,6 @@ def _fold_rows_kernel(out_ptr, rows, NCOLS: tl.constexpr, ROWS: tl.constexpr):
     tl.store(out_ptr + 11, tl.load(d + 11))
 
 
-def _programs(device: torch.device, n: int) -> int:
-    blocks = max(1, triton.cdiv(n, BLOCK))
-    if device.type == "cuda":
-        sms = torch.cuda.get_device_properties(device).multi_processor_count
-        return min(blocks, sms * PROGRAMS_PER_SM)
-    return min(blocks, 8)  # the interpreter, on CPU tensors: a few programs exercise the striding
-
-
 def _sums_without_nan(a: torch.Tensor, b: torch.Tensor, f64: bool) -> tuple[float, float]:
     dtype = torch.float64 if f64 else torch.float32
     s_abs = torch.zeros((), dtype=torch.float64, device=a.device)
@@ -191,7 +184,7 @@ def partials(a: torch.Tensor, b: torch.Tensor, *, atol: float, rtol: float, equa
     a = a.contiguous()
     b = b.contiguous()
     n = a.numel()
-    grid = _programs(a.device, n)
+    grid = persistent_programs(a.device, n, BLOCK, PROGRAMS_PER_SM)
     out = torch.empty(NCOLS * (grid + 1), dtype=torch.float64, device=a.device)
     full_steps = n // (grid * BLOCK)
     _partials_kernel[(grid,)](a, b, out, n, full_steps, float(atol), float(rtol), EQUAL_NAN=bool(equal_nan), F64=f64,
