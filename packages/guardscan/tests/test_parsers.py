@@ -115,3 +115,29 @@ def test_vary_specs():
     for bad in ("0=a", "colour=red", "x:", "dtype=float7", "1x:0=2"):
         with pytest.raises(UsageError):
             parse_vary(bad)
+
+
+def test_resolve_path_inverts_torchs_shortening(tmp_path):
+    """torch.utils._traceback.shorten_filename drops the common prefix with torch's directory."""
+    torch_dir = tmp_path / "site" / "torch"
+    lib = tmp_path / "site" / "transformers" / "utils"
+    (torch_dir / "_dynamo").mkdir(parents=True)
+    lib.mkdir(parents=True)
+    (torch_dir / "_dynamo" / "output_graph.py").write_text("")
+    (lib / "generic.py").write_text("")
+    assert resolve_path("transformers/utils/generic.py", [], str(torch_dir)) == str(lib / "generic.py")
+    assert resolve_path("_dynamo/output_graph.py", [], str(torch_dir)) == str(torch_dir / "_dynamo" / "output_graph.py")
+    assert resolve_path("<frozen _collections_abc>", [], str(torch_dir)) == "<frozen _collections_abc>"
+    assert resolve_path("nowhere/x.py", [], str(torch_dir)) == "nowhere/x.py"  # as shown, never cut further
+
+
+def test_recompile_reason_on_a_keyword_argument():
+    guard, kind, change, fields = describe_reason(
+        "0/0: tensor 'kwargs['input_ids']' size mismatch at index 0. expected 2, actual 4")
+    assert (guard, kind, change) == ("L['kwargs']['input_ids'].size()[0] == 2", "size", "kwargs['input_ids']: dim 0 2 -> 4")
+    assert source_of("L['self'].layers[0].weight") == "L['self'].layers[0].weight"
+
+
+def test_frozen_module_location_is_kept_whole():
+    (g,) = parse_guards("+- TYPE_MATCH: ___check_type_id(L['m'], 1)  # return x  # <frozen _collections_abc>:780 in get")
+    assert (g.file, g.line) == ("<frozen _collections_abc>", 780)

@@ -5,6 +5,7 @@ from .records import (
     KINDS,
     RECORD_TYPES,
     SCHEMA_MAJOR,
+    Accuracy,
     Advice,
     AnyRecord,
     Bench,
@@ -29,6 +30,7 @@ from .records import (
     Repro,
     Stats,
     TensorMeta,
+    Tie,
     Variant,
     Violation,
     as_float,
@@ -46,13 +48,13 @@ from .stream import (
     read_stream,
 )
 
-__version__ = "1.2.0"
+__version__ = "1.3.0"
 
 __all__ = [
-    "KINDS", "RECORD_TYPES", "SCHEMA_MAJOR", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",
+    "KINDS", "RECORD_TYPES", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",
     "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
     "KernelArg", "Latency", "Line", "Metrics", "Model", "NewerSchemaError", "Num", "Record",
     "RecordWriter", "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta",
-    "Variant", "Violation", "Profile", "ProfileError", "profile_from_toml", "as_float", "atomic_write", "decode", "encode", "new_run_id", "num",
+    "Tie", "Variant", "Violation", "Profile", "ProfileError", "profile_from_toml", "as_float", "atomic_write", "decode", "encode", "new_run_id", "num",
     "read_stream", "store_root",
 ]

@@ -112,6 +112,31 @@ class Latency(_Struct):
     p90: float | None = None
 
 
+class Accuracy(_Struct):
+    """(1.3) PyTorch's accuracy rule (``torch._dynamo.utils.same``) for one leaf.
+
+    The leaf passes when it passes ``assert_close`` against the reference, or when it is no further
+    from a float64 run of the same model than the eager baseline is:
+    ``rmse(test, fp64) <= multiplier * rmse(baseline, fp64) + tol / 10``.
+    """
+
+    passed: bool
+    rmse_test: Num  # rmse(test, fp64)
+    rmse_baseline: Num  # rmse(baseline, fp64): the rounding noise eager itself has
+    multiplier: float
+    tol: float
+    baseline: str = "eager"
+
+
+class Tie(_Struct):
+    """(1.3) A data-dependent selection (sort, top-k, argmax, NMS...) that met a near-tie in the eager run."""
+
+    op: str  # aten.topk.default
+    margin: float  # smallest gap between selected and unselected values, relative to their scale
+    source: str | None = None  # the user's (or library's) file:line
+    code: str | None = None
+
+
 class Record(msgspec.Struct, tag_field="kind", omit_defaults=True, kw_only=True):
     """Fields every record carries."""
 
@@ -199,6 +224,10 @@ class Diff(Record, tag="diff", kw_only=True):
     worst_test: Num | None = None
     heatmap: BlobRef | None = None
     note: str | None = None  # e.g. shape or dtype mismatch
+    rule: str | None = None  # (1.3) what decided `passed`: "fp64" (PyTorch's accuracy rule) | "close" | "tie"
+    close: bool | None = None  # (1.3) the assert_close verdict against the reference, whatever the rule
+    accuracy: Accuracy | None = None  # (1.3) the float64 check, where it ran
+    tie: Tie | None = None  # (1.3) the near-tie that explains a difference, when one does
 
 
 class Divergence(Record, tag="divergence", kw_only=True):
@@ -216,6 +245,7 @@ class Divergence(Record, tag="divergence", kw_only=True):
     ref_stats: Stats | None = None
     test_stats: Stats | None = None
     compiles: int = 0  # how many compiles the search took
+    phase: str | None = None  # (1.3) forward | backward: the graph the node belongs to
 
 
 class GraphBreak(Record, tag="graph_break", kw_only=True):
@@ -239,6 +269,9 @@ class Guard(Record, tag="guard", kw_only=True):
     source: str | None = None  # what it guards, e.g. L['x']
     user_source: str | None = None
     code: str | None = None  # the user's line that made the guard
+    count: int = 1  # (1.3) guards this record stands for: guardscan writes one per (kind, input) of a compile
+    user: bool = False  # (1.3) made by a line outside torch and installed libraries
+    full: BlobRef | None = None  # (1.3) the compile's whole guard tree, as torch printed it
 
 
 class Recompile(Record, tag="recompile", kw_only=True):
@@ -264,6 +297,8 @@ class Variant(Record, tag="variant", kw_only=True):
     outcome: str  # compiled | reused | recompiled | eager (recompile limit) | unknown | invalid | unchanged
     frames: list[str] = []  # compile ids made during the call
     error: str | None = None  # invalid: why the model itself rejected the inputs
+    graphs: int | None = None  # (1.3) graphs compiled during the call, counted as torch._dynamo.explain counts them
+    breaks: int | None = None  # (1.3) graph breaks met during the call, counted as explain counts them
 
 
 class Advice(Record, tag="advice", kw_only=True):
@@ -296,6 +331,7 @@ class Kernel(Record, tag="kernel", kw_only=True):
     sources: list[str] = []  # the user's file:line of those nodes
     code: list[str] = []  # (1.2) the text of those lines
     finding: str | None = None  # (1.2) set on the launch a finding names: "nan" | "inf" | "nan+inf"
+    note: str | None = None  # (1.3) non-finite values that are no finding (an additive attention mask), and why
 
 
 class Crash(Record, tag="crash", kw_only=True):
@@ -343,6 +379,7 @@ class Error(Record, tag="error", kw_only=True):
     message: str
     exit_code: int
     where: str | None = None
+    model: str | None = None  # (1.3)
 
 
 RECORD_TYPES: tuple[type[Record], ...] = (

@@ -25,7 +25,8 @@ from .guards import GuardEntry, parse_guards, resolve_path, split_comment
 from .tracelog import Event, Trace
 
 _REASON_ID = re.compile(r"^(?P<id>\d+/\d+):\s*(?P<text>.*)$", re.S)
-_TENSOR = r"tensor '(?P<name>[^']+)'"
+# the name may hold quotes itself: tensor 'kwargs['input_ids']' size mismatch ...
+_TENSOR = r"tensor '(?P<name>.+?)'"
 _MISMATCH = [
     (re.compile(_TENSOR + r" size mismatch at index (?P<i>\d+)\. expected (?P<e>\S+), actual (?P<a>\S+)"),
      "size", "{src}.size()[{i}] == {e}", "{name}: dim {i} {e} -> {a}"),
@@ -62,6 +63,7 @@ class Compile:
     frame_id: int
     n: int
     guards: list[GuardEntry] = field(default_factory=list)
+    guards_text: str | None = None  # the guard tree as torch printed it
     reasons: list[str] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
     graph: str | None = None
@@ -106,6 +108,10 @@ class Findings:
     files: list[str] = field(default_factory=list)
     automatic_dynamic: bool = True
     recompile_limit: int | None = None
+    torch_dir: str | None = None
+    # per call (None: a trace directory's whole run): [graphs, breaks] as torch._dynamo.explain counts
+    # them: every graph compiled, before any de-duplication, and breaks = graphs - 1 (explain's own rule)
+    totals: dict[str | None, list[int]] = field(default_factory=dict)
 
     @property
     def problems(self) -> int:
@@ -165,7 +171,10 @@ def describe_reason(text: str) -> tuple[str | None, str | None, str | None, dict
 
 
 def source_of(tensor: str) -> str:
-    """A recompile reason's tensor name as a guard source: ``x`` -> ``L['x']``, ``args[0]`` -> ``L['args'][0]``."""
+    """A recompile reason's tensor name as a guard source: ``x`` -> ``L['x']``, ``args[0]`` -> ``L['args'][0]``,
+    ``kwargs['input_ids']`` -> ``L['kwargs']['input_ids']``; a name already a source (``L['self'].w``) stays."""
+    if re.match(r"^[LG]\[", tensor):
+        return tensor
     m = re.match(r"^(\w+)(.*)$", tensor)
     return f"L['{m.group(1)}']{m.group(2)}" if m else tensor
 
@@ -187,18 +196,18 @@ def _is_user(source: str | None, torch_dir: str | None) -> bool:
 
 
 def _guard_line(compiles: dict[str, Compile], reason: str, tensor: str,
-                known: list[str]) -> tuple[str | None, str | None]:
+                known: list[str], torch_dir: str | None) -> tuple[str | None, str | None]:
     """The user line that made the TENSOR_MATCH guard a tensor mismatch failed (from the failing entry)."""
     m = _REASON_ID.match(reason.strip())
     old = compiles.get(m.group("id")) if m else None
     for g in old.guards if old else []:
         if g.kind == "TENSOR_MATCH" and g.source == source_of(tensor) and g.file and g.line:
-            return f"{resolve_path(g.file, known)}:{g.line}", g.code
+            return f"{resolve_path(g.file, known, torch_dir)}:{g.line}", g.code
     return None, None
 
 
 def analyze(trace: Trace, *, torch_dir: str | None = None) -> Findings:
-    f = Findings(files=trace.files())
+    f = Findings(files=trace.files(), torch_dir=torch_dir)
     compiles: dict[str, Compile] = {}
     order: list[str] = []
 
@@ -213,6 +222,10 @@ def analyze(trace: Trace, *, torch_dir: str | None = None) -> Findings:
         return compiles[cid]
 
     for ev in trace.events:
+        if ev.kind == "dynamo_output_graph":
+            t = f.totals.setdefault(ev.variant, [0, 0])
+            t[0] += 1
+            t[1] = t[0] - 1
         c = get(ev)
         if c is None:
             continue
@@ -220,6 +233,7 @@ def analyze(trace: Trace, *, torch_dir: str | None = None) -> Findings:
             c.graph = ev.payload or ""
         elif ev.kind == "dynamo_cpp_guards_str" and ev.payload:
             c.guards = parse_guards(ev.payload)
+            c.guards_text = ev.payload
         elif ev.artifact == "recompile_reasons":
             c.reasons = _payload_list(ev.payload)
         elif ev.artifact == "dynamo_graph_break_reason" and ev.payload:
@@ -276,11 +290,11 @@ def analyze(trace: Trace, *, torch_dir: str | None = None) -> Findings:
             rec = RecompileInfo(
                 compile_id=c.compile_id, frame_id=c.frame_id, function=where, reason=c.reasons[0],
                 reasons=c.reasons, guard=guard, kind=kind, trigger=c.variant or change, code=code,
-                source=f"{resolve_path(loc[0], known)}:{loc[1]}" if loc else None, tensor=tensor, dim=dim,
+                source=f"{resolve_path(loc[0], known, torch_dir)}:{loc[1]}" if loc else None, tensor=tensor, dim=dim,
                 failed=c.compile_id in f.limit_hits)
             rec.user_code = _is_user(rec.source, torch_dir)
             if rec.source is None and tensor is not None:
-                rec.source, rec.code = _guard_line(compiles, c.reasons[0], tensor, known)
+                rec.source, rec.code = _guard_line(compiles, c.reasons[0], tensor, known, torch_dir)
             if kind == "size" and tensor is not None and dim is not None and f.automatic_dynamic:
                 earlier = [r for r in f.recompiles
                            if r.frame_id == c.frame_id and r.tensor == tensor and r.dim == dim and r.expected]
@@ -288,5 +302,5 @@ def analyze(trace: Trace, *, torch_dir: str | None = None) -> Findings:
             f.recompiles.append(rec)
     f.breaks = list(seen_breaks.values())
     for b in f.breaks:
-        b.info.file = resolve_path(b.info.file, known)
+        b.info.file = resolve_path(b.info.file, known, torch_dir)
     return f

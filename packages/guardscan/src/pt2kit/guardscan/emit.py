@@ -1,12 +1,20 @@
 """Findings as pt2kit records, in one order for live runs and trace directories. Imports no torch.
 
-graph (one per compiled frame, its printed code in the store), graph_break, guard (every guard of
-every compile), recompile, variant (live runs: which calls reused a graph), advice.
+graph (one per compiled frame, its printed code in the store), graph_break, guard, recompile,
+variant (live runs: which calls reused a graph, and the graphs and breaks of each as
+``torch._dynamo.explain`` counts them), advice.
+
+Guards are thousands per compile on a real model (one per parameter, global, config flag...). Each
+compile gets one `guard` record per guard a user-made line created (outside torch and installed
+libraries), then one per (kind, input) for the rest with ``count`` saying how many it stands for;
+every record of a compile points at the compile's whole guard tree (``full``, one blob in the
+store), so nothing is lost and a page stays small.
 """
 
 from __future__ import annotations
 
 import linecache
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +34,28 @@ def _line(path: str | None, line: int | None) -> tuple[str | None, str | None]:
     return f"{path}:{line}", (linecache.getline(path, line).strip() or None)
 
 
+_INPUT = re.compile(r"""^([LG]\[['"][^'"]+['"]\])((?:\[['"][^'"]+['"]\]|\[\d+\]))?""")
+
+
+def _input_of(source: str | None) -> str | None:
+    """The input a guard source hangs from: ``L['self']``, ``G['torch']``, ``L['kwargs']['input_ids']``."""
+    if not source:
+        return None
+    m = _INPUT.match(source)
+    if not m:
+        return source
+    head, key = m.group(1), m.group(2)
+    return head + key if key and head in ("L['kwargs']", "L['args']") else head
+
+
+def _user_made(path: str | None, torch_dir: str | None) -> bool:
+    if not path or not path.startswith("/"):
+        return False
+    if torch_dir and path.startswith(torch_dir.rstrip("/") + "/"):
+        return False
+    return "/site-packages/" not in path and "/dist-packages/" not in path
+
+
 def emit_findings(f: Findings, emit: Emit, store: Store | None, *, model: str | None = None,
                   calls: list[Call] | None = None) -> dict[str, int]:
     for fr in f.frames:
@@ -40,20 +70,36 @@ def emit_findings(f: Findings, emit: Emit, store: Store | None, *, model: str | 
              count=b.count)
     known = f.files
     for c in f.compiles:
+        full = store.put_text(c.guards_text, "text/plain", ".txt") if (store is not None and c.guards_text) else None
+        groups: dict[tuple[str, str | None], list[Any]] = {}
+        mine = []
         for g in c.guards:
-            path = resolve_path(g.file, known)
+            path = resolve_path(g.file, known, f.torch_dir)
+            where = f"{path}:{g.line}" if path and g.line else None
+            if _user_made(path, f.torch_dir):
+                mine.append((g, where))
+            else:
+                groups.setdefault((g.kind, _input_of(g.source)), []).append((g, where))
+        for g, where in mine:
             emit(Guard, model=model, frame=c.compile_id, guard=g.kind, expr=g.expr, source=g.source,
-                 user_source=f"{path}:{g.line}" if path and g.line else None, code=g.code)
+                 user_source=where, code=g.code, user=True, full=full)
+        for (kind, src), members in groups.items():
+            g, where = members[0]
+            emit(Guard, model=model, frame=c.compile_id, guard=kind, expr=g.expr, source=src or g.source,
+                 user_source=where, code=g.code, count=len(members), full=full)
     for r in f.recompiles:
         emit(Recompile, model=model, frame=r.compile_id, reason=r.reason, guard=r.guard, trigger=r.trigger,
              expected=r.expected, function=r.function, source=r.source, code=r.code, reasons=r.reasons,
              compiled=not r.failed)
     for call in calls or []:
+        graphs, breaks = f.totals.get(call.label, (0, 0))
         emit(Variant, model=model, name=call.label, changes=call.changes, outcome=call.outcome,
-             frames=call.compiles, error=call.error)
+             frames=call.compiles, error=call.error, graphs=graphs, breaks=breaks)
     advice = advise(f)
     for a in advice:
         emit(Advice, model=model, rule=a.rule, message=a.message, change=a.change, source=a.source)
+    first = f.totals.get(calls[0].label) if calls else f.totals.get(None)
     return {"graphs": len(f.frames), "breaks": len(f.breaks), "recompiles": len(f.recompiles),
+            "all_graphs": first[0] if first else 0, "all_breaks": first[1] if first else 0,
             "unexpected": sum(not r.expected for r in f.recompiles), "advice": len(advice),
             "guards": sum(len(c.guards) for c in f.compiles)}

@@ -7,18 +7,21 @@ The text is what ``TORCH_LOGS=guards`` prints::
     +- LAMBDA_GUARD: 5 <= L['x'].size()[0]  # if x.shape[0] > 4:  # mp/m.py:4 in forward (_dynamo/...)
 
 A guard's source is the innermost manager above it (or the ``L['x']`` its expression starts from);
-torch shortens the user's path to its last characters, so :func:`resolve_path` maps it back to a
-file the trace named in full.
+torch shortens paths (``torch.utils._traceback.shorten_filename``: the part after the common
+prefix with torch's directory, one character too many when that prefix is ``/``), so
+:func:`resolve_path` maps them back to a file the trace named in full or that exists here.
 """
 
 from __future__ import annotations
 
+import glob
+import os
 import re
 from dataclasses import dataclass
 
 _NODE = re.compile(r"^(?P<indent>(?:\| )*)\+- (?P<kind>[A-Za-z_]+): ?(?P<rest>.*)$")
 _MANAGER_SOURCE = re.compile(r"source=(?P<source>.+?), accessed_by=")
-_LOCATION = re.compile(r"(?P<file>\S+):(?P<line>\d+) in (?P<func>[\w<>.]+)")
+_LOCATION = re.compile(r"(?P<file><[^<>]+>|\S+):(?P<line>\d+) in (?P<func>[\w<>.]+)")
 _EXPR_SOURCE = re.compile(r"""((?:L|G)\[['"][^'"]+['"]\](?:\.[A-Za-z_]\w*|\[[^\]]*\])*?)(?=\.size\(\)|\.stride\(\)|\.storage_offset\(\)|$|[\s,)])""")
 
 
@@ -78,12 +81,29 @@ def parse_guards(text: str) -> list[GuardEntry]:
     return out
 
 
-def resolve_path(shown: str | None, known: list[str]) -> str | None:
-    """Map torch's shortened path (``mp/gs/m.py``) to a full one the trace knows; else as shown."""
+def resolve_path(shown: str | None, known: list[str], torch_dir: str | None = None) -> str | None:
+    """Map torch's shortened path back to a full one: a file the trace names that ends so, else the
+    file torch's shortening came from (below an ancestor of torch's directory) where it exists here;
+    else as shown. ``<frozen x>`` and other pseudo-files stay as they are."""
     if not shown:
         return None
-    if shown.startswith("/"):
+    if shown.startswith(("/", "<")):
         return shown
-    hits = [k for k in known if k.endswith(shown)]
+    # below torch's directory or an ancestor: "/" + shown ends the path; below "/" alone, torch cut
+    # one character too many ("/tmp/gs/m.py" shows as "mp/gs/m.py")
+    hits = [k for k in known if k.endswith("/" + shown) or k == shown or (k.startswith("/") and k[2:] == shown)]
     hits = [k for k in hits if "/site-packages/" not in k] or hits
-    return hits[0] if hits else shown
+    if hits:
+        return hits[0]
+    if torch_dir:
+        anc = torch_dir.rstrip("/")  # shorten_filename's base: torch's own directory, then its ancestors
+        while anc and anc != os.path.dirname(anc):
+            cand = os.path.join(anc, shown)
+            if os.path.isfile(cand):
+                return cand
+            anc = os.path.dirname(anc)
+        # common prefix "/": torch cut one character too many
+        found = sorted(glob.glob("/?" + glob.escape(shown)))
+        if len(found) == 1:
+            return found[0]
+    return shown

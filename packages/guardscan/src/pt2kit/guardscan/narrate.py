@@ -39,6 +39,10 @@ class Narrator:
 
     def summary(self, counts: dict[str, int]) -> None:
         expected = counts["recompiles"] - counts["unexpected"]
-        self.say(f"{self.label}: {counts['graphs']} graph(s), {counts['breaks']} graph break(s), "
-                 f"{counts['unexpected']} recompile(s)" + (f" (+{expected} expected)" if expected else "")
+        totals = ""
+        if counts.get("all_graphs"):
+            totals = (f" (as torch._dynamo.explain counts the first call: {counts['all_graphs']} graph(s), "
+                      f"{counts['all_breaks']} break(s))")
+        self.say(f"{self.label}: {counts['graphs']} distinct graph(s), {counts['breaks']} distinct graph break(s)"
+                 f"{totals}, {counts['unexpected']} recompile(s)" + (f" (+{expected} expected)" if expected else "")
                  + f", {counts['guards']} guards")

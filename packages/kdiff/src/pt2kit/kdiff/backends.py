@@ -1,21 +1,23 @@
 """What ``--ref`` and ``--test`` name, turned into something that runs a model.
 
-``eager`` and ``eager64`` (a float64 copy of the model and inputs: maintainers' reference for
-telling noise from bugs) run without compiling; ``aot_eager`` and ``inductor`` are torch.compile
+``eager`` and ``eager64`` (a float64 copy of the model and inputs, kept in float64 through the
+model's own casts: maintainers' reference for telling noise from bugs) run without compiling; ``aot_eager`` and ``inductor`` are torch.compile
 backends; ``FILE.py:NAME`` and ``module:attr`` name any torch.compile backend callable.
 """
 
 from __future__ import annotations
 
-import copy
+import contextlib
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_map
 
+from pt2kit.runtime.accuracy import float64_copy, float64_mode, to_float64
 from pt2kit.runtime.errors import UsageError
+
+__all__ = ["Backend", "context", "prepare", "resolve", "to_float64"]
 
 REFS = ("eager", "eager64", "aot_eager", "inductor")
 BUILTIN_TESTS = ("inductor", "aot_eager", "eager")
@@ -26,6 +28,7 @@ class Backend:
     name: str
     compile: Any = None  # a torch.compile backend (string or callable); None runs eagerly
     float64: bool = False
+    narrowed: list[str] = field(default_factory=list)  # float64 side: ops that had no float64 kernel
 
 
 def resolve(spec: str, *, role: str) -> Backend:
@@ -59,17 +62,34 @@ def resolve(spec: str, *, role: str) -> Backend:
     return Backend(spec, compile=obj)
 
 
-def to_float64(x: Any) -> Any:
-    return tree_map(lambda t: t.double() if isinstance(t, torch.Tensor) and t.is_floating_point() else t, x)
+def context(backend: Backend) -> Any:
+    """What a call of this side runs under: float64_mode for a float64 side, nothing otherwise.
+    Ops the float64 side had to run in float32 are added to ``backend.narrowed``."""
+    if not backend.float64:
+        return contextlib.nullcontext()
+    return _Float64Context(backend)
+
+
+class _Float64Context:
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.mode = float64_mode()
+
+    def __enter__(self) -> Any:
+        return self.mode.__enter__()
+
+    def __exit__(self, *exc: Any) -> Any:
+        for op in self.mode.narrowed:
+            if op not in self.backend.narrowed:
+                self.backend.narrowed.append(op)
+        return self.mode.__exit__(*exc)
 
 
 def prepare(model: Any, inputs: Any, backend: Backend) -> tuple[Any, Any]:
-    """(callable, inputs) for one side of the comparison; the model is copied, never changed."""
+    """(callable, inputs) for one side of the comparison; the model is copied, never changed.
+    Call it under :func:`context`."""
     if backend.float64:
-        m = copy.deepcopy(model)
-        if isinstance(m, torch.nn.Module):
-            m = m.double()
-        return m, to_float64(inputs)
+        return float64_copy(model, inputs)
     if backend.compile is None:
         return model, inputs
     return torch.compile(model, backend=backend.compile), inputs

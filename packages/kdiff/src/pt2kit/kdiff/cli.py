@@ -4,8 +4,13 @@ where, and at which aten op the compiled program first parts ways.
 Writes a `diff` record per output leaf (pytree key path; with --grad also per parameter and input
 gradient): max/mean abs error, max rel error, RMSE, mismatches, NaN/Inf on both sides, the worst
 element's index and both values, the tolerances and the verdict (torch.testing.assert_close
-semantics), with an error heatmap for each failing leaf. When an output fails, a `divergence`
-record names the first aten node that leaves tolerance, with the user's file:line.
+semantics), with an error heatmap for each failing leaf. The verdict is PyTorch's accuracy rule
+(torch._dynamo.utils.same): a leaf fails only when it fails assert_close against the reference *and*
+is further from a float64 run of the model than eager is, so rounding noise passes on any device;
+`--verdict close` (or an explicit --atol/--rtol) judges by assert_close alone. A difference that
+follows a near-tie in a sort, top-k, argmax or NMS is named as such, not as a bug. When an output
+fails, a `divergence` record names the first aten node that leaves tolerance, with the user's
+file:line.
 
 Without MODEL, reads records on stdin, forwards every line, and diffs each `model` record
 (`fxcheck m.py | kdiff`). Exit 0 all pass, 1 any fail, 2 bad input, 3 a crash (a crash record).
@@ -33,6 +38,9 @@ REFS = ("eager", "eager64", "aot_eager", "inductor")
               help="The reference: eager64 runs a float64 copy, to tell rounding noise from bugs.")
 @click.option("--test", "test", default="inductor", show_default=True, metavar="BACKEND",
               help="inductor, aot_eager, eager, FILE.py:NAME or module:attr (any torch.compile backend).")
+@click.option("--verdict", type=click.Choice(("fp64", "close")), default=None,
+              help="fp64: PyTorch's accuracy rule against a float64 run; close: assert_close against the "
+                   "reference alone [default: fp64, close when --atol/--rtol is given].")
 @click.option("--atol", type=float, help="Absolute tolerance [default: assert_close's for the dtype].")
 @click.option("--rtol", type=float, help="Relative tolerance [default: assert_close's for the dtype].")
 @click.option("--equal-nan", is_flag=True, help="NaN on both sides counts as equal.")
@@ -44,12 +52,14 @@ REFS = ("eager", "eager64", "aot_eager", "inductor")
 @click.option("--timeout", type=float, metavar="SECONDS", help="Give up on a model after this long (a crash record).")
 @config_option
 @common_options
-def command(model: str | None, ref: str, test: str, atol: float | None, rtol: float | None, equal_nan: bool,
-            grad: bool, localize: bool, device: str | None, seed: int, timeout: float | None,
+def command(model: str | None, ref: str, test: str, verdict: str | None, atol: float | None, rtol: float | None,
+            equal_nan: bool, grad: bool, localize: bool, device: str | None, seed: int, timeout: float | None,
             config: tuple[str, ...], store: Path | None, quiet: bool, debug: bool) -> None:
     s = Session("kdiff", __version__, store=store, quiet=quiet, debug=debug)
+    if verdict is None:
+        verdict = "close" if atol is not None or rtol is not None else "fp64"
     opts = {"ref": ref, "test": test, "atol": atol, "rtol": rtol, "equal_nan": equal_nan, "grad": grad,
-            "localize": localize, "seed": seed}
+            "localize": localize, "seed": seed, "verdict": verdict}
     s.run(lambda: _work(s, model, opts, device, list(config), timeout))
 
 
@@ -81,7 +91,9 @@ def _diff_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dic
         s.writer.forward(raw)
         if raw.startswith(b'{"kind":"diff"'):
             d = msgspec.json.decode(raw)
-            if not d["passed"]:
+            if d.get("rule") == "tie":
+                s.say(f"{label}: TIE {d['output']}: {d.get('note')}")
+            elif not d["passed"]:
                 failing.append(d)
                 m = d.get("metrics") or {}
                 worst = f" at {d['worst_index']}: ref {d.get('worst_ref')} test {d.get('worst_test')}" \
@@ -100,8 +112,15 @@ def _diff_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dic
                        on_record=on_record, quiet=s.quiet, timeout=timeout)
     if res.crash is not None:
         return s.crash(label, res.crash)
-    n = res.value["diffs"]
-    s.say(f"{label}: {n - len(failing)} of {n} leaves pass ({opts['test']} vs {opts['ref']})")
+    v = res.value
+    n = v["diffs"]
+    for key in ("fp64", "narrowed", "localize"):
+        if key in res.notes:
+            s.say(f"{label}: {res.notes[key]}")
+    extra = [f"{v['by_fp64']} within float64 noise"] if v.get("by_fp64") else []
+    extra += [f"{v['ties']} after a near-tie"] if v.get("ties") else []
+    s.say(f"{label}: {n - len(failing)} of {n} leaves pass ({opts['test']} vs {opts['ref']}"
+          + "".join(f"; {e}" for e in extra) + ")")
     return EXIT_FINDINGS if failing else EXIT_OK
 
 

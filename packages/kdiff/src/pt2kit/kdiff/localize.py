@@ -5,15 +5,22 @@
 2. Reference values of every node: the graph interpreted eagerly (in float64 for ``eager64``).
 3. Test values: one compile, with the test backend, of a copy of the graph whose outputs are all
    its tensor nodes; the first node in graph order that fails the tolerance is the answer.
-   With a float64 reference, a node fails only if it is also further from float64 than eager
-   float32 is (twice its RMSE): rounding noise is not a divergence.
-4. When fusion hides the difference in that all-outputs compile, bisect over prefixes of the graph
-   (each a compile ending at one node): O(log n) compiles, assuming that once a value has diverged
-   the later ones stay diverged.
+   With a float64 run (``--ref eager64``, or kdiff's default accuracy rule), a node fails only if it
+   is also further from float64 than eager float32 is (same()'s RMSE rule): rounding noise is not a
+   divergence.
+4. When fusion hides the difference in that all-outputs compile, or that graph does not compile
+   (a view Inductor cannot express as an output, say), bisect over prefixes of the graph (each a
+   compile ending at one node): O(log n) compiles, assuming that once a value has diverged the
+   later ones stay diverged.
+
+Never named: nodes whose value is uninitialised memory (``empty``, ``empty_like``, ``new_empty``,
+``empty_strided``...): their values differ between any two runs and mean nothing.
+A failure that leaves no answer raises :class:`LocalizeError` with the compiler's full message.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,10 +28,18 @@ from typing import Any
 
 import torch
 
+from pt2kit.runtime.accuracy import accuracy_rule, float64_mode
 from pt2kit.runtime.fxmeta import node_place
 
 from .backends import Backend, to_float64
 from .metrics import Comparison, compare, default_tolerances
+
+UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided",
+                           "empty_permuted"})
+
+
+class LocalizeError(Exception):
+    """Localisation could not finish; the message keeps the compiler's full text."""
 
 
 @dataclass
@@ -69,8 +84,15 @@ def capture_forward(model: Any, call: Callable[[Any], Any]) -> list[tuple[torch.
     return [(s["gm"], s["args"]) for s in captured if s["args"] is not None]
 
 
+def _uninitialised(n: torch.fx.Node) -> bool:
+    packet = getattr(n.target, "overloadpacket", None)
+    return getattr(packet, "__name__", "") in UNINITIALISED
+
+
 def tensor_nodes(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
-    return [n for n in gm.graph.nodes if n.op == "call_function" and isinstance(n.meta.get("val"), torch.Tensor)]
+    """The nodes whose values are compared: tensor-valued calls, uninitialised memory left out."""
+    return [n for n in gm.graph.nodes if n.op == "call_function" and isinstance(n.meta.get("val"), torch.Tensor)
+            and not _uninitialised(n)]
 
 
 def interpret(gm: torch.fx.GraphModule, args: list[Any], *, float64: bool) -> dict[str, torch.Tensor]:
@@ -84,7 +106,7 @@ def interpret(gm: torch.fx.GraphModule, args: list[Any], *, float64: bool) -> di
                 values[n.name] = out.detach().clone()
             return out
 
-    with torch.no_grad():
+    with torch.no_grad(), (float64_mode() if float64 else contextlib.nullcontext()):
         Recorder(gm).run(*(to_float64(args) if float64 else args))
     return values
 
@@ -110,14 +132,17 @@ def _run_compiled(g: torch.fx.GraphModule, args: list[Any], backend: Backend) ->
 
 
 def localize(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Backend, atol: float | None = None,
-             rtol: float | None = None, equal_nan: bool = False) -> Divergence | None:
-    """Find the first diverging node; ``call(fn)`` runs ``fn`` on the model's inputs."""
+             rtol: float | None = None, equal_nan: bool = False, fp64_rule: bool = False) -> Divergence | None:
+    """Find the first diverging node; ``call(fn)`` runs ``fn`` on the model's inputs.
+
+    ``fp64_rule``: judge nodes by PyTorch's accuracy rule against a float64 interpretation of the
+    graph (always so with a float64 reference)."""
     if test.compile is None:
         return None
     compiles = 0
     for gi, (gm, args) in enumerate(capture_forward(model, call)):
         found, compiles = _localize_graph(gi, gm, args, ref=ref, test=test, atol=atol, rtol=rtol,
-                                          equal_nan=equal_nan, compiles=compiles)
+                                          equal_nan=equal_nan, compiles=compiles, fp64_rule=fp64_rule)
         if found is not None:
             return found
     return None
@@ -125,12 +150,19 @@ def localize(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Back
 
 def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: Backend, test: Backend,
                     atol: float | None, rtol: float | None, equal_nan: bool,
-                    compiles: int) -> tuple[Divergence | None, int]:
+                    compiles: int, fp64_rule: bool) -> tuple[Divergence | None, int]:
     nodes = tensor_nodes(gm)
     if not nodes:
         return None, compiles
     refs = interpret(gm, args, float64=ref.float64)
-    noise = interpret(gm, args, float64=False) if ref.float64 else None
+    fp64: dict[str, torch.Tensor] | None = refs if ref.float64 else None
+    baseline = refs if not ref.float64 else None
+    if fp64_rule or ref.float64:
+        try:
+            fp64 = fp64 or interpret(gm, args, float64=True)
+            baseline = baseline or interpret(gm, args, float64=False)
+        except Exception:  # a graph float64 cannot run: judge by assert_close alone
+            fp64 = None if not ref.float64 else fp64
 
     def verdict(node: torch.fx.Node, value: torch.Tensor) -> tuple[bool, Comparison, float, float]:
         r = refs[node.name]
@@ -139,9 +171,12 @@ def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: 
         rt = dr if rtol is None else rtol
         c = compare(r, value.to(r.device), atol=a, rtol=rt, equal_nan=equal_nan)
         bad = not c.passed
-        if bad and noise is not None:
-            base = compare(r, noise[node.name], atol=a, rtol=rt, equal_nan=equal_nan)
-            bad = c.rmse > 2 * base.rmse + a or c.nan_test > base.nan_test
+        if bad and fp64 is not None and baseline is not None and node.name in fp64 \
+                and (value.is_floating_point() or value.is_complex()):
+            f, b = fp64[node.name], baseline[node.name]
+            base = compare(f, b.to(f.device), atol=a, rtol=rt, equal_nan=equal_nan)
+            rule = accuracy_rule(value, b.to(value.device), f.to(value.device))
+            bad = not rule.passed or c.nan_test > base.nan_test
         return bad, c, a, rt
 
     def found(i: int, value: torch.Tensor, c: Comparison, a: float, rt: float) -> Divergence:
@@ -150,28 +185,49 @@ def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: 
         return Divergence(gi, i, n.name, str(n.target), source, code, module, c, refs[n.name], value,
                           compiles, a, rt)
 
-    values = _run_compiled(with_outputs(gm, nodes), args, test)
     compiles += 1
-    for i, (n, v) in enumerate(zip(nodes, values, strict=True)):
+    try:
+        values = _run_compiled(with_outputs(gm, nodes), args, test)
+    except Exception:  # the all-outputs graph does not compile: bisection still can
+        values = None
+    for i, (n, v) in enumerate(zip(nodes, values or [], strict=True)):
         if n.name in refs and v.shape == refs[n.name].shape:
             bad, c, a, rt = verdict(n, v)
             if bad:
                 return found(i, v, c, a, rt), compiles
     # fusion may hide it when everything is an output: bisect over prefixes
+    errors: list[str] = []
+
+    def probe(i: int) -> tuple[bool, torch.Tensor, Comparison, float, float] | None:
+        nonlocal compiles
+        compiles += 1
+        try:
+            (v,) = _run_compiled(with_outputs(gm, [nodes[i]]), args, test)
+        except Exception as e:
+            errors.append(f"node {nodes[i].name} ({nodes[i].target}): {type(e).__name__}: {e}")
+            return None
+        if v.shape != refs[nodes[i].name].shape:
+            return None
+        bad, c, a, rt = verdict(nodes[i], v)
+        return bad, v, c, a, rt
+
     lo, hi = 0, len(nodes) - 1
-    (v_last,) = _run_compiled(with_outputs(gm, [nodes[hi]]), args, test)
-    compiles += 1
-    bad, c, a, rt = verdict(nodes[hi], v_last)
-    if not bad:
+    last = probe(hi)
+    if last is None:
+        raise LocalizeError(f"graph {gi}: no prefix ending at its last node compiles; " + "; ".join(errors))
+    if not last[0]:
         return None, compiles
-    last_bad = (hi, v_last, c, a, rt)
+    last_bad = (hi, *last[1:])
     while lo < hi:
         mid = (lo + hi) // 2
-        (v,) = _run_compiled(with_outputs(gm, [nodes[mid]]), args, test)
-        compiles += 1
-        bad, c, a, rt = verdict(nodes[mid], v)
-        if bad:
-            hi, last_bad = mid, (mid, v, c, a, rt)
+        step, got = mid, probe(mid)
+        while got is None and step + 1 < hi:  # that prefix would not compile: judge the next one
+            step += 1
+            got = probe(step)
+        if got is None:  # none between mid and hi compiles: hi is the first node that can be judged
+            break
+        if got[0]:
+            hi, last_bad = step, (step, *got[1:])
         else:
-            lo = mid + 1
+            lo = step + 1
     return found(*last_bad), compiles

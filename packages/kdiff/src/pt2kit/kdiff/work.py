@@ -1,9 +1,17 @@
-"""The child-process side of `kdiff`: run reference and test, compare every leaf, localise."""
+"""The child-process side of `kdiff`: run reference and test, compare every leaf, localise.
+
+Runs, in this order, only those the verdict needs: the reference; an eager float32 baseline (the
+reference itself unless it is eager64); a float64 run for PyTorch's accuracy rule (the reference
+itself for eager64); the test. The first eager run also notes near-ties in data-dependent
+selections (:mod:`.ties`).
+"""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
+from pt2kit.runtime.errors import UsageError
 from pt2kit.schema import Diff, Divergence, Model, Stats, num
 
 
@@ -25,6 +33,11 @@ def _seeded(seed: int, fn: Any) -> Any:
     return fn()
 
 
+def _why(e: BaseException) -> str:
+    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    return f"{type(e).__name__}: {lines[0] if lines else ''}"[:300]
+
+
 def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     chan.stage("load")
     import torch
@@ -34,7 +47,8 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from pt2kit.runtime.outputs import flatten
 
     from . import backends
-    from .compare import compare_trees, grads_of, metrics_record
+    from .compare import Verdict, compare_trees, grads_of, metrics_record
+    from .ties import TieRecorder
 
     with apply_config(payload["config"]):
         loaded = load_model(payload["model"], device=payload["device"])
@@ -45,39 +59,88 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
         seed = payload["seed"]
         tol = {"atol": payload["atol"], "rtol": payload["rtol"], "equal_nan": payload["equal_nan"]}
         label = loaded.label
-        results = []
-        for side_name, backend in (("reference", ref), ("test", test)):
+        ties = TieRecorder()
+        tie_watch = [True]  # ties are taken from the first eager run only
+
+        def side(backend: Any, role: str) -> list[tuple[str, Any]]:
             fn, inputs = backends.prepare(loaded.model, loaded.inputs, backend)
             # torch.compile compiles on the first call: a compiled side's stage covers both
             verb = "compile and run" if backend.compile is not None else "run"
-            chan.stage(f"{verb} {side_name} ({backend.name})")
-            with torch.no_grad():
-                out = _seeded(seed, lambda fn=fn, inputs=inputs: loaded.call(fn, inputs))
-            results.append(flatten(out))
+            chan.stage(f"{verb} {role} ({backend.name})")
+            watch = ties if backend.compile is None and tie_watch[0] else contextlib.nullcontext()
+            tie_watch[0] = tie_watch[0] and backend.compile is not None
+            with torch.no_grad(), backends.context(backend), watch:
+                out = _seeded(seed, lambda: loaded.call(fn, inputs))
             torch._dynamo.reset()
+            return flatten(out)
+
+        rule = payload.get("verdict") or "fp64"
+        f64 = ref if ref.float64 else backends.Backend("eager64", float64=True)
+        note = None
+        fp64: list[tuple[str, Any]] | None = None
+        if ref.float64:
+            try:
+                ref_leaves = fp64 = side(ref, "reference")
+            except Exception as e:
+                raise UsageError(f"--ref eager64: the float64 run of {label} fails ({_why(e)}); "
+                                 "use --ref eager (the verdict then checks float64 only where it runs)") from None
+        else:
+            ref_leaves = side(ref, "reference")
+        baseline = ref_leaves if not ref.float64 else None
+        if rule == "fp64":
+            if baseline is None:
+                baseline = side(backends.Backend("eager"), "baseline")
+            if fp64 is None:
+                try:
+                    fp64 = side(f64, "float64 reference")
+                except Exception as e:
+                    rule, note = "close", f"the float64 run fails ({_why(e)}): verdicts are assert_close's"
+                    chan.note("fp64", note)
+        if f64.narrowed:
+            chan.note("narrowed", "the float64 run took float32 for ops with no float64 kernel: "
+                      + ", ".join(f64.narrowed))
+        test_leaves = side(test, "test")
         chan.stage("compare")
-        diffs = compare_trees(results[0], results[1], ref=ref.name, test=test.name, store=chan.store, **tol)
+        tie = ties.nearest()
+        verdict = Verdict(rule=rule, fp64=dict(fp64 or []), baseline=dict(baseline or []),
+                          baseline_name=ref.name if not ref.float64 else "eager", tie=tie)
+        diffs = compare_trees(ref_leaves, test_leaves, ref=ref.name, test=test.name, store=chan.store,
+                              verdict=verdict, **tol)
         if payload["grad"]:
             chan.stage("gradients")
-            g_ref = grads_of(loaded, ref, seed)
-            g_test = grads_of(loaded, test, seed)
-            diffs += compare_trees(g_ref, g_test, ref=ref.name, test=test.name, store=chan.store, **tol)
+            g = {"ref": grads_of(loaded, ref, seed), "test": grads_of(loaded, test, seed)}
+            if rule == "fp64":
+                g["fp64"] = g["ref"] if ref.float64 else grads_of(loaded, f64, seed)
+                g["base"] = grads_of(loaded, backends.Backend("eager"), seed) if ref.float64 else g["ref"]
+            gv = Verdict(rule=rule, fp64=dict(g.get("fp64", [])), baseline=dict(g.get("base", [])),
+                         baseline_name=verdict.baseline_name)
+            diffs += compare_trees(g["ref"], g["test"], ref=ref.name, test=test.name, store=chan.store,
+                                   verdict=gv, **tol)
         failed = [d for d in diffs if not d["passed"]]
         for d in diffs:
             chan.emit_new(Diff, model=label, **d)
         located = None
-        if failed and payload["localize"]:
+        failed_outputs = [d for d in failed if not d["output"].startswith("grad.")]
+        if failed_outputs and payload["localize"]:
             chan.stage("localize")
-            from .localize import localize
+            from .localize import LocalizeError, localize
 
-            located = localize(loaded.model, lambda fn: _seeded(seed, lambda: loaded.call(fn)), ref=ref, test=test,
-                               atol=payload["atol"], rtol=payload["rtol"], equal_nan=payload["equal_nan"])
+            try:
+                located = localize(loaded.model, lambda fn: _seeded(seed, lambda: loaded.call(fn)), ref=ref,
+                                   test=test, atol=payload["atol"], rtol=payload["rtol"],
+                                   equal_nan=payload["equal_nan"], fp64_rule=rule == "fp64")
+            except LocalizeError as e:
+                chan.note("localize", str(e))
             if located is not None:
                 chan.emit_new(
-                    Divergence, model=label, output=failed[0]["output"], node=located.node, op=located.op,
+                    Divergence, model=label, output=failed_outputs[0]["output"], node=located.node, op=located.op,
                     index=located.index, source=located.source, code=located.code, module=located.module,
                     metrics=metrics_record(located.comparison), ref_stats=_stats(located.ref),
-                    test_stats=_stats(located.test), compiles=located.compiles,
+                    test_stats=_stats(located.test), compiles=located.compiles, phase="forward",
                 )
-    return {"diffs": len(diffs), "failed": len(failed),
+        elif failed and payload["localize"]:
+            chan.note("localize", "only gradients differ; kdiff localises forward graphs, so no node is named")
+    return {"diffs": len(diffs), "failed": len(failed), "note": note,
+            "by_fp64": sum(1 for d in diffs if d.get("rule") == "fp64" and d["passed"] and not d.get("close", True)),
+            "ties": sum(1 for d in diffs if d.get("rule") == "tie"),
             "divergence": None if located is None else {"op": located.op, "source": located.source}}

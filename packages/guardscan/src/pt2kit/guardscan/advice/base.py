@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -29,6 +30,12 @@ def where(file: str | None, line: int | None) -> str | None:
 
 def tensor_var(name: str) -> str:
     """What to call a guard's tensor in user code: ``x`` for ``L['x']``; ``args[0]`` (a model called
-    through torch's wrapper) is the model file's ``example_inputs[0]``."""
-    name = name.removeprefix("L['").removesuffix("']")
-    return "example_inputs" + name.removeprefix("args") if name.startswith("args[") else name
+    through torch's wrapper) is the model file's ``example_inputs[0]``, and ``kwargs['input_ids']``
+    (a model called with keyword arguments) its ``example_inputs['input_ids']``."""
+    m = re.match(r"^L\['(\w+)'\](.*)$", name)
+    if m:
+        name = m.group(1) + m.group(2)
+    for container in ("args", "kwargs"):
+        if name.startswith(container + "["):
+            return "example_inputs" + name.removeprefix(container)
+    return name

@@ -1,0 +1,154 @@
+"""A float64 run of a model, and PyTorch's accuracy rule against it (the rule kdiff, minify and benchrun share).
+
+Guarantees:
+
+* :func:`float64_copy` gives a float64 copy of a model and its inputs; the original is never touched.
+* :func:`float64_mode` keeps a float64 run in float64 through the model's explicit casts: every
+  floating tensor an op makes in float32 (``x.float()``, ``.to(torch.float32)``,
+  ``torch.zeros(..., dtype=torch.float32)``, a float32 constant) comes out in float64 instead, and
+  complex64 as complex128. A cast to float16 or bfloat16 still rounds, as the model asked; casting
+  it back up lands in float64. So ``x.half().float()`` rounds once, as in the float32 model, and a
+  cast around a softmax or a norm no longer mixes Float and Double in one matmul. An op that has
+  no float64 kernel (``torch._grouped_mm``, some fused CUDA kernels) runs in float32 on rounded
+  inputs and its result comes back in float64; ``mode.narrowed`` names those ops, so the run goes
+  wherever eager goes and says where it could not be float64.
+* :func:`accuracy_rule` is ``torch._dynamo.utils.same``'s test for a floating tensor, in the order
+  it checks: a leaf that fails ``assert_close`` against the baseline still passes when
+  ``rmse(test, fp64) <= multiplier * rmse(baseline, fp64) + tol / 10``; the multiplier is same()'s
+  (2, or 3 for float16/bfloat16 and for tensors under 1000 elements, as the benchmark harness asks for
+  small ones). Rounding noise on any device passes; a real bug is far outside.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+from typing import Any
+
+
+def to_float64(x: Any) -> Any:
+    import torch
+    from torch.utils._pytree import tree_map
+
+    def up(t: Any) -> Any:
+        if isinstance(t, torch.Tensor):
+            if t.is_floating_point():
+                return t.double()
+            if t.is_complex():
+                return t.to(torch.complex128)
+        return t
+
+    return tree_map(up, x)
+
+
+def float64_copy(model: Any, inputs: Any) -> tuple[Any, Any]:
+    """(float64 copy of the model, float64 inputs); integer and bool tensors stay as they are."""
+    import torch
+
+    m = copy.deepcopy(model)
+    if isinstance(m, torch.nn.Module):
+        m = m.to(torch.float64)
+        for mod in m.modules():  # complex parameters and buffers: .to(float64) leaves them alone
+            for name, b in list(mod.named_buffers(recurse=False)):
+                if b is not None and b.is_complex():
+                    setattr(mod, name, b.to(torch.complex128))
+    return m, to_float64(inputs)
+
+
+def float64_mode() -> Any:
+    """A dispatch mode under which float32 results come out as float64 (see the module docstring)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_map
+
+    up = {torch.float32: torch.float64, torch.complex64: torch.complex128}
+
+    def widen(t: Any) -> Any:
+        if isinstance(t, torch.Tensor) and t.dtype in up:
+            return t.to(up[t.dtype])
+        return t
+
+    down = {torch.float64: torch.float32, torch.complex128: torch.complex64}
+
+    def narrow(t: Any) -> Any:
+        if isinstance(t, torch.Tensor) and t.dtype in down:
+            return t.to(down[t.dtype])
+        return t
+
+    class Float64Mode(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.narrowed: list[str] = []
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = dict(kwargs or {})
+            if kwargs.get("dtype") in up:
+                kwargs["dtype"] = up[kwargs["dtype"]]
+            mutable = func._schema.is_mutable  # in-place and out=: the result is an existing tensor
+            try:
+                out = func(*args, **kwargs)
+            except (RuntimeError, NotImplementedError):
+                if mutable:
+                    raise
+                # no float64 kernel for this op: run it in float32, as the float32 model does
+                out = func(*tree_map(narrow, args), **tree_map(narrow, kwargs))
+                if str(func) not in self.narrowed:
+                    self.narrowed.append(str(func))
+            if mutable:
+                return out
+            return tree_map(widen, out)
+
+    return Float64Mode()
+
+
+@dataclass
+class RuleResult:
+    passed: bool
+    rmse_test: float
+    rmse_baseline: float
+    multiplier: float
+    tol: float
+
+
+def multiplier_for(dtype: Any, numel: int) -> float:
+    import torch
+
+    if dtype in (torch.float16, torch.bfloat16) or numel < 1000:
+        return 3.0
+    return 2.0
+
+
+def tol_for(dtype: Any) -> float:
+    """The benchmark harness's tolerance: 1e-4 for float32 and float64, 1e-3 for float16, 1e-2 for bfloat16."""
+    import torch
+
+    return {torch.float16: 1e-3, torch.bfloat16: 1e-2}.get(dtype, 1e-4)
+
+
+def rmse(a: Any, b: Any) -> float:
+    """Root mean squared error in float64, in chunks (bounded extra memory)."""
+    import torch
+
+    a, b = a.reshape(-1), b.reshape(-1)
+    n = a.numel()
+    if n == 0:
+        return 0.0
+    total = 0.0
+    step = 1 << 22
+    for i in range(0, n, step):
+        d = a[i:i + step].to(torch.float64) - b[i:i + step].to(a.device, torch.float64)
+        total += float((d * d).sum())
+    return math.sqrt(total / n)
+
+
+def accuracy_rule(test: Any, baseline: Any, fp64: Any) -> RuleResult:
+    """same()'s float64 test for a leaf that already failed assert_close against the baseline."""
+    if fp64.shape != test.shape or baseline.shape != test.shape:
+        return RuleResult(False, math.nan, math.nan, 0.0, 0.0)
+    m = multiplier_for(test.dtype, test.numel())
+    tol = tol_for(test.dtype)
+    e_test = rmse(fp64, test)
+    e_base = rmse(fp64, baseline)
+    # NaN compares false, as in same(): a NaN on the tested side is never rounding noise
+    return RuleResult(e_test <= m * e_base + tol / 10.0, e_test, e_base, m, tol)

@@ -1,0 +1,10 @@
+"""Mixtral mixture-of-experts causal LM (transformers, random weights): top-k routing over experts."""
+import torch
+from transformers import MixtralConfig, MixtralForCausalLM
+
+torch.manual_seed(0)
+config = MixtralConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                       num_attention_heads=4, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2,
+                       max_position_embeddings=64)
+model = MixtralForCausalLM(config).eval()
+example_inputs = {"input_ids": torch.randint(0, 128, (2, 8))}
