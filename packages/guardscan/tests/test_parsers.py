@@ -132,7 +132,7 @@ def test_resolve_path_inverts_torchs_shortening(tmp_path):
 
 
 def test_recompile_reason_on_a_keyword_argument():
-    guard, kind, change, fields = describe_reason(
+    guard, kind, change, _ = describe_reason(
         "0/0: tensor 'kwargs['input_ids']' size mismatch at index 0. expected 2, actual 4")
     assert (guard, kind, change) == ("L['kwargs']['input_ids'].size()[0] == 2", "size", "kwargs['input_ids']: dim 0 2 -> 4")
     assert source_of("L['self'].layers[0].weight") == "L['self'].layers[0].weight"
