@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pt2kit.aotiprint.assemble import first_nonfinite, from_printer
+from pt2kit.aotiprint.assemble import decide, from_printer
 from pt2kit.aotiprint.jitwrap import instrument
 from pt2kit.aotiprint.printer import parse, parse_file
 from pt2kit.aotiprint.provenance import for_launch, resolve
@@ -79,16 +79,21 @@ def test_records_from_log_and_wrapper_pin_the_first_nan_to_its_kernel():
     unwritten = {a.name: a for a in before3.args}
     assert unwritten["buf3"].uninitialised and unwritten["buf3"].stats is None  # its garbage NaN is no finding
     assert not unwritten["buf1"].uninitialised and unwritten["buf1"].stats.mean == -0.151409
-    f = first_nonfinite(fields)
-    assert (f.kernel, f.launch, f.kind, f.args) == ("cpp_fused__to_copy_add_log_mul_relu_sub_sum_1", 2, "nan", ["buf2"])
+    i, kind, notes = decide(fields, None, None)
+    assert (fields[i].name, fields[i].launch, kind, notes) == ("cpp_fused__to_copy_add_log_mul_relu_sub_sum_1", 2, "nan", {})
+    # a NaN the eager run makes too still counts once it reaches an output; one that reaches none does not
+    assert decide(fields, ["nan"], ["nan"])[0] == i
+    j, kind, notes = decide(fields, [], ["nan"])
+    assert (j, kind) == (None, None) and notes[i].startswith("NaN that the eager run makes too")
 
 
 def test_a_nan_already_in_the_inputs_is_said_as_such():
     log = parse(["[  aoti_model_inputs - arg0_1  ]:", " nan", " 1.0", "[ CPUFloatType{2} ]",
                  "Number of elements: 2", "Dtype: float32", "Mean value: nan", "Min value: nan", "Max value: nan",
                  "Requires grad: 0"])
-    f = first_nonfinite(from_printer(log, None, {}))
-    assert (f.kernel, f.launch, f.args) == ("aoti_model_inputs", -1, ["arg0_1"])
+    fields = from_printer(log, None, {})
+    i, _, _ = decide(fields, ["nan"], [])
+    assert (fields[i].name, fields[i].launch) == ("aoti_model_inputs", -1)
 
 
 JIT_SRC = '''

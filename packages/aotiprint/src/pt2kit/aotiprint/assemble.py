@@ -5,9 +5,11 @@ still reports every launch the printer got out.
 
 * An argument printed before a launch that nothing has written yet (the wrapper says so, see
   :mod:`.wrapper`) is ``uninitialised``: its values are garbage, so no stats and never a finding.
-* The finding is the first launch that *introduced* NaN or Inf: an argument holding some after the
-  launch that held none before it (or was unwritten). A NaN that was already in an input only
-  passes through later launches.
+* A launch *introduced* NaN or Inf when an argument holds some after it that held none before it
+  (or was unwritten). A NaN that was already in an input only passes through later launches.
+* The finding is the first launch that introduced a kind that matters (:func:`decide`): one that
+  reaches an output, or one the eager run never makes (:mod:`.nonfinite`). A kind the eager run
+  makes on purpose and no output holds (an attention mask's -inf) is a ``note``, not a finding.
 """
 
 from __future__ import annotations
@@ -32,20 +34,10 @@ class KernelFields:
     sources: list[str] = field(default_factory=list)
     code: list[str] = field(default_factory=list)
     finding: str | None = None
+    note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-@dataclass
-class Finding:
-    kind: str  # nan | inf | nan+inf
-    kernel: str
-    launch: int
-    args: list[str]
-    nodes: list[str]
-    sources: list[str]
-    code: list[str]
 
 
 def _kernel_arg(a: Arg, uninitialised: bool) -> KernelArg:
@@ -165,17 +157,49 @@ def introduced(args: list[Any], before: dict[str, Any]) -> tuple[str | None, lis
     return kind, list(dict.fromkeys(new_nan + new_inf))
 
 
-def first_nonfinite(records: list[Any]) -> Finding | None:
-    """The first launch whose run left NaN or Inf in an argument that held none before it.
+def _kinds(kind: str | None) -> set[str]:
+    return set(kind.split("+")) if kind else set()
 
-    The model's inputs (launch -1) come first: NaN there is the caller's, and is said as such.
-    """
+
+def introductions(records: list[Any]) -> list[tuple[int, str]]:
+    """(index in ``records``, kind) of every launch that introduced NaN or Inf.
+
+    The model's inputs (launch -1) come first: NaN there is the caller's, and is said as such."""
     before: dict[int, dict[str, Any]] = {}
-    for rec in records:
+    out = []
+    for i, rec in enumerate(records):
         if rec.when == "before" and rec.launch >= 0:
             before[rec.launch] = {a.name: a for a in rec.args}
             continue
-        kind, names = introduced(rec.args, before.get(rec.launch, {}))
+        kind, _ = introduced(rec.args, before.get(rec.launch, {}))
         if kind is not None:
-            return Finding(kind, rec.name, rec.launch, names, rec.nodes, rec.sources, rec.code)
-    return None
+            out.append((i, kind))
+    return out
+
+
+MASK_NOTE = ("{what} that the eager run makes too and no output holds (an additive attention mask, say): "
+             "information, not a finding")
+
+
+def decide(records: list[Any], outputs: list[str] | None, eager: list[str] | None) -> tuple[int | None, str | None,
+                                                                                           dict[int, str]]:
+    """(index of the finding, its kind, {index: note}) over the records of one run.
+
+    ``outputs``: non-finite kinds in the compiled outputs; ``eager``: kinds the eager run makes. Where
+    either is unknown (a crash, a package run without its model) every kind matters."""
+    matters = {"nan", "inf"}
+    if outputs is not None and eager is not None:
+        matters = set(outputs) | (matters - set(eager))
+    found: tuple[int | None, str | None] = (None, None)
+    notes: dict[int, str] = {}
+    noted: set[str] = set()
+    for i, kind in introductions(records):
+        k = _kinds(kind)
+        hit = k & matters
+        if hit and found[0] is None:
+            found = (i, "nan+inf" if hit == {"nan", "inf"} else hit.pop())
+        quiet = k - matters - noted
+        if quiet:
+            noted |= quiet
+            notes[i] = MASK_NOTE.format(what=" and ".join({"nan": "NaN", "inf": "Inf"}[x] for x in sorted(quiet)))
+    return found[0], found[1], notes

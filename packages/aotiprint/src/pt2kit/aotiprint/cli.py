@@ -136,18 +136,24 @@ def _run(s: Session, payload: dict[str, Any], env: dict[str, str] | None, timeou
     streamed: list[Any] = []
 
     def on_record(raw: bytes) -> None:
-        s.writer.forward(raw)
         if raw.startswith(b'{"kind":"kernel"'):
+            # held until the run ends: which launch is the finding depends on the outputs (held here,
+            # in the parent, so a child that dies loses none of them)
             streamed.append(msgspec.json.decode(raw, type=Kernel))
+        else:
+            s.writer.forward(raw)
 
     res = run_in_child("pt2kit.aotiprint.work:run", payload, run=s.writer.run, store=str(s.store.root),
                        on_record=on_record, quiet=s.quiet, env=env, timeout=timeout)
     log = None
     if payload["jit"]:
-        records = streamed
+        records = _decided(streamed, res.value)
+        for r in records:
+            s.writer.emit(r)
         finding = next((r for r in records if r.finding), None)
     else:
         log, records, finding = _aoti_records(s, payload, res)
+    narrator.notes(records)
     narrator.summary(records, finding, payload["mode"])
     if res.crash is not None:
         crash = dict(res.crash)
@@ -167,7 +173,7 @@ def _aoti_records(s: Session, payload: dict[str, Any], res: Any) -> tuple[Any, l
     """(the parsed printer log, the `kernel` records written, the one marked as the finding)."""
     from pt2kit.schema import Kernel
 
-    from .assemble import first_nonfinite, from_printer
+    from .assemble import from_printer
     from .printer import parse_file
     from .wrapper import analyse, read_wrapper
 
@@ -176,16 +182,24 @@ def _aoti_records(s: Session, payload: dict[str, Any], res: Any) -> tuple[Any, l
     src = read_wrapper(package) if package else None
     wrapper = analyse(src) if src else None
     saved = (res.value or {}).get("saved") if res.value else None
-    fields = from_printer(log, wrapper, res.notes.get("provenance") or {}, saved, payload.get("kernels"))
-    found = first_nonfinite(fields)
-    marked = None
-    if found is not None:
-        marked = next((f for f in fields if f.launch == found.launch and f.name == found.kernel
-                       and (f.when == "after" or f.launch < 0)), None)
-        if marked is not None:
-            marked.finding = found.kind
+    fields = _decided(from_printer(log, wrapper, res.notes.get("provenance") or {}, saved, payload.get("kernels")),
+                      res.value)
     records = [s.emit(Kernel, model=payload["label"], **f.as_dict()) for f in fields]
     return log, records, next((r for r in records if r.finding), None)
+
+
+def _decided(records: list[Any], value: dict[str, Any] | None) -> list[Any]:
+    """The records with ``finding`` on the one launch :func:`.assemble.decide` names, notes on the
+    launches whose NaN/Inf is information only, and no candidate left elsewhere."""
+    from .assemble import decide
+
+    value = value or {}
+    i, kind, notes = decide(records, value.get("outputs_nonfinite"), value.get("eager_nonfinite"))
+    for j, r in enumerate(records):
+        r.finding = kind if j == i else None
+        if j in notes:
+            r.note = notes[j]
+    return records
 
 
 def _last_kernel(log: Any, records: list[Any]) -> str | None:

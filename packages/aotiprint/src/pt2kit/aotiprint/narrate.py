@@ -14,6 +14,11 @@ class Narrator:
         self.say = say
         self.label = label
 
+    def notes(self, records: list[Any]) -> None:
+        for r in records:
+            if getattr(r, "note", None):
+                self.say(f"{self.label}: kernel {r.name} (launch {r.launch}): {r.note}")
+
     def summary(self, records: list[Any], finding: Any, mode: str) -> None:
         launches = {r.launch for r in records if r.launch >= 0}
         kernels = {r.name for r in records if r.launch >= 0}
@@ -22,7 +27,10 @@ class Narrator:
         self.say(f"{self.label}: {len(launches)} launches of {len(kernels)} kernels recorded ({mode}){tail}")
         if finding is None:
             if mode != "names" and launches:
-                self.say(f"{self.label}: no NaN or Inf in any recorded kernel output")
+                noted = any(getattr(r, "note", None) for r in records)
+                self.say(f"{self.label}: " + ("no NaN/Inf finding: the outputs are finite, and the kernels' NaN/Inf "
+                                              "is the model's own (see above)" if noted else
+                                              "no NaN or Inf in any recorded kernel output"))
             return
         what = {"nan": "NaN", "inf": "Inf", "nan+inf": "NaN and Inf"}[finding.finding]
         if finding.launch < 0:

@@ -26,7 +26,6 @@ class Recorder:
         self.count = 0
         self.current: int | None = None
         self.sync: Callable[[], None] | None = None
-        self.found = False  # the first launch that made NaN/Inf has been marked
         self._before: dict[str, Any] = {}
 
     def wanted(self, kernel: str) -> bool:
@@ -58,14 +57,11 @@ class Recorder:
         self.emit(kernel, launch, "after", args, site, self._finding(args))
 
     def _finding(self, args: list[Any]) -> str | None:
-        """The first launch that left NaN/Inf where there was none (:func:`.assemble.introduced`)."""
+        """What this launch left NaN/Inf in where there was none (:func:`.assemble.introduced`): a
+        candidate; the parent keeps the one :func:`.assemble.decide` names."""
         from .assemble import introduced
 
-        if self.found:
-            return None
-        kind, _ = introduced(args, self._before)
-        self.found = kind is not None
-        return kind
+        return introduced(args, self._before)[0]
 
 def before(site: int, kernel: str, tensors: dict[str, Any], fresh: list[str]) -> None:
     if RECORDER is not None:

@@ -167,11 +167,22 @@ def _jit(payload: dict[str, Any], chan: Channel, lm: Any) -> dict[str, Any]:
         compiled = torch.compile(lm.model, backend="inductor")
         probe.RECORDER = rec
         try:
-            compiled(*args, **kwargs)
+            out = compiled(*args, **kwargs)
             _sync(device)
         finally:
             probe.RECORDER = None
-    return {"launches": len(launches)}
+    return {"launches": len(launches), **_nonfinite(chan, lm, out, args, kwargs)}
+
+
+def _nonfinite(chan: Channel, lm: Any | None, out: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Non-finite kinds in the compiled outputs and in the eager run (None where there is no model)."""
+    from .nonfinite import eager_kinds, output_kinds
+
+    result: dict[str, Any] = {"outputs_nonfinite": output_kinds(out), "eager_nonfinite": None}
+    if lm is not None:
+        chan.stage("eager run (which NaN/Inf the model makes itself)")
+        result["eager_nonfinite"] = eager_kinds(lm.model, args, kwargs)
+    return result
 
 
 def _aoti(payload: dict[str, Any], chan: Channel, lm: Any | None) -> dict[str, Any]:
@@ -213,12 +224,12 @@ def _aoti(payload: dict[str, Any], chan: Channel, lm: Any | None) -> dict[str, A
     runner = torchapi.load_package(package, device)
     chan.stage("run")
     with _c_stdout_to(payload["log"]), torch.no_grad():
-        runner(*args, **kwargs)
+        out = runner(*args, **kwargs)
         _sync(device)
     saved: dict[str, Any] = {}
     if mode == "save":
         saved = _collect_saved(payload, chan)
-    return {"package": package, "saved": saved}
+    return {"package": package, "saved": saved, **_nonfinite(chan, lm, out, args, kwargs)}
 
 
 def _collect_saved(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:

@@ -1,0 +1,56 @@
+"""Which non-finite kinds (NaN, Inf) a model's eager run makes on purpose, and which reach its outputs.
+
+Real models make Inf on purpose: an additive attention mask is ``finfo.min`` or ``-inf`` where a
+token is padded or in the future, and softmax turns it into an exact 0. Such an Inf is no bug, and
+a tool that calls it one is not run twice. aotiprint's rule: a NaN/Inf in a compiled kernel is a
+finding when that kind reaches an output, or when the eager run of the same model never makes that
+kind anywhere; otherwise it is information (a ``note``), exit 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def kinds_of(t: Any) -> set[str]:
+    import torch
+
+    if not isinstance(t, torch.Tensor) or not (t.is_floating_point() or t.is_complex()) or t.numel() == 0:
+        return set()
+    out = set()
+    if bool(torch.isnan(t).any()):
+        out.add("nan")
+    if bool(torch.isinf(t).any()):
+        out.add("inf")
+    return out
+
+
+def output_kinds(out: Any) -> list[str]:
+    """Non-finite kinds in any tensor of a model's output (through cache objects too)."""
+    from pt2kit.runtime.outputs import flatten
+
+    kinds: set[str] = set()
+    for _, leaf in flatten(out):
+        kinds |= kinds_of(leaf)
+    return sorted(kinds)
+
+
+def eager_kinds(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
+    """Non-finite kinds any op of an eager run produces (its intermediates included)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    seen: set[str] = set()
+
+    class Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, a: Any = (), kw: Any = None) -> Any:
+            out = func(*a, **(kw or {}))
+            if len(seen) < 2:
+                for leaf in tree_leaves(out):
+                    seen.update(kinds_of(leaf))
+            return out
+
+    with torch.no_grad(), Watch():
+        model(*args, **kwargs)
+    return sorted(seen)
