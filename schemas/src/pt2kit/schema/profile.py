@@ -5,6 +5,7 @@
     dtypes = ["float32", "bfloat16"]   # allowed; integer/bool tensors are checked only if one is listed
     align = 16                         # every dimension of size >= align_min_size is a multiple of this
     align_min_size = 2                 # default 2: dimensions of size 1 are exempt
+    align_scope = "tiled"              # tiled: activations (GEMM M/N/K, conv channels); all: every tensor
     max_tensor_bytes = 67108864        # per materialised tensor (views do not count)
     contiguous = true                  # compute ops must receive contiguous tensors
     deny = ["aten.convolution", "aten.relu_.default"]  # an overload or a whole op packet
@@ -25,6 +26,7 @@ class Profile(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw
     dtypes: list[str] | None = None
     align: int | None = None
     align_min_size: int = 2
+    align_scope: str = "tiled"  # (1.3) tiled | all
     max_tensor_bytes: int | None = None
     contiguous: bool = False
     deny: list[str] = []

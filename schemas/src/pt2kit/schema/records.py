@@ -203,6 +203,7 @@ class Violation(Record, tag="violation", kw_only=True):
     source: str | None = None  # the user's file:line
     code: str | None = None  # that line's text
     module: str | None = None  # nn.Module path, e.g. layers.0.conv
+    count: int = 1  # (1.3) how many nodes of this graph share this finding (op, tensor and message); the first is named
 
 
 class Diff(Record, tag="diff", kw_only=True):

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from pt2kit.schema import SCHEMA_MAJOR, Graph, Profile, Record, Store, Violation
+from pt2kit.schema import SCHEMA_MAJOR, Error, Graph, Profile, Record, Store, Violation
 
 from . import graphview, torchapi
 from .checks import Finding, run_checks
@@ -53,6 +53,7 @@ class Checker:
         self.on_stage = on_stage or (lambda stage: None)
         self.warn = warn or (lambda msg: print(f"fxcheck: warning: {msg}", file=sys.stderr))
         self.graphs = 0
+        self.errors = 0  # graphs the backend failed to capture or check
 
     # -- records ---------------------------------------------------------------------------
     def emit(self, rec: Record) -> None:
@@ -69,12 +70,20 @@ class Checker:
                         ops=graphview.op_counts(gm), code=code))
 
     def _check(self, view: graphview.GraphView, phase: str | None = None) -> int:
-        found = run_checks(view, self.profile)
-        for f in found:
+        """Check one graph; one finding per distinct (constraint, op, tensor, message), with a count
+        (the same layer repeated, LayerNorm's mean and rstd of one shape)."""
+        distinct: dict[tuple[Any, ...], Violation] = {}
+        for f in run_checks(view, self.profile):
             v = self._violation(f, phase or view.phase, view.index)
+            key = (v.constraint, v.op, v.dtype, tuple(v.shape or ()), v.message.split(": ", 1)[-1])
+            if key in distinct:
+                distinct[key].count += 1
+            else:
+                distinct[key] = v
+        for v in distinct.values():
             self.findings.append(v)
             self.emit(v)
-        return len(found)
+        return len(distinct)
 
     def _violation(self, f: Finding, phase: str, index: int) -> Violation:
         t = f.tensor
@@ -90,6 +99,26 @@ class Checker:
         self.on_stage("compile")
         index = self.graphs
         self.graphs += 1
+        try:
+            return self._capture(gm, example_inputs, index)
+        except ConstraintViolation:
+            raise
+        except Exception as e:
+            # torch decides what happens next (it may retry smaller graphs); the record says this one
+            # was not captured, so a summary never counts part of a model as all of it
+            self.errors += 1
+            lines = [ln for ln in str(e).strip().splitlines() if ln.strip()]
+            why = f"{type(e).__name__}: {' '.join(lines[:3])}"[:1000]
+            self.emit(Error(v=SCHEMA_MAJOR, run=self.run, model=self.model, exit_code=1, where=f"graph {index}",
+                            message=f"graph {index} ({self._nodes(gm)} nodes) was not captured and checked: "
+                                    f"the backend failed with {why}"))
+            raise
+
+    @staticmethod
+    def _nodes(gm: torch.fx.GraphModule) -> int:
+        return sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output"))
+
+    def _capture(self, gm: torch.fx.GraphModule, example_inputs: list[Any], index: int) -> Callable[..., Any]:
         found = 0
         self._graph(gm, "dynamo", index)
         found += self._check(graphview.build(gm, "dynamo", index))

@@ -43,6 +43,9 @@ def _where(source: str) -> str:
 @click.option("--dtypes", metavar="D1,D2", help="Allowed dtypes, e.g. float32,bfloat16.")
 @click.option("--align", type=int, metavar="N", help="Dimensions of size > 1 must be multiples of N.")
 @click.option("--align-min-size", type=int, metavar="N", help="Exempt dimensions smaller than N [default: 2].")
+@click.option("--align-scope", type=click.Choice(("tiled", "all")), default=None,
+              help="tiled: the tensors hardware tiles (activations, so GEMM M/N/K and conv channels), not "
+                   "parameters or conv kernels' spatial dims; all: every dimension of every tensor [default: tiled].")
 @click.option("--max-tensor-bytes", metavar="BYTES", help="Largest materialised tensor, e.g. 67108864 or 64MiB.")
 @click.option("--contiguous/--no-contiguous", default=None, help="Compute ops must receive contiguous tensors.")
 @click.option("--deny", multiple=True, metavar="OP", help="Deny an aten op or overload, e.g. aten.convolution. Repeatable.")
@@ -54,12 +57,13 @@ def _where(source: str) -> str:
 @config_option
 @common_options
 def command(model: str, profile: str | None, dtypes: str | None, align: int | None, align_min_size: int | None,
+            align_scope: str | None,
             max_tensor_bytes: str | None, contiguous: bool | None, deny: tuple[str, ...], strict: bool | None,
             backward: bool | None, inductor: bool, timeout: float | None, device: str, config: tuple[str, ...],
             store: Path | None, quiet: bool, debug: bool) -> None:
     s = Session("fxcheck", __version__, store=store, quiet=quiet, debug=debug)
     s.run(lambda: _work(s, model, profile, dict(
-        dtypes=dtypes, align=align, align_min_size=align_min_size, max_tensor_bytes=max_tensor_bytes,
+        dtypes=dtypes, align=align, align_min_size=align_min_size, align_scope=align_scope, max_tensor_bytes=max_tensor_bytes,
         contiguous=contiguous, deny=list(deny) or None, strict=strict, backward=backward,
     ), inductor, timeout, device, config))
 
@@ -79,6 +83,7 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
     cfg = parse_config(list(config))
     label = s.open_model(model, device=device)
     findings: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
 
     def on_record(raw: bytes) -> None:
         s.writer.forward(raw)
@@ -87,7 +92,12 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
             findings.append(v)
             module = f" [{v['module']}]" if v.get("module") else ""
             where = f"{_where(v['source'])}: " if v.get("source") else ""
-            s.say(f"{where}{v['constraint']}: {v['message']}{module} ({v['phase']})")
+            count = f" (x{v['count']})" if v.get("count", 1) > 1 else ""
+            s.say(f"{where}{v['constraint']}: {v['message']}{module} ({v['phase']}){count}")
+        elif raw.startswith(b'{"kind":"error"'):
+            e = msgspec.json.decode(raw)
+            errors.append(e)
+            s.say(f"error: {e['message']}")
 
     payload = {"model": model, "device": device, "config": cfg, "profile": msgspec.to_builtins(prof),
                "backward": prof.backward, "inductor": inductor}
@@ -96,16 +106,20 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
     if res.crash is not None:
         return s.crash(label, res.crash)
     n = len(findings)
+    graphs = res.value["graphs"]
+    failed = f"; {len(errors)} of them not captured (error records): what is counted is part of the model" \
+        if errors else ""
     if n:
         by = {}
         for v in findings:
             by[v["constraint"]] = by.get(v["constraint"], 0) + 1
         detail = ", ".join(f"{k} {c}" for k, c in sorted(by.items()))
-        s.say(f"{n} finding{'s' * (n != 1)} in {res.value['graphs']} graph(s) ({detail})"
-              + ("" if prof.strict else "; exit 0 without --strict"))
+        s.say(f"{n} finding{'s' * (n != 1)} in {graphs} graph(s) ({detail}){failed}"
+              + ("" if prof.strict or errors else "; exit 0 without --strict"))
     else:
-        s.say(f"clean: {res.value['graphs']} graph(s), no findings")
-    return EXIT_FINDINGS if (n and prof.strict) else EXIT_OK
+        s.say(f"clean: {graphs} graph(s), no findings{failed}")
+    # a graph that could not be checked is never a clean bill: exit 1 whatever --strict says
+    return EXIT_FINDINGS if (n and prof.strict) or errors else EXIT_OK
 
 
 def main() -> None:

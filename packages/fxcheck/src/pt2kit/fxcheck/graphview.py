@@ -47,6 +47,7 @@ class NodeInfo:
     code: str | None = None
     module: str | None = None
     label: str | None = None  # for a placeholder: the Dynamo input it stands for
+    param: bool = False  # a parameter, buffer or constant of the model, not an activation
 
     @property
     def compute(self) -> bool:
@@ -111,6 +112,9 @@ def _op_name(target: Any) -> tuple[str | None, str | None, bool]:
     return torchapi.qualified_name(target), None, False
 
 
+_PARAM = re.compile(r"_(?:parameters|buffers)_")
+
+
 def input_label(dynamo_name: str) -> str:
     """``l_self_modules_fc1_parameters_weight_`` -> ``self.fc1.weight``; ``l_x_`` -> ``x``."""
     name = re.sub(r"^l_|_$", "", dynamo_name)
@@ -131,14 +135,18 @@ def build(gm: torch.fx.GraphModule, phase: str, index: int, *, pre_functional: b
             continue
         val = n.meta.get("val", n.meta.get("example_value"))
         info = NodeInfo(name=n.name, kind=n.op, outputs=_outputs(val))
+        if n.op == "get_attr":
+            info.param = True
         if n.op == "placeholder":
             idx, token = torchapi.aot_input(n)
             if token:
                 continue
             if phase == "dynamo":
                 info.label = input_label(n.name)
+                info.param = bool(_PARAM.search(n.name))
             elif inputs is not None and idx is not None and idx < len(inputs):
                 info.label = f"{input_label(inputs[idx])} ({n.name})"
+                info.param = bool(_PARAM.search(inputs[idx]))
         if n.op == "call_function":
             info.op, info.packet, info.aten = _op_name(n.target)
             if info.aten:

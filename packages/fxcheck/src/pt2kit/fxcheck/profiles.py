@@ -98,6 +98,8 @@ def _validated(p: Profile, where: str) -> Profile:
         p.dtypes = parse_dtypes(p.dtypes, where)
     if p.align is not None and p.align < 1:
         raise UsageError(f"{where}: align must be at least 1")
+    if p.align_scope not in ("tiled", "all"):
+        raise UsageError(f"{where}: align_scope must be tiled or all, not {p.align_scope!r}")
     return p
 
 

@@ -1,12 +1,16 @@
-"""align: every dimension of every materialised tensor is a multiple of the hardware's tile size.
+"""align: the dimensions hardware tiles are multiples of its tile size.
 
 Why: systolic arrays and vector units work on fixed tiles (8, 16, 32, 128 elements); a dimension
-that does not fill whole tiles is padded, masked or refused. Dimensions smaller than
-``align_min_size`` (default 2: size-1 dimensions, broadcasting) are exempt. Checked on the inputs
-of each forward graph and on the outputs of compute ops (views materialise nothing; a backward
-graph's inputs are forward tensors and output gradients, checked where they were made). A symbolic
-dimension (dynamic shapes) cannot be verified: that is a finding of its own, which says what the
-example size would give.
+that does not fill whole tiles is padded, masked or refused. What they tile are activations: the
+data inputs of each forward graph and the outputs of compute ops, which hold every GEMM's M, N and
+K and every convolution's channels. With ``align_scope = "tiled"`` (the default) parameters,
+buffers and constants are not checked as tensors of their own (their tiled dimensions show up in
+the activations of the ops that use them), nor is a convolution's weight gradient (its 3x3 spatial
+dims are no tile); ``align_scope = "all"`` checks every dimension of every materialised tensor.
+Dimensions smaller than ``align_min_size`` (default 2: size-1 dimensions, broadcasting) are
+exempt. Views materialise nothing; a backward graph's inputs are forward tensors and output
+gradients, checked where they were made. A symbolic dimension (dynamic shapes) cannot be
+verified: that is a finding of its own, which says what the example size would give.
 
 Example: ``align = 16`` and a batch of 10 gives ``dim 0 of size 10 is not a multiple of 16`` on
 ``aten.addmm.default`` at the line that calls the layer.
@@ -30,7 +34,10 @@ class AlignConstraint(Constraint):
 
     def check(self, graph: GraphView, profile: Profile) -> Iterator[Finding]:
         n = int(profile.align or 1)
+        tiled = profile.align_scope != "all"
         for node, t in materialised(graph):
+            if tiled and (node.param or (node.packet == "aten.convolution_backward" and t is not node.outputs[0])):
+                continue
             wrong, unknown = [], []
             for i, (size, hint) in enumerate(zip(t.shape, t.hints, strict=True)):
                 if isinstance(size, int):
