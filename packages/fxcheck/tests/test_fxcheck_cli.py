@@ -160,3 +160,14 @@ def test_help_is_instant_and_imports_no_torch():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "--deny OP" in p.stdout and "Exit codes: 0 clean" in p.stdout
+
+
+def test_align_checks_what_hardware_tiles_unless_scope_all(fxcheck):
+    # C_in = 3 is a tiled dimension (the input activation's channels), the 3x3 kernel is not
+    tiled = fxcheck(model("convnet.py"), "--align", "16", "--backward").kind("violation")
+    assert [(v.get("op"), v["shape"], v["phase"]) for v in tiled] == [(None, [16, 3, 16, 16], "forward")]
+    assert tiled[0]["message"].startswith("input x (primals_")
+    every = fxcheck(model("convnet.py"), "--align", "16", "--align-scope", "all", "--backward").kind("violation")
+    shapes = [v["shape"] for v in every]
+    assert [16, 3, 3, 3] in shapes  # the conv weight, as a parameter and as its gradient
+    assert sum(1 for v in every if v["shape"] == [16, 3, 3, 3]) == 2 and len(every) > len(tiled)

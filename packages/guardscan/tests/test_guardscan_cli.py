@@ -143,3 +143,31 @@ def test_help_imports_no_torch():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "--vary" in p.stdout and "Exit codes:" in p.stdout
+
+
+def test_keyword_arguments_give_the_expected_recompile_not_an_unexpected_one(runs):
+    r = runs(str(MODELS / "kwargs_wrapper.py"))
+    assert r.code == 0, r.stderr
+    (rc,) = r.kind("recompile")
+    assert rc["expected"] is True and rc["guard"] == "L['kwargs']['x'].size()[0] == 4"
+    advice = {a["rule"]: a for a in r.kind("advice")}
+    assert advice["mark_dynamic"]["change"].startswith("torch._dynamo.mark_dynamic(example_inputs['x'], 0)")
+
+
+def test_totals_match_explain_and_guards_are_summarised(runs):
+    import torch
+
+    from pt2kit.runtime.modelfile import load_model
+
+    r = runs(str(MODELS / "item.py"))
+    loaded = load_model(str(MODELS / "item.py"))
+    torch._dynamo.reset()
+    e = torch._dynamo.explain(loaded.model)(*loaded.inputs)
+    first = r.kind("variant")[0]
+    assert (first["graphs"], first["breaks"]) == (e.graph_count, e.graph_break_count) == (2, 1)
+    assert "as torch._dynamo.explain counts the first call: 2 graph(s), 1 break(s)" in r.stderr
+    guards = r.kind("guard")
+    assert all(g["full"]["path"] == guards[0]["full"]["path"] for g in guards if g["frame"] == guards[0]["frame"])
+    assert sum(g.get("count", 1) for g in guards) == int(r.stderr.rsplit(", ", 1)[1].split()[0])
+    assert any(g.get("user") for g in guards) and all("/" in g["user_source"].split(":")[0]
+                                                      for g in guards if g.get("user_source"))

@@ -123,3 +123,41 @@ def test_help_imports_no_torch():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "--equal-nan" in p.stdout and "Exit codes:" in p.stdout
+
+
+def test_cache_objects_are_compared_tensor_by_tensor(kdiff):
+    r = kdiff(f"{CASES}:with_cache")
+    assert r.code == 0, r.stderr
+    assert [d["output"] for d in r.kind("diff")] == [
+        "out['logits']", "out['past_key_values'].layers[0].keys", "out['past_key_values'].layers[0].values"]
+    assert all(d["passed"] and d["rule"] == "fp64" for d in r.kind("diff"))
+
+
+def test_eager64_keeps_explicit_casts_in_float64(kdiff):
+    r = kdiff(f"{CASES}:casts", "--ref", "eager64")
+    assert r.code == 0, r.stderr  # was exit 3: "mat1 and mat2 must have the same dtype"
+    (d,) = r.kind("diff")
+    assert d["ref"] == "eager64" and d["passed"]
+
+
+def test_a_near_tie_in_a_selection_is_named_not_called_a_bug(kdiff):
+    r = kdiff(f"{CASES}:near_tie", "--test", f"{CASES}:nudge_inputs", "--no-localize")
+    assert r.code == 0, r.stderr
+    (d,) = r.kind("diff")
+    assert d["close"] is False and d["passed"] is True and d["rule"] == "tie"
+    assert d["tie"]["op"] == "aten.topk.default" and d["tie"]["margin"] < 1e-6
+    assert d["tie"]["source"].endswith("cases.py:" + str(_line_of("idx = (s * 1.0).topk")))
+    assert "TIE out" in r.stderr and "near-tie in aten.topk.default" in r.stderr
+    # the same difference judged by assert_close alone is a failure, as before
+    assert kdiff(f"{CASES}:near_tie", "--test", f"{CASES}:nudge_inputs", "--no-localize", "--verdict", "close").code == 1
+
+
+def test_localisation_never_names_uninitialised_memory(kdiff):
+    r = kdiff(f"{CASES}:uninitialised", "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy")
+    assert r.code == 1, r.stderr
+    (v,) = r.kind("divergence")
+    assert v["op"] == "aten.relu.default" and v["source"].endswith("cases.py:" + str(_line_of("return torch.relu(e - 1)")))
+
+
+def _line_of(text: str) -> int:
+    return next(i for i, line in enumerate(CASES.read_text().splitlines(), 1) if text in line)

@@ -36,3 +36,32 @@ def test_tensor_store_roundtrip_uses_weights_only(tmp_path):
     assert torch.equal(load_tensor(s, ref), x)
     meta = tensor_meta("x", x)
     assert meta.shape == [4, 3] and meta.stride == [1, 4] and meta.dtype == "float32"
+
+
+class _Layer:
+    def __init__(self, k: object, v: object) -> None:
+        self.keys, self.values = k, v
+        self.dtype = torch.float32  # metadata: never a leaf
+        self.is_initialized = True
+
+
+class _Cache:
+    """Shaped like transformers' DynamicCache: unknown to pytree, tensors two attributes down."""
+
+    def __init__(self, layers: list[_Layer]) -> None:
+        self.layers = layers
+        self.offloading = False
+        self._private = torch.ones(1)
+        self.me = self  # a cycle ends the walk
+
+
+def test_objects_pytree_does_not_know_are_walked_through_their_tensors():
+    from pt2kit.runtime.outputs import is_plain
+
+    t = torch.zeros(2)
+    out = {"logits": t, "past_key_values": _Cache([_Layer(t, t), _Layer(t, t)]), "empty": _Cache([])}
+    names = [n for n, _ in flatten(out)]
+    assert names == ["out['logits']", "out['past_key_values'].layers[0].keys", "out['past_key_values'].layers[0].values",
+                     "out['past_key_values'].layers[1].keys", "out['past_key_values'].layers[1].values", "out['empty']"]
+    opaque = flatten(out)[-1][1]
+    assert isinstance(opaque, _Cache) and not is_plain(opaque) and is_plain(None) and is_plain(3.5)

@@ -48,3 +48,84 @@ def float64():
 
 def nans():
     return (lambda x: torch.log(x)), (torch.tensor([1.0, -1.0, 2.0, -3.0]),)
+
+
+class _Layer:
+    def __init__(self, k, v):
+        self.keys, self.values, self.dtype = k, v, k.dtype
+
+
+class _Cache:
+    """Shaped like transformers' DynamicCache: a class pytree does not know, its tensors two attributes down."""
+
+    def __init__(self, layers):
+        self.layers = layers
+
+
+class _WithCache(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.k = torch.nn.Linear(8, 8)
+        self.v = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return {"logits": torch.relu(self.k(x)).sum(-1), "past_key_values": _Cache([_Layer(self.k(x), self.v(x))])}
+
+
+def with_cache():
+    torch.manual_seed(0)
+    return _WithCache(), (torch.randn(2, 3, 8),)
+
+
+class _Casts(torch.nn.Module):
+    """What HF models do around a norm or softmax: compute in float32, whatever the model's dtype."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+        self.b = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = torch.softmax(self.a(x).float(), -1).to(torch.float32)
+        return self.b(h + torch.zeros(8, dtype=torch.float32))
+
+
+def casts():
+    torch.manual_seed(0)
+    return _Casts(), (torch.randn(4, 8),)
+
+
+def near_tie():
+    """Top-1 over scores two of which are 1e-7 apart: which one wins is rounding's choice."""
+    scores = torch.tensor([[1.0, 1.0 + 1e-7, 0.25], [0.5, 0.125, 0.75]])
+    values = torch.tensor([[10.0, -10.0, 3.0], [1.0, 2.0, 3.0]])
+
+    def f(s, v):
+        idx = (s * 1.0).topk(1, dim=-1).indices
+        return torch.gather(v, -1, idx)
+
+    return f, (scores, values)
+
+
+def nudge_inputs(gm, example_inputs):
+    """A backend whose rounding differs from eager's by a part in 1e6, up and down, before the graph runs."""
+    def nudge(a):
+        w = torch.ones_like(a)
+        w[..., 0::2] += 1e-6
+        w[..., 1::2] -= 1e-6
+        return a * w
+
+    def run(*args):
+        return gm(*[nudge(a) if isinstance(a, torch.Tensor) and a.is_floating_point() and i == 0 else a
+                    for i, a in enumerate(args)])
+    return run
+
+
+def uninitialised():
+    """An empty_like buffer written before use: its value in the graph is garbage on both sides."""
+    def f(x):
+        e = torch.empty_like(x)
+        e.copy_(x * 2)
+        return torch.relu(e - 1)
+
+    return f, (torch.randn(8, 16),)

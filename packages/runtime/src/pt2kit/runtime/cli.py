@@ -68,6 +68,18 @@ def tool_command(name: str, **kw: Any) -> Callable[[Callable[..., Any]], click.C
     return click.command(name=name, epilog=EXIT_CODES_HELP, context_settings=CONTEXT, **kw)
 
 
+def summary_line(message: str) -> str:
+    """One line of a many-line exception text: its first line, and the next one where the first only
+    introduces it (``backend='inductor' raised:``)."""
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    out = lines[0]
+    if out.endswith(":") and len(lines) > 1:
+        out = f"{out} {lines[1]}"
+    return out[:500]
+
+
 def torch_version() -> str | None:
     """The installed torch's version, read from its metadata (torch is not imported)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -144,7 +156,7 @@ class Session:
         self.emit(Crash, model=model, **fields)
         what = fields.get("signal") or fields.get("exception") or "error"
         line = f"{self.tool}: {model or 'the model'} crashed during {fields['stage']}: {what}"
-        print(line + (f": {fields['message']}" if fields.get("message") else ""), file=sys.stderr)
+        print(line + (f": {summary_line(fields['message'])}" if fields.get("message") else ""), file=sys.stderr)
         return EXIT_CRASH
 
     # -- input -----------------------------------------------------------------------------

@@ -12,7 +12,8 @@ Guarantees:
   metadata, not outputs, and are left out. An object that holds no tensor is one leaf.
 * Leaves are tensors, plain values (``None``, bool, int, float, complex, str) and such opaque
   objects; :func:`is_plain` tells which non-tensor leaves may be compared by value.
-* Cycles and very deep nesting end the walk at that point (the object is one leaf).
+* A reference back to an object being walked (a cycle) is skipped; very deep nesting ends the walk
+  at that point (the object is one leaf).
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ def is_plain(obj: Any) -> bool:
 
 
 def _walk(obj: Any, path: str, out: list[tuple[str, Any]], seen: set[int], depth: int) -> None:
-    if is_tensor(obj) or is_plain(obj) or depth > _MAX_DEPTH or id(obj) in seen:
+    if id(obj) in seen and not (is_tensor(obj) or is_plain(obj)):
+        return  # a reference back to an object being walked: its leaves are named once, on the way down
+    if is_tensor(obj) or is_plain(obj) or depth > _MAX_DEPTH:
         out.append((path, obj))
         return
     children = _children(obj)

@@ -15,6 +15,8 @@ from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError
 
 from .errors import UsageError
 
+MESSAGE_CHARS = 8000
+
 
 class Channel:
     """What the work uses to talk to the parent: records, stages, notes."""
@@ -65,8 +67,8 @@ def main() -> int:
     except BaseException as e:  # the model or the compiler failed: the parent makes it a crash record
         traceback.print_exc()
         sys.stderr.flush()
-        first = (str(e).strip().splitlines() or [""])[0]
-        chan._finish({"t": "exc", "type": type(e).__name__, "message": first[:2000]})
+        # the whole text: a compiler's first line is often only "backend='inductor' raised:"
+        chan._finish({"t": "exc", "type": type(e).__name__, "message": str(e).strip()[:MESSAGE_CHARS]})
         return 3
     chan._finish({"t": "result", "value": value})
     return 0

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from pt2kit.schema import Profile
 
-from ..graphview import GraphView
+from ..graphview import GraphView, NodeInfo, TensorInfo
 from .base import Constraint, Finding, describe, materialised, node_label
 
 
@@ -36,7 +36,7 @@ class AlignConstraint(Constraint):
         n = int(profile.align or 1)
         tiled = profile.align_scope != "all"
         for node, t in materialised(graph):
-            if tiled and (node.param or (node.packet == "aten.convolution_backward" and t is not node.outputs[0])):
+            if tiled and (node.param or _weight_grad(node, t)):
                 continue
             wrong, unknown = [], []
             for i, (size, hint) in enumerate(zip(t.shape, t.hints, strict=True)):
@@ -60,6 +60,11 @@ class AlignConstraint(Constraint):
                 )
             for msg in unknown:
                 yield Finding(self.name, f"{node_label(node)}: {msg} ({describe(t)})", node, t)
+
+
+def _weight_grad(node: NodeInfo, t: TensorInfo) -> bool:
+    """A convolution_backward output shaped like its weight (args: grad_output, input, weight, ...)."""
+    return node.packet == "aten.convolution_backward" and len(node.inputs) > 2 and t.shape == node.inputs[2][1].shape
 
 
 ALIGN = AlignConstraint()

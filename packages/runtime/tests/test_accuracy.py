@@ -1,0 +1,77 @@
+"""The float64 reference and PyTorch's accuracy rule (pt2kit.runtime.accuracy)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from pt2kit.runtime.accuracy import accuracy_rule, float64_copy, float64_mode  # noqa: E402
+
+
+class Casts(torch.nn.Module):
+    """What HF models do: a norm in float32 whatever the dtype, a float16 round trip, float32 constants."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+        self.b = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.softmax(self.a(x).float(), -1).to(torch.float32)
+        h = h + torch.zeros(8, dtype=torch.float32) + torch.tensor(0.5)
+        return self.b(h)
+
+
+def test_explicit_casts_stay_float64_and_run():
+    torch.manual_seed(0)
+    m, x = Casts(), torch.randn(4, 8)
+    m64, (x64,) = float64_copy(m, (x,))
+    with pytest.raises(RuntimeError, match="dtype"):
+        m64(x64)  # what kdiff --ref eager64 used to crash on
+    with float64_mode():
+        out = m64(x64)
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out.float(), m(x), rtol=1e-5, atol=1e-6)
+    assert next(m.parameters()).dtype == torch.float32  # the original is untouched
+
+
+def test_a_half_round_trip_still_rounds():
+    x = torch.randn(64, dtype=torch.float64) * 3
+    with float64_mode():
+        y = x.half().float()
+    assert y.dtype == torch.float64
+    assert torch.equal(y, x.half().double()) and not torch.equal(y, x)
+
+
+def test_an_op_without_a_float64_kernel_runs_in_float32():
+    lib = torch.library.Library("pt2kit_acc_test", "DEF")
+    lib.define("f32only(Tensor x) -> Tensor")
+
+    def impl(x: torch.Tensor) -> torch.Tensor:
+        if x.dtype != torch.float32:
+            raise RuntimeError(f"f32only: expected Float, got {x.dtype}")
+        return x * 2
+
+    lib.impl("f32only", impl, "CPU")
+    x = torch.randn(5, dtype=torch.float64)
+    mode = float64_mode()
+    with mode:
+        y = torch.ops.pt2kit_acc_test.f32only(x) + 1
+    assert y.dtype == torch.float64 and mode.narrowed == ["pt2kit_acc_test.f32only.default"]
+    torch.testing.assert_close(y, x.float().double() * 2 + 1)
+
+
+def test_accuracy_rule_passes_rounding_noise_and_fails_a_bug():
+    torch.manual_seed(0)
+    fp64 = torch.randn(4096, dtype=torch.float64)
+    eager = fp64.float()
+    noise = (fp64 * (1 + 1e-6 * torch.randn(4096, dtype=torch.float64))).float()  # another summation order
+    assert accuracy_rule(noise, eager, fp64).passed
+    bug = eager.clone()
+    bug[:100] = 0.0
+    r = accuracy_rule(bug, eager, fp64)
+    assert not r.passed and r.multiplier == 2.0 and r.rmse_test > 100 * r.rmse_baseline
+    nan = eager.clone()
+    nan[0] = float("nan")
+    assert not accuracy_rule(nan, eager, fp64).passed
