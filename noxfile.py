@@ -1,4 +1,5 @@
-"""pt2kit's sessions. `nox -s lint tests` is the test command; `nox -s demo` the main job.
+"""pt2kit's sessions. `nox -s lint tests e2e real browser` is the test command (what .ci/run runs);
+`nox -s demo` the main job.
 
 Every package is tested in a virtualenv of its own holding only what it declares (plus its test
 extra), so an undeclared import fails here rather than on a user's machine. torch comes from
@@ -76,7 +77,15 @@ def tests(session: nox.Session, package: str) -> None:
 def e2e(session: nox.Session) -> None:
     """End-to-end tests across tools (pipes, the README's commands)."""
     session.install(*CONSTRAINTS, "pytest", *(f"-e{PACKAGES[n]}[test]" for n in PACKAGES))
-    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", *session.posargs)
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", "--ignore", str(ROOT / "tests" / "real"),
+                *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def real(session: nox.Session) -> None:
+    """Every tool on real transformers models (tests/real), verdicts against PyTorch's own."""
+    session.install(*CONSTRAINTS, "pytest", "transformers", *(f"-e{PACKAGES[n]}[test]" for n in PACKAGES))
+    session.run("pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / "real"), *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -3,6 +3,6 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 torch.manual_seed(0)
-config = GPT2Config(vocab_size=128, n_embd=32, n_layer=2, n_head=2, n_positions=64)
+config = GPT2Config(vocab_size=128, n_embd=32, n_layer=2, n_head=2, n_positions=64, bos_token_id=0, eos_token_id=0)
 model = GPT2LMHeadModel(config).eval()
 example_inputs = {"input_ids": torch.randint(0, 128, (2, 12)), "use_cache": True}

@@ -35,6 +35,19 @@ def output_kinds(out: Any) -> list[str]:
     return sorted(kinds)
 
 
+def _masked_attention(func: Any, args: Any, kwargs: dict[str, Any]) -> bool:
+    """A fused attention with a mask or causal masking: eager makes -inf inside it (Inductor, which
+    decomposes it, makes the same -inf in a kernel of its own: on CUDA, GPT-2's mask)."""
+    name = getattr(getattr(func, "overloadpacket", None), "__name__", "")
+    if "scaled_dot_product" not in name:
+        return False
+    schema = func._schema.arguments
+    named = {arg.name: (args[i] if i < len(args) else kwargs.get(arg.name, arg.default_value))
+             for i, arg in enumerate(schema)}
+    mask = named.get("attn_mask", named.get("attn_bias"))
+    return mask is not None or bool(named.get("is_causal"))
+
+
 def eager_kinds(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
     """Non-finite kinds any op of an eager run produces (its intermediates included)."""
     import torch
@@ -45,6 +58,8 @@ def eager_kinds(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> li
 
     class Watch(TorchDispatchMode):
         def __torch_dispatch__(self, func: Any, types: Any, a: Any = (), kw: Any = None) -> Any:
+            if _masked_attention(func, a, kw or {}):
+                seen.add("inf")  # masked scores are -inf inside the fused kernel, where no op shows them
             out = func(*a, **(kw or {}))
             if len(seen) < 2:
                 for leaf in tree_leaves(out):

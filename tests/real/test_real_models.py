@@ -1,0 +1,148 @@
+"""Every tool on real transformers models, each verdict against PyTorch's own on the same model.
+
+kdiff against ``torch._dynamo.utils.same`` with a float64 reference (what the benchmark harness
+checks) and ``torch.testing.assert_close`` per leaf; guardscan's totals against
+``torch._dynamo.explain``; aotiprint: no NaN/Inf finding where the outputs are finite; no exit 3
+on any model that runs eagerly; Inductor's planted relu bug still pinned to the relu.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import model
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+MODELS = ["bert_kwargs", "gpt2_cache", "llama_cast", "t5_encdec", "mixtral_moe", "switch_moe"]
+
+
+def _truth(name: str) -> tuple[bool, dict[str, bool]]:
+    """PyTorch's verdicts on the model: same() over every leaf with a float64 reference, and
+    assert_close per leaf (leaves named as kdiff names them)."""
+    from torch._dynamo.utils import same
+
+    from pt2kit.runtime.accuracy import float64_copy, float64_mode
+    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.outputs import flatten
+
+    loaded = load_model(model(name))
+    with torch.no_grad():
+        torch.manual_seed(0)
+        eager = flatten(loaded.call())
+        m64, in64 = float64_copy(loaded.model, loaded.inputs)
+        with float64_mode():
+            torch.manual_seed(0)
+            fp64 = flatten(loaded.call(m64, in64))
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        compiled = flatten(loaded.call(torch.compile(loaded.model, backend="inductor")))
+        torch._dynamo.reset()
+    assert [n for n, _ in eager] == [n for n, _ in compiled] == [n for n, _ in fp64]
+    tensors = [i for i, (_, v) in enumerate(eager) if isinstance(v, torch.Tensor)]
+    harness = same([eager[i][1] for i in tensors], [compiled[i][1] for i in tensors], [fp64[i][1] for i in tensors],
+                   tol=1e-4)
+    close = {}
+    for i in tensors:
+        try:
+            torch.testing.assert_close(compiled[i][1], eager[i][1])
+            close[eager[i][0]] = True
+        except AssertionError:
+            close[eager[i][0]] = False
+    return harness, close
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_kdiff_agrees_with_the_benchmark_harness_and_assert_close(tool, name):
+    r = tool("kdiff", model(name))
+    assert r.code in (0, 1), r.stderr[-3000:]
+    harness, close = _truth(name)
+    diffs = {d["output"]: d for d in r.kind("diff")}
+    assert set(close) <= set(diffs), sorted(set(close) - set(diffs))
+    assert (r.code == 0) == harness, r.stderr[-3000:]
+    for leaf, ok in close.items():
+        assert diffs[leaf]["close"] == ok, (leaf, diffs[leaf])
+    # a KV cache is compared tensor by tensor, never as one opaque object
+    assert not any("Cache(" in (d.get("note") or "") for d in diffs.values())
+
+
+def test_kdiff_float64_reference_runs_through_explicit_casts(tool):
+    r = tool("kdiff", model("llama_cast"), "--ref", "eager64")
+    assert r.code == 0, r.stderr[-3000:]
+    assert {d["ref"] for d in r.kind("diff")} == {"eager64"}
+
+
+def test_planted_relu_bug_is_pinned_to_the_relu_of_a_real_transformer(tool):
+    r = tool("kdiff", model("t5_encdec"), "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy")
+    assert r.code == 1, r.stderr[-3000:]
+    assert any(not d["passed"] for d in r.kind("diff"))
+    (v,) = r.kind("divergence")
+    assert v["op"] == "aten.relu.default" and "/transformers/models/t5/modeling_t5.py:" in v["source"]
+    assert v["code"] == "hidden_states = self.act(hidden_states)"
+
+
+def _explain(name: str) -> tuple[int, int]:
+    from pt2kit.runtime.modelfile import load_model
+
+    loaded = load_model(model(name))
+    torch._dynamo.reset()
+    with torch.no_grad():
+        e = torch._dynamo.explain(loaded.model)(**loaded.inputs)
+    torch._dynamo.reset()
+    return e.graph_count, e.graph_break_count
+
+
+@pytest.mark.parametrize("name", ["bert_kwargs", "gpt2_cache", "t5_encdec", "switch_moe"])
+def test_guardscan_totals_match_explain_and_kwargs_recompiles_are_expected(tool, name):
+    r = tool("guardscan", model(name))
+    assert r.code in (0, 1), r.stderr[-3000:]
+    first = r.kind("variant")[0]
+    assert (first["graphs"], first["breaks"]) == _explain(name)
+    unexpected = [x for x in r.kind("recompile") if not x.get("expected")]
+    if name != "switch_moe":  # no graph break: the batch-size recompile is automatic dynamic shapes' one
+        assert unexpected == [] and r.kind("graph_break") == [] and r.code == 0, r.stderr[-3000:]
+    guards = r.kind("guard")
+    compiles = {g["frame"] for g in guards}
+    assert len(guards) < 60 * len(compiles) and sum(g.get("count", 1) for g in guards) > 2 * len(guards)
+    assert all(g.get("full") for g in guards)  # summarised; the whole tree of each compile is in the store
+    for g in guards:  # paths as they are on disk, never cut by torch's shortening
+        path = (g.get("user_source") or "/:0").rsplit(":", 1)[0]
+        assert path.startswith(("/", "<")), g
+
+
+def test_a_page_of_a_real_guardscan_run_stays_small(tool, tmp_path):
+    import subprocess
+    import sys
+
+    import msgspec
+
+    r = tool("guardscan", model("switch_moe"))
+    stream = tmp_path / "s.ndjson"
+    stream.write_bytes(b"".join(msgspec.json.encode(x) + b"\n" for x in r.records))
+    p = subprocess.run([sys.executable, "-m", "pt2kit.reportgen", str(stream), "-o", str(tmp_path / "r.html")],
+                       capture_output=True, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    assert (tmp_path / "r.html").stat().st_size < 1_500_000  # was ~4 MB of guards
+
+
+@pytest.mark.parametrize("name", ["bert_kwargs", "gpt2_cache"])
+def test_aotiprint_finds_no_nan_in_an_attention_mask(tool, name):
+    r = tool("aotiprint", model(name), "--jit")
+    assert r.code == 0, r.stderr[-3000:]
+    kernels = r.kind("kernel")
+    assert kernels and not any(k.get("finding") for k in kernels)
+
+
+def test_fxcheck_says_which_graphs_it_could_not_capture(tool):
+    r = tool("fxcheck", model("mixtral_moe"), "--backward", "--align", "16")
+    assert r.code in (0, 1), r.stderr[-3000:]
+    errors = r.kind("error")
+    graphs = {g["index"] for g in r.kind("graph") if g["phase"] == "forward"}
+    assert all(e["where"].startswith("graph ") for e in errors)
+    assert not graphs & {int(e["where"].split()[1]) for e in errors}  # never counted as captured
+    assert r.code == (1 if errors else 0), r.stderr[-3000:]  # findings alone exit 0 without --strict
+    keys = [(v["graph"], v["phase"], v.get("op"), tuple(v["shape"] or ()), v["message"].split(": ", 1)[-1])
+            for v in r.kind("violation")]
+    assert keys and len(keys) == len(set(keys))  # one finding per distinct (op, tensor, reason)
+    assert not any(v.get("shape") and len(v["shape"]) == 2 and v.get("op") is None and v["message"].startswith(
+        "input self.") for v in r.kind("violation"))  # parameters are not activations
