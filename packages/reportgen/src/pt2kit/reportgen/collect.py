@@ -78,6 +78,7 @@ def counts(c: Collection) -> dict[str, int]:
         "advice": len(c.of("advice")),
         "kernels": len(kernels),
         "nonfinite_kernels": sum(1 for k in kernels if kernel_nonfinite(k)),
+        "nonfinite_findings": sum(1 for k in kernels if k.finding),
         "benches": len(c.of("bench")),
         "repros": len(c.of("repro")),
         "crashes": len(c.of("crash")),

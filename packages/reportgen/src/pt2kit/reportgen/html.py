@@ -71,7 +71,10 @@ def context(c: Collection, blobs: Blobs, title: str) -> dict[str, Any]:
     guards_by_frame: dict[str, list[Any]] = {}
     for g in c.of("guard"):
         guards_by_frame.setdefault(g.frame, []).append(g)
+    # each compile's whole guard tree stays in the store, linked: inlined, thousands of guards made pages of MBs
+    guard_trees = {f: blob(gs[0], gs[0].full) for f, gs in guards_by_frame.items() if gs[0].full is not None}
     return {
+        "guard_trees": guard_trees,
         "title": title,
         "version": __version__,
         "csp": Markup(CSP),  # our constant: its quotes must stay quotes
