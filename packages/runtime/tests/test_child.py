@@ -40,10 +40,16 @@ def test_abort_is_sigabrt(tmp_path):
     assert res.crash["signal"] == "SIGABRT" and res.crash["stage"] == "compile"
 
 
-def test_exception_is_a_crash_with_type_and_first_line(tmp_path):
+def test_exception_is_a_crash_with_type_and_whole_message(tmp_path):
+    from pt2kit.runtime.cli import summary_line
+
     res, _ = go("raises", tmp_path=tmp_path)
     assert res.crash["exception"] == "RuntimeError"
-    assert res.crash["message"] == "inductor lowering failed"
+    # the whole text: a compiler's first line is often only "backend='inductor' raised:"
+    assert res.crash["message"] == "inductor lowering failed\nsecond line"
+    assert summary_line(res.crash["message"]) == "inductor lowering failed"
+    assert summary_line("backend='inductor' raised:\nRuntimeError: Cannot view a tensor") == \
+        "backend='inductor' raised: RuntimeError: Cannot view a tensor"
     assert res.crash["stage"] == "compile" and res.crash["exitcode"] == 3
     assert "Traceback" in res.crash["stderr_tail"]
 
