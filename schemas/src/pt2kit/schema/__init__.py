@@ -36,7 +36,7 @@ from .records import (
     as_float,
     num,
 )
-from .store import BlobError, Store, atomic_write, store_root
+from .store import BlobError, Store, atomic_write, blob_path_problem, store_root, temp_files
 from .stream import (
     Line,
     NewerSchemaError,
@@ -48,13 +48,13 @@ from .stream import (
     read_stream,
 )
 
-__version__ = "1.3.0"
+__version__ = "1.4.0"
 
 __all__ = [
     "KINDS", "RECORD_TYPES", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",
     "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
     "KernelArg", "Latency", "Line", "Metrics", "Model", "NewerSchemaError", "Num", "Record",
     "RecordWriter", "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta",
-    "Tie", "Variant", "Violation", "Profile", "ProfileError", "profile_from_toml", "as_float", "atomic_write", "decode", "encode", "new_run_id", "num",
-    "read_stream", "store_root",
+    "Tie", "Variant", "Violation", "Profile", "ProfileError", "profile_from_toml", "as_float", "atomic_write", "blob_path_problem", "decode", "encode", "new_run_id", "num",
+    "read_stream", "store_root", "temp_files",
 ]

@@ -7,7 +7,14 @@ Guarantees:
   name in the same directory and renamed into place, so a killed process never leaves a half
   written file behind a name a record points at. (Safe against process death, not power loss:
   nothing is fsynced.)
-* :meth:`Store.read` checks size and sha256 and raises :class:`BlobError` on any mismatch.
+* A stream is data, so a :class:`~pt2kit.schema.records.BlobRef` read from one is untrusted. Only a
+  path of the form the store writes (``blobs/<2 hex>/<its own sha256>[.ext]``) is ever resolved,
+  and only to a regular file inside ``<root>/blobs`` after symlinks are followed. Anything else
+  (an absolute path, ``..``, a symlink out, ``/dev/zero``, a FIFO) is refused by
+  :func:`blob_path_problem` / :meth:`Store.locate` *before* the file system is touched where the
+  form alone is wrong, so a refusal never says whether such a file exists.
+* :meth:`Store.read` reads at most the ref's size (and never more than ``limit``), never blocks on
+  a FIFO or device, and checks size and sha256: any mismatch is a :class:`BlobError`.
 * The root is ``--store``, else ``$PT2KIT_STORE``, else ``./pt2kit-out``. A record's
   :class:`~pt2kit.schema.records.BlobRef` holds the path relative to the root, so a store directory
   can be moved or copied with the stream.
@@ -17,7 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
+import stat
 from pathlib import Path
 
 from .records import BlobRef
@@ -27,11 +36,46 @@ STORE_ENV = "PT2KIT_STORE"
 
 
 class BlobError(Exception):
-    """A blob is missing or its bytes do not match its reference."""
+    """A blob is missing, refused, or its bytes do not match its reference."""
+
+
+# What Store.put writes: blobs/<sha[:2]>/<sha><ext>, ext a short suffix such as .txt or .tar.gz.
+_BLOB_PATH = re.compile(r"blobs/([0-9a-f]{2})/([0-9a-f]{64})((?:\.[A-Za-z0-9_-]{1,16}){0,3})")
+
+READ_LIMIT = 512 * 1024 * 1024
+
+
+def blob_path_problem(ref: BlobRef) -> str | None:
+    """Why a ref's path may not be resolved at all (from its text alone), or None when its form is sound."""
+    p = ref.path
+    if not isinstance(p, str) or not p:
+        return "empty path"
+    if p.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", p):
+        return "absolute path"
+    if ".." in p.replace("\\", "/").split("/"):
+        return "path contains '..'"
+    if "\x00" in p:
+        return "path contains a NUL byte"
+    m = _BLOB_PATH.fullmatch(p)
+    if m is None:
+        return "not a store blob path (blobs/XX/SHA256[.ext])"
+    if m.group(2) != ref.sha256 or m.group(1) != ref.sha256[:2]:
+        return "path does not match its sha256"
+    if not isinstance(ref.size, int) or ref.size < 0:
+        return "negative size"
+    return None
 
 
 def store_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(explicit or os.environ.get(STORE_ENV) or DEFAULT_STORE)
+
+
+def temp_files(root: str | os.PathLike[str], pid: int) -> list[Path]:
+    """The temporary files process ``pid`` left under ``root`` (a killed writer's), to sweep."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    return [p for p in root.rglob(f".*.{pid}.*.tmp") if p.is_file() and not p.is_symlink()]
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> Path:
@@ -56,8 +100,30 @@ class Store:
         self.root = store_root(root).absolute()
 
     def path(self, ref: BlobRef) -> Path:
-        p = Path(ref.path)
-        return p if p.is_absolute() else self.root / p
+        """Where a blob this store wrote lives (no checks: for refs this process made)."""
+        return self.root / ref.path
+
+    def locate(self, ref: BlobRef) -> Path | None:
+        """The real path of a ref's blob when it is a regular file inside this store, None when it is
+        not there; :class:`BlobError` when the ref may not be followed (see the module's header)."""
+        problem = blob_path_problem(ref)
+        if problem:
+            raise BlobError(f"blob path refused: {problem}")
+        blobs = os.path.realpath(self.root / "blobs")
+        try:
+            real = os.path.realpath(self.root / ref.path)
+        except (OSError, ValueError):
+            return None
+        # checked before anything is looked up there, so a refusal says nothing about the target
+        if os.path.commonpath([blobs, real]) != blobs:
+            raise BlobError("blob path refused: it resolves outside the store")
+        try:
+            st = os.stat(real)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            raise BlobError("blob path refused: not a regular file")
+        return Path(real)
 
     def put(self, data: bytes, media_type: str, ext: str = "") -> BlobRef:
         digest = hashlib.sha256(data).hexdigest()
@@ -70,12 +136,31 @@ class Store:
     def put_text(self, text: str, media_type: str = "text/plain", ext: str = ".txt") -> BlobRef:
         return self.put(text.encode(), media_type, ext)
 
-    def read(self, ref: BlobRef) -> bytes:
-        p = self.path(ref)
+    def read(self, ref: BlobRef, limit: int = READ_LIMIT) -> bytes:
+        """The blob's bytes, checked against its ref; :class:`BlobError` for anything else."""
+        if isinstance(ref.size, int) and ref.size > limit:
+            raise BlobError(f"blob {ref.path} is {ref.size} bytes, over the {limit}-byte limit on what is read")
+        real = self.locate(ref)
+        if real is None:
+            raise BlobError(f"blob {ref.path} is missing from store {self.root}")
         try:
-            data = p.read_bytes()
+            # O_NONBLOCK: a FIFO swapped in after locate() cannot hang us; O_NOFOLLOW: nor a new symlink.
+            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
         except OSError:
             raise BlobError(f"blob {ref.path} is missing from store {self.root}") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise BlobError("blob path refused: not a regular file")
+            chunks, left = [], ref.size + 1  # one byte more than promised shows a size mismatch
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+        finally:
+            os.close(fd)
+        data = b"".join(chunks)
         if len(data) != ref.size or hashlib.sha256(data).hexdigest() != ref.sha256:
             raise BlobError(f"blob {ref.path} in store {self.root} does not match its sha256")
         return data

@@ -81,6 +81,8 @@ def _newer_message(where: str, v: int) -> str:
 
 
 def _envelope_error(raw: bytes, where: str, e: Exception) -> StreamError:
+    if isinstance(e, UnicodeDecodeError):
+        return StreamError(f"{where}: invalid UTF-8 at byte {e.start} of the line")
     if isinstance(e, msgspec.ValidationError):
         return StreamError(f"{where}: not a pt2kit record: {e}")
     if "truncated" in str(e):
@@ -97,7 +99,7 @@ def decode_line(raw: bytes, source: str, lineno: int, want: frozenset[str] | Non
         return None
     try:
         env = _envelope.decode(raw)
-    except msgspec.DecodeError as e:  # ValidationError is a DecodeError too
+    except (msgspec.DecodeError, UnicodeDecodeError) as e:  # ValidationError is a DecodeError too
         raise _envelope_error(raw, f"{source}:{lineno}", e) from None
     kind, v = env.kind, env.v
     line = Line(raw, kind, v, env.run, source, lineno)
@@ -119,6 +121,8 @@ def decode_line(raw: bytes, source: str, lineno: int, want: frozenset[str] | Non
                 line.record = msgspec.convert(obj, KINDS[obj["kind"]])
         except msgspec.ValidationError as e:
             raise StreamError(f"{source}:{lineno}: invalid `{kind}` record: {e}") from None
+        except UnicodeDecodeError as e:  # msgspec checks UTF-8 only inside the strings it decodes
+            raise _envelope_error(raw, f"{source}:{lineno}", e) from None
     return line
 
 
@@ -162,20 +166,29 @@ def _blocks(source: str, stdin: IO[bytes] | None) -> Iterator[tuple[bytes, list[
             raise StreamError(f"{source}: cannot read: {e.strerror}") from None
         close = True
     read = getattr(f, "read1", f.read)
-    pending = b""
+    # A line longer than a block arrives in pieces: keep them in a list and join once, at its newline
+    # (``pending += data`` copied the whole line again for every block: quadratic in its length).
+    pending: list[bytes] = []
     try:
         while True:
             data = read(BLOCK)
             if not data:
                 if pending:
-                    yield pending + b"\n", [pending]
+                    last = b"".join(pending)
+                    yield last + b"\n", [last]
                 return
             end = data.rfind(b"\n")
             if end < 0:
-                pending += data
+                pending.append(data)
                 continue
-            block = pending + data[: end + 1] if pending else data[: end + 1]
-            pending = data[end + 1 :]
+            if pending:
+                pending.append(data[: end + 1])
+                block = b"".join(pending)
+                pending = []
+            else:
+                block = data[: end + 1]
+            if end + 1 < len(data):
+                pending.append(data[end + 1 :])
             lines = block.split(b"\n")
             lines.pop()
             yield block, lines
@@ -222,7 +235,7 @@ def read_stream(
                         if rec.v == SCHEMA_MAJOR:
                             good.append(Line(raw, rec.__struct_config__.tag, SCHEMA_MAJOR, rec.run, name, lineno, rec))
                             continue
-                    except msgspec.DecodeError:
+                    except (msgspec.DecodeError, UnicodeDecodeError):
                         pass
                 try:
                     env = env_decode(raw)
@@ -231,7 +244,7 @@ def read_stream(
                         line = decode_line(raw, name, lineno, wanted)
                     else:
                         line = Line(raw, kind, env.v, env.run, name, lineno)
-                except msgspec.DecodeError as e:
+                except (msgspec.DecodeError, UnicodeDecodeError) as e:
                     error = _envelope_error(raw, f"{name}:{lineno}", e)
                     break
                 except StreamError as e:

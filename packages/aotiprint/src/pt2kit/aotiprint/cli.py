@@ -68,8 +68,10 @@ def _kernel_list(kernels: str | None) -> list[str] | None:
 def _work(s: Session, target: str, mode: str | None, kernels_arg: str | None, jit: bool, ima: bool,
           inputs: str | None, device: str, config: list[str], timeout: float | None,
           save_package: Path | None = None) -> int:
+    from pt2kit.runtime.cli import check_finite
     from pt2kit.runtime.config import parse_config
 
+    check_finite("--timeout", timeout, positive=True)
     cfg = parse_config(config)
     kernels = _kernel_list(kernels_arg)
     mode = mode or ("names" if ima else "stats")

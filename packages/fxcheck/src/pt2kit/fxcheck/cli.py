@@ -17,6 +17,7 @@ import msgspec
 
 from pt2kit.runtime.cli import (
     Session,
+    check_finite,
     common_options,
     config_option,
     device_option,
@@ -75,6 +76,7 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
 
     from .profiles import parse_bytes, parse_dtypes, resolve
 
+    check_finite("--timeout", timeout, positive=True)
     if flags["dtypes"] is not None:
         flags["dtypes"] = parse_dtypes(flags["dtypes"], "--dtypes")
     if flags["max_tensor_bytes"] is not None:

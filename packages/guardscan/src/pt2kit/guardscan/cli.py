@@ -20,7 +20,16 @@ from typing import Any
 
 import click
 
-from pt2kit.runtime.cli import Session, common_options, config_option, tool_command, torch_version
+from pt2kit.runtime.cli import (
+    Session,
+    check_finite,
+    common_options,
+    config_option,
+    no_config_from_stream_option,
+    timeout_option,
+    tool_command,
+    torch_version,
+)
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 from . import __version__
@@ -43,24 +52,27 @@ from . import __version__
               help="torch.compile backend (eager, aot_eager, inductor): breaks and guards are Dynamo's, "
               "so eager is the fastest way to see them.")
 @click.option("--device", default=None, help="Device [default: the model record's, else cpu].")
-@click.option("--timeout", type=float, metavar="SECONDS", help="Give up on a model after this long (a crash record).")
+@timeout_option
 @config_option
+@no_config_from_stream_option
 @common_options
 def command(model: str | None, trace_dir: Path | None, vary: tuple[str, ...], default_vary: bool,
             dynamic: bool | None, recompile_limit: int | None, backend: str, device: str | None,
-            timeout: float | None, config: tuple[str, ...], store: Path | None, quiet: bool, debug: bool) -> None:
+            timeout: float | None, config: tuple[str, ...], no_stream_config: bool, store: Path | None, quiet: bool,
+            debug: bool) -> None:
     s = Session("guardscan", __version__, store=store, quiet=quiet, debug=debug)
     opts = {"vary": list(vary), "default_vary": default_vary, "dynamic": dynamic,
             "recompile_limit": recompile_limit, "backend": backend}
-    s.run(lambda: _work(s, model, trace_dir, opts, device, list(config), timeout))
+    s.run(lambda: _work(s, model, trace_dir, opts, device, list(config), timeout, not no_stream_config))
 
 
 def _work(s: Session, model: str | None, trace_dir: Path | None, opts: dict[str, Any], device: str | None,
-          config: list[str], timeout: float | None) -> int:
+          config: list[str], timeout: float | None, stream_config: bool) -> int:
     from pt2kit.runtime.config import parse_config
 
     from .variants import parse_vary
 
+    check_finite("--timeout", timeout, positive=True)
     cfg = parse_config(config)
     for v in opts["vary"]:
         parse_vary(v)  # bad specs are exit 2 before anything loads
@@ -73,8 +85,8 @@ def _work(s: Session, model: str | None, trace_dir: Path | None, opts: dict[str,
         return _scan_one(s, model, device or "cpu", cfg, opts, timeout, emit_model=True)
     code = EXIT_OK
     hint = "give a MODEL.py, --trace DIR, or pipe records: `fxcheck m.py | guardscan`"
-    for spec, dev, model_cfg in s.piped_models(device=device, hint=hint):
-        code = max(code, _scan_one(s, spec, dev, {**model_cfg, **cfg}, opts, timeout, emit_model=False))
+    for spec, dev, model_cfg in s.piped_models(device=device, hint=hint, config=cfg, stream_config=stream_config):
+        code = max(code, _scan_one(s, spec, dev, model_cfg, opts, timeout, emit_model=False))
     return code
 
 
@@ -96,7 +108,8 @@ def _scan_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dic
         s.writer.forward(raw)
         narrator.record(raw)
 
-    payload = {"model": spec, "device": device, "config": cfg, "emit_model": emit_model, **opts}
+    payload = {"model": spec, "device": device, "config": cfg, "emit_model": emit_model, "from_stream": not emit_model,
+               **opts}
     res = run_in_child("pt2kit.guardscan.work:run", payload, run=s.writer.run, store=str(s.store.root),
                        on_record=on_record, quiet=s.quiet, timeout=timeout)
     if res.crash is not None:

@@ -23,7 +23,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
 
     torch.manual_seed(0)  # model files that draw random inputs give the same findings run after run
     with apply_config(payload["config"]):
-        loaded = load_model(payload["model"], device=payload["device"])
+        loaded = load_model(payload["model"], device=payload["device"], from_stream=payload.get("from_stream", False))
         if payload.get("emit_model", True):
             chan.emit_new(Model, **model_fields(loaded, payload["device"], payload["config"]))
         torchapi.quiet_dynamo()

@@ -24,7 +24,15 @@ from typing import Any
 import click
 import msgspec
 
-from pt2kit.runtime.cli import Session, common_options, config_option, tool_command
+from pt2kit.runtime.cli import (
+    Session,
+    check_finite,
+    common_options,
+    config_option,
+    no_config_from_stream_option,
+    timeout_option,
+    tool_command,
+)
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 from . import __version__
@@ -49,23 +57,27 @@ REFS = ("eager", "eager64", "aot_eager", "inductor")
               help="When an output fails, find the first diverging aten node.")
 @click.option("--device", default=None, help="Device [default: the model record's, else cpu].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed set before each run.")
-@click.option("--timeout", type=float, metavar="SECONDS", help="Give up on a model after this long (a crash record).")
+@timeout_option
 @config_option
+@no_config_from_stream_option
 @common_options
 def command(model: str | None, ref: str, test: str, verdict: str | None, atol: float | None, rtol: float | None,
             equal_nan: bool, grad: bool, localize: bool, device: str | None, seed: int, timeout: float | None,
-            config: tuple[str, ...], store: Path | None, quiet: bool, debug: bool) -> None:
+            config: tuple[str, ...], no_stream_config: bool, store: Path | None, quiet: bool, debug: bool) -> None:
     s = Session("kdiff", __version__, store=store, quiet=quiet, debug=debug)
     if verdict is None:
         verdict = "close" if atol is not None or rtol is not None else "fp64"
     opts = {"ref": ref, "test": test, "atol": atol, "rtol": rtol, "equal_nan": equal_nan, "grad": grad,
             "localize": localize, "seed": seed, "verdict": verdict}
-    s.run(lambda: _work(s, model, opts, device, list(config), timeout))
+    s.run(lambda: _work(s, model, opts, device, list(config), timeout, not no_stream_config))
 
 
 def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | None, config: list[str],
-          timeout: float | None) -> int:
+          timeout: float | None, stream_config: bool) -> int:
     from pt2kit.runtime.config import parse_config
+    check_finite("--atol", opts["atol"])
+    check_finite("--rtol", opts["rtol"])
+    check_finite("--timeout", timeout, positive=True)
     cfg = parse_config(config)
     if opts["test"] == "eager64":
         raise UsageError("--test eager64: eager64 is a reference; use it with --ref")
@@ -73,8 +85,9 @@ def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | Non
         s.open_model(model, device=device or "cpu")
         return _diff_one(s, model, device or "cpu", cfg, opts, timeout, emit_model=True)
     code = EXIT_OK
-    for spec, dev, model_cfg in s.piped_models(device=device, hint="give a MODEL.py, or pipe records: `fxcheck m.py | kdiff`"):
-        code = max(code, _diff_one(s, spec, dev, {**model_cfg, **cfg}, opts, timeout, emit_model=False))
+    hint = "give a MODEL.py, or pipe records: `fxcheck m.py | kdiff`"
+    for spec, dev, model_cfg in s.piped_models(device=device, hint=hint, config=cfg, stream_config=stream_config):
+        code = max(code, _diff_one(s, spec, dev, model_cfg, opts, timeout, emit_model=False))
     return code
 
 
@@ -107,7 +120,8 @@ def _diff_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dic
             s.say(f"{label}: first divergence: {v.get('op') or v['node']} (node {v['node']}){where}"
                   + (f"  {v['code']}" if v.get("code") else ""))
 
-    payload = {"model": spec, "device": device, "config": cfg, "emit_model": emit_model, **opts}
+    payload = {"model": spec, "device": device, "config": cfg, "emit_model": emit_model, "from_stream": not emit_model,
+               **opts}
     res = run_in_child("pt2kit.kdiff.work:run", payload, run=s.writer.run, store=str(s.store.root),
                        on_record=on_record, quiet=s.quiet, timeout=timeout)
     if res.crash is not None:

@@ -51,7 +51,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from .ties import TieRecorder
 
     with apply_config(payload["config"]):
-        loaded = load_model(payload["model"], device=payload["device"])
+        loaded = load_model(payload["model"], device=payload["device"], from_stream=payload.get("from_stream", False))
         if payload.get("emit_model", True):
             chan.emit_new(Model, **model_fields(loaded, payload["device"], payload["config"]))
         ref = backends.resolve(payload["ref"], role="ref")

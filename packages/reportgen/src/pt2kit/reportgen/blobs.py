@@ -1,7 +1,9 @@
 """Blobs a page shows: small text and images embedded, large ones linked by relative path.
 
 A blob is looked for in ``--store`` first, then in the store its run's header names, then in
-``./pt2kit-out``; its sha256 is checked before anything of it is shown.
+``./pt2kit-out``; its sha256 is checked before anything of it is shown. The stream is data: a ref
+whose path is not a store blob path, or that leads out of the store, to a FIFO or a device, is
+refused with a note and never read, linked or looked up (:meth:`pt2kit.schema.Store.locate`).
 """
 
 from __future__ import annotations
@@ -11,16 +13,18 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pt2kit.schema import BlobError, BlobRef, Store, store_root
+from pt2kit.schema import BlobError, BlobRef, Store, blob_path_problem, store_root
 
 TEXT_LIMIT = 64 * 1024
 IMAGE_LIMIT = 2 * 1024 * 1024
+# Embedded as data: URIs; an SVG could carry script, so it is linked, never embedded.
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
 @dataclass
 class BlobView:
     ref: BlobRef
-    state: str  # text | image | link | missing | corrupt
+    state: str  # text | image | link | missing | corrupt | refused
     text: str | None = None
     data_uri: str | None = None
     href: str | None = None
@@ -42,17 +46,23 @@ class Blobs:
         return out
 
     def view(self, ref: BlobRef, header_store: str | None) -> BlobView:
+        problem = blob_path_problem(ref)
+        if problem:
+            return BlobView(ref, "refused", note=f"blob reference refused: {problem}")
         for store in self._stores(header_store):
-            path = store.path(ref)
-            if not path.exists():
+            try:
+                path = store.locate(ref)
+            except BlobError as e:
+                return BlobView(ref, "refused", note=str(e))
+            if path is None:
                 continue
-            href = self._href(path)
+            href = self._href(store.root / ref.path)
             is_text = ref.media_type.startswith("text/") or ref.media_type in ("application/json",)
-            is_image = ref.media_type.startswith("image/")
+            is_image = ref.media_type in IMAGE_TYPES
             if (is_text and ref.size > TEXT_LIMIT) or (is_image and ref.size > IMAGE_LIMIT) or not (is_text or is_image):
                 return BlobView(ref, "link", href=href)
             try:
-                data = store.read(ref)
+                data = store.read(ref, limit=max(TEXT_LIMIT, IMAGE_LIMIT))
             except BlobError as e:
                 return BlobView(ref, "corrupt", note=str(e))
             if is_image:

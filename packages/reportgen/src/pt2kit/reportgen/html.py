@@ -31,7 +31,23 @@ def _env() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["num"] = fmt
+    env.filters["href"] = safe_href
     return env
+
+
+def safe_href(value: Any) -> str:
+    """An href the page may carry: a relative path, a ``file:`` URI or an in-page anchor.
+
+    Every link the page makes is built by :mod:`.blobs` from a store path; this is the last guard,
+    so no ``javascript:``, ``data:`` or remote URL can reach an ``<a>`` whatever a record holds.
+    """
+    text = str(value or "")
+    if any(ord(ch) < 0x20 or ch in "\\\x7f" for ch in text):
+        return "#"
+    if text.startswith("#") or text.startswith("file:///"):
+        return text
+    head = text.split("/", 1)[0]
+    return "#" if ":" in head or text.startswith("//") else text
 
 
 def _kernel_rows(c: Collection) -> tuple[list[dict[str, Any]], str | None]:

@@ -22,6 +22,12 @@ def _svg(fig: Any) -> str:
     return text[text.index("<svg"):]
 
 
+def _plain(label: object) -> str:
+    """A label drawn as written: matplotlib reads ``$...$`` as mathtext (and raises on bad TeX);
+    an escaped dollar is a dollar. Labels come from records, so every one goes through here."""
+    return str(label).replace("$", "\\$")
+
+
 def _figure(width: float, height: float) -> Any:
     from matplotlib.figure import Figure
 
@@ -33,7 +39,7 @@ def bars(labels: Sequence[str], values: Sequence[float], *, title: str, xlabel: 
     fig, ax = _figure(6.5, 0.35 * len(labels) + 1.0)
     ys = list(range(len(labels)))
     ax.barh(ys, values, color=[PALETTE[i % len(PALETTE)] for i in ys])
-    ax.set_yticks(ys, labels=[str(x) for x in labels])
+    ax.set_yticks(ys, labels=[_plain(x) for x in labels])
     ax.invert_yaxis()
     ax.set_title(title, fontsize=10)
     ax.set_xlabel(xlabel)
@@ -49,8 +55,8 @@ def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]
     width = 0.8 / n
     for i, (name, values) in enumerate(series.items()):
         xs = [g + (i - (n - 1) / 2) * width for g in range(len(groups))]
-        ax.bar(xs, [v if v is not None else 0 for v in values], width, label=name, color=PALETTE[i % len(PALETTE)])
-    ax.set_xticks(range(len(groups)), labels=list(groups), fontsize=8)
+        ax.bar(xs, [v if v is not None else 0 for v in values], width, label=_plain(name), color=PALETTE[i % len(PALETTE)])
+    ax.set_xticks(range(len(groups)), labels=[_plain(g) for g in groups], fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, frameon=False)
@@ -71,7 +77,7 @@ def kernel_ranges(launches: Sequence[str], peaks: Sequence[float | None], bad: S
         ax.scatter(bad_x, [top] * len(bad_x), marker="x", color=PALETTE[3], zorder=3, label="NaN/Inf")
     ax.set_yscale("log")
     step = max(1, len(xs) // 20)
-    ax.set_xticks(xs[::step], labels=[launches[i] for i in xs[::step]], rotation=60, ha="right", fontsize=7)
+    ax.set_xticks(xs[::step], labels=[_plain(launches[i]) for i in xs[::step]], rotation=60, ha="right", fontsize=7)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)

@@ -41,16 +41,55 @@ def to_json(c: Collection) -> str:
     return msgspec.json.format(msgspec.json.encode(doc), indent=2).decode() + "\n"
 
 
-def _md_cell(x: Any) -> str:
-    return str(x).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+_MD_SPECIAL = set("\\`*_{}[]()#+-!|<>~&")
+
+
+def _md(x: Any) -> str:
+    """Record text as Markdown text: every character Markdown or HTML would read is escaped, so a
+    field can neither format, link, embed HTML nor break a table row."""
+    out = []
+    for ch in " ".join(str(x).split()):
+        if ch == "<":
+            out.append("&lt;")
+        elif ch == ">":
+            out.append("&gt;")
+        elif ch == "&":
+            out.append("&amp;")
+        elif ch in _MD_SPECIAL:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _fence(text: str, char: str = "`") -> str:
+    """A backtick run longer than any inside ``text`` (CommonMark: such a span cannot be closed early)."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == char else 0
+        longest = max(longest, run)
+    return char * (longest + 1)
+
+
+def _code(x: Any) -> str:
+    """Record text as an inline code span; ``|`` stays escaped for the table it may sit in."""
+    text = " ".join(str(x).split()).replace("|", "\\|")
+    fence = _fence(text)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _block(text: str) -> list[str]:
+    fence = _fence(text)
+    return [max(fence, "```"), text, max(fence, "```")]
 
 
 def to_markdown(c: Collection) -> str:
     n = counts(c)
     env = environment(c)
     out = ["## pt2kit report", ""]
-    out.append(f"{n['records']} records from {n['runs']} run(s): {', '.join(env['tools']) or '-'}; "
-               f"torch {', '.join(env['torch']) or '-'}; device {', '.join(env['devices']) or '-'}")
+    out.append(f"{n['records']} records from {n['runs']} run(s): {_md(', '.join(env['tools']) or '-')}; "
+               f"torch {_md(', '.join(env['torch']) or '-')}; device {_md(', '.join(env['devices']) or '-')}")
     out.append("")
     out.append("| findings | failing diffs | graph breaks | recompiles | NaN/Inf kernels | crashes | errors |")
     out.append("|---|---|---|---|---|---|---|")
@@ -61,8 +100,8 @@ def to_markdown(c: Collection) -> str:
         out += ["", "### Violations", "", "| model | constraint | op | count | first at |", "|---|---|---|---|---|"]
         for model, g in groups[:MAX_ROWS]:
             first = g["findings"][0]
-            out.append(f"| {_md_cell(model)} | {g['constraint']} | `{_md_cell(g['op'])}` | {len(g['findings'])} | "
-                       f"`{_md_cell(_where(first))}` |")
+            out.append(f"| {_md(model)} | {_md(g['constraint'])} | {_code(g['op'])} | {len(g['findings'])} | "
+                       f"{_code(_where(first))} |")
         if len(groups) > MAX_ROWS:
             out.append(f"\n… and {len(groups) - MAX_ROWS} more groups")
     failing = [d for d in c.of("diff") if not d.passed]
@@ -72,24 +111,24 @@ def to_markdown(c: Collection) -> str:
         for d in failing[:MAX_ROWS]:
             m = d.metrics
             worst = "[" + ", ".join(map(str, d.worst_index)) + "]" if d.worst_index is not None else ""
-            out.append(f"| {_md_cell(d.model or '')} | `{_md_cell(d.output)}` | {fmt(m.max_abs) if m else ''} | "
-                       f"{fmt(m.max_rel) if m else ''} | {worst} | {fmt(d.worst_ref)} · {fmt(d.worst_test)} |")
+            out.append(f"| {_md(d.model or '')} | {_code(d.output)} | {_md(fmt(m.max_abs)) if m else ''} | "
+                       f"{_md(fmt(m.max_rel)) if m else ''} | {_md(worst)} | "
+                       f"{_md(fmt(d.worst_ref))} · {_md(fmt(d.worst_test))} |")
     for v in c.of("divergence"):
-        out += ["", f"First divergence: `{_md_cell(v.op or v.node)}` at `{_md_cell(v.source or v.node)}`"]
+        out += ["", f"First divergence: {_code(v.op or v.node)} at {_code(v.source or v.node)}"]
     breaks = c.of("graph_break")
     if breaks:
         out += ["", "### Graph breaks", ""]
-        out += [f"- `{_md_cell(b.source or '?')}`: {_md_cell(b.reason)}" for b in breaks[:MAX_ROWS]]
+        out += [f"- {_code(b.source or '?')}: {_md(b.reason)}" for b in breaks[:MAX_ROWS]]
     for cr in c.of("crash"):
         what = cr.signal or cr.exception or f"exit {cr.exitcode}"
-        out += ["", f"### Crash: {_md_cell(cr.model or 'model')} ({what} during {cr.stage})", ""]
+        out += ["", f"### Crash: {_md(cr.model or 'model')} ({_md(what)} during {_md(cr.stage)})", ""]
         if cr.message:
-            out.append(_md_cell(cr.message))
+            out.append(_md(cr.message))
         if cr.stderr_tail:
-            tail = "\n".join(cr.stderr_tail.splitlines()[-15:]).replace("```", "'''")
-            out += ["", "```", tail, "```"]
+            out += ["", *_block("\n".join(cr.stderr_tail.splitlines()[-15:]))]
     for e in c.of("error"):
-        out += ["", f"- error (exit {e.exit_code}): {_md_cell(e.message)}"]
+        out += ["", f"- error (exit {e.exit_code}): {_md(e.message)}"]
     return "\n".join(out) + "\n"
 
 

@@ -11,6 +11,11 @@ Guarantees:
   Python stack there, with the user's line).
 * A :class:`~pt2kit.runtime.errors.UsageError` raised in the child (a bad model file, say) is raised
   again in the parent, so it ends as one line and exit 2, not as a crash.
+* The child never outlives the parent's interest in it: when the parent is interrupted (Ctrl-C,
+  SIGTERM) or its ``timeout`` passes, the child is asked to stop (SIGTERM: it unwinds, so files it
+  is writing are removed), given ``GRACE`` seconds, then killed; a child whose parent dies anyway
+  (SIGKILL) notices within a second and stops itself. Either way the temporary files a killed child
+  left in the store are swept, so an interrupted run leaves no ``.tmp`` file behind.
 * The parent never imports torch for this.
 """
 
@@ -28,8 +33,11 @@ from typing import Any
 
 import msgspec
 
+from pt2kit.schema import temp_files
+
 from .errors import UsageError
 
+GRACE = 3.0
 STDERR_TAIL_LINES = 40
 STDERR_TAIL_CHARS = 6000
 
@@ -69,6 +77,29 @@ def _pump_stderr(pipe: Any, tail: collections.deque[str], echo: bool) -> None:
                 pass
 
 
+def stop(proc: subprocess.Popen[bytes], grace: float = GRACE) -> None:
+    """Ask the child to stop, then make it: SIGTERM, ``grace`` seconds, SIGKILL."""
+    if proc.poll() is not None:
+        return
+    try:
+        proc.terminate()
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    except OSError:
+        pass
+
+
+def sweep(store: str, pid: int) -> None:
+    """Remove the temporary files process ``pid`` left in the store (it was killed mid-write)."""
+    for path in temp_files(store, pid):
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
 def run_in_child(
     target: str,
     payload: dict[str, Any],
@@ -98,8 +129,14 @@ def run_in_child(
     exc: dict[str, Any] | None = None
     got_result = False
     timer = None
+    timed_out = threading.Event()
     if timeout:
-        timer = threading.Timer(timeout, proc.kill)
+        def expire() -> None:
+            timed_out.set()
+            stop(proc)
+
+        timer = threading.Timer(timeout, expire)
+        timer.daemon = True
         timer.start()
     try:
         assert proc.stdin is not None and proc.stdout is not None
@@ -126,13 +163,13 @@ def run_in_child(
                 exc = msg
         proc.wait()
     except BaseException:
-        proc.kill()
-        proc.wait()
+        stop(proc)
         raise
     finally:
         if timer is not None:
             timer.cancel()
         pump.join(timeout=5)
+        sweep(store, proc.pid)
     if usage is not None:
         raise UsageError(usage)
     if proc.returncode == 0 and got_result:
@@ -149,10 +186,11 @@ def run_in_child(
         crash["message"] = exc.get("message")
     elif crash["signal"]:
         crash["message"] = f"child process killed by {crash['signal']} during {result.stage}"
-        if timer is not None and not timer.is_alive() and crash["signal"] == "SIGKILL":
-            crash["message"] = f"timed out after {timeout:g}s during {result.stage}"
     else:
         crash["message"] = f"child process exited with code {proc.returncode} during {result.stage}"
+    if timed_out.is_set():
+        crash["message"] = f"timed out after {timeout:g}s during {result.stage}"
+        crash["exception"] = None
     if "last_kernel" in result.notes:
         crash["last_kernel"] = result.notes["last_kernel"]
     result.crash = crash

@@ -3,17 +3,23 @@
 * stdout carries records only; everything for humans goes to stderr (``--quiet`` silences it).
 * Errors the user can fix are one line on stderr and exit 2; ``--debug`` adds the traceback.
   When the tool's header is out, an ``error`` record follows it, so the stream says why it ended.
-* Ctrl-C exits 130; a closed stdout (``tool ... | head -1``) exits 141 without a traceback.
+* Ctrl-C exits 130, SIGTERM 143, each with a line on stderr and the worker stopped with it; a
+  closed stdout (``tool ... | head -1``) exits 141 without a traceback.
+* Text that came from a stream or a model reaches the terminal only through :func:`printable`:
+  escape sequences and other control characters are shown, never obeyed.
 * This module imports neither torch nor anything heavy: ``--help`` stays instant.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import platform
+import signal
 import sys
 import time
 import traceback
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,7 +43,9 @@ from .errors import (
     EXIT_CODES_HELP,
     EXIT_CRASH,
     EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
     EXIT_USAGE,
+    Terminated,
     UsageError,
 )
 
@@ -55,6 +63,28 @@ config_option = click.option(
     "e.g. cpp.inject_relu_bug_TESTING_ONLY=accuracy. Repeatable.",
 )
 
+no_config_from_stream_option = click.option(
+    "--no-config-from-stream", "no_stream_config", is_flag=True,
+    help="Ignore the config that piped `model` records carry; only --config settings apply.",
+)
+
+
+def check_finite(name: str, value: float | None, *, positive: bool = False) -> float | None:
+    """A numeric flag's value, or UsageError: NaN, infinities and negatives (zero too, when
+    ``positive``) are never silently replaced by a default."""
+    if value is None:
+        return None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        want = "a finite number > 0" if positive else "a finite number >= 0"
+        raise UsageError(f"{name} {value}: expected {want}")
+    return value
+
+
+timeout_option = click.option(
+    "--timeout", type=float, metavar="SECONDS",
+    help="Give up on a model after this long: its worker is stopped and a crash record says so.",
+)
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -63,9 +93,46 @@ def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return store_option(quiet_option(debug_option(f)))
 
 
+class _OneLineErrors(click.Command):
+    """click's usage errors as one line (``tool: error: ...``) and exit 2, like every other error."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as e:
+            click.echo(e.ctx.get_help() if e.ctx else str(e), err=True)
+            raise SystemExit(EXIT_USAGE) from None
+        except click.ClickException as e:
+            print(printable(f"{self.name}: error: {e.format_message()}  (see {self.name} --help)"), file=sys.stderr)
+            raise SystemExit(EXIT_USAGE) from None
+        except click.Abort:
+            print(f"{self.name}: interrupted", file=sys.stderr)
+            raise SystemExit(EXIT_INTERRUPTED) from None
+
+
 def tool_command(name: str, **kw: Any) -> Callable[[Callable[..., Any]], click.Command]:
     """A click command with pt2kit's settings and the exit codes in its ``--help``."""
-    return click.command(name=name, epilog=EXIT_CODES_HELP, context_settings=CONTEXT, **kw)
+    return click.command(name=name, cls=_OneLineErrors, epilog=EXIT_CODES_HELP, context_settings=CONTEXT, **kw)
+
+
+_BIDI = {0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F}
+
+
+def printable(text: object, *, newlines: bool = False) -> str:
+    """``text`` safe for a terminal: control characters (ESC and every other C0/C1 code, DEL) and
+    bidi overrides are written as ``\\x1b``-style escapes, so a stream cannot move the cursor,
+    retitle the window or hide text. Tabs stay; newlines stay only when ``newlines``."""
+    out = []
+    for ch in str(text):
+        o = ord(ch)
+        if ch == "\t" or (ch == "\n" and newlines):
+            out.append(ch)
+        elif o < 0x20 or 0x7F <= o < 0xA0 or o in _BIDI or unicodedata.category(ch) in ("Cs", "Co"):
+            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def summary_line(message: str) -> str:
@@ -88,6 +155,18 @@ def torch_version() -> str | None:
         return version("torch")
     except PackageNotFoundError:
         return None
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def _terminate_like_interrupt() -> None:
+    """SIGTERM unwinds like Ctrl-C (so the worker is stopped and swept), then exits 143."""
+    try:
+        signal.signal(signal.SIGTERM, _raise_terminated)
+    except (ValueError, OSError):  # not the main thread (a test runner): leave it be
+        pass
 
 
 def _stdout_to_devnull() -> None:
@@ -123,11 +202,11 @@ class Session:
     # -- output ----------------------------------------------------------------------------
     def say(self, msg: str) -> None:
         if not self.quiet:
-            print(f"{self.tool}: {msg}", file=sys.stderr, flush=True)
+            print(f"{self.tool}: {printable(msg, newlines=True)}", file=sys.stderr, flush=True)
 
     def warn(self, msg: str) -> None:
         if not self.quiet:
-            print(f"{self.tool}: warning: {msg}", file=sys.stderr, flush=True)
+            print(f"{self.tool}: warning: {printable(msg, newlines=True)}", file=sys.stderr, flush=True)
 
     def header(self, *, torch: str | None = None, device: str | None = None) -> Header:
         rec = self.writer.emit_new(
@@ -156,7 +235,8 @@ class Session:
         self.emit(Crash, model=model, **fields)
         what = fields.get("signal") or fields.get("exception") or "error"
         line = f"{self.tool}: {model or 'the model'} crashed during {fields['stage']}: {what}"
-        print(line + (f": {summary_line(fields['message'])}" if fields.get("message") else ""), file=sys.stderr)
+        line += f": {summary_line(fields['message'])}" if fields.get("message") else ""
+        print(printable(line), file=sys.stderr)
         return EXIT_CRASH
 
     # -- input -----------------------------------------------------------------------------
@@ -176,12 +256,19 @@ class Session:
             )
         return read_stream(sources, want=want, forward=self.writer.out if forward else None)
 
-    def piped_models(self, *, device: str | None, hint: str) -> Iterator[tuple[str, str, dict[str, str]]]:
+    def piped_models(
+        self, *, device: str | None, hint: str, config: dict[str, str] | None = None, stream_config: bool = True
+    ) -> Iterator[tuple[str, str, dict[str, str]]]:
         """(spec, device, config) of each `model` record on stdin, which is forwarded as read.
 
-        Writes this tool's header once stdin is known to be a pipe; warns when no model came.
+        A stream is data (see :mod:`.trust`): each model file is checked before anything runs and
+        named on stderr; the record's config is merged under ``config`` (the command line's, which
+        wins) after its unsafe keys are refused, or dropped when ``stream_config`` is False. Writes
+        this tool's header once stdin is known to be a pipe; warns when no model came.
         """
         from pt2kit.schema import Model
+
+        from .trust import check_model_file, stream_config_for
 
         lines = self.read(["-"], want=[Model], hint=hint)
         self.header(torch=torch_version(), device=device)
@@ -190,7 +277,14 @@ class Session:
             if line.kind == "model" and line.record is not None:
                 models += 1
                 m = line.record
-                yield (f"{m.file}:{m.entry}" if m.entry else m.file), (device or m.device), dict(m.config)
+                where = f"{line.source}:{line.lineno}"
+                spec = check_model_file(m.file, m.entry, where)
+                cfg = stream_config_for(dict(m.config or {}), dict(config or {}), where, use=stream_config)
+                if m.config and not stream_config:
+                    self.say(f"{where}: ignoring the model record's config ({', '.join(sorted(m.config))}): "
+                             "--no-config-from-stream")
+                self.say(f"{where}: running model file {spec} named by the stream")
+                yield spec, (device or m.device), cfg
         if not models:
             self.warn("no model records on stdin: nothing to do")
 
@@ -211,6 +305,7 @@ class Session:
     # -- running ---------------------------------------------------------------------------
     def run(self, work: Callable[[], int | None]) -> None:
         """Run the command body and exit with pt2kit's exit codes. Never returns."""
+        _terminate_like_interrupt()
         code = self._run(work)
         try:
             sys.stdout.flush()
@@ -228,11 +323,17 @@ class Session:
         except BrokenPipeError:
             _stdout_to_devnull()
             return EXIT_BROKEN_PIPE
+        except Terminated:
+            print(f"{self.tool}: terminated", file=sys.stderr)
+            return EXIT_TERMINATED
         except KeyboardInterrupt:
             print(f"{self.tool}: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
         except (UsageError, StreamError, BlobError) as e:
             return self._fail(str(e), EXIT_USAGE)
+        except OSError as e:  # an output that cannot be written, a name too long: the user's to fix
+            where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+            return self._fail(f"{where}{e.strerror or e}", EXIT_USAGE)
         except Exception as e:  # our own bug: say so in one line, keep the stream valid
             return self._fail(f"internal error: {type(e).__name__}: {e}", EXIT_CRASH)
 
@@ -241,7 +342,8 @@ class Session:
         if self.debug:
             traceback.print_exc()
         print(
-            f"{self.tool}: error: {message}" + ("" if self.debug else "  (--debug for the traceback)" * (code != 2)),
+            printable(f"{self.tool}: error: {message}")
+            + ("" if self.debug else "  (--debug for the traceback)" * (code != 2)),
             file=sys.stderr,
         )
         if self.header_written:

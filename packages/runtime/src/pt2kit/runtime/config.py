@@ -50,19 +50,28 @@ def _coerce(key: str, raw: str, current: Any) -> Any:
         return None
     if isinstance(current, int | float) and not isinstance(current, bool):
         try:
-            return type(current)(raw)
+            value = type(current)(raw)
         except ValueError:
             raise UsageError(f"--config {key}={raw}: expected a {type(current).__name__}") from None
+        if isinstance(value, float) and value != value:
+            raise UsageError(f"--config {key}={raw}: expected a number, not NaN")
+        return value
     if isinstance(current, list | tuple | dict | set):
-        try:
-            return ast.literal_eval(raw)
-        except (ValueError, SyntaxError):
-            raise UsageError(f"--config {key}={raw}: expected a Python literal") from None
-    if current is None:
+        kind = type(current).__name__
         try:
             value = ast.literal_eval(raw)
-            return value
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise UsageError(f"--config {key}={raw}: expected a Python {kind} literal") from None
+        sequences = (list, tuple, set, frozenset)
+        if isinstance(current, dict) and not isinstance(value, dict):
+            raise UsageError(f"--config {key}={raw}: expected a dict, e.g. {{'a': 1}}")
+        if isinstance(current, sequences) and not isinstance(value, sequences):
+            raise UsageError(f"--config {key}={raw}: expected a {kind}, e.g. {'[1, 2]' if kind == 'list' else '(1, 2)'}")
+        return type(current)(value) if isinstance(current, sequences) else value
+    if current is None:
+        try:
+            return ast.literal_eval(raw)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return raw
     return raw
 

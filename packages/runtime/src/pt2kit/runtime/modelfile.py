@@ -8,7 +8,9 @@ single tensor is taken as a one-element tuple. Every way a file can be wrong is 
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
+import inspect
 import sys
 import traceback
 from dataclasses import dataclass
@@ -55,7 +57,9 @@ def label_of(path: Path, entry: str | None) -> str:
 def exec_file(path: Path) -> Any:
     """Import a Python file as a module (its directory on sys.path); any failure is a ModelFileError."""
     name = "pt2kit_model_" + "".join(c if c.isalnum() else "_" for c in path.stem)
-    spec = importlib.util.spec_from_file_location(name, path)
+    # Always as source: a file named *.pyc or *.so is never run as bytecode or as an extension.
+    loader = importlib.machinery.SourceFileLoader(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     if spec is None or spec.loader is None:
         raise ModelFileError(f"{path}: cannot be loaded as Python")
     module = importlib.util.module_from_spec(spec)
@@ -64,11 +68,20 @@ def exec_file(path: Path) -> Any:
     try:
         spec.loader.exec_module(module)
     except SyntaxError as e:
+        if "null bytes" in str(e.msg):  # a binary file, on Python 3.12+
+            raise ModelFileError(f"{path}: not Python source (it holds NUL bytes)") from None
         raise ModelFileError(f"{e.filename or path}:{e.lineno}: syntax error: {e.msg}") from None
     except Exception as e:
+        if isinstance(e, ValueError) and "null bytes" in str(e):  # a binary file, on Python 3.11
+            raise ModelFileError(f"{path}: not Python source (it holds NUL bytes)") from None
         line = _user_line(e, path)
         raise ModelFileError(f"{line}: loading the model file raised {type(e).__name__}: {e}") from None
     return module
+
+
+def _defined_in(fn: Any, path: Path) -> bool:
+    code = getattr(fn, "__code__", None)
+    return inspect.isfunction(fn) and code is not None and Path(code.co_filename).resolve() == path.resolve()
 
 
 def _user_line(e: BaseException, path: Path) -> str:
@@ -92,7 +105,9 @@ def _normalise_inputs(inputs: Any, where: str) -> tuple[Any, ...] | dict[str, An
     )
 
 
-def load_model(spec: str, device: str | None = None) -> LoadedModel:
+def load_model(spec: str, device: str | None = None, *, from_stream: bool = False) -> LoadedModel:
+    """Load ``FILE.py[:NAME]``. ``from_stream``: the spec came from a stream, so ``NAME`` must be a
+    plain function defined in that file (see :mod:`.trust`), never one it imported."""
     path, entry = parse_spec(spec)
     if not path.exists():
         raise ModelFileError(f"{path}: no such model file")
@@ -106,6 +121,9 @@ def load_model(spec: str, device: str | None = None) -> LoadedModel:
             raise ModelFileError(f"{path}: defines no `{entry}`")
         if not callable(factory):
             raise ModelFileError(f"{path}: `{entry}` is not a function")
+        if from_stream and not _defined_in(factory, path):
+            raise ModelFileError(f"{path}: `{entry}` is not a function defined in this file; a stream may "
+                                 "only name one that is")
         try:
             made = factory()
         except Exception as e:

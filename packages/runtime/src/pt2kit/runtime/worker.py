@@ -5,15 +5,18 @@ from __future__ import annotations
 import faulthandler
 import importlib
 import os
+import signal
 import sys
+import threading
+import time
 import traceback
 from typing import IO, Any
 
 import msgspec
 
-from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError
+from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError, temp_files
 
-from .errors import UsageError
+from .errors import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, UsageError
 
 MESSAGE_CHARS = 8000
 
@@ -51,12 +54,33 @@ class Channel:
         self._send(b"M ", self._enc.encode(msg))
 
 
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def _orphan_watch(parent: int, store: str) -> None:
+    """Stop when the parent is gone (killed with SIGKILL, say): nobody reads what we make any more."""
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            for path in temp_files(store, os.getpid()):
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
+            os._exit(EXIT_TERMINATED)
+
+
 def main() -> int:
     # Keep the original stdout for messages; anything the model prints goes to stderr instead.
     msg_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     faulthandler.enable()
+    parent = os.getppid()
+    # SIGTERM (the parent stopping us) unwinds like Ctrl-C, so a blob being written is removed
+    signal.signal(signal.SIGTERM, _on_sigterm)
     job = msgspec.json.decode(sys.stdin.buffer.read())
+    threading.Thread(target=_orphan_watch, args=(parent, job["store"]), daemon=True).start()
     chan = Channel(msg_out, job["run"], job["store"])
     module, _, func = job["target"].partition(":")
     try:
@@ -64,6 +88,10 @@ def main() -> int:
     except (UsageError, StreamError) as e:
         chan._finish({"t": "usage", "message": str(e)})
         return 2
+    except Terminated:  # the parent stops us; it says so itself
+        return EXIT_TERMINATED
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group; the parent says so
+        return EXIT_INTERRUPTED
     except BaseException as e:  # the model or the compiler failed: the parent makes it a crash record
         traceback.print_exc()
         sys.stderr.flush()

@@ -1,0 +1,127 @@
+"""What a stream may make a tool do: the trust model, in one place.
+
+A stream is data. It may *name* a model file on this machine, and a tool reading it runs that file,
+as it would run one given on the command line; a stream never *carries* code, and nothing else it
+names is ever executed. Guarantees, for `model` records read from a pipe:
+
+* The file must be a regular ``*.py`` file outside the Python installation (so ``os.py`` or
+  ``antigravity.py`` are refused), and it is executed as Python source only: never as bytecode
+  (``.pyc``) or as an extension module (``.so``), whatever its name.
+* ``FILE.py:NAME`` must name a plain function defined in that file (``os.py:abort`` is refused
+  twice over); :func:`pt2kit.runtime.modelfile.load_model` checks that in the child.
+* The file is named on stderr before it runs.
+* Config settings that name programs, paths, commands, libraries, hosts, compiler flags or code
+  hooks (``cpp.cxx``, ``*_path``, ``*_dir``, ``*cmd``, ``*_pass``, ``*opt_level`` ...) with a value
+  that is not a plain boolean or number, any remote cache, and any value that looks like a path or
+  a command-line flag, are refused unless the same key is given on the command line (whose value
+  is then the one used). ``--no-config-from-stream`` drops the stream's
+  config altogether.
+* Each refusal is one line and exit 2, before anything of that model runs.
+
+Nothing here imports torch: it runs in the parent, before the child starts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sysconfig
+from pathlib import Path
+
+from .errors import UsageError
+
+# The last dotted part of a setting that names something outside the model: a program, a file or
+# directory, a library, a host, a remote cache, a hook or a class to import, flags for a compiler.
+_UNSAFE_PART = re.compile(
+    r"""(^|_)(
+        cxx|cc|compiler|cmd|command|commands|exe|executable|binary|program|shell|launcher|linker|ld
+      | path|paths|dir|dirs|directory|root|home|file|files|filename|logpath|output|prefix
+      | lib|libs|library|libraries|include|includes|shim|plugin|plugins
+      | url|uri|host|hosts|port|address|remote|upload|tar
+      | fn|func|function|hook|hooks|pass|passes|callback|callbacks|class|determinator|estimator|estimation
+      | override|overrides|allowlist|ignorelist|module|modules|presets|metadata|table
+      | flags|cflags|ldflags|opt_level|march|arch|isa|target|version|method
+    )s?$""",
+    re.VERBOSE,
+)
+_UNSAFE_ANYWHERE = re.compile(r"unsafe|custom|external|cutlass|rocm|oneapi|cuda_cxx|_dir_|_path_")
+
+
+_PLAIN_VALUE = re.compile(r"(?i)true|false|yes|no|on|off|none|null|[-+]?\d+(\.\d*)?([eE][-+]?\d+)?")
+
+
+def unsafe_config_reason(key: str, value: str) -> str | None:
+    """Why a stream may not set ``key=value`` (None when it may): judged on the text alone.
+
+    A remote cache is never switched on from a stream (its artifacts are code from elsewhere). A
+    boolean or a number cannot name anything, so it is allowed for any other key; a string, list
+    or dict is refused for a key whose name says program, path, library, host, flags or hook, and
+    for any key when it looks like a path or a command-line flag.
+    """
+    low = key.lower()
+    v = value.strip()
+    if ("remote" in low or "upload" in low) and v.lower() not in ("false", "0", "no", "off", "none", "null"):
+        return "reaches a remote cache or host"
+    if _PLAIN_VALUE.fullmatch(v):
+        return None
+    if _UNSAFE_PART.search(low.rsplit(".", 1)[-1]) or _UNSAFE_ANYWHERE.search(low):
+        return "names a program, path, library, host, compiler flags or a code hook"
+    if "/" in v or "\\" in v or os.sep in v:
+        return "its value looks like a path"
+    if v.startswith("-"):
+        return "its value looks like a command-line flag"
+    return None
+
+
+def stream_config_for(stream: dict[str, str], cli: dict[str, str], where: str, *, use: bool = True) -> dict[str, str]:
+    """The settings a piped model runs with: the stream's (when ``use``) under the command line's."""
+    if not use:
+        return dict(cli)
+    for key, value in stream.items():
+        if key in cli:
+            continue
+        reason = unsafe_config_reason(str(key), str(value))
+        if reason:
+            raise UsageError(
+                f"{where}: the model record sets --config {key}, which a stream may not: it {reason}; "
+                f"give --config {key}=VALUE yourself, or pass --no-config-from-stream"
+            )
+    return {**stream, **cli}
+
+
+def _installation_dirs() -> list[str]:
+    dirs = set()
+    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            dirs.add(os.path.realpath(sysconfig.get_paths()[name]))
+        except (KeyError, OSError):
+            pass
+    return sorted(dirs)
+
+
+def check_model_file(file: str, entry: str | None, where: str) -> str:
+    """The ``FILE.py[:NAME]`` spec a piped `model` record may run, or UsageError saying why not."""
+    from .modelfile import parse_spec
+
+    if not file or "\x00" in file:
+        raise UsageError(f"{where}: the model record names no file")
+    path = Path(file)
+    if path.suffix != ".py":
+        raise UsageError(f"{where}: the model record names {file}, not a .py file: a stream runs only Python source")
+    if entry is not None and not entry.isidentifier():
+        raise UsageError(f"{where}: the model record's entry {entry!r} is not a Python name")
+    spec = f"{file}:{entry}" if entry else file
+    if parse_spec(spec) != (path, entry):
+        raise UsageError(f"{where}: the model record's file {file!r} cannot be named unambiguously")
+    try:
+        real = os.path.realpath(path)
+        ok = path.is_file()
+    except (OSError, ValueError):
+        ok = False
+    if not ok:
+        raise UsageError(f"{where}: {file}: no such model file")
+    for d in _installation_dirs():
+        # pt2kit's own model files (benchrun's zoo) may live there; nothing else a stream names may
+        if os.path.commonpath([d, real]) == d and not Path(os.path.relpath(real, d)).parts[0] == "pt2kit":
+            raise UsageError(f"{where}: {file} is part of the Python installation, not a model file")
+    return spec
