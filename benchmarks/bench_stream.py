@@ -2,7 +2,8 @@
 the same file, measured in one run; and `--help` start-up time of every installed pt2kit command.
 
 Goal (issue 2): the pass-through rate is at least 0.5 M small records/s and within 2x of raw
-msgspec decoding. Run: `nox -s bench -- benchmarks/bench_stream.py`.
+msgspec decoding. Goal (issue 14): one 50 MB line passes through in at most 3x the time of the same
+50 MB as small lines (reading is linear in the line's length; it took 23 s when it was quadratic). Run: `nox -s bench -- benchmarks/bench_stream.py`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,16 @@ def through_tool(path: Path, *args: str) -> float:
         return time.perf_counter() - t
 
 
+def long_line(d: Path, mb: int = 50) -> tuple[float, float]:
+    """(seconds for one `mb` MB line, seconds for the same bytes as ~1 KB lines) through `pt2kit cat`."""
+    one, many = d / "one.ndjson", d / "many.ndjson"
+    pad = "x" * (mb << 20)
+    one.write_bytes(b'{"kind":"error","v":1,"run":"r","message":"' + pad.encode() + b'","exit_code":2}\n')
+    line = b'{"kind":"error","v":1,"run":"r","message":"' + b"x" * 1000 + b'","exit_code":2}\n'
+    many.write_bytes(line * ((mb << 20) // len(line)))
+    return min(through_tool(one) for _ in range(3)), min(through_tool(many) for _ in range(3))
+
+
 def help_time(cmd: str, runs: int = 5) -> float:
     times = []
     for _ in range(runs):
@@ -69,6 +80,7 @@ def main() -> None:
         raw = min(raw_msgspec(path) for _ in range(5))
         env = min(through_tool(path, "--envelope") for _ in range(5))
         full = min(through_tool(path, "--validate") for _ in range(5))
+        one, many = long_line(Path(d))
     print(f"{'what':44} {'seconds':>8} {'records/s':>12} {'vs raw':>7}")
     for name, t in [("raw msgspec decode (anchor, in-process)", raw),
                     ("pt2kit cat --envelope (pass-through tool)", env),
@@ -76,6 +88,8 @@ def main() -> None:
         print(f"{name:44} {t:8.3f} {N / t:12,.0f} {t / raw:6.2f}x")
     ok = N / env >= 500_000 and env / raw <= 2.0
     print(f"goal >=0.5 M rec/s and <=2x raw (pass-through): {'met' if ok else 'MISSED'}")
+    print(f"one 50 MB line: {one:.2f} s; the same bytes in 1 KB lines (anchor): {many:.2f} s; "
+          f"{one / many:.2f}x; goal <=3x: {'met' if one / many <= 3 else 'MISSED'}")
     tools = [c for c in ["pt2kit", "fxcheck", "kdiff", "guardscan", "aotiprint", "minify", "benchrun", "reportgen"]
              if shutil.which(c)]
     for c in tools:

@@ -32,3 +32,20 @@ def test_arbitrary_json_values_as_records(value):
         list(read_stream(["-"], stdin=io.BytesIO(line)))
     except StreamError as e:
         assert str(e).startswith("<stdin>:1: invalid `graph` record")
+
+
+from mutate import mutated_stream  # noqa: E402
+
+
+@settings(max_examples=400, deadline=None)
+@given(mutated_stream())
+def test_mutated_real_streams_read_or_stop_with_one_line_at_file_line(data):
+    seen = 0
+    try:
+        for _ in read_stream(["-"], stdin=io.BytesIO(data)):
+            seen += 1
+    except StreamError as e:
+        msg = str(e)
+        assert "\n" not in msg and msg.startswith("<stdin>:"), msg
+        lineno = int(msg.split(":")[1])
+        assert seen < lineno

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from conftest import MODELS
 
 CASES = MODELS / "cases.py"
@@ -161,3 +164,60 @@ def test_localisation_never_names_uninitialised_memory(kdiff):
 
 def _line_of(text: str) -> int:
     return next(i for i, line in enumerate(CASES.read_text().splitlines(), 1) if text in line)
+
+
+def _model_record(file: str, entry: str | None = None, config: dict | None = None) -> bytes:
+    import json
+
+    rec = {"kind": "model", "v": 1, "run": "upstream", "model": "m", "file": file, "device": "cpu"}
+    if entry:
+        rec["entry"] = entry
+    if config:
+        rec["config"] = config
+    return b'{"kind":"future_kind","v":1,"run":"upstream"}\n' + json.dumps(rec).encode() + b"\n"
+
+
+def test_a_stream_names_only_py_model_files_it_never_runs_anything_else(kdiff, tmp_path):
+    import sysconfig
+
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    evil.chmod(0o755)
+    (tmp_path / "lib.so").write_bytes(b"\x7fELF not really")
+    (tmp_path / "m.py").write_text("from os import getcwd\n" + (MODELS / "mlp.py").read_text())
+    os_py = str(Path(sysconfig.get_paths()["stdlib"]) / "os.py")
+    cases = [
+        (_model_record(str(tmp_path / "lib.so")), "not a .py file"),
+        (_model_record(os_py, "abort"), "part of a Python installation"),
+        (_model_record(str(tmp_path / "m.py"), "getcwd"), "`getcwd` is not a function defined in this file"),
+        (_model_record(str(MODELS / "mlp.py"), config={"cpp.cxx": f"('{evil}',)"}), "sets --config cpp.cxx"),
+        (_model_record(str(MODELS / "mlp.py"), config={"some_setting": str(evil)}), "looks like a path"),
+    ]
+    for stdin, message in cases:
+        r = kdiff(stdin=stdin)
+        assert r.code == 2, r.stderr
+        assert message in r.stderr and r.stderr.strip().splitlines()[-1].startswith("kdiff: error: ")
+        assert [x["kind"] for x in r.records][:3] == ["header", "future_kind", "model"]  # what was read is kept
+        assert r.records[-1]["kind"] == "error"
+    assert not marker.exists()
+    # the cautious drop the stream's config; the file that runs is named first
+    r = kdiff("--no-config-from-stream", stdin=_model_record(str(MODELS / "mlp.py"), config={"cpp.cxx": str(evil)}))
+    assert r.code == 0, r.stderr
+    assert "ignoring the model record's config (cpp.cxx)" in r.stderr
+    assert f"<stdin>:2: running model file {MODELS / 'mlp.py'} named by the stream" in r.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--atol", "nan", "--atol nan: expected a finite number >= 0"),
+    ("--rtol", "inf", "--rtol inf: expected a finite number >= 0"),
+    ("--atol", "-1e-3", "--atol -0.001: expected a finite number >= 0"),
+    ("--timeout", "0", "--timeout 0.0: expected a finite number > 0"),
+    ("--timeout", "nan", "--timeout nan: expected a finite number > 0"),
+    ("--atol", "abc", "Invalid value for '--atol'"),
+])
+def test_bad_flag_values_are_one_line_exit_2_before_anything_runs(kdiff, flag, value, message):
+    r = kdiff(str(MODELS / "mlp.py"), flag, value)
+    assert r.code == 2 and r.stdout == b""
+    assert r.stderr.count("\n") == 1 and message in r.stderr, r.stderr

@@ -91,7 +91,8 @@ def test_markdown_and_text_and_json(tmp_path):
     c = collect(read_stream(["-"], stdin=io.BytesIO(full_stream(tmp_path / "store"))))
     md = render(c, "md")
     assert "| 4 | 1 | 1 | 1 | 1 | 1 | 1 |" in md
-    assert "| &lt;script&gt;window.__pwned=1&lt;/script&gt; | dtype | `aten.addmm.default` | 3 | `/src/m.py:12` |" in md
+    assert ("| &lt;script&gt;window.\\_\\_pwned=1&lt;/script&gt; | dtype | `aten.addmm.default` | 3 | `/src/m.py:12` |"
+            in md)
     assert "### Crash: m.py (SIGSEGV during run)" in md and "Fatal Python error" in md
     text = render(c, "text")
     assert "  findings: 4 (dtype 3, align 1)" in text

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
+import time
 
 from pt2kit.runtime.errors import UsageError
 from pt2kit.schema import Graph
@@ -42,3 +44,26 @@ def bad_input(payload, chan):
 
 def exits_quietly(payload, chan):
     os._exit(0)
+
+
+def _half_written(payload, chan):
+    """A blob caught mid-write: its temporary file exists, named the way atomic_write names it."""
+    tmp = chan.store.root / "blobs" / "ab" / f".{'ab' * 32}.txt.{os.getpid()}.0badc0de.tmp"
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_bytes(b"partial")
+    with open(payload["pidfile"], "w") as f:
+        f.write(str(os.getpid()))
+    chan.stage("write")
+
+
+def hangs_mid_write(payload, chan):
+    _half_written(payload, chan)
+    time.sleep(600)
+
+
+def hangs_mid_write_deaf(payload, chan):
+    """Ignores SIGTERM, as a model stuck in native code does: only SIGKILL stops it."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _half_written(payload, chan)
+    while True:
+        time.sleep(1)

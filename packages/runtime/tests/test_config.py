@@ -45,3 +45,25 @@ def test_config_keys_lists_dotted_names():
     from pt2kit.runtime.config import config_keys
 
     assert "cpp.inject_relu_bug_TESTING_ONLY" in config_keys(ic)
+
+
+@pytest.mark.parametrize(("key", "raw", "message"), [
+    ("reorder_for_compute_comm_overlap_passes", "3", "expected a list"),       # a list setting given an int
+    ("reorder_for_compute_comm_overlap_passes", "'abc'", "expected a list"),   # ... or a string
+    ("aot_inductor.metadata", "[1, 2]", "expected a dict"),                    # a dict setting given a list
+    ("dynamo.reorderable_logging_functions", "{'a': 1}", "expected a set"),    # a set setting given a dict
+    ("reorder_for_compute_comm_overlap_passes", "[1,", "expected a Python list literal"),
+    ("max_autotune_gemm_search_space", "x", None),                             # str settings take any text
+    ("compile_threads", "nan", "expected a int"),
+    ("inductor.fx_passes_numeric_check", "nan", "expected a Python dict literal"),
+])
+def test_wrong_type_for_container_settings_is_one_line(key, raw, message):
+    pytest.importorskip("torch")
+    from pt2kit.runtime.config import resolve
+
+    if message is None:
+        assert resolve({key: raw})[0][2] == raw
+        return
+    with pytest.raises(UsageError, match=message) as e:
+        resolve({key: raw})
+    assert "\n" not in str(e.value) and str(e.value).startswith(f"--config {key}=")

@@ -7,4 +7,4 @@ output; :func:`pt2kit.aotiprint.assemble.from_printer` turns it into record fiel
 package does not import torch.
 """
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"
 
 
 def backend(profile: Any = None, *, strict: bool | None = None, **overrides: Any) -> Any:

@@ -6,4 +6,4 @@ findings; ``pt2kit.guardscan.scan.scan(model, inputs, variants)`` runs a model a
 Importing this package does not import torch.
 """
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"

@@ -5,4 +5,4 @@ Library use: ``pt2kit.kdiff.metrics.compare(ref, test, atol=..., rtol=...)`` for
 aten node. Importing this package does not import torch.
 """
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"

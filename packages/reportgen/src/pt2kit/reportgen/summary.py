@@ -1,5 +1,9 @@
 """The non-HTML formats: `json` (one summary document), `md` (to paste into a GitHub issue),
 `text` (a terminal summary). Plain string building: no plots, no templates.
+
+Every field in `md` is escaped (:func:`_md` for text, :func:`_code` for code spans, fences longer
+than any backtick run), so a record cannot format, link or inject HTML into an issue; `text` shows
+control characters as escapes (:func:`pt2kit.runtime.cli.printable`).
 """
 
 from __future__ import annotations
@@ -7,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+
+from pt2kit.runtime.cli import printable
 
 from .collect import Collection, by_constraint, counts, environment, fmt, group_violations, kernel_nonfinite
 
@@ -162,4 +168,5 @@ def to_text(c: Collection) -> str:
         lines.append(f"ERROR (exit {e.exit_code}): {e.message}")
     if c.unknown:
         lines.append("unknown kinds: " + ", ".join(f"{k} ({v})" for k, v in sorted(c.unknown.items())))
-    return "\n".join(lines) + "\n"
+    # meant for a terminal: escape codes a stream carries are shown, never obeyed
+    return "\n".join(printable(line) for line in lines) + "\n"

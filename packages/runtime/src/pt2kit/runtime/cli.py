@@ -236,6 +236,8 @@ class Session:
         what = fields.get("signal") or fields.get("exception") or "error"
         line = f"{self.tool}: {model or 'the model'} crashed during {fields['stage']}: {what}"
         line += f": {summary_line(fields['message'])}" if fields.get("message") else ""
+        if str(fields.get("message") or "").startswith("timed out"):
+            line = f"{self.tool}: {model or 'the model'} {fields['message']}"
         print(printable(line), file=sys.stderr)
         return EXIT_CRASH
 

@@ -120,8 +120,22 @@ def check_model_file(file: str, entry: str | None, where: str) -> str:
         ok = False
     if not ok:
         raise UsageError(f"{where}: {file}: no such model file")
-    for d in _installation_dirs():
-        # pt2kit's own model files (benchrun's zoo) may live there; nothing else a stream names may
-        if os.path.commonpath([d, real]) == d and not Path(os.path.relpath(real, d)).parts[0] == "pt2kit":
-            raise UsageError(f"{where}: {file} is part of the Python installation, not a model file")
+    if _installed(real):
+        raise UsageError(f"{where}: {file} is part of a Python installation, not a model file")
     return spec
+
+
+def _installed(real: str) -> bool:
+    """Inside this interpreter's stdlib or site-packages, or any other Python's (``lib/python3.X``,
+    ``site-packages``, ``dist-packages``). pt2kit's own model files (benchrun's zoo) are the exception."""
+    parts = Path(real).parts
+    for i, part in enumerate(parts):
+        if part in ("site-packages", "dist-packages") or (
+            re.fullmatch(r"python\d+(\.\d+)?t?", part) and i > 0 and parts[i - 1] in ("lib", "lib64", "Lib")
+        ):
+            rest = [p for p in parts[i + 1 :] if p not in ("site-packages", "dist-packages")]
+            return not (rest and rest[0] == "pt2kit")
+    for d in _installation_dirs():
+        if os.path.commonpath([d, real]) == d:
+            return Path(os.path.relpath(real, d)).parts[:1] != ("pt2kit",)
+    return False

@@ -1,0 +1,26 @@
+"""A minimal pt2kit tool for the signal tests: one Session running one child target."""
+
+from __future__ import annotations
+
+import sys
+
+from pt2kit.runtime.child import run_in_child
+from pt2kit.runtime.cli import Session
+
+
+def main() -> None:
+    target, store, pidfile = sys.argv[1:4]
+    timeout = float(sys.argv[4]) if len(sys.argv) > 4 else None
+    s = Session("sigtool", "0", store=store)
+
+    def work() -> int:
+        s.header()
+        res = run_in_child(f"child_targets:{target}", {"pidfile": pidfile}, run=s.writer.run, store=str(s.store.root),
+                           on_record=s.writer.forward, quiet=False, timeout=timeout)
+        return s.crash("m.py", res.crash) if res.crash else 0
+
+    s.run(work)
+
+
+if __name__ == "__main__":
+    main()
