@@ -65,8 +65,12 @@ def mutated_stream(draw: Any) -> bytes:
                 path = draw(st.sampled_from(paths))
                 _set(obj, path, draw(NASTY if how == "string" else JSON))
             lines[i] = json.dumps(obj, allow_nan=True).encode()
+        elif not lines[i]:  # cut to nothing by an earlier mutation
+            continue
         elif how == "utf8":
             quotes = [k for k, b in enumerate(lines[i]) if b == ord('"')]
+            if not quotes:
+                continue
             k = draw(st.sampled_from(quotes)) + 1
             lines[i] = lines[i][:k] + draw(st.sampled_from([b"\xff", b"\xc3(", b"\xed\xa0\x80", b"\xe2\x82"])) + lines[i][k:]
         elif how == "bytes":
