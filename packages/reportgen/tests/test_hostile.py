@@ -13,11 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pt2kit.reportgen import collect, render
-from pt2kit.reportgen.cli import command
+from pt2kit.reportgen.cli import app
 from pt2kit.schema import read_stream
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "schemas" / "tests"))
@@ -102,7 +103,7 @@ def _cli(args: list[str]) -> tuple[int, str]:
     out, err = io.TextIOWrapper(io.BytesIO()), io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         try:
-            command.main(args, prog_name="reportgen")
+            typer.main.get_command(app).main(args, prog_name="reportgen")
             code = 0
         except SystemExit as e:
             code = int(e.code or 0)

@@ -24,36 +24,48 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import click
+import typer
 
-from pt2kit.runtime.cli import Session, common_options, config_option, tool_command, torch_version
+from pt2kit.runtime.cli import Session, torch_version
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, ModelFileError, UsageError
+from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, tool_app
 
 from . import __version__
 
+app = tool_app("aotiprint", __doc__ or "")
 
-@tool_command("aotiprint", help=__doc__)
-@click.argument("target", metavar="MODEL.py[:NAME] | PACKAGE.pt2")
-@click.option("--mode", type=click.Choice(["names", "stats", "save"]), default=None,
-              help="What the printer records [default: stats; names with --ima].")
-@click.option("--kernels", metavar="K1,K2", help="Only these kernels (names as the printer shows them).")
-@click.option("--jit", is_flag=True, help="JIT Inductor (torch.compile) with our own per-kernel probes, not AOTI.")
-@click.option("--ima", is_flag=True, help="Hunt a CUDA illegal memory access: blocking launches, no caching allocator.")
-@click.option("--inputs", metavar="FILE.py[:NAME]", help="Inputs for a PACKAGE.pt2: example_inputs, or NAME "
-              "(a tuple/dict, or a function returning one).")
-@click.option("--save-package", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
-              help="Keep the compiled AOTI package here (to rerun it: aotiprint PATH --inputs MODEL.py).")
-@click.option("--device", default="cpu", show_default=True, help="Device for the model and inputs.")
-@click.option("--timeout", type=float, metavar="SECONDS", help="Give up after this long (a crash record).")
-@config_option
-@common_options
-def command(target: str, mode: str | None, kernels: str | None, jit: bool, ima: bool, inputs: str | None,
-            save_package: Path | None, device: str, timeout: float | None, config: tuple[str, ...], store: Path | None, quiet: bool,
-            debug: bool) -> None:
+
+@command(app)
+def aotiprint(
+    target: Annotated[str, typer.Argument(metavar="MODEL.py[:NAME] | PACKAGE.pt2", show_default=False)],
+    mode: Annotated[str | None, typer.Option(
+        click_type=click.Choice(["names", "stats", "save"]), show_default=False,
+        help="What the printer records [default: stats; names with --ima].")] = None,
+    kernels: Annotated[str | None, typer.Option(
+        metavar="K1,K2", show_default=False, help="Only these kernels (names as the printer shows them).")] = None,
+    jit: Annotated[bool, typer.Option(
+        "--jit", help="JIT Inductor (torch.compile) with our own per-kernel probes, not AOTI.")] = False,
+    ima: Annotated[bool, typer.Option(
+        "--ima", help="Hunt a CUDA illegal memory access: blocking launches, no caching allocator.")] = False,
+    inputs: Annotated[str | None, typer.Option(
+        metavar="FILE.py[:NAME]", show_default=False,
+        help="Inputs for a PACKAGE.pt2: example_inputs, or NAME (a tuple/dict, or a function returning one).")] = None,
+    save_package: Annotated[Path | None, typer.Option(
+        metavar="PATH", dir_okay=False, show_default=False,
+        help="Keep the compiled AOTI package here (to rerun it: aotiprint PATH --inputs MODEL.py).")] = None,
+    device: Device = "cpu",
+    timeout: Timeout = None,
+    config: Config = None,
+    store: Store = None,
+    quiet: Quiet = False,
+    debug: Debug = False,
+    version: Version = False,
+) -> None:
     s = Session("aotiprint", __version__, store=store, quiet=quiet, debug=debug)
-    s.run(lambda: _work(s, target, mode, kernels, jit, ima, inputs, device, list(config), timeout, save_package))
+    s.run(lambda: _work(s, target, mode, kernels, jit, ima, inputs, device, list(config or ()), timeout, save_package))
 
 
 def _kernel_list(kernels: str | None) -> list[str] | None:
@@ -216,4 +228,4 @@ def _last_kernel(log: Any, records: list[Any]) -> str | None:
 
 
 def main() -> None:
-    command()
+    app()

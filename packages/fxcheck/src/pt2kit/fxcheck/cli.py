@@ -9,21 +9,15 @@ the user's file:line and the nn.Module path. All findings are reported; --strict
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import click
 import msgspec
+import typer
 
-from pt2kit.runtime.cli import (
-    Session,
-    check_finite,
-    common_options,
-    config_option,
-    device_option,
-    tool_command,
-)
+from pt2kit.runtime.cli import Session, check_finite
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
+from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, tool_app
 
 from . import __version__
 
@@ -37,36 +31,51 @@ def _where(source: str) -> str:
     return f"{rel if not rel.startswith('..') else path}:{line}"
 
 
-@tool_command("fxcheck", help=__doc__)
-@click.argument("model", metavar="MODEL.py[:NAME]")
-@click.option("--profile", metavar="NAME|FILE.toml",
-              help="Capability profile: a shipped name (float32-only, npu-bf16, no-conv, mock-peer) or a TOML file.")
-@click.option("--dtypes", metavar="D1,D2", help="Allowed dtypes, e.g. float32,bfloat16.")
-@click.option("--align", type=int, metavar="N", help="Dimensions of size > 1 must be multiples of N.")
-@click.option("--align-min-size", type=int, metavar="N", help="Exempt dimensions smaller than N [default: 2].")
-@click.option("--align-scope", type=click.Choice(("tiled", "all")), default=None,
-              help="tiled: the tensors hardware tiles (activations, so GEMM M/N/K and conv channels), not "
-                   "parameters or conv kernels' spatial dims; all: every dimension of every tensor [default: tiled].")
-@click.option("--max-tensor-bytes", metavar="BYTES", help="Largest materialised tensor, e.g. 67108864 or 64MiB.")
-@click.option("--contiguous/--no-contiguous", default=None, help="Compute ops must receive contiguous tensors.")
-@click.option("--deny", multiple=True, metavar="OP", help="Deny an aten op or overload, e.g. aten.convolution. Repeatable.")
-@click.option("--strict/--no-strict", default=None, help="Exit 1 when anything is found (all findings are still reported).")
-@click.option("--backward/--no-backward", default=None, help="Also capture and check the backward graphs.")
-@click.option("--inductor", is_flag=True, help="Also record the code Inductor generates for this compile, kernel by kernel.")
-@click.option("--timeout", type=float, metavar="SECONDS", help="Give up on the model after this long (a crash record).")
-@device_option
-@config_option
-@common_options
-def command(model: str, profile: str | None, dtypes: str | None, align: int | None, align_min_size: int | None,
-            align_scope: str | None,
-            max_tensor_bytes: str | None, contiguous: bool | None, deny: tuple[str, ...], strict: bool | None,
-            backward: bool | None, inductor: bool, timeout: float | None, device: str, config: tuple[str, ...],
-            store: Path | None, quiet: bool, debug: bool) -> None:
+app = tool_app("fxcheck", __doc__ or "")
+
+
+@command(app)
+def fxcheck(
+    model: Annotated[str, typer.Argument(metavar="MODEL.py[:NAME]", show_default=False)],
+    profile: Annotated[str | None, typer.Option(
+        metavar="NAME|FILE.toml", show_default=False,
+        help="Capability profile: a shipped name (float32-only, npu-bf16, no-conv, mock-peer) or a TOML file.")] = None,
+    dtypes: Annotated[str | None, typer.Option(metavar="D1,D2", show_default=False,
+                                               help="Allowed dtypes, e.g. float32,bfloat16.")] = None,
+    align: Annotated[int | None, typer.Option(metavar="N", show_default=False,
+                                              help="Dimensions of size > 1 must be multiples of N.")] = None,
+    align_min_size: Annotated[int | None, typer.Option(metavar="N", show_default=False,
+                                                       help="Exempt dimensions smaller than N [default: 2].")] = None,
+    align_scope: Annotated[str | None, typer.Option(
+        click_type=click.Choice(("tiled", "all")), show_default=False,
+        help="tiled: the tensors hardware tiles (activations, so GEMM M/N/K and conv channels), not parameters or "
+        "conv kernels' spatial dims; all: every dimension of every tensor [default: tiled].")] = None,
+    max_tensor_bytes: Annotated[str | None, typer.Option(
+        metavar="BYTES", show_default=False, help="Largest materialised tensor, e.g. 67108864 or 64MiB.")] = None,
+    contiguous: Annotated[bool | None, typer.Option(
+        "--contiguous/--no-contiguous", show_default=False, help="Compute ops must receive contiguous tensors.")] = None,
+    deny: Annotated[list[str] | None, typer.Option(
+        metavar="OP", show_default=False, help="Deny an aten op or overload, e.g. aten.convolution. Repeatable.")] = None,
+    strict: Annotated[bool | None, typer.Option(
+        "--strict/--no-strict", show_default=False,
+        help="Exit 1 when anything is found (all findings are still reported).")] = None,
+    backward: Annotated[bool | None, typer.Option(
+        "--backward/--no-backward", show_default=False, help="Also capture and check the backward graphs.")] = None,
+    inductor: Annotated[bool, typer.Option(
+        "--inductor", help="Also record the code Inductor generates for this compile, kernel by kernel.")] = False,
+    timeout: Timeout = None,
+    device: Device = "cpu",
+    config: Config = None,
+    store: Store = None,
+    quiet: Quiet = False,
+    debug: Debug = False,
+    version: Version = False,
+) -> None:
     s = Session("fxcheck", __version__, store=store, quiet=quiet, debug=debug)
     s.run(lambda: _work(s, model, profile, dict(
         dtypes=dtypes, align=align, align_min_size=align_min_size, align_scope=align_scope, max_tensor_bytes=max_tensor_bytes,
-        contiguous=contiguous, deny=list(deny) or None, strict=strict, backward=backward,
-    ), inductor, timeout, device, config))
+        contiguous=contiguous, deny=list(deny or ()) or None, strict=strict, backward=backward,
+    ), inductor, timeout, device, tuple(config or ())))
 
 
 def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any], inductor: bool,
@@ -125,4 +134,4 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
 
 
 def main() -> None:
-    command()
+    app()

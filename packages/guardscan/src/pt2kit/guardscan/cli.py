@@ -16,54 +16,64 @@ Exit 0 nothing found, 1 graph breaks or unexpected recompiles, 2 bad input, 3 a 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import click
+import typer
 
-from pt2kit.runtime.cli import (
-    Session,
-    check_finite,
-    common_options,
-    config_option,
-    no_config_from_stream_option,
-    timeout_option,
-    tool_command,
-    torch_version,
-)
+from pt2kit.runtime.cli import Session, check_finite, torch_version
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from pt2kit.runtime.options import (
+    Config,
+    Debug,
+    DeviceFromRecord,
+    NoStreamConfig,
+    Quiet,
+    Store,
+    Timeout,
+    Version,
+    command,
+    tool_app,
+)
 
 from . import __version__
 
+app = tool_app("guardscan", __doc__ or "")
 
-@tool_command("guardscan", help=__doc__)
-@click.argument("model", required=False, metavar="[MODEL.py[:NAME]]")
-@click.option("--trace", "trace_dir", type=click.Path(path_type=Path), metavar="DIR",
-              help="Read a TORCH_TRACE directory (or one of its logs) instead of running a model.")
-@click.option("--vary", multiple=True, metavar="SPEC",
-              help="Also call with changed inputs: [INPUT:]KEY=VALUE[,...], KEY a dim number, dtype, device or "
-              "requires_grad; e.g. 0=16, x:1=32, dtype=float16. Repeatable.")
-@click.option("--default-vary/--no-default-vary", default=True, show_default=True,
-              help="Call with dim 0 of every tensor input doubled, then halved.")
-@click.option("--dynamic/--no-dynamic", default=None,
-              help="torch.compile(dynamic=True/False) [default: automatic dynamic shapes].")
-@click.option("--recompile-limit", type=click.IntRange(min=1), metavar="N",
-              help="torch._dynamo.config.recompile_limit for the run [default: torch's, 8].")
-@click.option("--backend", default="eager", show_default=True,
-              help="torch.compile backend (eager, aot_eager, inductor): breaks and guards are Dynamo's, "
-              "so eager is the fastest way to see them.")
-@click.option("--device", default=None, help="Device [default: the model record's, else cpu].")
-@timeout_option
-@config_option
-@no_config_from_stream_option
-@common_options
-def command(model: str | None, trace_dir: Path | None, vary: tuple[str, ...], default_vary: bool,
-            dynamic: bool | None, recompile_limit: int | None, backend: str, device: str | None,
-            timeout: float | None, config: tuple[str, ...], no_stream_config: bool, store: Path | None, quiet: bool,
-            debug: bool) -> None:
+
+@command(app)
+def guardscan(
+    model: Annotated[str | None, typer.Argument(metavar="[MODEL.py[:NAME]]", show_default=False)] = None,
+    trace_dir: Annotated[Path | None, typer.Option(
+        "--trace", metavar="DIR", show_default=False,
+        help="Read a TORCH_TRACE directory (or one of its logs) instead of running a model.")] = None,
+    vary: Annotated[list[str] | None, typer.Option(
+        "--vary", metavar="SPEC", show_default=False,
+        help="Also call with changed inputs: [INPUT:]KEY=VALUE[,...], KEY a dim number, dtype, device or "
+        "requires_grad; e.g. 0=16, x:1=32, dtype=float16. Repeatable.")] = None,
+    default_vary: Annotated[bool, typer.Option(
+        help="Call with dim 0 of every tensor input doubled, then halved.")] = True,
+    dynamic: Annotated[bool | None, typer.Option(
+        "--dynamic/--no-dynamic", show_default=False,
+        help="torch.compile(dynamic=True/False) [default: automatic dynamic shapes].")] = None,
+    recompile_limit: Annotated[int | None, typer.Option(
+        min=1, metavar="N", show_default=False,
+        help="torch._dynamo.config.recompile_limit for the run [default: torch's, 8].")] = None,
+    backend: Annotated[str, typer.Option(
+        help="torch.compile backend (eager, aot_eager, inductor): breaks and guards are Dynamo's, "
+        "so eager is the fastest way to see them.")] = "eager",
+    device: DeviceFromRecord = None,
+    timeout: Timeout = None,
+    config: Config = None,
+    no_stream_config: NoStreamConfig = False,
+    store: Store = None,
+    quiet: Quiet = False,
+    debug: Debug = False,
+    version: Version = False,
+) -> None:
     s = Session("guardscan", __version__, store=store, quiet=quiet, debug=debug)
-    opts = {"vary": list(vary), "default_vary": default_vary, "dynamic": dynamic,
+    opts = {"vary": list(vary or ()), "default_vary": default_vary, "dynamic": dynamic,
             "recompile_limit": recompile_limit, "backend": backend}
-    s.run(lambda: _work(s, model, trace_dir, opts, device, list(config), timeout, not no_stream_config))
+    s.run(lambda: _work(s, model, trace_dir, opts, device, list(config or ()), timeout, not no_stream_config))
 
 
 def _work(s: Session, model: str | None, trace_dir: Path | None, opts: dict[str, Any], device: str | None,
@@ -152,4 +162,4 @@ def _trace(s: Session, trace_dir: Path) -> int:
 
 
 def main() -> None:
-    command()
+    app()

@@ -18,58 +18,70 @@ Without MODEL, reads records on stdin, forwards every line, and diffs each `mode
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import click
 import msgspec
+import typer
 
-from pt2kit.runtime.cli import (
-    Session,
-    check_finite,
-    common_options,
-    config_option,
-    no_config_from_stream_option,
-    timeout_option,
-    tool_command,
-)
+from pt2kit.runtime.cli import Session, check_finite
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from pt2kit.runtime.options import (
+    Config,
+    Debug,
+    DeviceFromRecord,
+    NoStreamConfig,
+    Quiet,
+    Store,
+    Timeout,
+    Version,
+    command,
+    tool_app,
+)
 
 from . import __version__
 
 REFS = ("eager", "eager64", "aot_eager", "inductor")
 
+app = tool_app("kdiff", __doc__ or "")
 
-@tool_command("kdiff", help=__doc__)
-@click.argument("model", required=False, metavar="[MODEL.py[:NAME]]")
-@click.option("--ref", default="eager", show_default=True, type=click.Choice(REFS),
-              help="The reference: eager64 runs a float64 copy, to tell rounding noise from bugs.")
-@click.option("--test", "test", default="inductor", show_default=True, metavar="BACKEND",
-              help="inductor, aot_eager, eager, FILE.py:NAME or module:attr (any torch.compile backend).")
-@click.option("--verdict", type=click.Choice(("fp64", "close")), default=None,
-              help="fp64: PyTorch's accuracy rule against a float64 run; close: assert_close against the "
-                   "reference alone [default: fp64, close when --atol/--rtol is given].")
-@click.option("--atol", type=float, help="Absolute tolerance [default: assert_close's for the dtype].")
-@click.option("--rtol", type=float, help="Relative tolerance [default: assert_close's for the dtype].")
-@click.option("--equal-nan", is_flag=True, help="NaN on both sides counts as equal.")
-@click.option("--grad", is_flag=True, help="Also compare parameter and input gradients.")
-@click.option("--localize/--no-localize", default=True, show_default=True,
-              help="When an output fails, find the first diverging aten node.")
-@click.option("--device", default=None, help="Device [default: the model record's, else cpu].")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed set before each run.")
-@timeout_option
-@config_option
-@no_config_from_stream_option
-@common_options
-def command(model: str | None, ref: str, test: str, verdict: str | None, atol: float | None, rtol: float | None,
-            equal_nan: bool, grad: bool, localize: bool, device: str | None, seed: int, timeout: float | None,
-            config: tuple[str, ...], no_stream_config: bool, store: Path | None, quiet: bool, debug: bool) -> None:
+
+@command(app)
+def kdiff(
+    model: Annotated[str | None, typer.Argument(metavar="[MODEL.py[:NAME]]", show_default=False)] = None,
+    ref: Annotated[str, typer.Option(click_type=click.Choice(REFS),
+                                     help="The reference: eager64 runs a float64 copy, to tell rounding noise from bugs."
+                                     )] = "eager",
+    test: Annotated[str, typer.Option("--test", metavar="BACKEND",
+                                      help="inductor, aot_eager, eager, FILE.py:NAME or module:attr (any torch.compile "
+                                      "backend).")] = "inductor",
+    verdict: Annotated[str | None, typer.Option(
+        click_type=click.Choice(("fp64", "close")), show_default=False,
+        help="fp64: PyTorch's accuracy rule against a float64 run; close: assert_close against the reference alone "
+        "[default: fp64, close when --atol/--rtol is given].")] = None,
+    atol: Annotated[float | None, typer.Option(help="Absolute tolerance [default: assert_close's for the dtype].",
+                                               show_default=False)] = None,
+    rtol: Annotated[float | None, typer.Option(help="Relative tolerance [default: assert_close's for the dtype].",
+                                               show_default=False)] = None,
+    equal_nan: Annotated[bool, typer.Option("--equal-nan", help="NaN on both sides counts as equal.")] = False,
+    grad: Annotated[bool, typer.Option("--grad", help="Also compare parameter and input gradients.")] = False,
+    localize: Annotated[bool, typer.Option(help="When an output fails, find the first diverging aten node.")] = True,
+    device: DeviceFromRecord = None,
+    seed: Annotated[int, typer.Option(help="Seed set before each run.")] = 0,
+    timeout: Timeout = None,
+    config: Config = None,
+    no_stream_config: NoStreamConfig = False,
+    store: Store = None,
+    quiet: Quiet = False,
+    debug: Debug = False,
+    version: Version = False,
+) -> None:
     s = Session("kdiff", __version__, store=store, quiet=quiet, debug=debug)
     if verdict is None:
         verdict = "close" if atol is not None or rtol is not None else "fp64"
     opts = {"ref": ref, "test": test, "atol": atol, "rtol": rtol, "equal_nan": equal_nan, "grad": grad,
             "localize": localize, "seed": seed, "verdict": verdict}
-    s.run(lambda: _work(s, model, opts, device, list(config), timeout, not no_stream_config))
+    s.run(lambda: _work(s, model, opts, device, list(config or ()), timeout, not no_stream_config))
 
 
 def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | None, config: list[str],
@@ -139,4 +151,4 @@ def _diff_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dic
 
 
 def main() -> None:
-    command()
+    app()

@@ -11,25 +11,35 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import click
+import typer
 
-from pt2kit.runtime.cli import Session, common_options, tool_command
+from pt2kit.runtime.cli import Session
+from pt2kit.runtime.options import Debug, Quiet, Store, Version, command, tool_app
 
 from . import __version__
 
+app = tool_app("reportgen", __doc__ or "")
 
-@tool_command("reportgen", help=__doc__)
-@click.argument("inputs", nargs=-1, metavar="[FILE|DIR|-]...")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
-@click.option("--format", "fmt", type=click.Choice(["html", "json", "md", "text"]), default=None,
-              help="Report format [default: from -o's suffix, else html].")
-@click.option("--title", default="pt2kit report", show_default=True, help="The page's title.")
-@common_options
-def command(inputs: tuple[str, ...], output: Path | None, fmt: str | None, title: str, store: Path | None,
-            quiet: bool, debug: bool) -> None:
+
+@command(app)
+def reportgen(
+    inputs: Annotated[list[str] | None, typer.Argument(metavar="[FILE|DIR|-]...", show_default=False)] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", dir_okay=False, show_default=False, help="Write the report here.")] = None,
+    fmt: Annotated[str | None, typer.Option(
+        "--format", click_type=click.Choice(["html", "json", "md", "text"]), show_default=False,
+        help="Report format [default: from -o's suffix, else html].")] = None,
+    title: Annotated[str, typer.Option(help="The page's title.")] = "pt2kit report",
+    store: Store = None,
+    quiet: Quiet = False,
+    debug: Debug = False,
+    version: Version = False,
+) -> None:
     s = Session("reportgen", __version__, store=store, quiet=quiet, debug=debug)
-    s.run(lambda: _work(s, list(inputs), output, fmt, title, store))
+    s.run(lambda: _work(s, list(inputs or ()), output, fmt, title, store))
 
 
 SUFFIXES = {".html": "html", ".htm": "html", ".json": "json", ".md": "md", ".txt": "text"}
@@ -61,4 +71,4 @@ def _work(s: Session, inputs: list[str], output: Path | None, fmt: str | None, t
 
 
 def main() -> None:
-    command()
+    app()

@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
-import click
+from typing import Annotated
+
+import typer
 
 from . import __version__
-from .cli import CONTEXT, EXIT_CODES_HELP, Session, common_options, tool_command
+from .cli import Session
+from .options import Debug, Quiet, Store, Version, command, tool_app
+
+app = tool_app("pt2kit", __doc__ or "", group=True)
 
 
-@click.group(name="pt2kit", help=__doc__, epilog=EXIT_CODES_HELP, context_settings=CONTEXT)
-@click.version_option(__version__, prog_name="pt2kit-runtime")
-def app() -> None:
+@app.callback()
+def pt2kit(version: Version = False) -> None:
     pass
 
 
-@app.add_command
-@tool_command("cat")
-@click.argument("files", nargs=-1, metavar="[FILE|DIR|-]...")
-@click.option("--validate/--envelope", default=True, show_default=True,
-              help="Decode every known record in full, or check each line's kind, v and run only.")
-@common_options
-def cat(files: tuple[str, ...], validate: bool, store: object, quiet: bool, debug: bool) -> None:
+@command(app, name="cat")
+def cat(
+    files: Annotated[list[str] | None, typer.Argument(metavar="[FILE|DIR|-]...", show_default=False)] = None,
+    validate: Annotated[bool, typer.Option(
+        "--validate/--envelope",
+        help="Decode every known record in full, or check each line's kind, v and run only.")] = True,
+    store: Store = None,
+    quiet: Quiet = False,
+    debug: Debug = False,
+) -> None:
     """Forward records unchanged, stopping with one line at the first invalid one."""
     s = Session("pt2kit", __version__, store=store, quiet=quiet, debug=debug)
 

@@ -24,8 +24,6 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import click
-
 from pt2kit.schema import (
     BlobError,
     Header,
@@ -40,32 +38,12 @@ from pt2kit.schema import __version__ as schema_version
 
 from .errors import (
     EXIT_BROKEN_PIPE,
-    EXIT_CODES_HELP,
     EXIT_CRASH,
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     EXIT_USAGE,
     Terminated,
     UsageError,
-)
-
-# The same flags everywhere (sqlite-utils' habit): every command takes them through these decorators.
-store_option = click.option(
-    "--store", type=click.Path(file_okay=False, path_type=Path), envvar="PT2KIT_STORE", default=None,
-    help="Blob store directory [env PT2KIT_STORE; default ./pt2kit-out].",
-)
-quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress or warnings on stderr.")
-debug_option = click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
-device_option = click.option("--device", default="cpu", show_default=True, help="Device for the model and inputs.")
-config_option = click.option(
-    "--config", "config", multiple=True, metavar="KEY=VALUE",
-    help="Set torch._inductor.config / torch._dynamo.config (prefix inductor. or dynamo. to pick), "
-    "e.g. cpp.inject_relu_bug_TESTING_ONLY=accuracy. Repeatable.",
-)
-
-no_config_from_stream_option = click.option(
-    "--no-config-from-stream", "no_stream_config", is_flag=True,
-    help="Ignore the config that piped `model` records carry; only --config settings apply.",
 )
 
 
@@ -78,42 +56,6 @@ def check_finite(name: str, value: float | None, *, positive: bool = False) -> f
         want = "a finite number > 0" if positive else "a finite number >= 0"
         raise UsageError(f"{name} {value}: expected {want}")
     return value
-
-
-timeout_option = click.option(
-    "--timeout", type=float, metavar="SECONDS",
-    help="Give up on a model after this long: its worker is stopped and a crash record says so.",
-)
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """--store, --quiet, --debug."""
-    return store_option(quiet_option(debug_option(f)))
-
-
-class _OneLineErrors(click.Command):
-    """click's usage errors as one line (``tool: error: ...``) and exit 2, like every other error."""
-
-    def main(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs["standalone_mode"] = False
-        try:
-            return super().main(*args, **kwargs)
-        except click.exceptions.NoArgsIsHelpError as e:
-            click.echo(e.ctx.get_help() if e.ctx else str(e), err=True)
-            raise SystemExit(EXIT_USAGE) from None
-        except click.ClickException as e:
-            print(printable(f"{self.name}: error: {e.format_message()}  (see {self.name} --help)"), file=sys.stderr)
-            raise SystemExit(EXIT_USAGE) from None
-        except click.Abort:
-            print(f"{self.name}: interrupted", file=sys.stderr)
-            raise SystemExit(EXIT_INTERRUPTED) from None
-
-
-def tool_command(name: str, **kw: Any) -> Callable[[Callable[..., Any]], click.Command]:
-    """A click command with pt2kit's settings and the exit codes in its ``--help``."""
-    return click.command(name=name, cls=_OneLineErrors, epilog=EXIT_CODES_HELP, context_settings=CONTEXT, **kw)
 
 
 _BIDI = {0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F}

@@ -1,0 +1,117 @@
+"""The command-line skeleton every pt2kit command shares: typer apps, the common options defined
+once as ``Annotated`` aliases, ``--version`` from the package's own version, and one-line errors.
+
+Guarantees:
+
+* Every command is ``tool_app(...)`` plus one function whose parameters use these aliases, so
+  ``--store``, ``--quiet``, ``--debug``, ``--device``, ``--config``, ``--timeout``,
+  ``--no-config-from-stream`` and ``--version`` read and behave the same in every tool.
+* A usage error (unknown option, bad value, missing argument) is one line on stderr,
+  ``tool: error: ... (see tool --help)``, and exit 2, like every other error; typer's boxes and
+  click's three-line usage text are not shown.
+* Help is plain text (rich markup off: our help texts hold ``[MODEL.py[:NAME]]`` brackets), ends
+  with the exit-code table, and importing this module imports neither torch nor rich.
+* Shell completion is available (``--install-completion``, ``--show-completion``), never
+  installed unasked.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from .errors import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_USAGE
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _one_line(name: str, run: Any) -> Any:
+    from .cli import printable
+
+    try:
+        return run()
+    except click.exceptions.NoArgsIsHelpError as e:
+        click.echo(e.ctx.get_help() if e.ctx else str(e), err=True)
+        raise SystemExit(EXIT_USAGE) from None
+    except click.ClickException as e:
+        print(printable(f"{name}: error: {e.format_message()}  (see {name} --help)"), file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from None
+    except click.Abort:
+        print(f"{name}: interrupted", file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
+
+
+class Command(TyperCommand):
+    """A typer command whose usage errors are one line and exit 2."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        return _one_line(self.name or "pt2kit", lambda: super(Command, self).main(*args, **kwargs))
+
+
+class Group(TyperGroup):
+    """The same for a command with subcommands (``pt2kit cat``, ``pt2kit ls``)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        return _one_line(self.name or "pt2kit", lambda: super(Group, self).main(*args, **kwargs))
+
+
+def tool_app(name: str, help: str, *, group: bool = False) -> typer.Typer:
+    """A typer app with pt2kit's settings; decorate its one command with :func:`command`."""
+    return typer.Typer(
+        name=name, help=help, epilog=EXIT_CODES_HELP, context_settings=CONTEXT, rich_markup_mode=None,
+        pretty_exceptions_enable=False, add_completion=True, cls=Group if group else None,
+        no_args_is_help=False,
+    )
+
+
+def command(app: typer.Typer, name: str | None = None, help: str | None = None) -> Any:
+    """``@command(app)``: register the tool's function with the one-line-error command class (its help
+    defaults to the app's, the tool module's docstring; a subcommand's (``name`` given) to its own)."""
+    if help is None and name is None and isinstance(app.info.help, str):
+        help = app.info.help
+    return app.command(name=name, help=help, cls=Command, epilog=EXIT_CODES_HELP, context_settings=CONTEXT)
+
+
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib import import_module
+
+    root = ctx.find_root()
+    tool = root.info_name or root.command.name or "pt2kit"
+    module = "pt2kit.runtime" if tool == "pt2kit" else f"pt2kit.{tool}"
+    try:
+        version = import_module(module).__version__
+    except (ImportError, AttributeError):
+        version = "unknown"
+    click.echo(f"{tool} {version}")
+    ctx.exit(0)
+
+
+# The shared options, defined once (sqlite-utils' habit, typer's way).
+Store = Annotated[Path | None, typer.Option(
+    "--store", envvar="PT2KIT_STORE", file_okay=False, show_envvar=False,
+    help="Blob store directory [env PT2KIT_STORE; default ./pt2kit-out].")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or warnings on stderr.")]
+Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
+Version = Annotated[bool, typer.Option(
+    "--version", callback=_version, is_eager=True, expose_value=False, help="Show the version and exit.")]
+Device = Annotated[str, typer.Option("--device", help="Device for the model and inputs.")]
+DeviceFromRecord = Annotated[str | None, typer.Option(
+    "--device", help="Device [default: the model record's, else cpu].")]
+Config = Annotated[list[str] | None, typer.Option(
+    "--config", metavar="KEY=VALUE",
+    help="Set torch._inductor.config / torch._dynamo.config (prefix inductor. or dynamo. to pick), "
+    "e.g. cpp.inject_relu_bug_TESTING_ONLY=accuracy. Repeatable.")]
+Timeout = Annotated[float | None, typer.Option(
+    "--timeout", metavar="SECONDS",
+    help="Give up on a model after this long: its worker is stopped and a crash record says so.")]
+NoStreamConfig = Annotated[bool, typer.Option(
+    "--no-config-from-stream", help="Ignore the config that piped `model` records carry; only --config settings apply.")]
