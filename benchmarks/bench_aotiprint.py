@@ -10,9 +10,16 @@ on the GPU machine; says so and exits 0 without CUDA.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 import torch
+
+if not torch.cuda.is_available() or importlib.util.find_spec("triton") is None:
+    # say so and skip, before anything imports triton (absent from a CPU box's bench session)
+    print("bench_aotiprint: needs CUDA and triton (run it on the GPU machine); skipped")
+    sys.exit(0)
+
 from cudatime import timed
 
 from pt2kit.aotiprint import triton_stats

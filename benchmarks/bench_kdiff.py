@@ -9,9 +9,16 @@ otherwise. Run: `python benchmarks/bench_kdiff.py` on the GPU machine.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 import torch
+
+if not torch.cuda.is_available() or importlib.util.find_spec("triton") is None:
+    # say so and skip, before anything imports triton (absent from a CPU box's bench session)
+    print("bench_kdiff: needs CUDA and triton (run it on the GPU machine); skipped")
+    sys.exit(0)
+
 import triton
 import triton.language as tl
 from cudatime import timed

@@ -24,19 +24,27 @@ def test_timeout_must_be_a_positive_finite_number(tmp_path, tool, value):
     assert r.stderr.decode().count("\n") == 1 and "expected a finite number > 0" in r.stderr.decode()
 
 
-def _workers() -> set[int]:
-    out = subprocess.run(["pgrep", "-f", "pt2kit.runtime.worker"], capture_output=True, text=True).stdout
+def _workers(parent: int) -> set[int]:
+    """The tool's own worker processes (children of its pid), not other runs' on this machine."""
+    out = subprocess.run(["pgrep", "-P", str(parent), "-f", "pt2kit.runtime.worker"], capture_output=True,
+                         text=True).stdout
     return {int(x) for x in out.split()}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
 
 
 @pytest.mark.parametrize("tool", ["kdiff", "guardscan"])
 def test_sigterm_mid_run_is_143_and_leaves_no_worker_and_no_temp_file(tmp_path, tool):
-    before = _workers()
     store = tmp_path / "store"
     p = subprocess.Popen([sys.executable, "-m", f"pt2kit.{tool}", str(MODEL), "--store", str(store)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
     deadline = time.monotonic() + 60
-    while not (_workers() - before):  # wait until its worker is up and working
+    while not (workers := _workers(p.pid)):  # wait until its worker is up and working
         assert time.monotonic() < deadline and p.poll() is None
         time.sleep(0.1)
     time.sleep(2.0)
@@ -45,6 +53,6 @@ def test_sigterm_mid_run_is_143_and_leaves_no_worker_and_no_temp_file(tmp_path, 
     assert p.returncode == 143
     assert err.decode().splitlines()[-1] == f"{tool}: terminated" and b"Traceback" not in err
     time.sleep(0.5)
-    assert not (_workers() - before)
+    assert not [w for w in workers if _alive(w)]
     assert [f for f in store.rglob("*") if f.name.endswith(".tmp")] == []
     assert all(line.startswith(b"{") for line in out.splitlines())

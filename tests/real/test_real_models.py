@@ -139,7 +139,7 @@ def test_fxcheck_says_which_graphs_it_could_not_capture(tool):
     graphs = {g["index"] for g in r.kind("graph") if g["phase"] == "forward"}
     assert all(e["where"].startswith("graph ") for e in errors)
     assert not graphs & {int(e["where"].split()[1]) for e in errors}  # never counted as captured
-    assert r.code == (1 if errors else 0), r.stderr[-3000:]  # findings alone exit 0 without --strict
+    assert r.code == (1 if errors or r.kind("violation") else 0), r.stderr[-3000:]  # exit 1 on findings
     keys = [(v["graph"], v["phase"], v.get("op"), tuple(v["shape"] or ()), v["message"].split(": ", 1)[-1])
             for v in r.kind("violation")]
     assert keys and len(keys) == len(set(keys))  # one finding per distinct (op, tensor, reason)

@@ -116,3 +116,10 @@ def test_help_does_not_import_torch():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "Exit 0 clean, 1 NaN/Inf found" in p.stdout
+
+
+def test_a_kernels_filter_that_matches_nothing_is_a_warning_and_exit_2(tmp_path):
+    code, recs, err = aotiprint(str(MODELS / "nanmodel.py"), "--jit", "--kernels", "no_such_kernel", cwd=tmp_path)
+    assert code == 2, err
+    assert "warning: --kernels: no kernel named no_such_kernel ran" in err
+    assert not [r for r in recs if r["kind"] == "kernel"]

@@ -10,7 +10,7 @@ from fxtest import MODELS, model
 
 def test_float64_mlp_under_float32_profile(fxcheck):
     r = fxcheck(model("mlp64.py"), "--profile", "float32-only")
-    assert r.code == 0, r.stderr
+    assert r.code == 1, r.stderr  # findings: exit 1, like a linter
     kinds = [x["kind"] for x in r.records]
     assert kinds[:2] == ["header", "model"] and kinds[2:4] == ["graph", "graph"]
     v = r.kind("violation")
@@ -21,9 +21,9 @@ def test_float64_mlp_under_float32_profile(fxcheck):
     assert addmm[0]["code"] == "h = torch.relu(self.fc1(x))  # line 11"
     assert {x["constraint"] for x in v} == {"dtype"}
     assert "mlp64.py:11: dtype: aten.addmm.default reads float64" in r.stderr
-    assert "exit 0 without --strict" in r.stderr
-    strict = fxcheck(model("mlp64.py"), "--profile", "float32-only", "--strict")
-    assert strict.code == 1 and len(strict.kind("violation")) == len(v)
+    assert r.code == 1  # like a linter
+    zero = fxcheck(model("mlp64.py"), "--profile", "float32-only", "--exit-zero")
+    assert zero.code == 0 and len(zero.kind("violation")) == len(v) and "exit 0 with --exit-zero" in zero.stderr
 
 
 def test_double_cast_is_found_at_the_users_line(fxcheck):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from pt2kit.runtime.child import run_in_child
 from pt2kit.runtime.cli import Session
 
 
@@ -15,8 +14,8 @@ def main() -> None:
 
     def work() -> int:
         s.header()
-        res = run_in_child(f"child_targets:{target}", {"pidfile": pidfile}, run=s.writer.run, store=str(s.store.root),
-                           on_record=s.writer.forward, quiet=False, timeout=timeout)
+        res = s.run_child("m.py", f"child_targets:{target}", {"pidfile": pidfile, "n": 2}, on_record=s.writer.forward,
+                          timeout=timeout)
         return s.crash("m.py", res.crash) if res.crash else 0
 
     s.run(work)

@@ -30,7 +30,7 @@ import click
 import typer
 
 from pt2kit.runtime.cli import Session, torch_version
-from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, ModelFileError, UsageError
+from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, ModelFileError, UsageError
 from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, tool_app
 
 from . import __version__
@@ -141,7 +141,6 @@ def _package_mode(s: Session, package: str, mode: str) -> str:
 def _run(s: Session, payload: dict[str, Any], env: dict[str, str] | None, timeout: float | None) -> int:
     import msgspec
 
-    from pt2kit.runtime.child import run_in_child
     from pt2kit.schema import Kernel
 
     from .narrate import Narrator
@@ -157,8 +156,7 @@ def _run(s: Session, payload: dict[str, Any], env: dict[str, str] | None, timeou
         else:
             s.writer.forward(raw)
 
-    res = run_in_child("pt2kit.aotiprint.work:run", payload, run=s.writer.run, store=str(s.store.root),
-                       on_record=on_record, quiet=s.quiet, env=env, timeout=timeout)
+    res = s.run_child(payload["label"], "pt2kit.aotiprint.work:run", payload, on_record=on_record, timeout=timeout, env=env)
     log = None
     if payload["jit"]:
         records = _decided(streamed, res.value)
@@ -169,6 +167,13 @@ def _run(s: Session, payload: dict[str, Any], env: dict[str, str] | None, timeou
         log, records, finding = _aoti_records(s, payload, res)
     narrator.notes(records)
     narrator.summary(records, finding, payload["mode"])
+    wanted = payload.get("kernels") or []
+    unmatched = [k for k in wanted if not any(r.name == k for r in records)]
+    if unmatched and res.crash is None:
+        s.warn(f"--kernels: no kernel named {', '.join(unmatched)} ran (names as the printer shows them; "
+               "run without --kernels to see them)")
+        if len(unmatched) == len(wanted):
+            return EXIT_USAGE
     if res.crash is not None:
         crash = dict(res.crash)
         crash["last_kernel"] = crash.get("last_kernel") or _last_kernel(log, records)

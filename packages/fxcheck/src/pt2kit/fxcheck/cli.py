@@ -3,7 +3,9 @@
 Writes a `header`, the `model` record (so `| kdiff` can load the same model), one `graph` record
 per captured graph (Dynamo FX; AOT forward and backward aten; with --inductor the generated code and
 its kernels) and one `violation` per finding, each with the aten op, node, phase, dtype and shape,
-the user's file:line and the nn.Module path. All findings are reported; --strict makes them exit 1.
+the user's file:line and the nn.Module path. Like a linter, it exits 1 when it finds anything
+(--exit-zero for 0); a graph it could not capture is never a clean bill (exit 1 with an `error`
+record). A profile's `strict` keeps its library meaning: `fxcheck.backend(...)` raises on findings.
 """
 
 from __future__ import annotations
@@ -56,9 +58,11 @@ def fxcheck(
         "--contiguous/--no-contiguous", show_default=False, help="Compute ops must receive contiguous tensors.")] = None,
     deny: Annotated[list[str] | None, typer.Option(
         metavar="OP", show_default=False, help="Deny an aten op or overload, e.g. aten.convolution. Repeatable.")] = None,
+    exit_zero: Annotated[bool, typer.Option(
+        "--exit-zero", help="Exit 0 even when something is found (findings are still reported).")] = False,
     strict: Annotated[bool | None, typer.Option(
-        "--strict/--no-strict", show_default=False,
-        help="Exit 1 when anything is found (all findings are still reported).")] = None,
+        "--strict/--no-strict", show_default=False, hidden=True,
+        help="Kept for old scripts: fxcheck exits 1 on findings anyway.")] = None,
     backward: Annotated[bool | None, typer.Option(
         "--backward/--no-backward", show_default=False, help="Also capture and check the backward graphs.")] = None,
     inductor: Annotated[bool, typer.Option(
@@ -75,12 +79,11 @@ def fxcheck(
     s.run(lambda: _work(s, model, profile, dict(
         dtypes=dtypes, align=align, align_min_size=align_min_size, align_scope=align_scope, max_tensor_bytes=max_tensor_bytes,
         contiguous=contiguous, deny=list(deny or ()) or None, strict=strict, backward=backward,
-    ), inductor, timeout, device, tuple(config or ())))
+    ), inductor, timeout, device, tuple(config or ()), exit_zero))
 
 
 def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any], inductor: bool,
-          timeout: float | None, device: str, config: tuple[str, ...]) -> int:
-    from pt2kit.runtime.child import run_in_child
+          timeout: float | None, device: str, config: tuple[str, ...], exit_zero: bool = False) -> int:
     from pt2kit.runtime.config import parse_config
 
     from .profiles import parse_bytes, parse_dtypes, resolve
@@ -112,8 +115,7 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
 
     payload = {"model": model, "device": device, "config": cfg, "profile": msgspec.to_builtins(prof),
                "backward": prof.backward, "inductor": inductor}
-    res = run_in_child("pt2kit.fxcheck.work:run", payload, run=s.writer.run, store=str(s.store.root),
-                       on_record=on_record, quiet=s.quiet, timeout=timeout)
+    res = s.run_child(label, "pt2kit.fxcheck.work:run", payload, on_record=on_record, timeout=timeout)
     if res.crash is not None:
         return s.crash(label, res.crash)
     n = len(findings)
@@ -126,11 +128,10 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
             by[v["constraint"]] = by.get(v["constraint"], 0) + 1
         detail = ", ".join(f"{k} {c}" for k, c in sorted(by.items()))
         s.say(f"{n} finding{'s' * (n != 1)} in {graphs} graph(s) ({detail}){failed}"
-              + ("" if prof.strict or errors else "; exit 0 without --strict"))
+              + ("; exit 0 with --exit-zero" if exit_zero else ""))
     else:
         s.say(f"clean: {graphs} graph(s), no findings{failed}")
-    # a graph that could not be checked is never a clean bill: exit 1 whatever --strict says
-    return EXIT_FINDINGS if (n and prof.strict) or errors else EXIT_OK
+    return EXIT_FINDINGS if (n or errors) and not exit_zero else EXIT_OK
 
 
 def main() -> None:

@@ -106,7 +106,6 @@ def _verdict(counts: dict[str, int]) -> int:
 
 def _scan_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dict[str, Any],
               timeout: float | None, *, emit_model: bool) -> int:
-    from pt2kit.runtime.child import run_in_child
     from pt2kit.runtime.modelfile import label_of, parse_spec
 
     from .narrate import Narrator
@@ -120,8 +119,7 @@ def _scan_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dic
 
     payload = {"model": spec, "device": device, "config": cfg, "emit_model": emit_model, "from_stream": not emit_model,
                **opts}
-    res = run_in_child("pt2kit.guardscan.work:run", payload, run=s.writer.run, store=str(s.store.root),
-                       on_record=on_record, quiet=s.quiet, timeout=timeout)
+    res = s.run_child(label, "pt2kit.guardscan.work:run", payload, on_record=on_record, timeout=timeout)
     if res.crash is not None:
         return s.crash(label, res.crash)
     narrator.summary(res.value)

@@ -105,7 +105,6 @@ def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | Non
 
 def _diff_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dict[str, Any], timeout: float | None,
               *, emit_model: bool) -> int:
-    from pt2kit.runtime.child import run_in_child
     from pt2kit.runtime.modelfile import label_of, parse_spec
     from pt2kit.schema import as_float
 
@@ -134,8 +133,7 @@ def _diff_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dic
 
     payload = {"model": spec, "device": device, "config": cfg, "emit_model": emit_model, "from_stream": not emit_model,
                **opts}
-    res = run_in_child("pt2kit.kdiff.work:run", payload, run=s.writer.run, store=str(s.store.root),
-                       on_record=on_record, quiet=s.quiet, timeout=timeout)
+    res = s.run_child(label, "pt2kit.kdiff.work:run", payload, on_record=on_record, timeout=timeout)
     if res.crash is not None:
         return s.crash(label, res.crash)
     v = res.value

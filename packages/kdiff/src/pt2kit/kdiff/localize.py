@@ -132,17 +132,20 @@ def _run_compiled(g: torch.fx.GraphModule, args: list[Any], backend: Backend) ->
 
 
 def localize(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Backend, atol: float | None = None,
-             rtol: float | None = None, equal_nan: bool = False, fp64_rule: bool = False) -> Divergence | None:
+             rtol: float | None = None, equal_nan: bool = False, fp64_rule: bool = False,
+             on_step: Callable[[str], None] | None = None) -> Divergence | None:
     """Find the first diverging node; ``call(fn)`` runs ``fn`` on the model's inputs.
 
     ``fp64_rule``: judge nodes by PyTorch's accuracy rule against a float64 interpretation of the
-    graph (always so with a float64 reference)."""
+    graph (always so with a float64 reference). ``on_step`` hears each step ("graph 0: bisecting, step 2
+    of ~6"), for progress."""
     if test.compile is None:
         return None
     compiles = 0
+    step = on_step or (lambda _: None)
     for gi, (gm, args) in enumerate(capture_forward(model, call)):
         found, compiles = _localize_graph(gi, gm, args, ref=ref, test=test, atol=atol, rtol=rtol,
-                                          equal_nan=equal_nan, compiles=compiles, fp64_rule=fp64_rule)
+                                          equal_nan=equal_nan, compiles=compiles, fp64_rule=fp64_rule, step=step)
         if found is not None:
             return found
     return None
@@ -150,10 +153,11 @@ def localize(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Back
 
 def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: Backend, test: Backend,
                     atol: float | None, rtol: float | None, equal_nan: bool,
-                    compiles: int, fp64_rule: bool) -> tuple[Divergence | None, int]:
+                    compiles: int, fp64_rule: bool, step: Callable[[str], None]) -> tuple[Divergence | None, int]:
     nodes = tensor_nodes(gm)
     if not nodes:
         return None, compiles
+    step(f"localize: graph {gi}, {len(nodes)} nodes, every node an output")
     refs = interpret(gm, args, float64=ref.float64)
     fp64: dict[str, torch.Tensor] | None = refs if ref.float64 else None
     baseline = refs if not ref.float64 else None
@@ -212,6 +216,9 @@ def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: 
         return bad, v, c, a, rt
 
     lo, hi = 0, len(nodes) - 1
+    total = max(1, (len(nodes) - 1).bit_length()) + 1
+    done = 1
+    step(f"localize: graph {gi}, bisecting {len(nodes)} nodes, step {done} of ~{total}")
     last = probe(hi)
     if last is None:
         raise LocalizeError(f"graph {gi}: no prefix ending at its last node compiles; " + "; ".join(errors))
@@ -220,14 +227,16 @@ def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: 
     last_bad = (hi, *last[1:])
     while lo < hi:
         mid = (lo + hi) // 2
-        step, got = mid, probe(mid)
-        while got is None and step + 1 < hi:  # that prefix would not compile: judge the next one
-            step += 1
-            got = probe(step)
+        done += 1
+        step(f"localize: graph {gi}, bisecting {len(nodes)} nodes, step {done} of ~{total}")
+        at, got = mid, probe(mid)
+        while got is None and at + 1 < hi:  # that prefix would not compile: judge the next one
+            at += 1
+            got = probe(at)
         if got is None:  # none between mid and hi compiles: hi is the first node that can be judged
             break
         if got[0]:
-            hi, last_bad = step, (step, *got[1:])
+            hi, last_bad = at, (at, *got[1:])
         else:
-            lo = step + 1
+            lo = at + 1
     return found(*last_bad), compiles

@@ -129,7 +129,8 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             try:
                 located = localize(loaded.model, lambda fn: _seeded(seed, lambda: loaded.call(fn)), ref=ref,
                                    test=test, atol=payload["atol"], rtol=payload["rtol"],
-                                   equal_nan=payload["equal_nan"], fp64_rule=rule == "fp64")
+                                   equal_nan=payload["equal_nan"], fp64_rule=rule == "fp64",
+                                   on_step=chan.stage)
             except LocalizeError as e:
                 chan.note("localize", str(e))
             if located is not None:

@@ -110,6 +110,7 @@ def run_in_child(
     quiet: bool = False,
     env: dict[str, str] | None = None,
     timeout: float | None = None,
+    on_stage: Callable[[str], None] | None = None,
 ) -> ChildResult:
     """Run ``target`` ("package.module:function") in a child and collect what it says."""
     child_env = dict(os.environ if env is None else env)
@@ -152,6 +153,8 @@ def run_in_child(
             t = msg.get("t")
             if t == "stage":
                 result.stage = msg["stage"]
+                if on_stage is not None:
+                    on_stage(result.stage)
             elif t == "note":
                 result.notes[msg["key"]] = msg["value"]
             elif t == "result":

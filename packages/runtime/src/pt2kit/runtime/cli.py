@@ -200,6 +200,15 @@ class Session:
             )
         return read_stream(sources, want=want, forward=self.writer.out if forward else None)
 
+    def expand(self, sources: Iterable[str]) -> list[str]:
+        """Files, directories of streams and ``-``, with ``-`` refused when stdin is a terminal."""
+        from pt2kit.schema.stream import expand_sources
+
+        out = expand_sources(list(sources) or ["-"])
+        if "-" in out and sys.stdin.isatty():
+            raise UsageError(f"{self.tool} reads records from a pipe, and stdin is a terminal")
+        return out
+
     def piped_models(
         self, *, device: str | None, hint: str, config: dict[str, str] | None = None, stream_config: bool = True
     ) -> Iterator[tuple[str, str, dict[str, str]]]:
@@ -247,6 +256,18 @@ class Session:
         return label_of(path, entry)
 
     # -- running ---------------------------------------------------------------------------
+    def run_child(self, label: str, target: str, payload: Any, *, on_record: Callable[[bytes], None],
+                  timeout: float | None = None, env: dict[str, str] | None = None) -> Any:
+        """Run a tool's work (``target``, "package.module:function") in a worker: its records go to
+        ``on_record``, its stages to the progress line, its death into the returned
+        :class:`~pt2kit.runtime.child.ChildResult`'s ``crash`` (pass that to :meth:`crash`)."""
+        from .child import run_in_child
+        from .progress import Progress
+
+        with Progress(self.tool, quiet=self.quiet).task(label) as task:
+            return run_in_child(target, payload, run=self.writer.run, store=str(self.store.root), on_record=on_record,
+                                quiet=self.quiet, env=env, timeout=timeout, on_stage=task.stage)
+
     def run(self, work: Callable[[], int | None]) -> None:
         """Run the command body and exit with pt2kit's exit codes. Never returns."""
         _terminate_like_interrupt()

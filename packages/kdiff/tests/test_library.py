@@ -1,0 +1,41 @@
+"""kdiff as a library in a user's pytest suite."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import pt2kit.kdiff as kdiff
+
+
+def test_assert_same_passes_on_equal_pytrees_and_rounding_noise():
+    a = {"logits": torch.ones(2, 3), "hidden": (torch.zeros(4), 3)}
+    b = {"logits": torch.ones(2, 3) + 1e-7, "hidden": (torch.zeros(4), 3)}
+    kdiff.assert_same(a, b)
+
+
+def test_assert_same_raises_with_the_per_leaf_table():
+    expected = {"logits": torch.ones(2, 3), "aux": torch.zeros(5)}
+    actual = {"logits": torch.ones(2, 3), "aux": torch.zeros(5)}
+    actual["aux"][3] = 0.5
+    with pytest.raises(AssertionError) as e:
+        kdiff.assert_same(actual, expected)
+    msg = str(e.value)
+    assert msg.startswith("1 of 2 leaves differ\n")
+    row = next(ln for ln in msg.splitlines() if ln.startswith("out['aux']"))
+    assert "FAIL" in row and "[3]: 0 / 0.5" in row and "1/5" in row and "(1e-05, 1.3e-06)" in row
+    assert next(ln for ln in msg.splitlines() if ln.startswith("out['logits']")).split()[1] == "ok"
+
+
+def test_assert_same_names_structure_differences_and_takes_tolerances():
+    with pytest.raises(AssertionError, match=r"only in the test's outputs"):
+        kdiff.assert_same((torch.ones(2), torch.ones(2)), (torch.ones(2),))
+    kdiff.assert_same(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.05]), atol=0.1)
+    with pytest.raises(AssertionError, match="shape"):
+        kdiff.assert_same(torch.ones(2), torch.ones(3))
+
+
+def test_the_package_says_what_is_public():
+    assert kdiff.__all__ == ["assert_same", "compare", "localize"]
+    with pytest.raises(AttributeError):
+        kdiff.nothing_here  # noqa: B018
