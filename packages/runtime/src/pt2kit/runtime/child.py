@@ -12,8 +12,8 @@ Guarantees:
 * A :class:`~pt2kit.runtime.errors.UsageError` raised in the child (a bad model file, say) is raised
   again in the parent, so it ends as one line and exit 2, not as a crash.
 * The child never outlives the parent's interest in it: when the parent is interrupted (Ctrl-C,
-  SIGTERM) or its ``timeout`` passes, the child is asked to stop (SIGTERM: it unwinds, so files it
-  is writing are removed), given ``GRACE`` seconds, then killed; a child whose parent dies anyway
+  SIGTERM) or its ``timeout`` passes, the child is asked to stop (SIGTERM: at its next bytecode it
+  removes the temporary files it was writing and exits), given ``GRACE`` seconds, then killed; a child whose parent dies anyway
   (SIGKILL) notices within a second and stops itself. Either way the temporary files a killed child
   left in the store are swept, so an interrupted run leaves no ``.tmp`` file behind.
 * The parent never imports torch for this.
@@ -65,11 +65,11 @@ def _signal_name(returncode: int) -> str | None:
         return f"signal {-returncode}"
 
 
-def _pump_stderr(pipe: Any, tail: collections.deque[str], echo: bool) -> None:
+def _pump_stderr(pipe: Any, tail: collections.deque[str], echo: bool, hush: threading.Event) -> None:
     for raw in iter(pipe.readline, b""):
         text = raw.decode("utf-8", "replace")
         tail.append(text)
-        if echo:
+        if echo and not hush.is_set():
             try:
                 sys.stderr.write(text)
                 sys.stderr.flush()
@@ -123,7 +123,8 @@ def run_in_child(
         env=child_env,
     )
     tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
-    pump = threading.Thread(target=_pump_stderr, args=(proc.stderr, tail, not quiet), daemon=True)
+    hush = threading.Event()  # set while we stop the child: what it says then is not news
+    pump = threading.Thread(target=_pump_stderr, args=(proc.stderr, tail, not quiet, hush), daemon=True)
     pump.start()
     result = ChildResult()
     usage: str | None = None
@@ -166,6 +167,7 @@ def run_in_child(
                 exc = msg
         proc.wait()
     except BaseException:
+        hush.set()
         stop(proc)
         raise
     finally:

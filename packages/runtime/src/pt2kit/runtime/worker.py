@@ -16,7 +16,7 @@ import msgspec
 
 from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError, temp_files
 
-from .errors import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, UsageError
+from .errors import EXIT_INTERRUPTED, EXIT_TERMINATED, UsageError
 
 MESSAGE_CHARS = 8000
 
@@ -54,8 +54,20 @@ class Channel:
         self._send(b"M ", self._enc.encode(msg))
 
 
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated()
+def _sweep_and_exit(store: str, code: int = EXIT_TERMINATED) -> None:
+    for path in temp_files(store, os.getpid()):
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    os._exit(code)
+
+
+def _on_signal(store: str, code: int) -> Any:
+    # Python runs this in the main thread between bytecodes, so no write of ours is half-way through
+    # a step here: its temporary file goes, and we leave at once. Raising instead would unwind through
+    # native frames (a nanobind callback turns that into std::terminate and a core dump).
+    return lambda signum, frame: _sweep_and_exit(store, code)
 
 
 def _orphan_watch(parent: int, store: str) -> None:
@@ -63,12 +75,7 @@ def _orphan_watch(parent: int, store: str) -> None:
     while True:
         time.sleep(0.5)
         if os.getppid() != parent:
-            for path in temp_files(store, os.getpid()):
-                try:
-                    path.unlink()
-                except OSError:
-                    pass
-            os._exit(EXIT_TERMINATED)
+            _sweep_and_exit(store)
 
 
 def main() -> int:
@@ -77,9 +84,9 @@ def main() -> int:
     os.dup2(2, 1)
     faulthandler.enable()
     parent = os.getppid()
-    # SIGTERM (the parent stopping us) unwinds like Ctrl-C, so a blob being written is removed
-    signal.signal(signal.SIGTERM, _on_sigterm)
     job = msgspec.json.decode(sys.stdin.buffer.read())
+    signal.signal(signal.SIGTERM, _on_signal(job["store"], EXIT_TERMINATED))
+    signal.signal(signal.SIGINT, _on_signal(job["store"], EXIT_INTERRUPTED))  # Ctrl-C reaches the whole group
     threading.Thread(target=_orphan_watch, args=(parent, job["store"]), daemon=True).start()
     chan = Channel(msg_out, job["run"], job["store"])
     module, _, func = job["target"].partition(":")
@@ -88,10 +95,6 @@ def main() -> int:
     except (UsageError, StreamError) as e:
         chan._finish({"t": "usage", "message": str(e)})
         return 2
-    except Terminated:  # the parent stops us; it says so itself
-        return EXIT_TERMINATED
-    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group; the parent says so
-        return EXIT_INTERRUPTED
     except BaseException as e:  # the model or the compiler failed: the parent makes it a crash record
         traceback.print_exc()
         sys.stderr.flush()
