@@ -110,13 +110,13 @@ def _work(s: Session, target: str, mode: str | None, kernels_arg: str | None, ji
     if ima:
         env = {**os.environ, "CUDA_LAUNCH_BLOCKING": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
     with tempfile.TemporaryDirectory(prefix="aotiprint-") as tmp:
-        payload: dict[str, Any] = {
-            "model": target, "package": package, "inputs": inputs, "mode": mode, "kernels": kernels, "jit": jit,
-            "ima": ima, "device": device, "config": cfg, "label": label, "emit_model": package is None,
-            "log": os.path.join(tmp, "printer.log"), "workdir": tmp,
-            "package_out": str(save_package.resolve()) if save_package is not None else None,
-        }
-        return _run(s, payload, env, timeout)
+        from .job import Job
+
+        job = Job(model=target, package=package, inputs=inputs, mode=mode, kernels=kernels, jit=jit, ima=ima,
+                  device=device, config=cfg, label=label, emit_model=package is None,
+                  log=os.path.join(tmp, "printer.log"), workdir=tmp,
+                  package_out=str(save_package.resolve()) if save_package is not None else None)
+        return _run(s, job, env, timeout)
 
 
 def _package_mode(s: Session, package: str, mode: str) -> str:
@@ -138,14 +138,14 @@ def _package_mode(s: Session, package: str, mode: str) -> str:
     return mode
 
 
-def _run(s: Session, payload: dict[str, Any], env: dict[str, str] | None, timeout: float | None) -> int:
+def _run(s: Session, job: Any, env: dict[str, str] | None, timeout: float | None) -> int:
     import msgspec
 
     from pt2kit.schema import Kernel
 
     from .narrate import Narrator
 
-    narrator = Narrator(s.say, payload["label"])
+    narrator = Narrator(s.say, job.label)
     streamed: list[Any] = []
 
     def on_record(raw: bytes) -> None:
@@ -156,18 +156,18 @@ def _run(s: Session, payload: dict[str, Any], env: dict[str, str] | None, timeou
         else:
             s.writer.forward(raw)
 
-    res = s.run_child(payload["label"], "pt2kit.aotiprint.work:run", payload, on_record=on_record, timeout=timeout, env=env)
+    res = s.run_child(job.label, "pt2kit.aotiprint.work:run", job, on_record=on_record, timeout=timeout, env=env)
     log = None
-    if payload["jit"]:
+    if job.jit:
         records = _decided(streamed, res.value)
         for r in records:
             s.writer.emit(r)
         finding = next((r for r in records if r.finding), None)
     else:
-        log, records, finding = _aoti_records(s, payload, res)
+        log, records, finding = _aoti_records(s, job, res)
     narrator.notes(records)
-    narrator.summary(records, finding, payload["mode"])
-    wanted = payload.get("kernels") or []
+    narrator.summary(records, finding, job.mode)
+    wanted = job.kernels or []
     unmatched = [k for k in wanted if not any(r.name == k for r in records)]
     if unmatched and res.crash is None:
         s.warn(f"--kernels: no kernel named {', '.join(unmatched)} ran (names as the printer shows them; "
@@ -177,10 +177,10 @@ def _run(s: Session, payload: dict[str, Any], env: dict[str, str] | None, timeou
     if res.crash is not None:
         crash = dict(res.crash)
         crash["last_kernel"] = crash.get("last_kernel") or _last_kernel(log, records)
-        code = s.crash(payload["label"], crash)
+        code = s.crash(job.label, crash)
         if crash.get("stage") == "load":
             # seen on torch 2.11: every AOTI package segfaults in its own container constructor
-            s.say(f"{payload['label']}: the package compiled; loading it crashed in torch's AOTI runtime before any "
+            s.say(f"{job.label}: the package compiled; loading it crashed in torch's AOTI runtime before any "
                   "kernel ran. --jit instruments the same model's kernels through torch.compile")
         return code
     if finding is not None:
@@ -188,7 +188,7 @@ def _run(s: Session, payload: dict[str, Any], env: dict[str, str] | None, timeou
     return EXIT_OK
 
 
-def _aoti_records(s: Session, payload: dict[str, Any], res: Any) -> tuple[Any, list[Any], Any]:
+def _aoti_records(s: Session, job: Any, res: Any) -> tuple[Any, list[Any], Any]:
     """(the parsed printer log, the `kernel` records written, the one marked as the finding)."""
     from pt2kit.schema import Kernel
 
@@ -196,14 +196,14 @@ def _aoti_records(s: Session, payload: dict[str, Any], res: Any) -> tuple[Any, l
     from .printer import parse_file
     from .wrapper import analyse, read_wrapper
 
-    log = parse_file(payload["log"])
-    package = payload.get("package") or res.notes.get("package")
+    log = parse_file(job.log)
+    package = job.package or res.notes.get("package")
     src = read_wrapper(package) if package else None
     wrapper = analyse(src) if src else None
     saved = (res.value or {}).get("saved") if res.value else None
-    fields = _decided(from_printer(log, wrapper, res.notes.get("provenance") or {}, saved, payload.get("kernels")),
+    fields = _decided(from_printer(log, wrapper, res.notes.get("provenance") or {}, saved, job.kernels),
                       res.value)
-    records = [s.emit(Kernel, model=payload["label"], **f.as_dict()) for f in fields]
+    records = [s.emit(Kernel, model=job.label, **f.as_dict()) for f in fields]
     return log, records, next((r for r in records if r.finding), None)
 
 

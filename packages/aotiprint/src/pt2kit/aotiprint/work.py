@@ -1,6 +1,6 @@
 """The child side of aotiprint: export, compile, load and run, each a stage a crash is reported in.
 
-AOTI: the printer writes to the C stdout, which is pointed at ``payload["log"]`` (unbuffered, so a
+AOTI: the printer writes to the C stdout, which is pointed at ``job.log`` (unbuffered, so a
 segfault loses nothing) for the run only; the parent parses that file, even after a crash.
 JIT: the probes of :mod:`.jitwrap` emit `kernel` records from here as the kernels run.
 """
@@ -11,11 +11,14 @@ import contextlib
 import ctypes
 import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
+
 from pt2kit.runtime.worker import Channel
+
+from .job import Job
 
 
 def _split(inputs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -114,7 +117,7 @@ def _kernel_arg(chan: Channel, mode: str, name: str, value: Any, uninitialised: 
     return arg
 
 
-def _jit(payload: dict[str, Any], chan: Channel, lm: Any) -> dict[str, Any]:
+def _jit(job: Job, chan: Channel, lm: Any) -> dict[str, Any]:
     import torch
 
     from pt2kit.runtime.config import apply_config
@@ -125,7 +128,7 @@ def _jit(payload: dict[str, Any], chan: Channel, lm: Any) -> dict[str, Any]:
     from .jitwrap import instrument
     from .provenance import for_launch, resolve
 
-    mode, device = payload["mode"], payload["device"]
+    mode, device = job.mode, job.device
     launches: list[str] = []
 
     arts: dict[str, Any] = {}
@@ -142,17 +145,17 @@ def _jit(payload: dict[str, Any], chan: Channel, lm: Any) -> dict[str, Any]:
         if when == "before":
             nth[kernel] = nth.get(kernel, -1) + 1
         p = for_launch(prov, kernel, max(nth.get(kernel, 0), 0)) or {}
-        chan.emit_new(Kernel, model=payload["label"], name=kernel, launch=launch, when=when, args=args,
+        chan.emit_new(Kernel, model=job.label, name=kernel, launch=launch, when=when, args=args,
                       finding=finding, nodes=p.get("nodes", []), sources=p.get("sources", []), code=p.get("code", []))
 
     def on_launch(kernel: str) -> None:
         launches.append(kernel)
-        if payload.get("ima"):
+        if job.ima:
             chan.note("last_kernel", kernel)
 
-    rec = probe.Recorder(mode, payload.get("kernels"),
+    rec = probe.Recorder(mode, job.kernels,
                          lambda *a: _kernel_arg(chan, mode, *a), emit, on_launch)
-    if payload.get("ima") and device.startswith("cuda"):
+    if job.ima and device.startswith("cuda"):
         rec.sync = lambda: _sync(device)
 
     def rewrite(src: str, is_cpp: bool) -> str:
@@ -161,7 +164,7 @@ def _jit(payload: dict[str, Any], chan: Channel, lm: Any) -> dict[str, Any]:
     args, kwargs = _split(lm.inputs)
     cfg = {**torchapi.no_caches(), **torchapi.provenance_config()}
     chan.stage("compile and run")
-    with apply_config(payload.get("config") or {}), torch._inductor.config.patch(cfg), \
+    with apply_config(job.config), torch._inductor.config.patch(cfg), \
             torchapi.rewrite_wrapper(rewrite), capture_trace(_provenance_events(arts)), torch.no_grad():
         torch._dynamo.reset()
         compiled = torch.compile(lm.model, backend="inductor")
@@ -185,7 +188,7 @@ def _nonfinite(chan: Channel, lm: Any | None, out: Any, args: tuple[Any, ...], k
     return result
 
 
-def _aoti(payload: dict[str, Any], chan: Channel, lm: Any | None) -> dict[str, Any]:
+def _aoti(job: Job, chan: Channel, lm: Any | None, inputs_value: Any = None) -> dict[str, Any]:
     import torch
 
     from pt2kit.runtime.config import apply_config
@@ -194,8 +197,8 @@ def _aoti(payload: dict[str, Any], chan: Channel, lm: Any | None) -> dict[str, A
     from . import torchapi
     from .wrapper import number_save_sites
 
-    mode, device = payload["mode"], payload["device"]
-    package = payload.get("package")
+    mode, device = job.mode, job.device
+    package = job.package
     if package is None:
         assert lm is not None
         args, kwargs = _split(lm.inputs)
@@ -203,36 +206,36 @@ def _aoti(payload: dict[str, Any], chan: Channel, lm: Any | None) -> dict[str, A
         with torch.no_grad():
             ep = torch.export.export(_as_module(lm.model), args, kwargs)
         chan.stage("compile")
-        package = payload.get("package_out") or os.path.join(payload["workdir"], "model.pt2")
+        package = job.package_out or os.path.join(job.workdir, "model.pt2")
         cfg = {**torchapi.no_caches(), **torchapi.provenance_config(),
-               **torchapi.printer_config(mode, payload.get("kernels"))}
+               **torchapi.printer_config(mode, job.kernels)}
         arts: dict[str, Any] = {}
 
         def rewrite(src: str, is_cpp: bool) -> str:
             return number_save_sites(src) if is_cpp and mode == "save" else src
 
-        with apply_config(payload.get("config") or {}), capture_trace(_provenance_events(arts)), \
+        with apply_config(job.config), capture_trace(_provenance_events(arts)), \
                 torchapi.rewrite_wrapper(rewrite):
             package = torchapi.compile_package(ep, package, cfg)
         chan.note("package", package)
         _provenance(chan, arts)
     else:
-        args, kwargs = _split(payload["inputs_value"] if "inputs_value" in payload else lm.inputs)
+        args, kwargs = _split(inputs_value if inputs_value is not None else lm.inputs)
     if mode == "save":
-        os.chdir(payload["workdir"])  # the stock printer saves under ./tmp/
+        os.chdir(job.workdir)  # the stock printer saves under ./tmp/
     chan.stage("load")
     runner = torchapi.load_package(package, device)
     chan.stage("run")
-    with _c_stdout_to(payload["log"]), torch.no_grad():
+    with _c_stdout_to(job.log), torch.no_grad():
         out = runner(*args, **kwargs)
         _sync(device)
     saved: dict[str, Any] = {}
     if mode == "save":
-        saved = _collect_saved(payload, chan)
+        saved = _collect_saved(job, chan)
     return {"package": package, "saved": saved, **_nonfinite(chan, lm, out, args, kwargs)}
 
 
-def _collect_saved(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
+def _collect_saved(job: Job, chan: Channel) -> dict[str, Any]:
     """Each file the printer saved, into the store with its stats (read back with weights_only)."""
     import msgspec
     import torch
@@ -240,9 +243,9 @@ def _collect_saved(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
     from .printer import parse_file
 
     out: dict[str, Any] = {}
-    for path in parse_file(payload["log"]).saved:
+    for path in parse_file(job.log).saved:
         try:
-            t = torch.load(path, weights_only=True, map_location="cpu" if payload["device"] == "cpu" else None)
+            t = torch.load(path, weights_only=True, map_location="cpu" if job.device == "cpu" else None)
         except Exception as e:  # a file the printer half wrote: say so, keep the rest
             out[path] = {"error": f"{type(e).__name__}: {e}"}
             continue
@@ -264,22 +267,22 @@ def run(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
     from pt2kit.runtime.modelfile import load_model
     from pt2kit.schema import Model
 
+    job = msgspec.convert(payload, Job)
     lm = None
+    inputs_value = None
     chan.stage("load model")
-    if payload.get("package"):
-        if payload.get("inputs"):
-            payload["inputs_value"] = _inputs_from(payload["inputs"], payload["device"])
+    if job.package:
+        if job.inputs:
+            inputs_value = _inputs_from(job.inputs, job.device)
     else:
-        lm = load_model(payload["model"], payload["device"])
-        if payload.get("emit_model"):
+        lm = load_model(job.model, job.device)
+        if job.emit_model:
             from pt2kit.runtime.modelfile import model_fields
 
-            chan.emit_new(Model, **model_fields(lm, payload["device"], payload.get("config") or {}))
-    workdir = payload.get("workdir") or tempfile.mkdtemp(prefix="aotiprint-")
-    payload["workdir"] = workdir
-    if payload.get("jit"):
-        return _jit(payload, chan, lm)
-    return _aoti(payload, chan, lm)
+            chan.emit_new(Model, **model_fields(lm, job.device, job.config))
+    if job.jit:
+        return _jit(job, chan, lm)
+    return _aoti(job, chan, lm, inputs_value)
 
 
 def _inputs_from(spec: str, device: str) -> Any:

@@ -10,11 +10,9 @@ record). A profile's `strict` keeps its library meaning: `fxcheck.backend(...)` 
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any
 
 import click
-import msgspec
 import typer
 
 from pt2kit.runtime.cli import Session, check_finite
@@ -22,16 +20,6 @@ from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
 from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, tool_app
 
 from . import __version__
-
-
-def _where(source: str) -> str:
-    path, _, line = source.rpartition(":")
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        rel = path
-    return f"{rel if not rel.startswith('..') else path}:{line}"
-
 
 app = tool_app("fxcheck", __doc__ or "")
 
@@ -96,42 +84,22 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
     prof = resolve(profile_arg, flags)
     cfg = parse_config(list(config))
     label = s.open_model(model, device=device)
-    findings: list[dict[str, Any]] = []
-    errors: list[dict[str, Any]] = []
+    from .job import Job
+    from .narrate import Narrator
+
+    narrator = Narrator(s.say)
 
     def on_record(raw: bytes) -> None:
         s.writer.forward(raw)
-        if raw.startswith(b'{"kind":"violation"'):
-            v = msgspec.json.decode(raw)
-            findings.append(v)
-            module = f" [{v['module']}]" if v.get("module") else ""
-            where = f"{_where(v['source'])}: " if v.get("source") else ""
-            count = f" (x{v['count']})" if v.get("count", 1) > 1 else ""
-            s.say(f"{where}{v['constraint']}: {v['message']}{module} ({v['phase']}){count}")
-        elif raw.startswith(b'{"kind":"error"'):
-            e = msgspec.json.decode(raw)
-            errors.append(e)
-            s.say(f"error: {e['message']}")
+        narrator.record(raw)
 
-    payload = {"model": model, "device": device, "config": cfg, "profile": msgspec.to_builtins(prof),
-               "backward": prof.backward, "inductor": inductor}
-    res = s.run_child(label, "pt2kit.fxcheck.work:run", payload, on_record=on_record, timeout=timeout)
+    job = Job(model=model, device=device, config=cfg, profile=prof, backward=bool(prof.backward), inductor=inductor)
+    res = s.run_child(label, "pt2kit.fxcheck.work:run", job, on_record=on_record, timeout=timeout)
     if res.crash is not None:
         return s.crash(label, res.crash)
-    n = len(findings)
-    graphs = res.value["graphs"]
-    failed = f"; {len(errors)} of them not captured (error records): what is counted is part of the model" \
-        if errors else ""
-    if n:
-        by = {}
-        for v in findings:
-            by[v["constraint"]] = by.get(v["constraint"], 0) + 1
-        detail = ", ".join(f"{k} {c}" for k, c in sorted(by.items()))
-        s.say(f"{n} finding{'s' * (n != 1)} in {graphs} graph(s) ({detail}){failed}"
-              + ("; exit 0 with --exit-zero" if exit_zero else ""))
-    else:
-        s.say(f"clean: {graphs} graph(s), no findings{failed}")
-    return EXIT_FINDINGS if (n or errors) and not exit_zero else EXIT_OK
+    narrator.summary(res.value["graphs"], exit_zero=exit_zero)
+    found = narrator.findings or narrator.errors  # a graph that could not be checked is no clean bill
+    return EXIT_FINDINGS if found and not exit_zero else EXIT_OK
 
 
 def main() -> None:

@@ -7,10 +7,13 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.schema import Graph, Model, Profile
+from pt2kit.schema import Graph, Model
 
 
 def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
+    from .job import Job
+
+    job = msgspec.convert(payload, Job)
     chan.stage("load")
     import torch
 
@@ -21,21 +24,21 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from . import inductor_code, torchapi
     from .capture import Checker
 
-    profile = msgspec.convert(payload["profile"], Profile)
-    backward = bool(payload["backward"])
-    with apply_config(payload["config"]):
-        loaded = load_model(payload["model"], device=payload["device"])
-        fields = model_fields(loaded, payload["device"], payload["config"])
+    profile = job.profile
+    backward = bool(job.backward)
+    with apply_config(job.config):
+        loaded = load_model(job.model, device=job.device)
+        fields = model_fields(loaded, job.device, job.config)
         chan.emit_new(Model, **fields)
         inputs = loaded.inputs
         if backward and not fields["trainable"]:
             inputs = _inputs_requiring_grad(inputs)
         checker = Checker(profile, strict=False, emit=chan.emit, store=chan.store, run=chan.run,
-                          model=loaded.label, inductor=payload["inductor"], on_stage=chan.stage)
+                          model=loaded.label, inductor=job.inductor, on_stage=chan.stage)
         chan.stage("capture")
         torchapi.reset_dynamo()
         compiled = torch.compile(loaded.model, backend=checker)
-        codes_cm = torchapi.output_code() if payload["inductor"] else contextlib.nullcontext([])
+        codes_cm = torchapi.output_code() if job.inductor else contextlib.nullcontext([])
         with codes_cm as codes:
             with contextlib.nullcontext() if backward else torch.no_grad():
                 out = loaded.call(compiled, inputs)

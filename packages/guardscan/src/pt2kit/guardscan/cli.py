@@ -90,14 +90,10 @@ def _work(s: Session, model: str | None, trace_dir: Path | None, opts: dict[str,
         if model is not None:
             raise UsageError("give a MODEL.py or --trace DIR, not both")
         return _trace(s, trace_dir)
-    if model is not None:
-        s.open_model(model, device=device or "cpu")
-        return _scan_one(s, model, device or "cpu", cfg, opts, timeout, emit_model=True)
-    code = EXIT_OK
     hint = "give a MODEL.py, --trace DIR, or pipe records: `fxcheck m.py | guardscan`"
-    for spec, dev, model_cfg in s.piped_models(device=device, hint=hint, config=cfg, stream_config=stream_config):
-        code = max(code, _scan_one(s, spec, dev, model_cfg, opts, timeout, emit_model=False))
-    return code
+    return s.for_each_model(model, device=device, config=cfg, stream_config=stream_config, hint=hint,
+                            run=lambda spec, dev, c, piped: _scan_one(s, spec, dev, c, opts, timeout,
+                                                                      emit_model=not piped))
 
 
 def _verdict(counts: dict[str, int]) -> int:
@@ -117,9 +113,10 @@ def _scan_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dic
         s.writer.forward(raw)
         narrator.record(raw)
 
-    payload = {"model": spec, "device": device, "config": cfg, "emit_model": emit_model, "from_stream": not emit_model,
-               **opts}
-    res = s.run_child(label, "pt2kit.guardscan.work:run", payload, on_record=on_record, timeout=timeout)
+    from .job import Job
+
+    job = Job(model=spec, device=device, config=cfg, emit_model=emit_model, from_stream=not emit_model, **opts)
+    res = s.run_child(label, "pt2kit.guardscan.work:run", job, on_record=on_record, timeout=timeout)
     if res.crash is not None:
         return s.crash(label, res.crash)
     narrator.summary(res.value)

@@ -8,6 +8,11 @@ from pt2kit.schema import Model
 
 
 def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
+    import msgspec
+
+    from .job import Job
+
+    job = msgspec.convert(payload, Job)
     chan.stage("load")
     from pt2kit.runtime.config import apply_config
     from pt2kit.runtime.modelfile import load_model, model_fields
@@ -18,19 +23,19 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from .scan import Scan, scan
     from .variants import default_variants, parse_vary
 
-    variants = ([*default_variants()] if payload["default_vary"] else []) + [parse_vary(v) for v in payload["vary"]]
+    variants = ([*default_variants()] if job.default_vary else []) + [parse_vary(v) for v in job.vary]
     import torch
 
     torch.manual_seed(0)  # model files that draw random inputs give the same findings run after run
-    with apply_config(payload["config"]):
-        loaded = load_model(payload["model"], device=payload["device"], from_stream=payload.get("from_stream", False))
-        if payload.get("emit_model", True):
-            chan.emit_new(Model, **model_fields(loaded, payload["device"], payload["config"]))
+    with apply_config(job.config):
+        loaded = load_model(job.model, device=job.device, from_stream=job.from_stream)
+        if job.emit_model:
+            chan.emit_new(Model, **model_fields(loaded, job.device, job.config))
         torchapi.quiet_dynamo()
         result = Scan()
         try:
-            scan(loaded.model, loaded.inputs, variants, backend=payload["backend"], dynamic=payload["dynamic"],
-                 recompile_limit=payload["recompile_limit"], result=result,
+            scan(loaded.model, loaded.inputs, variants, backend=job.backend, dynamic=job.dynamic,
+                 recompile_limit=job.recompile_limit, result=result,
                  before_call=lambda label: chan.stage(label if label.startswith("eager") else f"compile and run ({label})"))
         finally:
             # a crash in a later call keeps what the earlier calls showed

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import click
-import msgspec
 import typer
 
 from pt2kit.runtime.cli import Session, check_finite
@@ -93,59 +92,32 @@ def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | Non
     cfg = parse_config(config)
     if opts["test"] == "eager64":
         raise UsageError("--test eager64: eager64 is a reference; use it with --ref")
-    if model is not None:
-        s.open_model(model, device=device or "cpu")
-        return _diff_one(s, model, device or "cpu", cfg, opts, timeout, emit_model=True)
-    code = EXIT_OK
     hint = "give a MODEL.py, or pipe records: `fxcheck m.py | kdiff`"
-    for spec, dev, model_cfg in s.piped_models(device=device, hint=hint, config=cfg, stream_config=stream_config):
-        code = max(code, _diff_one(s, spec, dev, model_cfg, opts, timeout, emit_model=False))
-    return code
+    return s.for_each_model(model, device=device, config=cfg, stream_config=stream_config, hint=hint,
+                            run=lambda spec, dev, c, piped: _diff_one(s, spec, dev, c, opts, timeout,
+                                                                      emit_model=not piped))
 
 
 def _diff_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dict[str, Any], timeout: float | None,
               *, emit_model: bool) -> int:
     from pt2kit.runtime.modelfile import label_of, parse_spec
-    from pt2kit.schema import as_float
+
+    from .job import Job
+    from .narrate import Narrator
 
     label = label_of(*parse_spec(spec))
-    failing: list[dict[str, Any]] = []
+    narrator = Narrator(s.say, label)
 
     def on_record(raw: bytes) -> None:
         s.writer.forward(raw)
-        if raw.startswith(b'{"kind":"diff"'):
-            d = msgspec.json.decode(raw)
-            if d.get("rule") == "tie":
-                s.say(f"{label}: TIE {d['output']}: {d.get('note')}")
-            elif not d["passed"]:
-                failing.append(d)
-                m = d.get("metrics") or {}
-                worst = f" at {d['worst_index']}: ref {d.get('worst_ref')} test {d.get('worst_test')}" \
-                    if d.get("worst_index") is not None else ""
-                detail = f"max abs {as_float(m.get('max_abs')):.4g}, {m.get('mismatches')} mismatched{worst}" \
-                    if m else d.get("note", "")
-                s.say(f"{label}: FAIL {d['output']} ({d['test']} vs {d['ref']}): {detail}")
-        elif raw.startswith(b'{"kind":"divergence"'):
-            v = msgspec.json.decode(raw)
-            where = f" at {v['source']}" if v.get("source") else ""
-            s.say(f"{label}: first divergence: {v.get('op') or v['node']} (node {v['node']}){where}"
-                  + (f"  {v['code']}" if v.get("code") else ""))
+        narrator.record(raw)
 
-    payload = {"model": spec, "device": device, "config": cfg, "emit_model": emit_model, "from_stream": not emit_model,
-               **opts}
-    res = s.run_child(label, "pt2kit.kdiff.work:run", payload, on_record=on_record, timeout=timeout)
+    job = Job(model=spec, device=device, config=cfg, emit_model=emit_model, from_stream=not emit_model, **opts)
+    res = s.run_child(label, "pt2kit.kdiff.work:run", job, on_record=on_record, timeout=timeout)
     if res.crash is not None:
         return s.crash(label, res.crash)
-    v = res.value
-    n = v["diffs"]
-    for key in ("fp64", "narrowed", "localize"):
-        if key in res.notes:
-            s.say(f"{label}: {res.notes[key]}")
-    extra = [f"{v['by_fp64']} within float64 noise"] if v.get("by_fp64") else []
-    extra += [f"{v['ties']} after a near-tie"] if v.get("ties") else []
-    s.say(f"{label}: {n - len(failing)} of {n} leaves pass ({opts['test']} vs {opts['ref']}"
-          + "".join(f"; {e}" for e in extra) + ")")
-    return EXIT_FINDINGS if failing else EXIT_OK
+    narrator.summary(res.value, res.notes, job.test, job.ref)
+    return EXIT_FINDINGS if narrator.failing else EXIT_OK
 
 
 def main() -> None:

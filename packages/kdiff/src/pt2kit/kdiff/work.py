@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+import msgspec
+
 from pt2kit.runtime.errors import UsageError
 from pt2kit.schema import Diff, Divergence, Model, Stats, num
 
@@ -39,6 +41,9 @@ def _why(e: BaseException) -> str:
 
 
 def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
+    from .job import Job
+
+    job = msgspec.convert(payload, Job)
     chan.stage("load")
     import torch
 
@@ -50,14 +55,14 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from .compare import Verdict, compare_trees, grads_of, metrics_record
     from .ties import TieRecorder
 
-    with apply_config(payload["config"]):
-        loaded = load_model(payload["model"], device=payload["device"], from_stream=payload.get("from_stream", False))
-        if payload.get("emit_model", True):
-            chan.emit_new(Model, **model_fields(loaded, payload["device"], payload["config"]))
-        ref = backends.resolve(payload["ref"], role="ref")
-        test = backends.resolve(payload["test"], role="test")
-        seed = payload["seed"]
-        tol = {"atol": payload["atol"], "rtol": payload["rtol"], "equal_nan": payload["equal_nan"]}
+    with apply_config(job.config):
+        loaded = load_model(job.model, device=job.device, from_stream=job.from_stream)
+        if job.emit_model:
+            chan.emit_new(Model, **model_fields(loaded, job.device, job.config))
+        ref = backends.resolve(job.ref, role="ref")
+        test = backends.resolve(job.test, role="test")
+        seed = job.seed
+        tol = {"atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan}
         label = loaded.label
         ties = TieRecorder()
         tie_watch = [True]  # ties are taken from the first eager run only
@@ -74,7 +79,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             torch._dynamo.reset()
             return flatten(out)
 
-        rule = payload.get("verdict") or "fp64"
+        rule = job.verdict or "fp64"
         f64 = ref if ref.float64 else backends.Backend("eager64", float64=True)
         note = None
         fp64: list[tuple[str, Any]] | None = None
@@ -102,12 +107,12 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
         test_leaves = side(test, "test")
         chan.stage("compare")
         # --verdict close is assert_close and nothing else: no float64 rule, no tie explanation
-        tie = ties.nearest() if (payload.get("verdict") or "fp64") == "fp64" else None
+        tie = ties.nearest() if (job.verdict or "fp64") == "fp64" else None
         verdict = Verdict(rule=rule, fp64=dict(fp64 or []), baseline=dict(baseline or []),
                           baseline_name=ref.name if not ref.float64 else "eager", tie=tie)
         diffs = compare_trees(ref_leaves, test_leaves, ref=ref.name, test=test.name, store=chan.store,
                               verdict=verdict, **tol)
-        if payload["grad"]:
+        if job.grad:
             chan.stage("gradients")
             g = {"ref": grads_of(loaded, ref, seed), "test": grads_of(loaded, test, seed)}
             if rule == "fp64":
@@ -122,14 +127,14 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             chan.emit_new(Diff, model=label, **d)
         located = None
         failed_outputs = [d for d in failed if not d["output"].startswith("grad.")]
-        if failed_outputs and payload["localize"]:
+        if failed_outputs and job.localize:
             chan.stage("localize")
             from .localize import LocalizeError, localize
 
             try:
                 located = localize(loaded.model, lambda fn: _seeded(seed, lambda: loaded.call(fn)), ref=ref,
-                                   test=test, atol=payload["atol"], rtol=payload["rtol"],
-                                   equal_nan=payload["equal_nan"], fp64_rule=rule == "fp64",
+                                   test=test, atol=job.atol, rtol=job.rtol,
+                                   equal_nan=job.equal_nan, fp64_rule=rule == "fp64",
                                    on_step=chan.stage)
             except LocalizeError as e:
                 chan.note("localize", str(e))
@@ -140,7 +145,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
                     metrics=metrics_record(located.comparison), ref_stats=_stats(located.ref),
                     test_stats=_stats(located.test), compiles=located.compiles, phase="forward",
                 )
-        elif failed and payload["localize"]:
+        elif failed and job.localize:
             chan.note("localize", "only gradients differ; kdiff localises forward graphs, so no node is named")
     return {"diffs": len(diffs), "failed": len(failed), "note": note,
             "by_fp64": sum(1 for d in diffs if d.get("rule") == "fp64" and d["passed"] and not d.get("close", True)),

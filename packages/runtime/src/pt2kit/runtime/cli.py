@@ -241,6 +241,18 @@ class Session:
         if not models:
             self.warn("no model records on stdin: nothing to do")
 
+    def for_each_model(self, model: str | None, *, device: str | None, config: dict[str, str], stream_config: bool,
+                       hint: str, run: Callable[[str, str, dict[str, str], bool], int]) -> int:
+        """The model given on the command line, or each `model` record on stdin: ``run(spec, device,
+        config, piped)`` for each, and the worst exit code of them all."""
+        if model is not None:
+            self.open_model(model, device=device or "cpu")
+            return run(model, device or "cpu", config, False)
+        code = 0
+        for spec, dev, cfg in self.piped_models(device=device, hint=hint, config=config, stream_config=stream_config):
+            code = max(code, run(spec, dev, cfg, True))
+        return code
+
     def open_model(self, spec: str, *, device: str) -> str:
         """Check that MODEL.py[:NAME] names a file, write the header, and return the model's label.
 

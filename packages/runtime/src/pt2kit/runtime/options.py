@@ -85,8 +85,10 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     from importlib import import_module
 
     root = ctx.find_root()
-    tool = root.info_name or root.command.name or "pt2kit"
-    module = "pt2kit.runtime" if tool == "pt2kit" else f"pt2kit.{tool}"
+    tool = root.command.name or "pt2kit"
+    # the package whose command this is: pt2kit.kdiff.cli -> pt2kit.kdiff (works installed or not)
+    callback = root.command.callback
+    module = ".".join((getattr(callback, "__module__", None) or "pt2kit.runtime").split(".")[:2])
     try:
         version = import_module(module).__version__
     except (ImportError, AttributeError):
