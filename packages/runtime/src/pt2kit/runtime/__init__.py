@@ -7,6 +7,7 @@ from .errors import (
     EXIT_FINDINGS,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     ModelFileError,
     UsageError,
@@ -16,5 +17,5 @@ __version__ = "1.3.0"
 
 __all__ = [
     "EXIT_BROKEN_PIPE", "EXIT_CODES_HELP", "EXIT_CRASH", "EXIT_FINDINGS", "EXIT_INTERRUPTED",
-    "EXIT_OK", "EXIT_USAGE", "ModelFileError", "UsageError",
+    "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "ModelFileError", "UsageError",
 ]
