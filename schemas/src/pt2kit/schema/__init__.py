@@ -36,7 +36,7 @@ from .records import (
     as_float,
     num,
 )
-from .store import BlobError, Store, atomic_write, blob_path_problem, store_root, temp_files
+from .store import BlobError, Store, atomic_write, blob_path_problem, store_root, sweep_temp_files, temp_owner
 from .stream import (
     Line,
     NewerSchemaError,
@@ -56,5 +56,5 @@ __all__ = [
     "KernelArg", "Latency", "Line", "Metrics", "Model", "NewerSchemaError", "Num", "Record",
     "RecordWriter", "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta",
     "Tie", "Variant", "Violation", "Profile", "ProfileError", "profile_from_toml", "as_float", "atomic_write", "blob_path_problem", "decode", "encode", "new_run_id", "num",
-    "read_stream", "store_root", "temp_files",
+    "read_stream", "store_root", "sweep_temp_files", "temp_owner",
 ]

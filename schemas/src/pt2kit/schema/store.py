@@ -70,12 +70,30 @@ def store_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(explicit or os.environ.get(STORE_ENV) or DEFAULT_STORE)
 
 
-def temp_files(root: str | os.PathLike[str], pid: int) -> list[Path]:
-    """The temporary files process ``pid`` left under ``root`` (a killed writer's), to sweep."""
+# atomic_write's temporary name: .<name>.<writer's pid>.<8 hex>.tmp
+_TEMP_NAME = re.compile(r"\..+\.(\d+)\.[0-9a-f]{8}\.tmp")
+
+
+def temp_owner(name: str) -> int | None:
+    """The pid of the writer whose temporary file (from :func:`atomic_write`) this name is, else None."""
+    m = _TEMP_NAME.fullmatch(name)
+    return int(m.group(1)) if m else None
+
+
+def sweep_temp_files(root: str | os.PathLike[str], pid: int) -> int:
+    """Remove the temporary files process ``pid`` left under ``root`` (a killed writer's); how many went."""
     root = Path(root)
     if not root.is_dir():
-        return []
-    return [p for p in root.rglob(f".*.{pid}.*.tmp") if p.is_file() and not p.is_symlink()]
+        return 0
+    gone = 0
+    for path in root.rglob(f".*.{pid}.*.tmp"):
+        if temp_owner(path.name) == pid and path.is_file() and not path.is_symlink():
+            try:
+                path.unlink()
+                gone += 1
+            except OSError:
+                pass
+    return gone
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> Path:

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import msgspec
+from pt2kit.runtime.job import ModelJob
 
 
-class Job(msgspec.Struct, frozen=True, kw_only=True):
-    model: str  # FILE.py[:NAME]
-    device: str
-    config: dict[str, str] = {}
-    emit_model: bool = True  # False when the model record came down the pipe (it is forwarded already)
-    from_stream: bool = False  # the model was named by a stream: the trust rules of pt2kit.runtime.trust
+class Job(ModelJob, frozen=True, kw_only=True):
     ref: str = "eager"
     test: str = "inductor"
     verdict: str = "fp64"  # fp64 | close

@@ -25,10 +25,9 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.schema import read_stream
+from pt2kit.schema import read_stream, temp_owner
 
 _BLOB = re.compile(r"[0-9a-f]{64}(?:\.[A-Za-z0-9_-]{1,16}){0,3}")
-_TMP = re.compile(r"\..+\.(\d+)\.[0-9a-f]+\.tmp")
 
 
 @dataclass
@@ -135,9 +134,9 @@ def plan_gc(store_root: Path, keep_names: set[str]) -> Sweep:
         if not (sub.is_dir() and not sub.is_symlink() and re.fullmatch(r"[0-9a-f]{2}", sub.name)):
             continue
         for f in sorted(sub.iterdir()):
-            tmp = _TMP.fullmatch(f.name)
-            if tmp:
-                if not _alive(int(tmp.group(1))):
+            owner = temp_owner(f.name)
+            if owner is not None:
+                if not _alive(owner):
                     sweep.delete.append(f)
                     sweep.bytes += f.lstat().st_size
                 continue

@@ -33,7 +33,7 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.schema import temp_files
+from pt2kit.schema import sweep_temp_files
 
 from .errors import UsageError
 
@@ -89,15 +89,6 @@ def stop(proc: subprocess.Popen[bytes], grace: float = GRACE) -> None:
         proc.wait()
     except OSError:
         pass
-
-
-def sweep(store: str, pid: int) -> None:
-    """Remove the temporary files process ``pid`` left in the store (it was killed mid-write)."""
-    for path in temp_files(store, pid):
-        try:
-            path.unlink()
-        except OSError:
-            pass
 
 
 def run_in_child(
@@ -174,7 +165,7 @@ def run_in_child(
         if timer is not None:
             timer.cancel()
         pump.join(timeout=5)
-        sweep(store, proc.pid)
+        sweep_temp_files(store, proc.pid)  # a child killed mid-write leaves its temporary file
     if usage is not None:
         raise UsageError(usage)
     if proc.returncode == 0 and got_result:

@@ -194,19 +194,21 @@ class Session:
     ) -> Iterator[Line]:
         """Records from files or stdin, forwarded to stdout as read (unless ``forward=False``)."""
         sources = list(sources) or ["-"]
+        self._not_a_terminal(sources, hint)
+        return read_stream(sources, want=want, forward=self.writer.out if forward else None)
+
+    def _not_a_terminal(self, sources: list[str], hint: str = "") -> None:
         if "-" in sources and sys.stdin.isatty():
             raise UsageError(
                 f"{self.tool} reads records from a pipe, and stdin is a terminal" + (f"; {hint}" if hint else "")
             )
-        return read_stream(sources, want=want, forward=self.writer.out if forward else None)
 
     def expand(self, sources: Iterable[str]) -> list[str]:
         """Files, directories of streams and ``-``, with ``-`` refused when stdin is a terminal."""
         from pt2kit.schema.stream import expand_sources
 
         out = expand_sources(list(sources) or ["-"])
-        if "-" in out and sys.stdin.isatty():
-            raise UsageError(f"{self.tool} reads records from a pipe, and stdin is a terminal")
+        self._not_a_terminal(out)
         return out
 
     def piped_models(

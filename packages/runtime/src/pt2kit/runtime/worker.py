@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import msgspec
 
-from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError, temp_files
+from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError, sweep_temp_files
 
 from .errors import EXIT_INTERRUPTED, EXIT_TERMINATED, UsageError
 
@@ -55,11 +55,7 @@ class Channel:
 
 
 def _sweep_and_exit(store: str, code: int = EXIT_TERMINATED) -> None:
-    for path in temp_files(store, os.getpid()):
-        try:
-            path.unlink()
-        except OSError:
-            pass
+    sweep_temp_files(store, os.getpid())
     os._exit(code)
 
 
