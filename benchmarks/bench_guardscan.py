@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from pt2kit.guardscan.analyze import analyze
-from pt2kit.guardscan.emit import emit_findings
+from pt2kit.guardscan.records import emit_findings
 from pt2kit.guardscan.scan import scan
 from pt2kit.guardscan.torchapi import quiet_dynamo
 from pt2kit.guardscan.variants import default_variants

@@ -21,8 +21,9 @@ def test_fxcheck_into_kdiff_into_reportgen(tmp_path):
     codes = p.stdout.decode().split()[-4:]
     assert codes == ["0", "1", "0", "0"], p.stderr.decode()[-3000:]
     recs = [msgspec.json.decode(x) for x in (tmp_path / "s.ndjson").read_bytes().splitlines()]
-    tools = [r["tool"] for r in recs if r["kind"] == "header"]
-    assert sorted(tools) == ["fxcheck", "kdiff"]
+    headers = {r["tool"]: r for r in recs if r["kind"] == "header"}
+    assert sorted(headers) == ["fxcheck", "kdiff"]
+    assert headers["kdiff"]["device"] == "cpu"  # piped: the device of the model record it ran
     model = [r for r in recs if r["kind"] == "model"]
     assert len(model) == 1  # kdiff reused fxcheck's model record and wrote none of its own
     diffs = [r for r in recs if r["kind"] == "diff"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pt2kit.aotiprint.assemble import decide, from_printer
 from pt2kit.aotiprint.jitwrap import instrument
 from pt2kit.aotiprint.printer import parse, parse_file
 from pt2kit.aotiprint.provenance import for_launch, resolve
+from pt2kit.aotiprint.records import decide, from_printer
 from pt2kit.aotiprint.wrapper import analyse, number_save_sites, save_id_of
 
 DATA = Path(__file__).parent / "data"

@@ -91,8 +91,9 @@ def test_fxcheck_model_record_on_stdin_is_diffed_and_lines_forwarded(kdiff, tmp_
     w.emit_new(Model, model="cases.py:small", file=str(CASES), entry="small", device="cpu")
     r = kdiff("--test", f"{CASES}:corrupt_one", "--no-localize", stdin=buf.getvalue())
     assert r.code == 1
-    assert r.records[0]["kind"] == "header" and r.records[0]["tool"] == "kdiff"
-    assert [x["kind"] for x in r.records].count("future_kind") == 1
+    (head,) = r.kind("header")
+    assert head["tool"] == "kdiff" and head["device"] == "cpu"  # the device the piped model ran on
+    assert [x["kind"] for x in r.records][:3] == ["future_kind", "model", "header"]
     assert r.kind("diff")[0]["worst_index"] == [1, 2] and r.kind("diff")[0]["model"] == "cases.py:small"
     assert r.kind("model") == [msg for msg in r.kind("model") if msg["run"] == "upstream"]  # no second model record
 
@@ -198,7 +199,9 @@ def test_a_stream_names_only_py_model_files_it_never_runs_anything_else(kdiff, t
         r = kdiff(stdin=stdin)
         assert r.code == 2, r.stderr
         assert message in r.stderr and r.stderr.strip().splitlines()[-1].startswith("kdiff: error: ")
-        assert [x["kind"] for x in r.records][:3] == ["header", "future_kind", "model"]  # what was read is kept
+        # what was read is kept; kdiff's part starts at the model record, its header naming the device
+        assert [x["kind"] for x in r.records][:3] == ["future_kind", "model", "header"]
+        assert r.records[2]["tool"] == "kdiff" and r.records[2]["device"] == "cpu"
         assert r.records[-1]["kind"] == "error"
     assert not marker.exists()
     # the cautious drop the stream's config; the file that runs is named first

@@ -192,8 +192,8 @@ def _aoti_records(s: Session, job: Any, res: Any) -> tuple[Any, list[Any], Any]:
     """(the parsed printer log, the `kernel` records written, the one marked as the finding)."""
     from pt2kit.schema import Kernel
 
-    from .assemble import from_printer
     from .printer import parse_file
+    from .records import from_printer
     from .wrapper import analyse, read_wrapper
 
     log = parse_file(job.log)
@@ -208,9 +208,9 @@ def _aoti_records(s: Session, job: Any, res: Any) -> tuple[Any, list[Any], Any]:
 
 
 def _decided(records: list[Any], value: dict[str, Any] | None) -> list[Any]:
-    """The records with ``finding`` on the one launch :func:`.assemble.decide` names, notes on the
+    """The records with ``finding`` on the one launch :func:`.records.decide` names, notes on the
     launches whose NaN/Inf is information only, and no candidate left elsewhere."""
-    from .assemble import decide
+    from .records import decide
 
     value = value or {}
     i, kind, notes = decide(records, value.get("outputs_nonfinite"), value.get("eager_nonfinite"))

@@ -57,9 +57,9 @@ class Recorder:
         self.emit(kernel, launch, "after", args, site, self._finding(args))
 
     def _finding(self, args: list[Any]) -> str | None:
-        """What this launch left NaN/Inf in where there was none (:func:`.assemble.introduced`): a
-        candidate; the parent keeps the one :func:`.assemble.decide` names."""
-        from .assemble import introduced
+        """What this launch left NaN/Inf in where there was none (:func:`.records.introduced`): a
+        candidate; the parent keeps the one :func:`.records.decide` names."""
+        from .records import introduced
 
         return introduced(args, self._before)[0]
 

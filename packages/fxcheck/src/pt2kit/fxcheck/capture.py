@@ -15,10 +15,10 @@ from typing import Any
 
 import torch
 
-from pt2kit.schema import SCHEMA_MAJOR, Error, Graph, Profile, Record, Store, Violation
+from pt2kit.schema import Profile, Record, Store, Violation
 
-from . import graphview, torchapi
-from .checks import Finding, run_checks
+from . import graphview, records, torchapi
+from .checks import run_checks
 
 
 class ConstraintViolation(RuntimeError):
@@ -62,19 +62,14 @@ class Checker:
         self._emit(rec)
 
     def _graph(self, gm: torch.fx.GraphModule, phase: str, index: int) -> None:
-        code = None
-        if self.store is not None:
-            code = self.store.put_text(gm.print_readable(print_output=False), "text/x-python", ".py")
-        nodes = sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output"))
-        self.emit(Graph(v=SCHEMA_MAJOR, run=self.run, model=self.model, phase=phase, index=index, nodes=nodes,
-                        ops=graphview.op_counts(gm), code=code))
+        self.emit(records.graph(gm, phase, index, run=self.run, model=self.model, store=self.store))
 
     def _check(self, view: graphview.GraphView, phase: str | None = None) -> int:
         """Check one graph; one finding per distinct (constraint, op, tensor, message), with a count
         (the same layer repeated, LayerNorm's mean and rstd of one shape)."""
         distinct: dict[tuple[Any, ...], Violation] = {}
         for f in run_checks(view, self.profile):
-            v = self._violation(f, phase or view.phase, view.index)
+            v = records.violation(f, phase or view.phase, view.index, run=self.run, model=self.model)
             key = (v.constraint, v.op, v.dtype, tuple(v.shape or ()), v.message.split(": ", 1)[-1])
             if key in distinct:
                 distinct[key].count += 1
@@ -84,15 +79,6 @@ class Checker:
             self.findings.append(v)
             self.emit(v)
         return len(distinct)
-
-    def _violation(self, f: Finding, phase: str, index: int) -> Violation:
-        t = f.tensor
-        return Violation(
-            v=SCHEMA_MAJOR, run=self.run, model=self.model, constraint=f.constraint, message=f.message,
-            phase=phase, graph=index, node=f.node.name, op=f.op or f.node.op,
-            dtype=t.dtype if t else None, shape=list(t.shape) if t else None,
-            source=f.node.source, code=f.node.code, module=f.node.module,
-        )
 
     # -- the backend -----------------------------------------------------------------------
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
@@ -104,19 +90,9 @@ class Checker:
         except ConstraintViolation:
             raise
         except Exception as e:
-            # torch decides what happens next (it may retry smaller graphs); the record says this one
-            # was not captured, so a summary never counts part of a model as all of it
             self.errors += 1
-            lines = [ln for ln in str(e).strip().splitlines() if ln.strip()]
-            why = f"{type(e).__name__}: {' '.join(lines[:3])}"[:1000]
-            self.emit(Error(v=SCHEMA_MAJOR, run=self.run, model=self.model, exit_code=1, where=f"graph {index}",
-                            message=f"graph {index} ({self._nodes(gm)} nodes) was not captured and checked: "
-                                    f"the backend failed with {why}"))
+            self.emit(records.capture_error(gm, index, e, run=self.run, model=self.model))
             raise
-
-    @staticmethod
-    def _nodes(gm: torch.fx.GraphModule) -> int:
-        return sum(1 for n in gm.graph.nodes if n.op not in ("placeholder", "output"))
 
     def _capture(self, gm: torch.fx.GraphModule, example_inputs: list[Any], index: int) -> Callable[..., Any]:
         found = 0

@@ -125,8 +125,8 @@ def _scan_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dic
 
 def _trace(s: Session, trace_dir: Path) -> int:
     from .analyze import analyze
-    from .emit import emit_findings
     from .narrate import Narrator
+    from .records import emit_findings
     from .tracelog import read_trace
 
     try:

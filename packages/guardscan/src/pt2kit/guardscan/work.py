@@ -19,7 +19,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
 
     from . import torchapi
     from .analyze import analyze
-    from .emit import emit_findings
+    from .records import emit_findings
     from .scan import Scan, scan
     from .variants import default_variants, parse_vary
 

@@ -15,7 +15,7 @@ from typing import Any
 from pt2kit.runtime.outputs import flatten
 from pt2kit.schema import as_float
 
-from .compare import compare_trees
+from .records import compare_trees
 
 
 def _fmt(x: Any) -> str:

@@ -14,18 +14,7 @@ from typing import Any
 import msgspec
 
 from pt2kit.runtime.errors import UsageError
-from pt2kit.schema import Diff, Divergence, Model, Stats, num
-
-
-def _stats(t: Any) -> Stats:
-    import torch
-
-    x = t.detach().to(torch.float64)
-    finite = x[torch.isfinite(x)]
-    return Stats(numel=x.numel(), mean=num(float(finite.mean())) if finite.numel() else None,
-                 min=num(float(finite.min())) if finite.numel() else None,
-                 max=num(float(finite.max())) if finite.numel() else None,
-                 nan=int(torch.isnan(x).sum()), inf=int(torch.isinf(x).sum()))
+from pt2kit.schema import Diff, Divergence, Model
 
 
 def _seeded(seed: int, fn: Any) -> Any:
@@ -52,7 +41,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from pt2kit.runtime.outputs import flatten
 
     from . import backends
-    from .compare import Verdict, compare_trees, grads_of, metrics_record
+    from .records import Verdict, compare_trees, divergence_fields, grads_of
     from .ties import TieRecorder
 
     with apply_config(job.config):
@@ -139,12 +128,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             except LocalizeError as e:
                 chan.note("localize", str(e))
             if located is not None:
-                chan.emit_new(
-                    Divergence, model=label, output=failed_outputs[0]["output"], node=located.node, op=located.op,
-                    index=located.index, source=located.source, code=located.code, module=located.module,
-                    metrics=metrics_record(located.comparison), ref_stats=_stats(located.ref),
-                    test_stats=_stats(located.test), compiles=located.compiles, phase="forward",
-                )
+                chan.emit_new(Divergence, model=label, **divergence_fields(located, failed_outputs[0]["output"]))
         elif failed and job.localize:
             chan.note("localize", "only gradients differ; kdiff localises forward graphs, so no node is named")
     return {"diffs": len(diffs), "failed": len(failed), "note": note,

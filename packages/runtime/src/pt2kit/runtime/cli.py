@@ -218,21 +218,23 @@ class Session:
 
         A stream is data (see :mod:`.trust`): each model file is checked before anything runs and
         named on stderr; the record's config is merged under ``config`` (the command line's, which
-        wins) after its unsafe keys are refused, or dropped when ``stream_config`` is False. Writes
-        this tool's header once stdin is known to be a pipe; warns when no model came.
+        wins) after its unsafe keys are refused, or dropped when ``stream_config`` is False. This tool's
+        header comes at the first model record, with its device (``device`` or the record's), so the
+        upstream lines before it are forwarded first; warns when no model came.
         """
         from pt2kit.schema import Model
 
         from .trust import check_model_file, stream_config_for
 
         lines = self.read(["-"], want=[Model], hint=hint)
-        self.header(torch=torch_version(), device=device)
         models = 0
-        for line in lines:
+        for line in self._header_before_errors(lines, device):
             if line.kind == "model" and line.record is not None:
                 models += 1
                 m = line.record
                 where = f"{line.source}:{line.lineno}"
+                if not self.header_written:  # its part starts here, so the header can name the device
+                    self.header(torch=torch_version(), device=device or m.device)
                 spec = check_model_file(m.file, m.entry, where)
                 cfg = stream_config_for(dict(m.config or {}), dict(config or {}), where, use=stream_config)
                 if m.config and not stream_config:
@@ -241,7 +243,17 @@ class Session:
                 self.say(f"{where}: running model file {spec} named by the stream")
                 yield spec, (device or m.device), cfg
         if not models:
+            self.header(torch=torch_version(), device=device)
             self.warn("no model records on stdin: nothing to do")
+
+    def _header_before_errors(self, lines: Iterator[Line], device: str | None) -> Iterator[Line]:
+        """``lines``, with this tool's header written before a bad line's error ends the stream."""
+        try:
+            yield from lines
+        except StreamError:
+            if not self.header_written:
+                self.header(torch=torch_version(), device=device)
+            raise
 
     def for_each_model(self, model: str | None, *, device: str | None, config: dict[str, str], stream_config: bool,
                        hint: str, run: Callable[[str, str, dict[str, str], bool], int]) -> int:

@@ -1,4 +1,5 @@
-"""Leaf-by-leaf comparison of two flattened output trees (and of gradients)."""
+"""kdiff's records: `diff` fields, leaf by leaf, for two flattened output trees (and gradients), and the
+`divergence` fields of a localised first diverging op."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import torch
 
 from pt2kit.runtime.accuracy import accuracy_rule
 from pt2kit.runtime.outputs import is_plain
-from pt2kit.schema import Accuracy, Metrics, Store, Tie, num
+from pt2kit.schema import Accuracy, Metrics, Stats, Store, Tie, num
 
 from .metrics import compare, default_tolerances
 
@@ -141,3 +142,20 @@ def grads_of(loaded: Any, backend: Any, seed: int) -> list[tuple[str, Any]]:
         p.grad = None
     torch._dynamo.reset()
     return grads
+
+
+def stats(t: Any) -> Stats:
+    x = t.detach().to(torch.float64)
+    finite = x[torch.isfinite(x)]
+    return Stats(numel=x.numel(), mean=num(float(finite.mean())) if finite.numel() else None,
+                 min=num(float(finite.min())) if finite.numel() else None,
+                 max=num(float(finite.max())) if finite.numel() else None,
+                 nan=int(torch.isnan(x).sum()), inf=int(torch.isinf(x).sum()))
+
+
+def divergence_fields(located: Any, output: str) -> dict[str, Any]:
+    """A `divergence` record's fields for :func:`.localize.localize`'s answer on a failing output."""
+    return dict(output=output, node=located.node, op=located.op, index=located.index, source=located.source,
+                code=located.code, module=located.module, metrics=metrics_record(located.comparison),
+                ref_stats=stats(located.ref), test_stats=stats(located.test), compiles=located.compiles,
+                phase="forward")
