@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-TOOLS = "fxcheck|kdiff|guardscan|aotiprint|reportgen|pt2kit"
+TOOLS = "fxcheck|kdiff|guardscan|aotiprint|minify|reportgen|pt2kit"
 
 
 def examples() -> list[str]:

@@ -99,7 +99,10 @@ def full_stream(store_dir: Path, *, big_code: bool = False) -> bytes:
     w6 = RecordWriter(out, run="run-mi")
     header(w6, "minify", store_dir)
     repro = store.put_text("import torch\n# repro\n", "text/x-python", ".py")
-    w6.emit_new(Repro, model="m.py", path=repro, failure="accuracy", nodes_before=40, nodes_after=2, reproduces=True)
+    w6.emit_new(Repro, model="m.py", path=repro, failure="compile-error", nodes_before=40, nodes_after=2, reproduces=True,
+                signature="CppCompileError: C++ compile error", ops=["aten.relu.default", "aten.mul.Tensor"],
+                inputs_before=4096, inputs_after=1, config={"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"},
+                queries=7, wall_s=12.5, reproduced=3, runs=3)
     w6.emit_new(Crash, model="m.py", stage="run", signal="SIGSEGV", exitcode=-11, message="killed by SIGSEGV",
                 last_kernel="cpp_fused_log_1", stderr_tail="Fatal Python error: Segmentation fault\n  File m.py line 8\n")
     w6.emit_new(Error, message=f"m.py: no such model file {EVIL}", exit_code=2)

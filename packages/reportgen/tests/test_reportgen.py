@@ -34,6 +34,11 @@ def test_every_kind_present_gets_its_section_with_counts(tmp_path):
     assert 'src="data:image/png;base64,' in html  # the heatmap blob is embedded
     assert "def forward(self, x):" in html  # small code blob embedded
     assert html.count("fxcheck 1.0.0") >= 1 and "2.13.0" in html
+    repro = html[html.index('<section id="repros">'):]
+    repro = repro[:repro.index("</section>")]
+    for shown in ("CppCompileError: C++ compile error", "40 → 2", "aten.relu.default, aten.mul.Tensor",
+                  "4096 → 1", "cpp.inject_relu_bug_TESTING_ONLY=compile_error", "7 in 12.5 s", "3 of 3"):
+        assert shown in repro, shown
 
 
 def test_absent_kinds_have_no_section(tmp_path):

@@ -48,7 +48,7 @@ from .stream import (
     read_stream,
 )
 
-__version__ = "1.4.0"
+__version__ = "1.5.0"
 
 __all__ = [
     "KINDS", "RECORD_TYPES", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",

@@ -350,12 +350,26 @@ class Crash(Record, tag="crash", kw_only=True):
 
 
 class Repro(Record, tag="repro", kw_only=True):
+    """A standalone repro.py of one failure, made by minify, and how often it reproduced."""
+
     model: str | None = None
     path: BlobRef
-    failure: str
+    failure: str  # accuracy | compile-error | crash | nan | violation
     nodes_before: int
     nodes_after: int
     reproduces: bool
+    signature: str | None = None  # (1.5) what "still fails" meant: exception type and message, signal, ...
+    graph: int | None = None  # (1.5) which of the model's graphs
+    ops: list[str] = []  # (1.5) the repro's aten ops
+    inputs_before: int | None = None  # (1.5) input elements
+    inputs_after: int | None = None  # (1.5)
+    config: dict[str, str] = {}  # (1.5) the settings the failure needs
+    backend: str | None = None  # (1.5)
+    queries: int = 0  # (1.5) candidates compiled and judged
+    wall_s: float | None = None  # (1.5)
+    reproduced: int = 0  # (1.5) runs of repro.py, in fresh processes, that failed the same way
+    runs: int = 0  # (1.5)
+    output: str | None = None  # (1.5) where -o wrote it
 
 
 class Bench(Record, tag="bench", kw_only=True):

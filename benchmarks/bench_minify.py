@@ -1,0 +1,90 @@
+"""minify against PyTorch's after_aot minifier on the same net and planted bug, in one run.
+
+The net is issue 16's (packages/minify/tests/models/resnet_mlp.py: three residual blocks, relu,
+sigmoid times the row mean, a head and softmax, batch 8) with Inductor's planted cpp relu accuracy
+bug. PyTorch's side: TORCHDYNAMO_REPRO_AFTER=aot, TORCHDYNAMO_REPRO_LEVEL=4 writes
+minifier_launcher.py, then `minifier_launcher.py minify` (default: a subprocess per query) and
+`minify --no-isolate`, each with an Inductor cache of its own that starts empty. Reports queries, final nodes and wall time of each; goals on a 2-core machine:
+minify >= 15x faster than the default, >= 2x faster than --no-isolate, <= 3 aten ops, 3 of 3.
+Run: `python benchmarks/bench_minify.py` (about 6 minutes; `--skip-default` leaves out the slow one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NET = ROOT / "packages" / "minify" / "tests" / "models" / "resnet_mlp.py"
+BUG = "cpp.inject_relu_bug_TESTING_ONLY"
+
+DUMP = f"""
+import sys, torch
+sys.path.insert(0, {str(NET.parent)!r})
+import torch._inductor.config as c
+c.cpp.inject_relu_bug_TESTING_ONLY = "accuracy"
+from resnet_mlp import make
+m, (x,) = make()
+try:
+    torch.compile(m)(x)
+except Exception as e:
+    print("dumped:", type(e).__name__)
+"""
+
+
+def _cold(work: Path, name: str) -> dict[str, str]:
+    """Each tool compiles into a cache of its own, empty at its start: no one reuses another's kernels."""
+    return {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(work / f"cache-{name}")}
+
+
+def _pytorch(mode: str, work: Path) -> dict[str, object]:
+    launchers = sorted(work.rglob("minifier_launcher.py"))
+    if not launchers:
+        return {"error": "no minifier_launcher.py was written"}
+    args = [sys.executable, str(launchers[-1]), "minify"] + (["--no-isolate"] if mode == "no-isolate" else [])
+    t = time.perf_counter()
+    p = subprocess.run(args, cwd=launchers[-1].parent, capture_output=True, text=True, env=_cold(work, mode))
+    wall = time.perf_counter() - t
+    q = re.findall(r"Made (\d+) queries", p.stderr)
+    nodes = re.findall(r"\((\d+) nodes, \d+ inputs\)", p.stderr)
+    return {"wall_s": round(wall, 1), "queries": int(q[-1]) if q else None,
+            "final_nodes": int(nodes[-1]) if nodes else None, "exit": p.returncode}
+
+
+def main() -> int:
+    skip_default = "--skip-default" in sys.argv
+    results: dict[str, dict[str, object]] = {}
+    with tempfile.TemporaryDirectory() as d:
+        work = Path(d)
+        env = {**os.environ, "TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": "4",
+               "TORCH_COMPILE_DEBUG_DIR": str(work)}
+        subprocess.run([sys.executable, "-c", DUMP], cwd=work, env=env, capture_output=True, text=True)
+        for mode in (["no-isolate"] if skip_default else ["default", "no-isolate"]):
+            results[f"after_aot {mode}"] = _pytorch(mode, work)
+        t = time.perf_counter()
+        p = subprocess.run([sys.executable, "-m", "pt2kit.minify", f"{NET}:make", "--config", f"{BUG}=accuracy",
+                            "-q", "--store", str(work / "store"), "-o", str(work / "repro.py")],
+                           capture_output=True, text=True, env=_cold(work, "minify"))
+        wall = time.perf_counter() - t
+        rec = next((json.loads(x) for x in p.stdout.splitlines() if '"kind":"repro"' in x), {})
+        results["pt2kit minify"] = {"wall_s": round(wall, 1), "queries": rec.get("queries"),
+                                    "final_nodes": rec.get("nodes_after"), "exit": p.returncode,
+                                    "reproduced": f"{rec.get('reproduced')} of {rec.get('runs')}"}
+    for name, r in results.items():
+        print(f"{name:24s} " + "  ".join(f"{k}={v}" for k, v in r.items()))
+    ours = results["pt2kit minify"]["wall_s"]
+    for mode, goal in (("default", 15), ("no-isolate", 2)):
+        theirs = results.get(f"after_aot {mode}", {}).get("wall_s")
+        if isinstance(theirs, float) and isinstance(ours, float) and ours:
+            print(f"speedup over after_aot {mode}: {theirs / ours:.1f}x (goal >= {goal}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,179 @@
+"""minify [MODEL.py[:NAME]]: the smallest standalone repro.py of a torch.compile failure.
+
+Decides once, from the original run, what "still fails" means (an exception's type and normalised
+message, the signal that killed the process, an accuracy failure by kdiff's float64-aware verdict,
+NaN/Inf in the compiled output, a constraint and op), then shrinks the forward aten graph (accuracy:
+from kdiff's first diverging op; else truncation, prefix cut and delta debugging), the input
+shapes and the --config set, judging every candidate by that signature in warm worker processes
+(--jobs in parallel; one that dies is replaced, and its death is a signature like any other).
+The repro runs with torch alone, exits 1 while the bug is present and 0 once it is fixed; minify
+runs it 3 times in fresh processes and writes a `repro` record (the file in the store, and -o).
+
+Without MODEL, reads records on stdin, forwards every line, and minifies each model's first failure
+of each kind: a failing `diff`, a `crash`, a `violation`, a `kernel` with a NaN/Inf finding
+(`kdiff m.py | minify`, `fxcheck m.py --deny aten.convolution | minify`).
+Exit 1 a repro was made and reproduces, 0 no failure to minify, 2 bad input, 3 the failure could not
+be re-created or reduced (the message says why).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+
+from pt2kit.runtime.cli import Session, check_finite, torch_version
+from pt2kit.runtime.errors import EXIT_OK, UsageError
+from pt2kit.runtime.options import (
+    Config,
+    Debug,
+    DeviceFromRecord,
+    NoStreamConfig,
+    Quiet,
+    Store,
+    Timeout,
+    Version,
+    command,
+    tool_app,
+)
+
+from . import __version__
+
+FAILURES = ("auto", "compile-error", "crash", "accuracy", "nan", "violation")
+
+app = tool_app("minify", __doc__ or "")
+
+
+@command(app)
+def minify(
+    model: Annotated[str | None, typer.Argument(metavar="[MODEL.py[:NAME]]", show_default=False)] = None,
+    failure: Annotated[str, typer.Option(click_type=click.Choice(FAILURES),
+                                         help="The failure to keep; auto takes what the original run shows.")] = "auto",
+    backend: Annotated[str, typer.Option(metavar="BACKEND",
+                                         help="inductor, aot_eager, aoti (export, package, load, run) or FILE.py:NAME."
+                                         )] = "inductor",
+    deny: Annotated[str | None, typer.Option(metavar="OP", help="Keep a violation: the aten op (aten.convolution) "
+                                             "must stay in the graph.", show_default=False)] = None,
+    check_str: Annotated[str | None, typer.Option(help="An error counts only if its message holds TEXT.",
+                                                  metavar="TEXT", show_default=False)] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes judging candidates in parallel "
+                                      "[default: the CPUs, at most 4].", show_default=False)] = 0,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the repro here.",
+                                                show_default=False)] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the model's run and of the repro's inputs.")] = 0,
+    device: DeviceFromRecord = None,
+    timeout: Timeout = None,
+    config: Config = None,
+    no_stream_config: NoStreamConfig = False,
+    store: Store = None,
+    quiet: Quiet = False,
+    debug: Debug = False,
+    version: Version = False,
+) -> None:
+    s = Session("minify", __version__, store=store, quiet=quiet, debug=debug)
+    opts = {"failure": failure, "backend": backend, "seed": seed}
+    s.run(lambda: _work(s, model, opts, deny, check_str, jobs, output, device, list(config or ()), timeout,
+                        not no_stream_config))
+
+
+def _work(s: Session, model: str | None, opts: dict[str, Any], deny: str | None, check_str: str | None, jobs: int,
+          output: Path | None, device: str | None, config: list[str], timeout: float | None,
+          stream_config: bool) -> int:
+    from pt2kit.runtime.config import parse_config
+
+    check_finite("--timeout", timeout, positive=True)
+    if jobs < 0:
+        raise UsageError(f"--jobs {jobs}: expected a number of workers >= 1")
+    jobs = jobs or min(4, os.cpu_count() or 1)
+    if output is not None and output.is_dir():
+        raise UsageError(f"-o {output}: is a directory; name the repro file")
+    if deny and opts["failure"] not in ("auto", "violation"):
+        raise UsageError(f"--deny with --failure {opts['failure']}: --deny keeps a violation")
+    be = opts["backend"]
+    if be not in ("inductor", "aot_eager", "aoti") and not (":" in be and be.rpartition(":")[0].endswith(".py")):
+        raise UsageError(f"--backend {be}: expected inductor, aot_eager, aoti or FILE.py:NAME")
+    if ":" in be and not Path(be.rpartition(":")[0]).is_file():
+        raise UsageError(f"--backend {be}: no such file {be.rpartition(':')[0]}")
+    cfg = parse_config(config)
+    want = {"kind": "violation", "constraint": "deny", "op": deny} if deny else None
+    if model is not None:
+        s.open_model(model, device=device or "cpu")
+        return _one(s, model, device or "cpu", cfg, opts, want, check_str, jobs, output, timeout, piped=False)
+    return _stream(s, opts, check_str, jobs, output, device, cfg, timeout, stream_config)
+
+
+def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, output: Path | None,
+            device: str | None, cfg: dict[str, str], timeout: float | None, stream_config: bool) -> int:
+    from pt2kit.runtime.trust import check_model_file, stream_config_for
+    from pt2kit.schema import Crash, Diff, Kernel, Model, Violation
+
+    from .records import wanted
+
+    hint = "give a MODEL.py, or pipe records: `kdiff m.py | minify`"
+    models: dict[str, tuple[str, str, dict[str, str], str]] = {}
+    asks: list[tuple[str, dict[str, Any], str]] = []
+    lines = s.read(["-"], want=[Model, Diff, Crash, Violation, Kernel], hint=hint)
+    s.header(torch=torch_version(), device=device)
+    for line in lines:
+        rec = line.record
+        where = f"{line.source}:{line.lineno}"
+        if isinstance(rec, Model):
+            spec = check_model_file(rec.file, rec.entry, where)
+            c = stream_config_for(dict(rec.config or {}), cfg, where, use=stream_config)
+            models[rec.model] = (spec, device or rec.device or "cpu", c, where)
+        elif rec is not None:
+            w = wanted(rec)
+            label = getattr(rec, "model", None)
+            if w and label and not any(a[0] == label and a[1]["kind"] == w["kind"] for a in asks):
+                asks.append((label, w, where))
+    if not asks:
+        s.say("no failing diff, crash, violation or NaN/Inf kernel on stdin: nothing to minify")
+        return EXIT_OK
+    code = EXIT_OK
+    for n, (label, w, where) in enumerate(asks):
+        if label not in models:
+            s.warn(f"{where}: no model record for {label}: skipped")
+            continue
+        spec, dev, c, mwhere = models[label]
+        s.say(f"{mwhere}: running model file {spec} named by the stream")
+        out = output if output is None or len(asks) == 1 else output.with_name(f"{output.stem}-{n + 1}{output.suffix}")
+        from . import narrate
+
+        narrate.failure(s.say, label, where, w)
+        o = dict(opts, failure=w["kind"] if w["kind"] != "violation" else "violation")
+        code = max(code, _one(s, spec, dev, c, o, w, check_str, jobs, out, timeout, piped=True))
+    return code
+
+
+def _one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dict[str, Any], want: dict[str, Any] | None,
+         check_str: str | None, jobs: int, output: Path | None, timeout: float | None, *, piped: bool) -> int:
+    import msgspec
+
+    from pt2kit.runtime.modelfile import label_of, parse_spec
+    from pt2kit.runtime.progress import Progress
+    from pt2kit.schema import SCHEMA_MAJOR, Model, Repro
+
+    from . import narrate
+    from .drive import minify_one
+    from .job import Job
+    from .records import repro_fields
+
+    label = label_of(*parse_spec(spec))
+    job = Job(model=spec, device=device, config=cfg, emit_model=not piped, from_stream=piped, **opts)
+    with Progress("minify", quiet=s.quiet).task(label) as task:
+        o = minify_one(job, want=want, jobs=jobs, timeout=timeout, stage=task.stage, torch_version=torch_version(),
+                       check_str=check_str, on_model=lambda f: s.writer.emit(
+                           msgspec.convert({**f, "v": SCHEMA_MAJOR, "run": s.writer.run}, Model)))
+    if o.text is not None:
+        if output is not None:
+            output.write_text(o.text)
+        s.emit(Repro, **repro_fields(o.fields, o.text, s.store, label, str(output) if output else None))
+    narrate.outcome(s.say, label, o.message, o.fields, str(output) if output and o.text else None)
+    return o.code
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,278 @@
+"""What runs a candidate graph and says whether it still fails: minify's workers import it, and every
+repro.py embeds this file's text verbatim, so a query and the repro it becomes run the same code.
+
+Guarantees (the repro's contract): imports only torch and the standard library; inputs come from a
+seeded generator and the specs written in the repro (never a pickle); the verdict of an accuracy
+failure is kdiff's (torch.testing.assert_close's tolerances, then PyTorch's float64 RMSE rule from
+torch._dynamo.utils.same, so rounding noise is not a failure); a failure's signature is an
+exception's type and normalised message, a signal, a non-finite kind, or a constraint and op.
+"""
+
+import contextlib
+import importlib
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+# -- inputs ------------------------------------------------------------------------------------
+
+
+def make_inputs(specs, seed=0, device=None):
+    """One value per spec: ("tensor", shape, stride, dtype, device, lo, hi) or ("scalar", value)."""
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for spec in specs:
+        if spec[0] == "scalar":
+            out.append(spec[1])
+            continue
+        _, shape, stride, dtype, dev, lo, hi = spec
+        dtype = getattr(torch, dtype)
+        if dtype.is_floating_point or dtype.is_complex:
+            t = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+        elif dtype == torch.bool:
+            t = torch.randint(0, 2, shape, generator=g).bool()
+        else:
+            lo = 0 if lo is None else int(lo)
+            hi = lo + 1 if hi is None else max(int(hi), lo)
+            t = torch.randint(lo, hi + 1, shape, generator=g, dtype=torch.int64).to(dtype)
+        dev = device or dev
+        if list(stride) != list(torch.empty(shape).stride()) and all(s >= 0 for s in stride):
+            # the graph was traced with a strided input (a transpose, a slice): Inductor specialises on it
+            base = torch.empty_strided(shape, stride, dtype=dtype, device=dev)
+            t = base.copy_(t.to(dev))
+        out.append(t.to(dev))
+    return out
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def apply_config(config):
+    """{module: {key: value}} (torch._inductor.config ...), as context managers."""
+    stack = contextlib.ExitStack()
+    for module, settings in config.items():
+        stack.enter_context(importlib.import_module(module).patch(settings))
+    return stack
+
+
+def _float64_mode():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    narrow = (torch.float32, torch.float16, torch.bfloat16)
+
+    class Float64(TorchDispatchMode):
+        # a graph's explicit casts to float32 would undo a float64 run: keep it float64 throughout
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if kwargs.get("dtype") in narrow:
+                kwargs["dtype"] = torch.float64
+            args = [torch.float64 if a in narrow else a for a in args]
+            return func(*args, **kwargs)
+
+    return Float64()
+
+
+def to_float64(x):
+    if isinstance(x, torch.Tensor) and x.is_floating_point():
+        return x.to(torch.float64)
+    return x
+
+
+def run_eager(module, inputs, float64=False):
+    with torch.no_grad():
+        if not float64:
+            return list(module(*inputs))
+        with _float64_mode():
+            return list(module(*[to_float64(x) for x in inputs]))
+
+
+def compile_and_run(module, inputs, backend, dynamic=False):
+    """The compiled side: a torch.compile backend (name or callable), or "aoti" (export, package, load, run)."""
+    torch._dynamo.reset()
+    with torch.no_grad():
+        if backend == "aoti":
+            ep = torch.export.export(module, tuple(inputs))
+            with tempfile.TemporaryDirectory() as d:
+                path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(d, "m.pt2"))
+                loaded = torch._inductor.aoti_load_package(path)
+                out = loaded(*inputs)
+        else:
+            out = torch.compile(module, backend=backend, dynamic=dynamic or None)(*inputs)
+    torch._dynamo.reset()
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+# -- verdicts ----------------------------------------------------------------------------------
+
+_TOL = {torch.float16: (1e-5, 1e-3), torch.bfloat16: (1e-5, 1.6e-2), torch.float32: (1e-5, 1.3e-6),
+        torch.float64: (1e-7, 1e-7), torch.complex64: (1e-5, 1.3e-6)}
+
+
+def _rmse(a, b):
+    d = a.reshape(-1).to(torch.float64) - b.reshape(-1).to(a.device, torch.float64)
+    return math.sqrt(float((d * d).mean())) if d.numel() else 0.0
+
+
+def differs(test, eager, fp64):
+    """kdiff's verdict on one output: fails assert_close against eager and is further from float64 than
+    eager is (torch._dynamo.utils.same's rule); "" when it passes, else why."""
+    if not isinstance(test, torch.Tensor) or not isinstance(eager, torch.Tensor):
+        return "" if test == eager else f"{test!r} != {eager!r}"
+    if test.shape != eager.shape:
+        return f"shape {list(test.shape)} != {list(eager.shape)}"
+    test = test.to(eager.device)
+    if not eager.is_floating_point():
+        bad = int((test != eager).sum())
+        return f"{bad} of {eager.numel()} elements differ" if bad else ""
+    atol, rtol = _TOL.get(eager.dtype, (1e-5, 1.3e-6))
+    close = torch.isclose(test, eager, rtol=rtol, atol=atol, equal_nan=True)
+    if bool(close.all()):
+        return ""
+    if fp64 is not None and isinstance(fp64, torch.Tensor) and fp64.shape == test.shape:
+        m = 3.0 if eager.dtype in (torch.float16, torch.bfloat16) or eager.numel() < 1000 else 2.0
+        tol = {torch.float16: 1e-3, torch.bfloat16: 1e-2}.get(eager.dtype, 1e-4)
+        e_test, e_base = _rmse(fp64, test), _rmse(fp64, eager)
+        if e_test <= m * e_base + tol / 10.0:  # NaN compares false: a NaN is never rounding noise
+            return ""
+        why = f"RMSE vs float64 {e_test:.3g} > {m:g} x eager's {e_base:.3g}"
+    else:
+        why = "assert_close fails"
+    i = int((~close).reshape(-1).nonzero()[0])
+    return f"{int((~close).sum())} of {eager.numel()} elements differ ({why}; e.g. {float(test.reshape(-1)[i]):.6g} " \
+           f"vs {float(eager.reshape(-1)[i]):.6g})"
+
+
+def nonfinite(outputs):
+    """"nan", "inf", "nan+inf" or "" for the outputs together."""
+    kinds = set()
+    for t in outputs:
+        if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
+            if bool(torch.isnan(t).any()):
+                kinds.add("nan")
+            if bool(torch.isinf(t).any()):
+                kinds.add("inf")
+    return "+".join(sorted(kinds))
+
+
+_WRAPPERS = ("BackendCompilerFailed", "InductorError", "LoweringException", "InternalTorchDynamoError")
+
+
+def exception_signature(e):
+    """``Type: message`` of the error that matters, numbers, addresses, paths and names normalised, so
+    the same bug on a smaller graph or smaller shapes has the same signature."""
+    kind, text = type(e).__name__, str(e)
+    for _ in range(4):  # torch wraps the backend's error; the innermost named error is the bug
+        inner = e.__cause__ or e.__context__
+        if kind in _WRAPPERS and inner is not None:
+            e, kind, text = inner, type(inner).__name__, str(inner)
+            continue
+        m = re.match(r"\s*(?:backend='[^']*' raised:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Failure)):\s*(.*)", text,
+                     re.S)
+        if kind in _WRAPPERS and m:
+            kind, text = m.group(1).rsplit(".", 1)[-1], m.group(2)
+            continue
+        break
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    first = lines[0] if lines else ""
+    first = re.sub(r"(/[^\s:'\"]+)+", "<path>", first)
+    first = re.sub(r"0x[0-9a-fA-F]+", "<addr>", first)
+    first = re.sub(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b", "<n>", first)
+    first = re.sub(r"'[A-Za-z_]\w*'", "'<name>'", first)
+    return f"{kind}: {first[:200]}"
+
+
+def outcome(module, inputs, backend, config, failure, dynamic=False):
+    """(fails, signature, detail) of one candidate against the failure it must still show."""
+    kind = failure["kind"]
+    try:
+        eager = run_eager(module, inputs)
+    except Exception as e:  # a candidate the eager side cannot run is no repro of anything
+        return False, "eager: " + exception_signature(e), "eager fails"
+    fp64 = None
+    if kind == "accuracy":
+        try:
+            fp64 = run_eager(module, inputs, float64=True)
+        except Exception:
+            fp64 = None
+    try:
+        with apply_config(config):
+            test = compile_and_run(module, inputs, backend, dynamic)
+    except Exception as e:
+        sig, detail = exception_signature(e), str(e).strip()[:2000]
+        if failure.get("check_str"):
+            return kind == "compile-error" and failure["check_str"] in f"{sig} {detail}", sig, detail
+        return kind == "compile-error" and sig == failure["signature"], sig, detail
+    if kind == "nan":
+        got = nonfinite(test)
+        eager_too = bool(nonfinite(eager))
+        sig = f"{got} (eager too)" if got and eager_too else got
+        return bool(got) and sig == failure["signature"], sig or "finite", ""
+    if kind == "accuracy":
+        for i, (t, r) in enumerate(zip(test, eager, strict=False)):
+            why = differs(t, r, fp64[i] if fp64 is not None and i < len(fp64) else None)
+            if why:
+                return True, "accuracy", f"output {i}: {why}"
+        return False, "passes", ""
+    return False, "passes", ""
+
+
+def violations(module, inputs, failure):
+    """The ops of the aten graph the backend is handed that the violation names (op, and dtype if any)."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    op, dtype = failure["op"], failure.get("dtype")
+    seen = []
+
+    def fw(gm, example):
+        for n in gm.graph.nodes:
+            val = n.meta.get("val")
+            if n.op == "call_function" and str(n.target) in (op, op.rsplit(".", 1)[0]) and (
+                    dtype is None or str(getattr(val, "dtype", "")).replace("torch.", "") == dtype):
+                seen.append(n.name)
+        return gm.forward
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(module, backend=aot_autograd(fw_compiler=fw))(*inputs)
+    torch._dynamo.reset()
+    return seen
+
+
+# -- the repro's main ----------------------------------------------------------------------------
+
+
+def main(module_cls, specs, backend, config, failure, dynamic=False, seed=0):
+    """Exit 1 with one line while the failure is present, 0 once it is gone."""
+    device = os.environ.get("REPRO_DEVICE")
+    if failure["kind"] == "crash" and not os.environ.get("_REPRO_CHILD"):
+        # the bug kills the process: run it in a child, and judge by how the child died
+        p = subprocess.run([sys.executable, *sys.argv], env={**os.environ, "_REPRO_CHILD": "1"},
+                           capture_output=True, text=True)
+        died = signal.Signals(-p.returncode).name if p.returncode < 0 else f"exit {p.returncode}"
+        if died == failure["signature"]:
+            print(f"repro: the bug is present: the process died with {died}")
+            return 1
+        print(f"repro: no {failure['signature']}: the process ended with {died}")
+        return 0
+    inputs = make_inputs(specs, seed, device)
+    module = module_cls()
+    if failure["kind"] == "violation":
+        found = violations(module, inputs, failure)
+        if found:
+            print(f"repro: the bug is present: {failure['constraint']}: {failure['op']} in the graph ({found[0]})")
+            return 1
+        print(f"repro: no {failure['op']} in the graph: fixed")
+        return 0
+    fails, sig, detail = outcome(module, inputs, backend, config, failure, dynamic)
+    if fails:
+        what = failure["kind"] if sig == failure["kind"] else f"{failure['kind']}: {sig}"
+        print(f"repro: the bug is present: {what}" + (f": {detail.splitlines()[0]}" if detail else ""))
+        return 1
+    print(f"repro: {failure['kind']} gone ({sig}): fixed")
+    return 0

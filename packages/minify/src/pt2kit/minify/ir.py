@@ -1,0 +1,149 @@
+"""A captured graph as plain data, and a candidate (a subset of its nodes) as Python source. Torch-free:
+the parent searches over these while the workers compile.
+
+Each node keeps the expression FX would write for it, naming its inputs by node name, so a candidate
+is the kept nodes' lines in graph order: an input a kept node reads from a dropped node becomes a
+parameter of the same name, fed a seeded random value of the shape, stride and dtype that node had.
+Only nodes whose value is a tensor or a scalar can become inputs (a tuple cannot); a candidate that
+would need one is not built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import msgspec
+
+
+class Spec(msgspec.Struct, frozen=True, array_like=True):
+    """("tensor", shape, stride, dtype, device, lo, hi) or ("scalar", value): harness.make_inputs's spec."""
+
+    kind: str
+    shape: list[int] = []
+    stride: list[int] = []
+    dtype: str = ""
+    device: str = "cpu"
+    lo: float | None = None
+    hi: float | None = None
+    value: float | int | bool | None = None
+
+    def as_tuple(self) -> tuple:
+        if self.kind == "scalar":
+            return ("scalar", self.value)
+        return ("tensor", list(self.shape), list(self.stride), self.dtype, self.device, self.lo, self.hi)
+
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n if self.kind == "tensor" else 0
+
+
+class Node(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    expr: str = ""  # "" for a placeholder
+    deps: list[str] = []
+    op: str = ""  # aten.relu.default; "input" for a placeholder
+    spec: Spec | None = None  # None: the value cannot be fed in (a tuple, None)
+    place: str | None = None  # the user's file:line
+    code: str | None = None  # the user's source line
+    output: bool = False  # an output of the captured graph
+
+
+class Graph(msgspec.Struct, frozen=True, kw_only=True):
+    index: int  # which of the model's graphs
+    nodes: list[Node]
+    dynamic: bool = False
+
+    @property
+    def compute(self) -> list[Node]:
+        return [n for n in self.nodes if n.expr]
+
+    def by_name(self) -> dict[str, Node]:
+        return {n.name: n for n in self.nodes}
+
+
+class Candidate(msgspec.Struct, frozen=True, kw_only=True):
+    source: str  # class Repro(torch.nn.Module): ...
+    inputs: list[Spec]
+    nodes: int  # compute nodes
+    ops: list[str]
+    key: str  # hash of what a query depends on
+
+    @property
+    def input_numel(self) -> int:
+        return sum(s.numel() for s in self.inputs)
+
+
+def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
+          outputs: set[str] | None = None) -> Candidate | None:
+    """The candidate of the kept compute nodes, or None when it cannot stand alone.
+
+    Outputs are the kept nodes nobody kept reads (and kept outputs of the original graph).
+    ``rename`` maps a dimension size to a smaller one in input shapes and in the expressions' integer
+    literals (shape shrinking)."""
+    nodes = graph.nodes
+    by = graph.by_name()
+    kept = [n for n in nodes if n.expr and n.name in keep]
+    if not kept:
+        return None
+    kept_names = {n.name for n in kept}
+    read: set[str] = set()
+    params: list[Node] = []
+    for n in kept:
+        for d in n.deps:
+            read.add(d)
+            if d not in kept_names and d not in {p.name for p in params}:
+                src = by[d]
+                if src.spec is None:
+                    return None
+                params.append(src)
+    order = {n.name: i for i, n in enumerate(nodes)}
+    params.sort(key=lambda p: order[p.name])
+    outs = [n for n in kept if n.spec is not None and n.spec.kind == "tensor"
+            and (n.name not in read or n.output or (outputs is not None and n.name in outputs))]
+    if outputs is not None:
+        outs = [n for n in kept if n.name in outputs] or outs
+    if not outs:
+        return None
+    lines = ["class Repro(torch.nn.Module):", f"    def forward(self{''.join(', ' + p.name for p in params)}):"]
+    last_place = None
+    for n in kept:
+        if n.place and n.place != last_place:
+            code = f"  {n.code.strip()}" if n.code else ""
+            lines.append(f"        # {n.place}{code}"[:160])
+            last_place = n.place
+        expr = _resize(n.expr, rename) if rename else n.expr
+        lines.append(f"        {n.name} = {expr}")
+    lines.append(f"        return ({''.join(o.name + ', ' for o in outs)})")
+    inputs = [_resize_spec(p.spec, rename) if rename else p.spec for p in params]  # type: ignore[arg-type]
+    source = "\n".join(lines) + "\n"
+    ops = [n.op for n in kept]
+    key = hashlib.sha256((source + repr([s.as_tuple() for s in inputs])).encode()).hexdigest()[:16]
+    return Candidate(source=source, inputs=inputs, nodes=len(kept), ops=ops, key=key)
+
+
+_INT = re.compile(r"(?<![\w.])(-?\d+)(?![\w.])")
+
+
+def _resize(expr: str, rename: dict[int, int]) -> str:
+    return _INT.sub(lambda m: str(rename.get(int(m.group(1)), m.group(1))) if int(m.group(1)) > 1 else m.group(1),
+                    expr)
+
+
+def _resize_spec(spec: Spec, rename: dict[int, int]) -> Spec:
+    if spec.kind != "tensor":
+        return spec
+    shape = [rename.get(d, d) for d in spec.shape]
+    stride, acc = [0] * len(shape), 1
+    # a shrunk input is contiguous in the original's dimension order
+    for i in sorted(range(len(shape)), key=lambda i: spec.stride[i] if i < len(spec.stride) else 0):
+        stride[i] = acc
+        acc *= max(shape[i], 1)
+    return msgspec.structs.replace(spec, shape=shape, stride=stride)
+
+
+def sizes(c: Candidate) -> list[int]:
+    """The dimension sizes of a candidate's inputs, largest first (what shape shrinking tries)."""
+    return sorted({d for s in c.inputs if s.kind == "tensor" for d in s.shape if d > 1}, reverse=True)

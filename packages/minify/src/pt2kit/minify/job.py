@@ -1,0 +1,11 @@
+"""What the parent hands minify's capture worker: one immutable, typed job (never a dict)."""
+
+from __future__ import annotations
+
+from pt2kit.runtime.job import ModelJob
+
+
+class Job(ModelJob, frozen=True, kw_only=True):
+    failure: str = "auto"  # auto | compile-error | crash | accuracy | nan | violation
+    backend: str = "inductor"  # inductor | aot_eager | aoti | FILE.py:NAME
+    seed: int = 0

@@ -1,0 +1,168 @@
+"""Warm worker processes, crash-safe: ``python -m pt2kit.minify.pool`` answers requests on stdin until
+stdin closes; the parent keeps ``jobs`` of them. A worker that dies (segfault, abort, CUDA error,
+os._exit) or overruns the timeout is replaced, and its request's answer says how it ended, which is
+itself a failure signature. Torch is imported once per worker, not once per query.
+
+Protocol, one JSON object a line: the parent writes {"id", "op", "payload"}; the worker writes
+{"t": "stage"|"graphs"|..., ...} messages and ends each request with {"t": "done", "result"} or
+{"t": "raised", "type", "message"}. The worker's own fd 1 points at stderr, so nothing a model or
+compiler prints can corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+STDERR_LINES = 40
+
+
+class Worker:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "pt2kit.minify.pool"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stderr is not None
+        for raw in self.proc.stderr:
+            self.tail.append(raw.decode("utf-8", "replace").rstrip("\n"))
+
+    def ask(self, op: str, payload: Any, on_message: Callable[[dict[str, Any]], None],
+            timeout: float | None) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.tail.clear()
+        timer = None
+        timed_out = threading.Event()
+        if timeout:
+            def expire() -> None:
+                timed_out.set()
+                self.kill()
+            timer = threading.Timer(timeout, expire)
+            timer.start()
+        try:
+            self.proc.stdin.write(msgspec.json.encode({"op": op, "payload": payload}) + b"\n")
+            self.proc.stdin.flush()
+            for raw in self.proc.stdout:
+                msg = msgspec.json.decode(raw)
+                if msg.get("t") in ("done", "raised"):
+                    return msg
+                on_message(msg)
+        except (BrokenPipeError, OSError):
+            pass
+        finally:
+            if timer is not None:
+                timer.cancel()
+        code = self.proc.wait()
+        if timed_out.is_set():
+            return {"t": "timeout", "stderr": "\n".join(self.tail)}
+        died = signal.Signals(-code).name if code < 0 and -code in signal.valid_signals() else f"exit {code}"
+        return {"t": "died", "signal": died, "stderr": "\n".join(self.tail)}
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+                self.proc.wait(timeout=3)
+            except (subprocess.TimeoutExpired, OSError):
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Pool:
+    """``jobs`` warm workers; :meth:`map` answers requests in parallel, in order."""
+
+    def __init__(self, jobs: int, env: dict[str, str] | None = None, timeout: float | None = None) -> None:
+        self.env = dict(os.environ if env is None else env)
+        self.env.setdefault("PYTHONUNBUFFERED", "1")
+        self.timeout = timeout
+        self.workers = [Worker(self.env) for _ in range(max(1, jobs))]
+        self.replaced = 0
+
+    def _worker(self, i: int) -> Worker:
+        if not self.workers[i].alive:
+            self.workers[i] = Worker(self.env)
+            self.replaced += 1
+        return self.workers[i]
+
+    def ask(self, op: str, payload: Any, on_message: Callable[[dict[str, Any]], None] = lambda m: None
+            ) -> dict[str, Any]:
+        return self._worker(0).ask(op, payload, on_message, self.timeout)
+
+    def map(self, op: str, payloads: list[Any]) -> list[dict[str, Any]]:
+        todo: queue.Queue[tuple[int, Any]] = queue.Queue()
+        for item in enumerate(payloads):
+            todo.put(item)
+        out: list[dict[str, Any]] = [{}] * len(payloads)
+
+        def serve(w: int) -> None:
+            while True:
+                try:
+                    i, payload = todo.get_nowait()
+                except queue.Empty:
+                    return
+                out[i] = self._worker(w).ask(op, payload, lambda m: None, self.timeout)
+
+        threads = [threading.Thread(target=serve, args=(w,), daemon=True)
+                   for w in range(min(len(self.workers), len(payloads)))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return out
+
+    def close(self) -> None:
+        for w in self.workers:
+            w.close()
+
+
+def main() -> int:
+    """The worker loop."""
+    proto = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)  # prints go to stderr; the protocol has its own descriptor
+    sys.stdout = sys.stderr
+    import faulthandler
+
+    faulthandler.enable()
+    from .work import HANDLERS
+
+    enc = msgspec.json.Encoder()
+
+    def send(msg: dict[str, Any]) -> None:
+        proto.write(enc.encode(msg) + b"\n")
+
+    for raw in sys.stdin.buffer:
+        req = msgspec.json.decode(raw)
+        start = time.monotonic()
+        try:
+            result = HANDLERS[req["op"]](req["payload"], send)
+        except Exception as e:
+            send({"t": "raised", "type": type(e).__name__, "message": str(e)[:4000],
+                  "usage": getattr(e, "usage", False)})
+            continue
+        send({"t": "done", "result": result, "s": time.monotonic() - start})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

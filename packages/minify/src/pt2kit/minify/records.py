@@ -1,0 +1,34 @@
+"""minify's records: the `repro` record of a made repro (its text a blob in the store), and the failure
+a stream record names (what minify is asked to keep)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pt2kit.schema import Crash, Diff, Kernel, Store, Violation
+
+SHORT = {"torch._inductor.config": "", "torch._dynamo.config": "dynamo.", "torch._functorch.config": "functorch."}
+
+
+def config_strings(config: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """{module: {key: value}} as the ``--config`` settings a user writes."""
+    return {f"{SHORT.get(m, m + '.')}{k}": v if isinstance(v, str) else repr(v)
+            for m, s in config.items() for k, v in s.items()}
+
+
+def repro_fields(fields: dict[str, Any], text: str, store: Store, model: str, output: str | None) -> dict[str, Any]:
+    return {**fields, "model": model, "path": store.put_text(text, "text/x-python", ".py"), "output": output}
+
+
+def wanted(rec: Any) -> dict[str, Any] | None:
+    """The failure a stream record names, or None (a passing diff, a finding-free kernel)."""
+    if isinstance(rec, Diff) and not rec.passed:
+        return {"kind": "accuracy"}
+    if isinstance(rec, Crash):
+        return {"kind": "crash" if rec.signal else "compile-error"}
+    if isinstance(rec, Violation) and (rec.op or "").startswith("aten.") and rec.phase != "backward":
+        # minify cuts forward aten graphs: a Dynamo-level or backward-only finding is not one it can keep
+        return {"kind": "violation", "constraint": rec.constraint, "op": rec.op, "dtype": rec.dtype}
+    if isinstance(rec, Kernel) and rec.finding:
+        return {"kind": "nan"}
+    return None

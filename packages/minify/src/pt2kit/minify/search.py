@@ -1,0 +1,245 @@
+"""The search, parent side and torch-free: which candidates to ask the workers about, in what order.
+
+"Still fails" is decided once, up front (the failure's kind and signature), and every candidate is
+judged by it: a candidate that fails differently does not count. Every answer is cached by the
+candidate's hash (its source, input specs and config). Strategies, in order:
+
+1. accuracy: kdiff's localisation first (one compile with every node an output names the first
+   diverging node), then the smallest window ending there that still fails;
+2. otherwise, truncate the suffix (the shortest prefix that fails), then cut the prefix (the latest
+   start that fails, earlier values fed in as inputs);
+3. delta debugging over the nodes left (remove blocks, halving the block size, until no single node
+   can go);
+4. shrink input shapes (a size to 1, else to half, everywhere it appears), then drop every config
+   setting the failure does not need.
+
+Several candidates go to the workers at once (``jobs`` of them in parallel): k-ary instead of binary
+search, blocks tried side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import ir
+
+Config = dict[str, dict[str, Any]]
+
+
+class Searcher:
+    def __init__(self, pool: Any, graph: ir.Graph, failure: dict[str, Any], backend: str, config: Config, *,
+                 jobs: int, on_step: Callable[[str], None], seed: int = 0) -> None:
+        self.pool = pool
+        self.graph = graph
+        self.failure = failure
+        self.backend = backend
+        self.config = config
+        self.jobs = max(1, jobs)
+        self.on_step = on_step
+        self.seed = seed
+        self.cache: dict[str, bool] = {}
+        self.queries = 0
+        self.seen: dict[str, str] = {}  # signatures seen that were not the failure's, for the message
+
+    _localized: tuple[set[str], ir.Candidate] | None = None
+    _localize_tried = False
+
+    def localize_first(self) -> bool:
+        """Accuracy: localise on the whole graph; True when a window ending at the first diverging node
+        fails (so the graph reproduces the failure, and the search starts from that window)."""
+        self._localize_tried = True
+        self._localized = self.localized([n.name for n in self.graph.compute])
+        return self._localized is not None
+
+    # -- asking --------------------------------------------------------------------------------
+    def payload(self, c: ir.Candidate, config: Config | None = None) -> dict[str, Any]:
+        return {"source": c.source, "inputs": [s.as_tuple() for s in c.inputs], "failure": self.failure,
+                "backend": self.backend, "config": self.config if config is None else config,
+                "dynamic": self.graph.dynamic, "seed": self.seed}
+
+    def judge(self, answer: dict[str, Any]) -> bool:
+        t = answer.get("t")
+        if t == "done":
+            r = answer["result"]
+            if not r["fails"]:
+                self.seen[r["signature"]] = r.get("detail", "")
+            return bool(r["fails"])
+        if t == "died":
+            same = self.failure["kind"] == "crash" and answer["signal"] == self.failure["signature"]
+            if not same:
+                self.seen[f"died with {answer['signal']}"] = answer.get("stderr", "")[-500:]
+            return same
+        if t == "timeout":
+            self.seen["timeout"] = ""
+        return False
+
+    def fails(self, cands: list[ir.Candidate | None], configs: list[Config] | None = None) -> list[bool]:
+        out: list[bool | None] = [None] * len(cands)
+        todo: list[tuple[int, str, dict[str, Any]]] = []
+        for i, c in enumerate(cands):
+            if c is None:
+                out[i] = False
+                continue
+            cfg = configs[i] if configs else self.config
+            key = c.key + repr(sorted((m, sorted(s.items())) for m, s in cfg.items()))
+            if key in self.cache:
+                out[i] = self.cache[key]
+            elif key not in {k for _, k, _ in todo}:
+                todo.append((i, key, self.payload(c, cfg)))
+        if todo:
+            self.queries += len(todo)
+            answers = self.pool.map("query", [p for _, _, p in todo])
+            for (_, key, _), a in zip(todo, answers, strict=True):
+                self.cache[key] = self.judge(a)
+        for i, c in enumerate(cands):
+            if out[i] is None and c is not None:
+                cfg = configs[i] if configs else self.config
+                out[i] = self.cache[c.key + repr(sorted((m, sorted(s.items())) for m, s in cfg.items()))]
+        return [bool(x) for x in out]
+
+    def step(self, what: str, nodes: int) -> None:
+        self.on_step(f"{what}: {nodes} nodes left, {self.queries} queries")
+
+    # -- strategies ----------------------------------------------------------------------------
+    def window(self, names: list[str], i: int, j: int) -> ir.Candidate | None:
+        return ir.build(self.graph, set(names[i:j + 1]))
+
+    def first_true(self, lo: int, hi: int, pred: Callable[[list[int]], list[bool]]) -> int:
+        """Smallest k in [lo, hi] with pred true, assuming pred(hi) and monotone; k-ary, ``jobs`` at once."""
+        while lo < hi:
+            span = hi - lo
+            n = min(self.jobs, span)
+            pts = sorted({lo + (span * (k + 1)) // (n + 1) for k in range(n)} - {hi}) or [lo]
+            res = pred(pts)
+            new_lo, new_hi = lo, hi
+            for p, ok in zip(pts, res, strict=True):
+                if ok:
+                    new_hi = p
+                    break
+                new_lo = p + 1
+            lo, hi = new_lo, new_hi
+        return hi
+
+    def minimize(self, start: ir.Candidate) -> tuple[ir.Candidate, set[str]]:
+        names = [n.name for n in self.graph.compute]
+        keep = set(names)
+        best = start
+        if self.failure["kind"] == "accuracy":
+            got = self._localized if self._localize_tried else self.localized(names)
+            if got is not None:
+                keep, best = got
+        self.step("truncate", best.nodes)
+        order = [n for n in names if n in keep]
+        j = self.first_true(0, len(order) - 1, lambda pts: self.fails([self.window(order, 0, p) for p in pts]))
+        self.step("cut", j + 1)
+        i_rev = self.first_true(0, j, lambda pts: self.fails([self.window(order, j - p, j) for p in pts]))
+        i = j - i_rev
+        cand = self.window(order, i, j)
+        if cand is not None and self.fails([cand])[0]:
+            keep, best = set(order[i:j + 1]), cand
+        keep, best = self.ddmin(keep, best)
+        return best, keep
+
+    def localized(self, names: list[str]) -> tuple[set[str], ir.Candidate] | None:
+        by = self.graph.by_name()
+        tensors = [n for n in names if by[n].spec is not None and by[n].spec.kind == "tensor"]  # type: ignore[union-attr]
+        c = ir.build(self.graph, set(names), outputs=set(tensors))
+        if c is None:
+            return None
+        self.step("localize", len(names))
+        self.queries += 1
+        a = self.pool.ask("localize", {**self.payload(c), "names": [n for n in names if n in set(tensors)]})
+        node = a.get("result", {}).get("node") if a.get("t") == "done" else None
+        if node is None:
+            return None
+        d = names.index(node)
+        width = 1
+        while width <= d + 1:
+            widths = [w for w in (width * (2 ** k) for k in range(self.jobs)) if w <= d + 1] or [d + 1]
+            cands = [ir.build(self.graph, set(names[d - w + 1:d + 1])) for w in widths]
+            for w, c2, ok in zip(widths, cands, self.fails(cands), strict=True):
+                if ok and c2 is not None:
+                    return set(names[d - w + 1:d + 1]), c2
+            width = widths[-1] * 2
+        return None
+
+    def ddmin(self, keep: set[str], best: ir.Candidate) -> tuple[set[str], ir.Candidate]:
+        names = [n.name for n in self.graph.compute]
+        n = 2
+        while True:
+            order = [x for x in names if x in keep]
+            if len(order) <= 1:
+                return keep, best
+            n = min(n, len(order))
+            size = -(-len(order) // n)
+            blocks = [order[k:k + size] for k in range(0, len(order), size)]
+            self.step("delta debugging", len(order))
+            done = False
+            for b in range(0, len(blocks), self.jobs):
+                batch = blocks[b:b + self.jobs]
+                cands = [ir.build(self.graph, keep - set(blk)) for blk in batch]
+                for blk, c, ok in zip(batch, cands, self.fails(cands), strict=True):
+                    if ok and c is not None:
+                        keep, best, done = keep - set(blk), c, True
+                        break
+                if done:
+                    break
+            if done:
+                n = max(n - 1, 2)
+            elif n >= len(order):
+                return keep, best
+            else:
+                n = min(2 * n, len(order))
+
+    def shrink_shapes(self, keep: set[str], best: ir.Candidate, budget: int = 12) -> tuple[ir.Candidate, dict[int, int]]:
+        rename: dict[int, int] = {}
+        if self.graph.dynamic or self.failure["kind"] == "violation":
+            return best, rename
+        spent = 0
+        every = {d: 1 for d in ir.sizes(best)}
+        if every:  # all at once first: a bug that does not care about shapes takes one query
+            one = ir.build(self.graph, keep, rename=every)
+            spent += 1
+            self.step("shrink every size to 1", best.nodes)
+            if one is not None and self.fails([one])[0]:
+                return one, every
+        for size in ir.sizes(best):
+            target = size
+            tries = [1, size // 2] if size // 2 > 1 else [1]
+            while tries and spent < budget:
+                cands = [ir.build(self.graph, keep, rename={**rename, size: t}) for t in tries]
+                spent += len(cands)
+                self.step(f"shrink size {target}", best.nodes)
+                res = self.fails(cands)
+                ok = [(t, c) for t, c, r in zip(tries, cands, res, strict=True) if r and c is not None]
+                if not ok:
+                    break
+                target, best = ok[0][0], ok[0][1]  # type: ignore[assignment]
+                rename[size] = target
+                tries = [target // 2] if target // 2 >= 1 and ok[0][0] != 1 and target // 2 != 1 else []
+        return best, rename
+
+    def drop_config(self, best: ir.Candidate) -> Config:
+        items = [(m, k) for m, s in self.config.items() for k in s]
+        if not items:
+            return self.config
+
+        def without(drop: set[tuple[str, str]]) -> Config:
+            out: Config = {}
+            for m, s in self.config.items():
+                kept = {k: v for k, v in s.items() if (m, k) not in drop}
+                if kept:
+                    out[m] = kept
+            return out
+
+        self.step("drop config", best.nodes)
+        singles = [without({it}) for it in items]
+        res = self.fails([best] * len(items), singles)
+        droppable = {it for it, ok in zip(items, res, strict=True) if ok}
+        if not droppable:
+            return self.config
+        together = without(droppable)
+        if len(droppable) == 1 or self.fails([best], [together])[0]:
+            return together
+        return without({next(it for it in items if it in droppable)})

@@ -1,0 +1,240 @@
+"""minify's worker side: one warm process answers many requests (torch imported once).
+
+``capture``: load the model, capture its forward aten graph(s) as :mod:`.ir` data, then run it
+eagerly and with the backend and say how it fails (this may kill the process: the parent then knows
+the failure is a crash). ``query``: run one candidate through :mod:`.harness` (what its repro will
+run). ``localize``: for an accuracy failure, the first node whose compiled value fails the verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any
+
+import msgspec
+
+from . import harness, ir
+from .job import Job
+
+
+def _fmt(a: Any) -> str:
+    import torch
+
+    if isinstance(a, torch.fx.Node):
+        return a.name
+    if isinstance(a, list):
+        return "[" + ", ".join(_fmt(x) for x in a) + "]"
+    if isinstance(a, tuple):
+        return "(" + ", ".join(_fmt(x) for x in a) + ("," if len(a) == 1 else "") + ")"
+    if isinstance(a, torch.dtype | torch.layout | torch.memory_format):
+        return str(a)
+    if isinstance(a, torch.device):
+        return f"torch.device({str(a)!r})"
+    if isinstance(a, float) and not math.isfinite(a):
+        return f"float({str(a)!r})"
+    if isinstance(a, bool | int | float | str | slice) or a is None:
+        return repr(a)
+    raise ValueError(f"an argument a standalone repro cannot write: {type(a).__name__}")
+
+
+def _expr(n: Any) -> str:
+    import operator
+
+    import torch
+
+    t = n.target
+    args = [_fmt(a) for a in n.args] + [f"{k}={_fmt(v)}" for k, v in n.kwargs.items()]
+    if t is operator.getitem:
+        return f"{_fmt(n.args[0])}[{_fmt(n.args[1])}]"
+    if isinstance(t, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
+        return f"torch.ops.{t}({', '.join(args)})"
+    if getattr(t, "__module__", None) in ("_operator", "operator", "math"):
+        return f"{'math' if t.__module__ == 'math' else 'operator'}.{t.__name__}({', '.join(args)})"
+    raise ValueError(f"a call a standalone repro cannot write: {t}")
+
+
+def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
+    import torch
+
+    if isinstance(val, torch.Tensor):
+        lo = hi = None
+        if isinstance(real, torch.Tensor) and not (real.is_floating_point() or real.is_complex()) \
+                and real.dtype != torch.bool and real.numel():
+            lo, hi = float(real.min()), float(real.max())
+        shape = [int(d) for d in val.shape]
+        stride = [int(s) for s in val.stride()]
+        return ir.Spec("tensor", shape, stride, str(val.dtype).removeprefix("torch."), device, lo, hi)
+    if isinstance(real, bool | int | float) and (not isinstance(real, float) or math.isfinite(real)):
+        return ir.Spec("scalar", value=real)
+    return None
+
+
+def to_ir(gm: Any, args: list[Any], index: int, device: str) -> ir.Graph:
+    import torch
+
+    from pt2kit.runtime.fxmeta import node_place
+
+    values: dict[str, Any] = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n: Any) -> Any:
+            out = super().run_node(n)
+            values[n.name] = out
+            return out
+
+    with torch.no_grad():
+        Recorder(gm).run(*args)
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    outputs = {a.name for a in out_node.all_input_nodes}
+    nodes, dynamic = [], False
+    for n in gm.graph.nodes:
+        val = n.meta.get("val")
+        if isinstance(val, torch.SymInt) or (isinstance(val, torch.Tensor)
+                                            and any(isinstance(d, torch.SymInt) for d in val.shape)):
+            dynamic = True
+        spec = _spec(val, values.get(n.name), device)
+        if n.op == "placeholder":
+            nodes.append(ir.Node(name=n.name, op="input", spec=spec))
+        elif n.op == "call_function":
+            try:
+                expr = _expr(n)
+            except ValueError:
+                expr = "__unwritable__"
+            place, code, _ = node_place(n)
+            nodes.append(ir.Node(name=n.name, expr=expr, deps=[d.name for d in n.all_input_nodes],
+                                 op=str(n.target), spec=spec, place=place, code=code, output=n.name in outputs))
+    return ir.Graph(index=index, nodes=nodes, dynamic=dynamic)
+
+
+def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, Any]]:
+    from pt2kit.runtime.config import resolve
+
+    out: dict[str, dict[str, Any]] = {}
+    for module, key, value in resolve(config):
+        out.setdefault(module.__name__, {})[key] = value
+    return out
+
+
+def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
+    """Graphs first (sent at once, so a crash later still leaves them), then the original failure."""
+    import torch
+
+    from pt2kit.kdiff.localize import capture_forward
+    from pt2kit.runtime.config import apply_config
+    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.outputs import flatten
+
+    job = msgspec.convert(payload, Job)
+    send({"t": "stage", "stage": "load"})
+    loaded = load_model(job.model, device=job.device, from_stream=job.from_stream)
+    if job.emit_model:
+        from pt2kit.runtime.modelfile import model_fields
+
+        send({"t": "model", "fields": msgspec.to_builtins(model_fields(loaded, job.device, job.config))})
+    config = _resolved_config(job.config)
+    send({"t": "stage", "stage": "capture"})
+    with apply_config(job.config):
+        captured = capture_forward(loaded.model, lambda fn: loaded.call(fn))
+    graphs = [to_ir(gm, args, i, job.device) for i, (gm, args) in enumerate(captured)]
+    send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config})
+    send({"t": "stage", "stage": "reproduce"})
+    torch.manual_seed(job.seed)
+    with torch.no_grad():
+        eager = flatten(loaded.call(loaded.model))
+    backend = _backend(job.backend)
+    if job.failure == "violation":
+        return {"kind": "violation"}
+    try:
+        torch._dynamo.reset()
+        with apply_config(job.config), torch.no_grad():
+            torch.manual_seed(job.seed)
+            if backend == "aoti":
+                test = flatten(_aoti_call(loaded))
+            else:
+                test = flatten(loaded.call(torch.compile(loaded.model, backend=backend)))
+    except Exception as e:
+        return {"kind": "compile-error", "signature": harness.exception_signature(e), "detail": str(e)[:2000]}
+    got = harness.nonfinite([t for _, t in test])
+    if got and (job.failure in ("auto", "nan")) and not harness.nonfinite([t for _, t in eager]):
+        return {"kind": "nan", "signature": got}
+    if job.failure == "nan" and got:
+        return {"kind": "nan", "signature": f"{got} (eager too)"}
+    from pt2kit.runtime.accuracy import float64_copy, float64_mode
+
+    fp64: dict[str, Any] = {}
+    with contextlib.suppress(Exception):
+        m64, in64 = float64_copy(loaded.model, loaded.inputs)
+        with torch.no_grad(), float64_mode():
+            torch.manual_seed(job.seed)
+            fp64 = dict(flatten(loaded.call(m64, in64)))
+    for (name, t), (_, r) in zip(test, eager, strict=False):
+        why = harness.differs(t, r, fp64.get(name))
+        if why:
+            return {"kind": "accuracy", "signature": "accuracy", "detail": f"{name}: {why}"}
+    return {"kind": None}
+
+
+def _aoti_call(loaded: Any) -> Any:
+    import os
+    import tempfile
+
+    import torch
+
+    args = loaded.inputs if isinstance(loaded.inputs, tuple) else ()
+    kwargs = loaded.inputs if isinstance(loaded.inputs, dict) else {}
+    ep = torch.export.export(loaded.model, args, kwargs)
+    with tempfile.TemporaryDirectory() as d:
+        path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(d, "m.pt2"))
+        return torch._inductor.aoti_load_package(path)(*args, **kwargs)
+
+
+def _backend(spec: str) -> Any:
+    if spec in ("inductor", "aot_eager", "eager", "aoti"):
+        return spec
+    from pt2kit.runtime.modelfile import exec_file, parse_spec
+
+    path, name = parse_spec(spec)
+    return getattr(exec_file(path.resolve()), name or "backend")
+
+
+def _module(source: str) -> Any:
+    import operator  # noqa: F401  (candidates may name operator.*)
+
+    import torch
+
+    ns: dict[str, Any] = {"torch": torch, "operator": __import__("operator"), "math": math}
+    exec(compile(source, "<candidate>", "exec"), ns)  # our own generated source, never a stream's
+    return ns["Repro"]
+
+
+def query(payload: dict[str, Any], send: Any) -> dict[str, Any]:
+    """One candidate: does it still fail, with which signature."""
+    cls = _module(payload["source"])
+    failure = payload["failure"]
+    inputs = harness.make_inputs([tuple(s) for s in payload["inputs"]], payload.get("seed", 0))
+    if failure["kind"] == "violation":
+        found = harness.violations(cls(), inputs, failure)
+        return {"fails": bool(found), "signature": "violation" if found else "clean", "detail": ""}
+    fails, sig, detail = harness.outcome(cls(), inputs, _backend(payload["backend"]), payload["config"], failure,
+                                         payload.get("dynamic", False))
+    return {"fails": fails, "signature": sig, "detail": detail[:2000]}
+
+
+def localize(payload: dict[str, Any], send: Any) -> dict[str, Any]:
+    """The first node, in graph order, whose compiled value fails the accuracy verdict (one compile of
+    the candidate with every tensor node an output)."""
+    cls = _module(payload["source"])
+    inputs = harness.make_inputs([tuple(s) for s in payload["inputs"]], payload.get("seed", 0))
+    names = payload["names"]
+    eager = harness.run_eager(cls(), inputs)
+    fp64 = harness.run_eager(cls(), inputs, float64=True)
+    with harness.apply_config(payload["config"]):
+        test = harness.compile_and_run(cls(), inputs, _backend(payload["backend"]), payload.get("dynamic", False))
+    for name, t, r, f in zip(names, test, eager, fp64, strict=False):
+        if harness.differs(t, r, f):
+            return {"node": name}
+    return {"node": None}
+
+
+HANDLERS = {"capture": capture, "query": query, "localize": localize}

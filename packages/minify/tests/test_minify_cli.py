@@ -1,0 +1,98 @@
+"""minify on planted bugs, as a user runs it: the repro it writes runs alone, fails the same way 3 of 3
+times, is a handful of ops, and passes once the planted bug is switched off."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import MODELS, run_repro
+
+RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
+
+
+def _switch_off(path, pattern: str, replacement: str) -> None:
+    text = path.read_text()
+    new = re.sub(pattern, replacement, text, count=1)
+    assert new != text
+    path.write_text(new)
+
+
+def test_accuracy_bug_in_a_residual_net_is_cut_to_the_relu(minify, tmp_path):
+    out = tmp_path / "repro.py"
+    r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--config", f"{RELU_BUG}=accuracy", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "accuracy" and rep["ops"] == ["aten.relu.default"]
+    assert rep["nodes_before"] > 30 and rep["nodes_after"] == 1 and rep["reproduced"] == 3 == rep["runs"]
+    assert rep["config"] == {RELU_BUG: "accuracy"} and rep["inputs_after"] < rep["inputs_before"]
+    assert r.kind("model")[0]["model"] == "resnet_mlp.py:make"
+    text = out.read_text()
+    assert not re.search(r"^\s*(import|from) (pt2kit|pickle)", text, re.M)  # torch alone, no pickle
+    assert re.search(r"# \S*resnet_mlp.py:\d+  x = torch.relu\(x\)\n", text)  # the user's line, as a comment
+    p = run_repro(out)
+    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
+    _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
+    p = run_repro(out)
+    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
+
+
+def test_compile_error_keeps_its_signature(minify, tmp_path):
+    out = tmp_path / "repro.py"
+    r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--config", f"{RELU_BUG}=compile_error", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "compile-error" and rep["signature"].startswith("CppCompileError: C++ compile error")
+    assert rep["nodes_after"] <= 3 and "aten.relu.default" in rep["ops"] and rep["reproduced"] == 3
+    assert run_repro(out).returncode == 1
+    _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
+    assert run_repro(out).returncode == 0
+
+
+def test_a_backend_that_kills_the_process_is_a_crash_signature(minify, tmp_path):
+    out = tmp_path / "repro.py"
+    r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--backend", f"{MODELS / 'small.py'}:aborting_backend",
+               "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "crash" and rep["signature"] == "SIGABRT"
+    assert rep["ops"] == ["aten.sigmoid.default"] and rep["reproduced"] == 3
+    p = run_repro(out)
+    assert p.returncode == 1 and "died with SIGABRT" in p.stdout, p.stdout + p.stderr
+    assert f"{MODELS / 'small.py'}" in out.read_text()  # the backend is the user's own file, loaded by path
+
+
+def test_violation_keeps_the_denied_op_only(minify, tmp_path):
+    out = tmp_path / "repro.py"
+    r = minify(f"{MODELS / 'small.py'}:conv", "--deny", "aten.convolution.default", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "violation" and rep["ops"] == ["aten.convolution.default"]
+    assert run_repro(out).returncode == 1
+    _switch_off(out, r"'op': 'aten.convolution.default'", "'op': 'aten.convolution_backward.default'")
+    assert run_repro(out).returncode == 0
+
+
+def test_nan_failure_and_nothing_to_minify(minify, tmp_path):
+    out = tmp_path / "repro.py"
+    r = minify(f"{MODELS / 'small.py'}:lognet", "--failure", "nan", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "nan" and rep["signature"] == "nan (eager too)"
+    assert "aten.log.default" in rep["ops"] and rep["nodes_after"] <= 3
+    r = minify(f"{MODELS / 'small.py'}:clean")
+    assert r.code == 0 and "no failure to minify" in r.stderr and not r.kind("repro")
+    r = minify(f"{MODELS / 'small.py'}:clean", "--failure", "accuracy")
+    assert r.code == 3 and "shows none" in r.stderr
+
+
+def test_bad_inputs_are_one_line_and_exit_2(minify, tmp_path):
+    for args, message in [
+        (("nope.py",), "no such model file"),
+        ((f"{MODELS / 'small.py'}:clean", "--backend", "tvm"), "--backend tvm: expected"),
+        ((f"{MODELS / 'small.py'}:clean", "--jobs", "-1"), "--jobs -1"),
+        ((f"{MODELS / 'small.py'}:clean", "--deny", "aten.mm", "--failure", "nan"), "--deny keeps a violation"),
+        ((f"{MODELS / 'small.py'}:clean", "-o", str(tmp_path)), "is a directory"),
+    ]:
+        r = minify(*args)
+        assert r.code == 2, (args, r.stderr)
+        assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

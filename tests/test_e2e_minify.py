@@ -1,0 +1,49 @@
+"""`kdiff m.py | minify | reportgen` and `fxcheck m.py --deny OP | minify`: minify takes the failure a
+stream names, forwards every line, and its repro record reaches the page."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+
+ROOT = Path(__file__).resolve().parents[1]
+NET = ROOT / "packages" / "minify" / "tests" / "models"
+
+
+def _pipe(cmd: str, tmp_path: Path) -> tuple[list[str], list[dict], str]:
+    """The exit status of every command of the pipe, the records tee saved, stderr."""
+    p = subprocess.run(cmd + "; echo ${PIPESTATUS[@]}", shell=True, capture_output=True, cwd=tmp_path,
+                       executable="/bin/bash", env={"PT2KIT_STORE": str(tmp_path / "store"), "PATH": "/usr/bin:/bin"})
+    recs = [msgspec.json.decode(x) for x in (tmp_path / "s.ndjson").read_bytes().splitlines()]
+    return p.stdout.decode().splitlines()[-1].split(), recs, p.stderr.decode()
+
+
+def test_kdiff_into_minify_into_reportgen(tmp_path):
+    py = sys.executable
+    codes, recs, err = _pipe(
+        f"{py} -m pt2kit.kdiff {NET / 'resnet_mlp.py'}:make --config cpp.inject_relu_bug_TESTING_ONLY=accuracy -q | "
+        f"{py} -m pt2kit.minify -o {tmp_path}/repro.py | tee {tmp_path}/s.ndjson | "
+        f"{py} -m pt2kit.reportgen -o {tmp_path}/r.html -q", tmp_path)
+    assert codes == ["1", "1", "0", "0"], err[-3000:]  # kdiff fails, minify made a repro, the page is written
+    kinds = [r["kind"] for r in recs]
+    assert kinds.count("header") == 2 and "diff" in kinds and "divergence" in kinds  # kdiff's lines forwarded
+    (rep,) = [r for r in recs if r["kind"] == "repro"]
+    # the stream's model ran with the stream's config (the planted bug), and the repro keeps it
+    assert rep["ops"] == ["aten.relu.default"] and rep["config"] == {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}
+    assert rep["reproduced"] == 3 and (tmp_path / "repro.py").is_file()
+    assert "running model file" in err and "minifying the accuracy failure of resnet_mlp.py:make" in err
+    html = (tmp_path / "r.html").read_text()
+    assert '<section id="repros">' in html and "3 of 3" in html
+
+
+def test_fxcheck_violation_into_minify(tmp_path):
+    py = sys.executable
+    codes, recs, err = _pipe(
+        f"{py} -m pt2kit.fxcheck {NET / 'small.py'}:conv --deny aten.convolution -q | "
+        f"{py} -m pt2kit.minify | tee {tmp_path}/s.ndjson > /dev/null", tmp_path)
+    assert codes == ["1", "1", "0"], err[-3000:]
+    (rep,) = [r for r in recs if r["kind"] == "repro"]
+    assert rep["failure"] == "violation" and rep["ops"] == ["aten.convolution.default"] and rep["reproduced"] == 3
