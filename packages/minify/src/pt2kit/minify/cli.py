@@ -110,6 +110,7 @@ def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, 
     from pt2kit.runtime.trust import check_model_file, stream_config_for
     from pt2kit.schema import Crash, Diff, Kernel, Model, Violation
 
+    from . import narrate
     from .records import wanted
 
     hint = "give a MODEL.py, or pipe records: `kdiff m.py | minify`"
@@ -140,8 +141,6 @@ def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, 
         spec, dev, c, mwhere = models[label]
         s.say(f"{mwhere}: running model file {spec} named by the stream")
         out = output if output is None or len(asks) == 1 else output.with_name(f"{output.stem}-{n + 1}{output.suffix}")
-        from . import narrate
-
         narrate.failure(s.say, label, where, w)
         o = dict(opts, failure=w["kind"] if w["kind"] != "violation" else "violation")
         code = max(code, _one(s, spec, dev, c, o, w, check_str, jobs, out, timeout, piped=True))

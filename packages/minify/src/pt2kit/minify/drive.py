@@ -84,7 +84,7 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
                                         f"hold --check-str {check_str!r}: nothing to minify")
             failure["check_str"] = check_str
         if failure is None:
-            return Outcome(EXIT_OK, f"no failure to minify: {_said(seen, job)}")
+            return Outcome(EXIT_OK, f"no failure to minify: {job.model} runs the same eagerly and with {job.backend}")
         if "why" in failure:
             return Outcome(EXIT_CRASH, failure["why"])
         if not graphs:
@@ -103,7 +103,6 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
             if w is not None and s.fails([w])[0]:
                 found = (g, w, s)
                 break
-        queries = sum(s.queries for s in searchers)
         if found is None:
             others = "; ".join(f"{k}" for k in {k: 1 for s in searchers for k in s.seen})
             why = "some op has an argument a standalone file cannot write" if any(
@@ -133,10 +132,6 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
                                       f"{queries} queries, reproduced {k} of {RUNS}", fields, text)
     finally:
         pool.close()
-
-
-def _said(seen: dict[str, Any], job: Job) -> str:
-    return f"{job.model} runs the same eagerly and with {job.backend}"
 
 
 def _failure(job: Job, want: dict[str, Any] | None, seen: dict[str, Any]) -> dict[str, Any] | None:

@@ -90,24 +90,23 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
         return None
     kept_names = {n.name for n in kept}
     read: set[str] = set()
-    params: list[Node] = []
+    params: dict[str, Node] = {}
     for n in kept:
         for d in n.deps:
             read.add(d)
-            if d not in kept_names and d not in {p.name for p in params}:
-                src = by[d]
-                if src.spec is None:
+            if d not in kept_names and d not in params:
+                if by[d].spec is None:
                     return None
-                params.append(src)
+                params[d] = by[d]
     order = {n.name: i for i, n in enumerate(nodes)}
-    params.sort(key=lambda p: order[p.name])
+    fed = sorted(params.values(), key=lambda p: order[p.name])
     outs = [n for n in kept if n.spec is not None and n.spec.kind == "tensor"
             and (n.name not in read or n.output or (outputs is not None and n.name in outputs))]
     if outputs is not None:
         outs = [n for n in kept if n.name in outputs] or outs
     if not outs:
         return None
-    lines = ["class Repro(torch.nn.Module):", f"    def forward(self{''.join(', ' + p.name for p in params)}):"]
+    lines = ["class Repro(torch.nn.Module):", f"    def forward(self{''.join(', ' + p.name for p in fed)}):"]
     last_place = None
     for n in kept:
         if n.place and n.place != last_place:
@@ -117,7 +116,7 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
         expr = _resize(n.expr, rename) if rename else n.expr
         lines.append(f"        {n.name} = {expr}")
     lines.append(f"        return ({''.join(o.name + ', ' for o in outs)})")
-    inputs = [_resize_spec(p.spec, rename) if rename else p.spec for p in params]  # type: ignore[arg-type]
+    inputs = [_resize_spec(p.spec, rename) if rename else p.spec for p in fed]  # type: ignore[arg-type]
     source = "\n".join(lines) + "\n"
     ops = [n.op for n in kept]
     key = hashlib.sha256((source + repr([s.as_tuple() for s in inputs])).encode()).hexdigest()[:16]

@@ -74,29 +74,23 @@ class Searcher:
             self.seen["timeout"] = ""
         return False
 
+    @staticmethod
+    def _key(c: ir.Candidate, cfg: Config) -> str:
+        return c.key + repr(sorted((m, sorted(s.items())) for m, s in cfg.items()))
+
     def fails(self, cands: list[ir.Candidate | None], configs: list[Config] | None = None) -> list[bool]:
-        out: list[bool | None] = [None] * len(cands)
-        todo: list[tuple[int, str, dict[str, Any]]] = []
-        for i, c in enumerate(cands):
-            if c is None:
-                out[i] = False
-                continue
-            cfg = configs[i] if configs else self.config
-            key = c.key + repr(sorted((m, sorted(s.items())) for m, s in cfg.items()))
-            if key in self.cache:
-                out[i] = self.cache[key]
-            elif key not in {k for _, k, _ in todo}:
-                todo.append((i, key, self.payload(c, cfg)))
+        keys = [None if c is None else self._key(c, configs[i] if configs else self.config)
+                for i, c in enumerate(cands)]
+        todo: dict[str, dict[str, Any]] = {}
+        for i, (c, key) in enumerate(zip(cands, keys, strict=True)):
+            if c is not None and key is not None and key not in self.cache and key not in todo:
+                todo[key] = self.payload(c, configs[i] if configs else None)
         if todo:
             self.queries += len(todo)
-            answers = self.pool.map("query", [p for _, _, p in todo])
-            for (_, key, _), a in zip(todo, answers, strict=True):
+            answers = self.pool.map("query", list(todo.values()))
+            for key, a in zip(todo, answers, strict=True):
                 self.cache[key] = self.judge(a)
-        for i, c in enumerate(cands):
-            if out[i] is None and c is not None:
-                cfg = configs[i] if configs else self.config
-                out[i] = self.cache[c.key + repr(sorted((m, sorted(s.items())) for m, s in cfg.items()))]
-        return [bool(x) for x in out]
+        return [key is not None and self.cache[key] for key in keys]
 
     def step(self, what: str, nodes: int) -> None:
         self.on_step(f"{what}: {nodes} nodes left, {self.queries} queries")

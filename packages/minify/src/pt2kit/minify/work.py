@@ -138,13 +138,13 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         captured = capture_forward(loaded.model, lambda fn: loaded.call(fn))
     graphs = [to_ir(gm, args, i, job.device) for i, (gm, args) in enumerate(captured)]
     send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config})
+    if job.failure == "violation":  # judged on the graphs alone: nothing to run
+        return {"kind": "violation"}
     send({"t": "stage", "stage": "reproduce"})
     torch.manual_seed(job.seed)
     with torch.no_grad():
         eager = flatten(loaded.call(loaded.model))
     backend = _backend(job.backend)
-    if job.failure == "violation":
-        return {"kind": "violation"}
     try:
         torch._dynamo.reset()
         with apply_config(job.config), torch.no_grad():
@@ -199,11 +199,11 @@ def _backend(spec: str) -> Any:
 
 
 def _module(source: str) -> Any:
-    import operator  # noqa: F401  (candidates may name operator.*)
+    import operator
 
     import torch
 
-    ns: dict[str, Any] = {"torch": torch, "operator": __import__("operator"), "math": math}
+    ns: dict[str, Any] = {"torch": torch, "operator": operator, "math": math}  # what a candidate may name
     exec(compile(source, "<candidate>", "exec"), ns)  # our own generated source, never a stream's
     return ns["Repro"]
 
