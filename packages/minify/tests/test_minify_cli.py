@@ -96,3 +96,18 @@ def test_bad_inputs_are_one_line_and_exit_2(minify, tmp_path):
         r = minify(*args)
         assert r.code == 2, (args, r.stderr)
         assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_dynamic_shape_graph_gives_a_dynamic_repro_that_reproduces(minify, tmp_path):
+    out = tmp_path / "repro.py"
+    r = minify(f"{MODELS / 'dynamic_view.py'}:make", "--config", f"{RELU_BUG}=accuracy", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["ops"] == ["aten.relu.default"] and rep["reproduced"] == 3
+    assert rep["inputs_after"] < rep["inputs_before"]  # sizes shrink in a dynamic graph too
+    text = out.read_text()
+    assert "dynamic shapes" in text and text.rstrip().endswith("dynamic=True, seed=0))")
+    p = run_repro(out)
+    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
+    _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
+    assert run_repro(out).returncode == 0

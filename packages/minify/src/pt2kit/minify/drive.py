@@ -7,7 +7,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +35,38 @@ class Outcome:
     text: str | None = None  # repro.py
 
 
-def _original(pool: Pool, job: Job, stage: Any, on_model: Any) -> tuple[list[ir.Graph], dict[str, Any], dict[str, Any]]:
+ACCURACY = {"kind": "accuracy", "signature": "accuracy"}
+
+
+def _speculate(pool: Pool, job: Job, want: dict[str, Any] | None, graphs: list[ir.Graph],
+               config: dict[str, Any]) -> tuple[dict[str, Any], Future[dict[str, Any]]] | None:
+    """While the original run is still being judged, start the first graph's localising compile on
+    a second worker: an accuracy failure then has its first diverging node without waiting for it.
+    A guess that proves wrong costs a worker, which the fork server replaces at once. Only with cores
+    to spare: on two, the two compiles share them and nothing is won (measured: 17 s without, 18-21 s
+    with, on bench_minify's net)."""
+    kind = (want or {}).get("kind") or job.failure
+    if kind not in ("auto", "accuracy", None) or len(pool.workers) < 2 or job.backend == "aoti" or not graphs \
+            or (os.cpu_count() or 1) < 4:
+        return None
+    s = Searcher(pool, graphs[0], ACCURACY, job.backend, config, jobs=1, on_step=lambda m: None, seed=job.seed)
+    request = s.localize_request([n.name for n in graphs[0].compute])
+    if request is None:
+        return None
+    future: Future[dict[str, Any]] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(pool.ask("localize", request, worker=1))
+        except Exception as e:  # a worker that cannot start: the search asks again itself
+            future.set_result({"t": "raised", "type": type(e).__name__, "message": str(e)})
+
+    threading.Thread(target=run, daemon=True).start()
+    return request, future
+
+
+def _original(pool: Pool, job: Job, stage: Any, on_model: Any, want: dict[str, Any] | None = None
+              ) -> tuple[list[ir.Graph], dict[str, Any], dict[str, Any], Any]:
     got: dict[str, Any] = {}
 
     def on_message(m: dict[str, Any]) -> None:
@@ -44,29 +77,39 @@ def _original(pool: Pool, job: Job, stage: Any, on_model: Any) -> tuple[list[ir.
         elif m.get("t") == "graphs":
             got["graphs"] = msgspec.convert(m["graphs"], list[ir.Graph])
             got["config"] = m["config"]
+            got["early"] = _speculate(pool, job, want, got["graphs"], got["config"])
 
     a = pool.ask("capture", msgspec.to_builtins(job), on_message)
+    graphs, config, early = got.get("graphs", []), got.get("config", {}), got.get("early")
     if a["t"] == "raised":
         if a["type"] in ("UsageError", "ModelFileError"):
             raise UsageError(a["message"])
-        return got.get("graphs", []), got.get("config", {}), {"kind": "error", "why": f"{a['type']}: {a['message']}"}
+        return graphs, config, {"kind": "error", "why": f"{a['type']}: {a['message']}"}, early
     if a["t"] == "died":
-        return got.get("graphs", []), got.get("config", {}), {"kind": "crash", "signature": a["signal"],
-                                                              "detail": a["stderr"][-2000:]}
+        return graphs, config, {"kind": "crash", "signature": a["signal"], "detail": a["stderr"][-2000:]}, early
     if a["t"] == "timeout":
-        return got.get("graphs", []), got.get("config", {}), {"kind": "error", "why": "the original run timed out"}
-    return got.get("graphs", []), got.get("config", {}), a["result"]
+        return graphs, config, {"kind": "error", "why": "the original run timed out"}, early
+    return graphs, config, a["result"], early
 
 
-def _verify(text: str, jobs: int) -> int:
-    """Run repro.py in fresh processes; how many runs failed the same way (exit 1)."""
+def _verify(text: str, pool: Pool) -> int:
+    """Run repro.py in fresh processes, side by side; how many runs failed the same way (exit 1).
+
+    Forked from the pool's fork server (a process that has only imported torch) when the environment
+    it imported under is the repro's; else plain ``python repro.py``."""
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "repro.py"
         path.write_text(text)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PT2KIT", "TORCHINDUCTOR_INJECT"))}
-        # side by side: each run is mostly importing torch and waiting on the compiler
-        procs = [subprocess.Popen([sys.executable, str(path)], cwd=d, env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL) for _ in range(RUNS)]
+        env = {k: v for k, v in pool.env.items() if not k.startswith(("PT2KIT", "TORCHINDUCTOR_INJECT"))}
+        procs: list[Any] = []
+        if pool.zygote is not None and env == pool.env:
+            procs = [c for c in (pool.zygote.spawn("run", argv=[str(path)], cwd=d) for _ in range(RUNS)) if c]
+            for c in procs:
+                c.stdin.close()
+                threading.Thread(target=c.stdout.read, daemon=True).start()
+                threading.Thread(target=c.stderr.read, daemon=True).start()
+        procs += [subprocess.Popen([sys.executable, str(path)], cwd=d, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL) for _ in range(RUNS - len(procs))]
         return sum(p.wait() == 1 for p in procs)
 
 
@@ -76,8 +119,10 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
     start = time.monotonic()
     pool = Pool(jobs, timeout=timeout)
     try:
-        graphs, config, seen = _original(pool, job, stage, on_model or (lambda f: None))
+        graphs, config, seen, early = _original(pool, job, stage, on_model or (lambda f: None), want)
         failure = _failure(job, want, seen)
+        if early is not None and (failure is None or failure.get("kind") != "accuracy") and not early[1].done():
+            pool.workers[1].kill()  # the guess was wrong: stop its compile (the pool forks a new worker)
         if failure is not None and check_str and "why" not in failure:
             if check_str not in f"{seen.get('signature', '')} {seen.get('detail', '')}":
                 return Outcome(EXIT_OK, f"the {failure['kind']} failure ({failure.get('signature', '')}) does not "
@@ -94,6 +139,8 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
         wholes = [ir.build(g, {n.name for n in g.compute}) for g in graphs]
         searchers = [Searcher(pool, g, failure, job.backend, config, jobs=jobs, on_step=stage, seed=job.seed)
                      for g in graphs]
+        if early is not None and failure == ACCURACY:
+            searchers[0].prefetched = early
         found = None
         for g, w, s in zip(graphs, wholes, searchers, strict=True):
             # accuracy: the localising compile is the check (a diverging node means the graph fails)
@@ -118,7 +165,7 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
         text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
                             graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
                             tool_version=__version__)
-        k = _verify(text, jobs)
+        k = _verify(text, pool)
         fields = dict(failure=failure["kind"], signature=failure.get("signature"), graph=g.index,
                       nodes_before=whole.nodes, nodes_after=best.nodes, ops=best.ops,
                       inputs_before=whole.input_numel, inputs_after=best.input_numel,

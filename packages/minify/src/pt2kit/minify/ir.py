@@ -81,8 +81,8 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
     """The candidate of the kept compute nodes, or None when it cannot stand alone.
 
     Outputs are the kept nodes nobody kept reads (and kept outputs of the original graph).
-    ``rename`` maps a dimension size to a smaller one in input shapes and in the expressions' integer
-    literals (shape shrinking)."""
+    ``rename`` maps a dimension size to a smaller one in input shapes, int inputs (a dynamic graph's
+    symbolic sizes) and the expressions' integer literals (shape shrinking)."""
     nodes = graph.nodes
     by = graph.by_name()
     kept = [n for n in nodes if n.expr and n.name in keep]
@@ -133,6 +133,10 @@ def _resize(expr: str, rename: dict[int, int]) -> str:
 
 def _resize_spec(spec: Spec, rename: dict[int, int]) -> Spec:
     if spec.kind != "tensor":
+        # an int fed in is a size as often as not (a dynamic graph's symbolic sizes): it moves with them
+        v = spec.value
+        if isinstance(v, int) and not isinstance(v, bool) and v > 1 and v in rename:
+            return msgspec.structs.replace(spec, value=rename[v])
         return spec
     shape = [rename.get(d, d) for d in spec.shape]
     stride, acc = [0] * len(shape), 1

@@ -24,13 +24,18 @@ from typing import Any
 
 import msgspec
 
+from . import zygote
+from .zygote import Zygote
+
 STDERR_LINES = 40
 
 
 class Worker:
-    def __init__(self, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "pt2kit.minify.pool"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    def __init__(self, env: dict[str, str], zygote: Zygote | None = None) -> None:
+        forked = zygote.spawn("worker") if zygote is not None else None
+        self.proc: Any = forked or subprocess.Popen([sys.executable, "-m", "pt2kit.minify.pool"],
+                                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                    stderr=subprocess.PIPE, env=env)
         self.tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         threading.Thread(target=self._pump, daemon=True).start()
 
@@ -92,22 +97,24 @@ class Worker:
 class Pool:
     """``jobs`` warm workers; :meth:`map` answers requests in parallel, in order."""
 
-    def __init__(self, jobs: int, env: dict[str, str] | None = None, timeout: float | None = None) -> None:
+    def __init__(self, jobs: int, env: dict[str, str] | None = None, timeout: float | None = None,
+                 fork: bool = True) -> None:
         self.env = dict(os.environ if env is None else env)
         self.env.setdefault("PYTHONUNBUFFERED", "1")
         self.timeout = timeout
-        self.workers = [Worker(self.env) for _ in range(max(1, jobs))]
+        self.zygote = zygote.start(self.env) if fork else None
+        self.workers = [Worker(self.env, self.zygote) for _ in range(max(1, jobs))]
         self.replaced = 0
 
     def _worker(self, i: int) -> Worker:
         if not self.workers[i].alive:
-            self.workers[i] = Worker(self.env)
+            self.workers[i] = Worker(self.env, self.zygote)
             self.replaced += 1
         return self.workers[i]
 
-    def ask(self, op: str, payload: Any, on_message: Callable[[dict[str, Any]], None] = lambda m: None
-            ) -> dict[str, Any]:
-        return self._worker(0).ask(op, payload, on_message, self.timeout)
+    def ask(self, op: str, payload: Any, on_message: Callable[[dict[str, Any]], None] = lambda m: None,
+            worker: int = 0) -> dict[str, Any]:
+        return self._worker(worker).ask(op, payload, on_message, self.timeout)
 
     def map(self, op: str, payloads: list[Any]) -> list[dict[str, Any]]:
         todo: queue.Queue[tuple[int, Any]] = queue.Queue()
@@ -134,6 +141,8 @@ class Pool:
     def close(self) -> None:
         for w in self.workers:
             w.close()
+        if self.zygote is not None:
+            self.zygote.close()
 
 
 def main() -> int:

@@ -135,15 +135,27 @@ class Searcher:
         keep, best = self.ddmin(keep, best)
         return best, keep
 
-    def localized(self, names: list[str]) -> tuple[set[str], ir.Candidate] | None:
+    def localize_request(self, names: list[str]) -> dict[str, Any] | None:
+        """The localising compile's payload: the candidate with every tensor node an output."""
         by = self.graph.by_name()
         tensors = [n for n in names if by[n].spec is not None and by[n].spec.kind == "tensor"]  # type: ignore[union-attr]
         c = ir.build(self.graph, set(names), outputs=set(tensors))
         if c is None:
             return None
+        return {**self.payload(c), "names": [n for n in names if n in set(tensors)]}
+
+    prefetched: tuple[dict[str, Any], Any] | None = None  # (payload, future): a localisation started early
+
+    def localized(self, names: list[str]) -> tuple[set[str], ir.Candidate] | None:
+        request = self.localize_request(names)
+        if request is None:
+            return None
         self.step("localize", len(names))
         self.queries += 1
-        a = self.pool.ask("localize", {**self.payload(c), "names": [n for n in names if n in set(tensors)]})
+        if self.prefetched is not None and self.prefetched[0] == request:
+            a = self.prefetched[1].result()
+        else:
+            a = self.pool.ask("localize", request)
         node = a.get("result", {}).get("node") if a.get("t") == "done" else None
         if node is None:
             return None
@@ -188,7 +200,7 @@ class Searcher:
 
     def shrink_shapes(self, keep: set[str], best: ir.Candidate, budget: int = 12) -> tuple[ir.Candidate, dict[int, int]]:
         rename: dict[int, int] = {}
-        if self.graph.dynamic or self.failure["kind"] == "violation":
+        if self.failure["kind"] == "violation":
             return best, rename
         spent = 0
         every = {d: 1 for d in ir.sizes(best)}

@@ -1,0 +1,249 @@
+"""A fork server: one process imports torch, Dynamo, Inductor and minify's worker once, then forks
+each worker and each fresh run of a repro, so none of them pays those seconds of imports again (a
+worker a segfault killed is back in milliseconds, and three verification runs cost three compiles,
+not three interpreters).
+
+Guarantees:
+- a forked process has run nothing but imports: no tensor op, no compile, no CUDA, no thread of ours.
+  A repro run forked here is what ``python repro.py`` is once its ``import torch`` is done;
+- each child gets its own stdin, stdout and stderr (pipes the parent made, passed over a Unix
+  socket), its own working directory and environment, and the parent hears how it ended (exit code,
+  or minus the signal, as :class:`subprocess.Popen` says it) from this server, which reaps it;
+- the server ends when the parent closes the control socket, killing the children left.
+
+Where fork or descriptor passing is missing (Windows), :func:`start` returns None and the callers
+start plain subprocesses, as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from typing import IO, Any
+
+PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", "pt2kit.minify.work", "pt2kit.kdiff.localize",
+           "pt2kit.runtime.modelfile", "pt2kit.runtime.accuracy")
+
+
+# -- parent side -----------------------------------------------------------------------------------
+
+class Child:
+    """A forked process, with Popen's surface (stdin, stdout, stderr, poll, wait, kill)."""
+
+    def __init__(self, zygote: Zygote, pid: int, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes]) -> None:
+        self.zygote, self.pid = zygote, pid
+        self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
+
+    def poll(self) -> int | None:
+        return self.zygote.exit_code(self.pid, block=False)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self.zygote.exit_code(self.pid, block=True, timeout=timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(f"forked child {self.pid}", timeout or 0)
+        return code
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+class Zygote:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.proc = subprocess.Popen([sys.executable, "-m", "pt2kit.minify.zygote", str(theirs.fileno())],
+                                     pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL)  # never the parent's stdout: that is the stream
+        theirs.close()
+        self.sock = ours
+        self.spawning = threading.Lock()
+        self.cond = threading.Condition()
+        self.exits: dict[int, int] = {}
+        self.replies: list[dict[str, Any]] = []
+        self.gone = False
+        threading.Thread(target=self._listen, daemon=True).start()
+
+    def _listen(self) -> None:
+        while True:
+            try:
+                data = self.sock.recv(65536)
+            except OSError:
+                data = b""
+            with self.cond:
+                if not data:
+                    self.gone = True
+                    self.cond.notify_all()
+                    return
+                msg = json.loads(data)
+                if "exit" in msg:
+                    self.exits[msg["exit"]] = msg["code"]
+                else:
+                    self.replies.append(msg)
+                self.cond.notify_all()
+
+    def exit_code(self, pid: int, *, block: bool, timeout: float | None = None) -> int | None:
+        with self.cond:
+            if block:
+                self.cond.wait_for(lambda: pid in self.exits or self.gone, timeout)
+            if pid not in self.exits and self.gone:
+                return -signal.SIGKILL  # the server went first and killed what it had forked
+            return self.exits.get(pid)
+
+    def spawn(self, op: str, *, argv: list[str] | None = None, cwd: str | None = None,
+              env: dict[str, str] | None = None) -> Child | None:
+        """A worker (``op="worker"``: pool's request loop) or a script run as ``__main__`` (``op="run"``)."""
+        ends = [os.pipe() for _ in range(3)]
+        child_fds = [ends[0][0], ends[1][1], ends[2][1]]
+        try:
+            with self.spawning:
+                with self.cond:
+                    if self.gone:
+                        return None
+                    self.replies.clear()
+                req = {"op": op, "argv": argv or [], "cwd": cwd or os.getcwd(), "env": env or self.env}
+                socket.send_fds(self.sock, [json.dumps(req).encode()], child_fds)
+                with self.cond:
+                    self.cond.wait_for(lambda: self.replies or self.gone)
+                    if not self.replies:
+                        raise OSError("the fork server ended")
+                    pid = self.replies.pop(0)["pid"]
+        except OSError:
+            for r, w in ends:
+                os.close(r)
+                os.close(w)
+            return None
+        for fd in child_fds:
+            os.close(fd)
+        return Child(self, pid, os.fdopen(ends[0][1], "wb"), os.fdopen(ends[1][0], "rb"), os.fdopen(ends[2][0], "rb"))
+
+    def close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # close() alone leaves the listener's recv, and the server, waiting
+            self.sock.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def start(env: dict[str, str]) -> Zygote | None:
+    if not (hasattr(os, "fork") and hasattr(socket, "send_fds") and hasattr(socket, "SOCK_SEQPACKET")):
+        return None
+    try:
+        return Zygote(env)
+    except OSError:
+        return None
+
+
+# -- server side -----------------------------------------------------------------------------------
+
+def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
+    """In the fork: become the process asked for; never returns."""
+    code = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for c in closing:
+            c.close() if hasattr(c, "close") else os.close(c)
+        for i, fd in enumerate(fds):
+            os.dup2(fd, i)
+            os.close(fd)
+        os.environ.clear()
+        os.environ.update(req["env"])
+        os.chdir(req["cwd"])
+        if req["op"] == "worker":
+            from .pool import main as worker_main
+
+            code = worker_main()
+        else:
+            import runpy
+
+            sys.argv = list(req["argv"])
+            sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+            runpy.run_path(sys.argv[0], run_name="__main__")
+            code = 0
+    except SystemExit as e:
+        if isinstance(e.code, int) or e.code is None:
+            code = e.code or 0
+        else:
+            print(e.code, file=sys.stderr)
+            code = 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except Exception:
+                pass
+        os._exit(code)
+
+
+def main(fd: int) -> int:
+    sock = socket.socket(fileno=fd)
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    children: set[int] = set()
+
+    def reap() -> None:
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            children.discard(pid)
+            sock.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+
+    try:
+        while True:
+            ready, _, _ = select.select([sock, wake_r], [], [])
+            if wake_r in ready:
+                os.read(wake_r, 4096)
+                reap()
+            if sock in ready:
+                data, fds, _, _ = socket.recv_fds(sock, 65536, 3)
+                if not data:
+                    return 0
+                pid = os.fork()
+                if pid == 0:
+                    _child(json.loads(data), fds, [sock, wake_r, wake_w])
+                for f in fds:
+                    os.close(f)
+                children.add(pid)
+                sock.send(json.dumps({"pid": pid}).encode())
+    except (BrokenPipeError, ConnectionResetError):
+        return 0
+    finally:
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(int(sys.argv[1])))
