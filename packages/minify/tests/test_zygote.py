@@ -72,3 +72,13 @@ def test_close_kills_what_is_still_running(tmp_path):
         time.sleep(0.1)
     else:
         pytest.fail(f"child {c.pid} outlived the server")
+
+
+def test_a_fork_after_the_preload_is_not_poisoned_for_cuda():
+    import torch
+
+    from pt2kit.minify.zygote import fork_poisoned
+
+    assert fork_poisoned() is False  # torch imported, CUDA never asked: a fork may use it
+    if torch.cuda.is_available():  # asking CUDA poisons later forks, and the probe sees it
+        assert fork_poisoned() is True

@@ -102,7 +102,7 @@ class Pool:
         self.env = dict(os.environ if env is None else env)
         self.env.setdefault("PYTHONUNBUFFERED", "1")
         self.timeout = timeout
-        self.zygote = zygote.start(self.env) if fork else None
+        self.zygote = zygote.start(self.env) if fork and not self.env.get("PT2KIT_MINIFY_NO_FORK") else None
         self.workers = [Worker(self.env, self.zygote) for _ in range(max(1, jobs))]
         self.replaced = 0
 

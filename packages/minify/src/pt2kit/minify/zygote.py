@@ -11,8 +11,8 @@ Guarantees:
   or minus the signal, as :class:`subprocess.Popen` says it) from this server, which reaps it;
 - the server ends when the parent closes the control socket, killing the children left.
 
-Where fork or descriptor passing is missing (Windows), :func:`start` returns None and the callers
-start plain subprocesses, as before.
+Where fork or descriptor passing is missing (Windows), where the imports left CUDA unable to fork, or
+with ``PT2KIT_MINIFY_NO_FORK=1`` in the environment, the callers start plain subprocesses instead.
 """
 
 from __future__ import annotations
@@ -27,8 +27,11 @@ import sys
 import threading
 from typing import IO, Any
 
-PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", "pt2kit.minify.work", "pt2kit.kdiff.localize",
-           "pt2kit.runtime.modelfile", "pt2kit.runtime.accuracy")
+PRELOAD = ("torch", "torch._dynamo", "pt2kit.minify.work", "pt2kit.kdiff.localize", "pt2kit.runtime.modelfile",
+           "pt2kit.runtime.accuracy")
+# Inductor's import asks CUDA for its devices where torch is built with CUDA, and a process that has
+# asked can no longer fork a child that uses CUDA (torch "poisons" the fork): preloaded on CPU builds only.
+PRELOAD_CPU_BUILD = ("torch._inductor.compile_fx",)
 
 
 # -- parent side -----------------------------------------------------------------------------------
@@ -85,7 +88,9 @@ class Zygote:
                     self.cond.notify_all()
                     return
                 msg = json.loads(data)
-                if "exit" in msg:
+                if "unusable" in msg:  # the server cannot fork safely here: callers start plain processes
+                    self.gone = True
+                elif "exit" in msg:
                     self.exits[msg["exit"]] = msg["code"]
                 else:
                     self.replies.append(msg)
@@ -195,12 +200,33 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
         os._exit(code)
 
 
+def fork_poisoned() -> bool:
+    """Whether a child forked now could not use CUDA (torch marks such a fork bad once CUDA was asked
+    anything). Private torch API, kept here alone: ``torch.cuda._is_in_bad_fork``, read in a probe child."""
+    pid = os.fork()
+    if pid == 0:
+        import torch
+
+        bad = getattr(torch.cuda, "_is_in_bad_fork", lambda: False)
+        os._exit(3 if bad() else 0)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) != 0
+
+
 def main(fd: int) -> int:
     sock = socket.socket(fileno=fd)
     import importlib
+    import warnings
 
-    for name in PRELOAD:
+    # Python 3.12 warns on every fork of a process with threads; torch's own (OpenMP's) are fork-aware
+    warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
+    import torch
+
+    for name in PRELOAD + (PRELOAD_CPU_BUILD if torch.version.cuda is None and torch.version.hip is None else ()):
         importlib.import_module(name)
+    if fork_poisoned():
+        sock.send(json.dumps({"unusable": "CUDA was initialised while importing"}).encode())
+        return 0
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
