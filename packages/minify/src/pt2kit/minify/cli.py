@@ -107,8 +107,7 @@ def _work(s: Session, model: str | None, opts: dict[str, Any], deny: str | None,
 
 def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, output: Path | None,
             device: str | None, cfg: dict[str, str], timeout: float | None, stream_config: bool) -> int:
-    from pt2kit.runtime.trust import check_model_file, stream_config_for
-    from pt2kit.schema import Crash, Diff, Kernel, Model, Violation
+    from pt2kit.schema import Crash, Diff, Kernel, Violation
 
     from . import narrate
     from .records import wanted
@@ -116,22 +115,18 @@ def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, 
     hint = "give a MODEL.py, or pipe records: `kdiff m.py | minify`"
     models: dict[str, tuple[str, str, dict[str, str], str]] = {}
     asks: list[tuple[str, dict[str, Any], str]] = []
-    lines = s.read(["-"], want=[Model, Diff, Crash, Violation, Kernel], hint=hint)
-    s.header(torch=torch_version(), device=device)
-    for line in lines:
-        rec = line.record
-        where = f"{line.source}:{line.lineno}"
-        if isinstance(rec, Model):
-            spec = check_model_file(rec.file, rec.entry, where)
-            c = stream_config_for(dict(rec.config or {}), cfg, where, use=stream_config)
-            models[rec.model] = (spec, device or rec.device or "cpu", c, where)
-        elif rec is not None:
-            w = wanted(rec)
-            label = getattr(rec, "model", None)
+    for line, model in s.piped(device=device, hint=hint, config=cfg, stream_config=stream_config,
+                               also=[Diff, Crash, Violation, Kernel]):
+        if model is not None:
+            models[line.record.model] = model  # type: ignore[union-attr]
+        elif line.record is not None:
+            w = wanted(line.record)
+            label = getattr(line.record, "model", None)
             if w and label and not any(a[0] == label and a[1]["kind"] == w["kind"] for a in asks):
-                asks.append((label, w, where))
+                asks.append((label, w, f"{line.source}:{line.lineno}"))
     if not asks:
-        s.say("no failing diff, crash, violation or NaN/Inf kernel on stdin: nothing to minify")
+        if models:
+            s.say("no failing diff, crash, violation or NaN/Inf kernel on stdin: nothing to minify")
         return EXIT_OK
     code = EXIT_OK
     for n, (label, w, where) in enumerate(asks):
@@ -143,7 +138,7 @@ def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, 
         out = output if output is None or len(asks) == 1 else output.with_name(f"{output.stem}-{n + 1}{output.suffix}")
         narrate.failure(s.say, label, where, w)
         o = dict(opts, failure=w["kind"] if w["kind"] != "violation" else "violation")
-        code = max(code, _one(s, spec, dev, c, o, w, check_str, jobs, out, timeout, piped=True))
+        code = max(code, _one(s, spec, dev or "cpu", c, o, w, check_str, jobs, out, timeout, piped=True))
     return code
 
 

@@ -20,7 +20,7 @@ import sys
 import time
 import traceback
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -222,13 +222,26 @@ class Session:
         header comes at the first model record, with its device (``device`` or the record's), so the
         upstream lines before it are forwarded first; warns when no model came.
         """
+        for _, model in self.piped(device=device, hint=hint, config=config, stream_config=stream_config):
+            if model is not None:
+                self.say(f"{model[3]}: running model file {model[0]} named by the stream")
+                yield model[:3]
+
+    def piped(
+        self, *, device: str | None, hint: str, config: dict[str, str] | None = None, stream_config: bool = True,
+        also: Sequence[type] = (),
+    ) -> Iterator[tuple[Line, tuple[str, str, dict[str, str], str] | None]]:
+        """:meth:`piped_models`'s reading, for a tool that also wants other kinds (``also``): each line
+        with, for a model record, its checked (spec, device, config, where); the tool says when it
+        runs one."""
         from pt2kit.schema import Model
 
         from .trust import check_model_file, stream_config_for
 
-        lines = self.read(["-"], want=[Model], hint=hint)
+        lines = self.read(["-"], want=[Model, *also], hint=hint)
         models = 0
         for line in self._header_before_errors(lines, device):
+            model = None
             if line.kind == "model" and line.record is not None:
                 models += 1
                 m = line.record
@@ -240,8 +253,8 @@ class Session:
                 if m.config and not stream_config:
                     self.say(f"{where}: ignoring the model record's config ({', '.join(sorted(m.config))}): "
                              "--no-config-from-stream")
-                self.say(f"{where}: running model file {spec} named by the stream")
-                yield spec, (device or m.device), cfg
+                model = (spec, device or m.device, cfg, where)
+            yield line, model
         if not models:
             self.header(torch=torch_version(), device=device)
             self.warn("no model records on stdin: nothing to do")
