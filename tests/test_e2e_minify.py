@@ -47,3 +47,28 @@ def test_fxcheck_violation_into_minify(tmp_path):
     assert codes == ["1", "1", "0"], err[-3000:]
     (rep,) = [r for r in recs if r["kind"] == "repro"]
     assert rep["failure"] == "violation" and rep["ops"] == ["aten.convolution.default"] and rep["reproduced"] == 3
+
+
+def test_an_alignment_violation_deep_in_a_net_keeps_a_misaligned_size(tmp_path):
+    """`fxcheck --align 16 | minify`: the repro holds the op whose output is misaligned, with sizes
+    shrunk only as far as they stay misaligned (aligned ones stay aligned), and passes once aligned."""
+    import re
+
+    py = sys.executable
+    codes, recs, err = _pipe(
+        f"{py} -m pt2kit.fxcheck {NET / 'align_mlp.py'}:make --align 16 -q | "
+        f"{py} -m pt2kit.minify -o {tmp_path}/repro.py | tee {tmp_path}/s.ndjson > /dev/null", tmp_path)
+    assert codes == ["1", "1", "0"], err[-3000:]
+    (rep,) = [r for r in recs if r["kind"] == "repro"]
+    assert rep["signature"] == "align 16: aten.mul.Tensor" and rep["ops"] == ["aten.mul.Tensor"]
+    assert rep["nodes_before"] > 10 and rep["reproduced"] == 3 and rep["inputs_after"] < rep["inputs_before"]
+    repro = tmp_path / "repro.py"
+    shape = re.search(r"INPUTS = \[\('tensor', \[(\d+), (\d+)\]", repro.read_text())
+    assert shape and int(shape[1]) % 16 and int(shape[1]) >= 2 and int(shape[2]) == 16, repro.read_text()[:600]
+    run = [py, "-I", "-c", f"import sys, runpy; sys.modules['pt2kit'] = None; sys.argv = [{str(repro)!r}]; "
+                            f"runpy.run_path({str(repro)!r}, run_name='__main__')"]
+    p = subprocess.run(run, capture_output=True, text=True)
+    assert p.returncode == 1 and "align: aten.mul.Tensor in the graph" in p.stdout, p.stdout + p.stderr
+    repro.write_text(repro.read_text().replace(f"[('tensor', [{shape[1]}, 16]", "[('tensor', [16, 16]", 1))
+    p = subprocess.run(run, capture_output=True, text=True)
+    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr

@@ -187,8 +187,9 @@ def _failure(job: Job, want: dict[str, Any] | None, seen: dict[str, Any]) -> dic
     if asked == "violation":
         if not want or not want.get("op"):
             raise UsageError("--failure violation needs a violation record on stdin (`fxcheck m.py --deny OP | minify`)")
-        return {"kind": "violation", "signature": f"{want['constraint']}: {want['op']}", "op": want["op"],
-                "dtype": want.get("dtype"), "constraint": want["constraint"]}
+        tile = f" {want['align']}" if want.get("align") else ""
+        return {"kind": "violation", "signature": f"{want['constraint']}{tile}: {want['op']}", "op": want["op"],
+                "dtype": want.get("dtype"), "constraint": want["constraint"], "align": want.get("align")}
     kind = seen.get("kind")
     if kind == "error":
         return {"why": f"the original run failed before the backend did: {seen['why']}"}

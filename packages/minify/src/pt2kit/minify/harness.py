@@ -222,11 +222,22 @@ def outcome(module, inputs, backend, config, failure, dynamic=False):
     return False, "passes", ""
 
 
+def _misaligned(val, n, min_size=2):
+    """fxcheck's align rule on one tensor: the dims (of at least ``min_size``) not a multiple of n."""
+    shape = getattr(val, "shape", None)
+    if shape is None:
+        return []
+    return [f"dim {i} of size {int(d)}" for i, d in enumerate(shape)
+            if isinstance(d, int) and d >= min_size and d % n]
+
+
 def violations(module, inputs, failure):
-    """The ops of the aten graph the backend is handed that the violation names (op, and dtype if any)."""
+    """Where, in the aten graph the backend is handed, the violation still holds: the op (and dtype)
+    it names, and for an ``align`` violation, only where that op's output has a dimension that is not
+    a multiple of the tile size."""
     from torch._dynamo.backends.common import aot_autograd
 
-    op, dtype = failure["op"], failure.get("dtype")
+    op, dtype, align = failure["op"], failure.get("dtype"), failure.get("align")
     seen = []
 
     def fw(gm, example):
@@ -234,7 +245,10 @@ def violations(module, inputs, failure):
             val = n.meta.get("val")
             if n.op == "call_function" and str(n.target) in (op, op.rsplit(".", 1)[0]) and (
                     dtype is None or str(getattr(val, "dtype", "")).replace("torch.", "") == dtype):
-                seen.append(n.name)
+                if not align:
+                    seen.append(n.name)
+                elif _misaligned(val, align):
+                    seen.append(f"{n.name}: {', '.join(_misaligned(val, align))} not a multiple of {align}")
         return gm.forward
 
     torch._dynamo.reset()
@@ -267,7 +281,8 @@ def main(module_cls, specs, backend, config, failure, dynamic=False, seed=0):
         if found:
             print(f"repro: the bug is present: {failure['constraint']}: {failure['op']} in the graph ({found[0]})")
             return 1
-        print(f"repro: no {failure['op']} in the graph: fixed")
+        print(f"repro: no {failure['op']}{' with a misaligned output' if failure.get('align') else ''} in the graph: "
+              "fixed")
         return 0
     fails, sig, detail = outcome(module, inputs, backend, config, failure, dynamic)
     if fails:

@@ -3,6 +3,7 @@ a stream record names (what minify is asked to keep)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pt2kit.schema import Crash, Diff, Kernel, Store, Violation
@@ -20,15 +21,26 @@ def repro_fields(fields: dict[str, Any], text: str, store: Store, model: str, ou
     return {**fields, "model": model, "path": store.put_text(text, "text/x-python", ".py"), "output": output}
 
 
+KEPT_CONSTRAINTS = ("deny", "dtype", "align")
+
+
 def wanted(rec: Any) -> dict[str, Any] | None:
     """The failure a stream record names, or None (a passing diff, a finding-free kernel)."""
     if isinstance(rec, Diff) and not rec.passed:
         return {"kind": "accuracy"}
     if isinstance(rec, Crash):
         return {"kind": "crash" if rec.signal else "compile-error"}
-    if isinstance(rec, Violation) and (rec.op or "").startswith("aten.") and rec.phase != "backward":
-        # minify cuts forward aten graphs: a Dynamo-level or backward-only finding is not one it can keep
-        return {"kind": "violation", "constraint": rec.constraint, "op": rec.op, "dtype": rec.dtype}
+    if isinstance(rec, Violation) and (rec.op or "").startswith("aten.") and rec.phase != "backward" \
+            and rec.constraint in KEPT_CONSTRAINTS:
+        # minify cuts forward aten graphs: a Dynamo-level or backward-only finding is not one it can keep,
+        # nor a constraint whose rule its harness does not check (it would keep the op, not the fault)
+        want = {"kind": "violation", "constraint": rec.constraint, "op": rec.op, "dtype": rec.dtype}
+        if rec.constraint == "align":  # the tile size is in fxcheck's message: "... is not a multiple of 16"
+            m = re.search(r"not a multiple of (\d+)", rec.message or "")
+            if not m:
+                return None
+            want["align"] = int(m.group(1))
+        return want
     if isinstance(rec, Kernel) and rec.finding:
         return {"kind": "nan"}
     return None

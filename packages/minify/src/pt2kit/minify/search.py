@@ -200,10 +200,17 @@ class Searcher:
 
     def shrink_shapes(self, keep: set[str], best: ir.Candidate, budget: int = 12) -> tuple[ir.Candidate, dict[int, int]]:
         rename: dict[int, int] = {}
-        if self.failure["kind"] == "violation":
-            return best, rename
+        if self.failure["kind"] == "violation" and not self.failure.get("align"):
+            return best, rename  # an op's presence does not depend on sizes
         spent = 0
-        every = {d: 1 for d in ir.sizes(best)}
+        tile = self.failure.get("align")
+
+        def allowed(size: int, t: int) -> bool:
+            # an alignment violation keeps its kind of size: a multiple of the tile stays one, a misaligned
+            # size stays misaligned (and >= 2: size 1 is exempt), so no other dimension takes its place
+            return not tile or ((size % tile == 0) == (t % tile == 0) and t >= 2)
+
+        every = {d: 1 for d in ir.sizes(best)} if not tile else {}
         if every:  # all at once first: a bug that does not care about shapes takes one query
             one = ir.build(self.graph, keep, rename=every)
             spent += 1
@@ -212,7 +219,7 @@ class Searcher:
                 return one, every
         for size in ir.sizes(best):
             target = size
-            tries = [1, size // 2] if size // 2 > 1 else [1]
+            tries = [t for t in ([1, size // 2] if size // 2 > 1 else [1]) if allowed(size, t)]
             while tries and spent < budget:
                 cands = [ir.build(self.graph, keep, rename={**rename, size: t}) for t in tries]
                 spent += len(cands)
@@ -224,6 +231,7 @@ class Searcher:
                 target, best = ok[0][0], ok[0][1]  # type: ignore[assignment]
                 rename[size] = target
                 tries = [target // 2] if target // 2 >= 1 and ok[0][0] != 1 and target // 2 != 1 else []
+                tries = [t for t in tries if allowed(size, t)]
         return best, rename
 
     def drop_config(self, best: ir.Candidate) -> Config:
