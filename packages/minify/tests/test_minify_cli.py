@@ -111,3 +111,18 @@ def test_a_dynamic_shape_graph_gives_a_dynamic_repro_that_reproduces(minify, tmp
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
     _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
     assert run_repro(out).returncode == 0
+
+
+def test_inputs_keep_the_range_of_the_real_values(minify, tmp_path):
+    """A NaN only the compiled side makes, on a log that eagerly reads values >= 1: fed standard normal
+    values the cut graph would make NaN eagerly too, a different signature; fed the real range it keeps
+    the failure."""
+    out = tmp_path / "repro.py"
+    r = minify(f"{MODELS / 'small.py'}:posnet", "--backend", f"{MODELS / 'small.py'}:nan_backend", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["signature"] == "nan" and rep["ops"] == ["aten.log.default"] and rep["reproduced"] == 3
+    p = run_repro(out)
+    assert p.returncode == 1 and p.stdout.strip() == "repro: the bug is present: nan", p.stdout + p.stderr
+    _switch_off(out, r"BACKEND = .*", "BACKEND = 'inductor'")
+    assert run_repro(out).returncode == 0

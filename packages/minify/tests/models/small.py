@@ -49,3 +49,30 @@ def aborting_backend(gm, example_inputs):
     if any("sigmoid" in str(n.target) for n in gm.graph.nodes):
         os.abort()
     return gm.forward
+
+
+class PosNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        a = torch.nn.functional.softplus(self.fc(x)) + 1.0
+        b = torch.log(a)  # a >= 1 here: no NaN eagerly
+        return torch.tanh(b) * x.mean()
+
+
+def posnet():
+    torch.manual_seed(0)
+    return PosNet(), (torch.rand(4, 8),)
+
+
+def nan_backend(gm, example_inputs):
+    """A torch.compile backend with a planted NaN: its log reads its input minus 100."""
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and n.target in (torch.log, torch.ops.aten.log.default):
+            with gm.graph.inserting_before(n):
+                shifted = gm.graph.call_function(torch.sub, (n.args[0], 100.0))
+            n.args = (shifted, *n.args[1:])
+    gm.recompile()
+    return gm.forward

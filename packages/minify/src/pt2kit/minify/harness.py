@@ -24,7 +24,8 @@ import torch
 
 
 def make_inputs(specs, seed=0, device=None):
-    """One value per spec: ("tensor", shape, stride, dtype, device, lo, hi) or ("scalar", value)."""
+    """One value per spec: ("tensor", shape, stride, dtype, device, lo, hi) or ("scalar", value); lo and hi
+    the range of the real values (None: standard normal floats, 0 and 1 for integers)."""
     g = torch.Generator().manual_seed(seed)
     out = []
     for spec in specs:
@@ -33,7 +34,10 @@ def make_inputs(specs, seed=0, device=None):
             continue
         _, shape, stride, dtype, dev, lo, hi = spec
         dtype = getattr(torch, dtype)
-        if dtype.is_floating_point or dtype.is_complex:
+        if dtype.is_floating_point and lo is not None and hi is not None:
+            # uniform over the range the real values took (their signs and scale, not their order)
+            t = (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+        elif dtype.is_floating_point or dtype.is_complex:
             t = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
         elif dtype == torch.bool:
             t = torch.randint(0, 2, shape, generator=g).bool()

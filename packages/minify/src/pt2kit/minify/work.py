@@ -59,9 +59,11 @@ def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
 
     if isinstance(val, torch.Tensor):
         lo = hi = None
-        if isinstance(real, torch.Tensor) and not (real.is_floating_point() or real.is_complex()) \
-                and real.dtype != torch.bool and real.numel():
-            lo, hi = float(real.min()), float(real.max())
+        if isinstance(real, torch.Tensor) and not real.is_complex() and real.dtype != torch.bool and real.numel():
+            # the range the real values took: an index stays in bounds, a value a log reads stays positive
+            finite = real[torch.isfinite(real)] if real.is_floating_point() else real
+            if finite.numel():
+                lo, hi = float(finite.min()), float(finite.max())
         shape = [int(d) for d in val.shape]
         stride = [int(s) for s in val.stride()]
         return ir.Spec("tensor", shape, stride, str(val.dtype).removeprefix("torch."), device, lo, hi)
