@@ -92,6 +92,7 @@ def test_bad_inputs_are_one_line_and_exit_2(minify, tmp_path):
         ((f"{MODELS / 'small.py'}:clean", "--jobs", "-1"), "--jobs -1"),
         ((f"{MODELS / 'small.py'}:clean", "--deny", "aten.mm", "--failure", "nan"), "--deny keeps a violation"),
         ((f"{MODELS / 'small.py'}:clean", "-o", str(tmp_path)), "is a directory"),
+        ((f"{MODELS / 'small.py'}:clean", "--ref", "eager32"), "--ref"),
     ]:
         r = minify(*args)
         assert r.code == 2, (args, r.stderr)

@@ -55,6 +55,9 @@ def minify(
     backend: Annotated[str, typer.Option(metavar="BACKEND",
                                          help="inductor, aot_eager, aoti (export, package, load, run) or FILE.py:NAME."
                                          )] = "inductor",
+    ref: Annotated[str, typer.Option(click_type=click.Choice(("eager", "eager64")),
+                                     help="Accuracy: the reference the compiled output is held against (eager64: a "
+                                     "float64 run; a stream's diff brings its own).")] = "eager",
     deny: Annotated[str | None, typer.Option(metavar="OP", help="Keep a violation: the aten op (aten.convolution) "
                                              "must stay in the graph.", show_default=False)] = None,
     check_str: Annotated[str | None, typer.Option(help="An error counts only if its message holds TEXT.",
@@ -74,7 +77,7 @@ def minify(
     version: Version = False,
 ) -> None:
     s = Session("minify", __version__, store=store, quiet=quiet, debug=debug)
-    opts = {"failure": failure, "backend": backend, "seed": seed}
+    opts = {"failure": failure, "backend": backend, "seed": seed, "ref": ref}
     s.run(lambda: _work(s, model, opts, deny, check_str, jobs, output, device, list(config or ()), timeout,
                         not no_stream_config))
 
@@ -137,7 +140,7 @@ def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, 
         s.say(f"{mwhere}: running model file {spec} named by the stream")
         out = output if output is None or len(asks) == 1 else output.with_name(f"{output.stem}-{n + 1}{output.suffix}")
         narrate.failure(s.say, label, where, w)
-        o = dict(opts, failure=w["kind"] if w["kind"] != "violation" else "violation")
+        o = dict(opts, failure=w["kind"], **({"ref": w["ref"]} if "ref" in w else {}))
         code = max(code, _one(s, spec, dev or "cpu", c, o, w, check_str, jobs, out, timeout, piped=True))
     return code
 

@@ -123,9 +123,10 @@ def _rmse(a, b):
     return math.sqrt(float((d * d).mean())) if d.numel() else 0.0
 
 
-def differs(test, eager, fp64):
-    """kdiff's verdict on one output: fails assert_close against eager and is further from float64 than
-    eager is (torch._dynamo.utils.same's rule); "" when it passes, else why."""
+def differs(test, eager, fp64, ref="eager"):
+    """kdiff's verdict on one output: fails assert_close against the reference (eager, or with
+    ref="eager64" the float64 run at eager's dtype) and is further from float64 than eager is
+    (torch._dynamo.utils.same's rule); "" when it passes, else why."""
     if not isinstance(test, torch.Tensor) or not isinstance(eager, torch.Tensor):
         return "" if test == eager else f"{test!r} != {eager!r}"
     if test.shape != eager.shape:
@@ -135,7 +136,10 @@ def differs(test, eager, fp64):
         bad = int((test != eager).sum())
         return f"{bad} of {eager.numel()} elements differ" if bad else ""
     atol, rtol = _TOL.get(eager.dtype, (1e-5, 1.3e-6))
-    close = torch.isclose(test, eager, rtol=rtol, atol=atol, equal_nan=True)
+    against = eager
+    if ref == "eager64" and isinstance(fp64, torch.Tensor) and fp64.shape == test.shape:
+        against = fp64.to(test.device, eager.dtype)
+    close = torch.isclose(test, against, rtol=rtol, atol=atol, equal_nan=True)
     if bool(close.all()):
         return ""
     if fp64 is not None and isinstance(fp64, torch.Tensor) and fp64.shape == test.shape:
@@ -149,7 +153,7 @@ def differs(test, eager, fp64):
         why = "assert_close fails"
     i = int((~close).reshape(-1).nonzero()[0])
     return f"{int((~close).sum())} of {eager.numel()} elements differ ({why}; e.g. {float(test.reshape(-1)[i]):.6g} " \
-           f"vs {float(eager.reshape(-1)[i]):.6g})"
+           f"vs {float(against.reshape(-1)[i]):.6g})"
 
 
 def nonfinite(outputs):
@@ -219,7 +223,7 @@ def outcome(module, inputs, backend, config, failure, dynamic=False):
         return bool(got) and sig == failure["signature"], sig or "finite", ""
     if kind == "accuracy":
         for i, (t, r) in enumerate(zip(test, eager, strict=False)):
-            why = differs(t, r, fp64[i] if fp64 is not None and i < len(fp64) else None)
+            why = differs(t, r, fp64[i] if fp64 is not None and i < len(fp64) else None, failure.get("ref", "eager"))
             if why:
                 return True, "accuracy", f"output {i}: {why}"
         return False, "passes", ""

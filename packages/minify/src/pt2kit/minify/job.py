@@ -9,3 +9,4 @@ class Job(ModelJob, frozen=True, kw_only=True):
     failure: str = "auto"  # auto | compile-error | crash | accuracy | nan | violation
     backend: str = "inductor"  # inductor | aot_eager | aoti | FILE.py:NAME
     seed: int = 0
+    ref: str = "eager"  # eager | eager64: what an accuracy failure's output is held against

@@ -27,7 +27,7 @@ KEPT_CONSTRAINTS = ("deny", "dtype", "align")
 def wanted(rec: Any) -> dict[str, Any] | None:
     """The failure a stream record names, or None (a passing diff, a finding-free kernel)."""
     if isinstance(rec, Diff) and not rec.passed:
-        return {"kind": "accuracy"}
+        return {"kind": "accuracy", "ref": "eager64" if rec.ref == "eager64" else "eager"}
     if isinstance(rec, Crash):
         return {"kind": "crash" if rec.signal else "compile-error"}
     if isinstance(rec, Violation) and (rec.op or "").startswith("aten.") and rec.phase != "backward" \

@@ -26,7 +26,8 @@ def _backend_lines(backend: str) -> list[str]:
 
 def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: dict[str, dict[str, Any]],
            model: str, graph: int, torch_version: str, dynamic: bool, seed: int, tool_version: str) -> str:
-    what = {"accuracy": "the compiled output differs from eager beyond PyTorch's float64 accuracy rule",
+    against = "a float64 run" if failure.get("ref") == "eager64" else "eager"
+    what = {"accuracy": f"the compiled output differs from {against} beyond PyTorch's float64 accuracy rule",
             "compile-error": f"the compiled side raises {failure.get('signature', '')}",
             "crash": f"the process dies with {failure.get('signature', '')}",
             "nan": f"the compiled output holds {failure.get('signature', '')}",

@@ -171,7 +171,7 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
             torch.manual_seed(job.seed)
             fp64 = dict(flatten(loaded.call(m64, in64)))
     for (name, t), (_, r) in zip(test, eager, strict=False):
-        why = harness.differs(t, r, fp64.get(name))
+        why = harness.differs(t, r, fp64.get(name), job.ref)
         if why:
             return {"kind": "accuracy", "signature": "accuracy", "detail": f"{name}: {why}"}
     return {"kind": None}
@@ -234,7 +234,7 @@ def localize(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     with harness.apply_config(payload["config"]):
         test = harness.compile_and_run(cls(), inputs, _backend(payload["backend"]), payload.get("dynamic", False))
     for name, t, r, f in zip(names, test, eager, fp64, strict=False):
-        if harness.differs(t, r, f):
+        if harness.differs(t, r, f, payload["failure"].get("ref", "eager")):
             return {"node": name}
     return {"node": None}
 
