@@ -93,6 +93,8 @@ def test_bad_inputs_are_one_line_and_exit_2(minify, tmp_path):
         ((f"{MODELS / 'small.py'}:clean", "--deny", "aten.mm", "--failure", "nan"), "--deny keeps a violation"),
         ((f"{MODELS / 'small.py'}:clean", "-o", str(tmp_path)), "is a directory"),
         ((f"{MODELS / 'small.py'}:clean", "--ref", "eager32"), "--ref"),
+        ((f"{MODELS / 'small.py'}:clean", "--profile", "nope"), "--profile nope: no such file or shipped profile"),
+        ((f"{MODELS / 'small.py'}:clean", "--align", "16", "--failure", "nan"), "they keep a violation"),
     ]:
         r = minify(*args)
         assert r.code == 2, (args, r.stderr)
@@ -127,3 +129,16 @@ def test_inputs_keep_the_range_of_the_real_values(minify, tmp_path):
     assert p.returncode == 1 and p.stdout.strip() == "repro: the bug is present: nan", p.stdout + p.stderr
     _switch_off(out, r"BACKEND = .*", "BACKEND = 'inductor'")
     assert run_repro(out).returncode == 0
+
+
+def test_fxcheck_rules_on_the_command_line_keep_their_first_violation(minify, tmp_path):
+    """`minify m.py --align 16` and `--profile no-conv`: fxcheck's checks, run as a library on the
+    graphs the backend gets, name the violation; a model they pass has nothing to minify."""
+    r = minify(f"{MODELS / 'align_mlp.py'}:make", "--align", "16")
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["signature"] == "align 16: aten.mul.Tensor" and rep["ops"] == ["aten.mul.Tensor"]
+    r = minify(f"{MODELS / 'small.py'}:conv", "--profile", "no-conv")
+    assert r.code == 1 and r.kind("repro")[0]["ops"] == ["aten.convolution.default"], r.stderr
+    r = minify(f"{MODELS / 'small.py'}:clean", "--align", "2")
+    assert r.code == 0 and "no violation to minify" in r.stderr and not r.kind("repro")

@@ -60,6 +60,14 @@ def minify(
                                      "float64 run; a stream's diff brings its own).")] = "eager",
     deny: Annotated[str | None, typer.Option(metavar="OP", help="Keep a violation: the aten op (aten.convolution) "
                                              "must stay in the graph.", show_default=False)] = None,
+    profile: Annotated[str | None, typer.Option(
+        metavar="NAME|FILE.toml", show_default=False,
+        help="Keep the first violation fxcheck's checks find under this capability profile.")] = None,
+    align: Annotated[int | None, typer.Option(metavar="N", show_default=False,
+                                              help="fxcheck's --align: keep an op whose output is no multiple of N.")
+                     ] = None,
+    dtypes: Annotated[str | None, typer.Option(metavar="D1,D2", show_default=False,
+                                               help="fxcheck's --dtypes: keep an op of a dtype not allowed.")] = None,
     check_str: Annotated[str | None, typer.Option(help="An error counts only if its message holds TEXT.",
                                                   metavar="TEXT", show_default=False)] = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes judging candidates in parallel "
@@ -78,13 +86,14 @@ def minify(
 ) -> None:
     s = Session("minify", __version__, store=store, quiet=quiet, debug=debug)
     opts = {"failure": failure, "backend": backend, "seed": seed, "ref": ref}
+    rules = {"profile": profile, "align": align, "dtypes": dtypes}
     s.run(lambda: _work(s, model, opts, deny, check_str, jobs, output, device, list(config or ()), timeout,
-                        not no_stream_config))
+                        not no_stream_config, rules))
 
 
 def _work(s: Session, model: str | None, opts: dict[str, Any], deny: str | None, check_str: str | None, jobs: int,
           output: Path | None, device: str | None, config: list[str], timeout: float | None,
-          stream_config: bool) -> int:
+          stream_config: bool, rules: dict[str, Any]) -> int:
     from pt2kit.runtime.config import parse_config
 
     check_finite("--timeout", timeout, positive=True)
@@ -95,6 +104,14 @@ def _work(s: Session, model: str | None, opts: dict[str, Any], deny: str | None,
         raise UsageError(f"-o {output}: is a directory; name the repro file")
     if deny and opts["failure"] not in ("auto", "violation"):
         raise UsageError(f"--deny with --failure {opts['failure']}: --deny keeps a violation")
+    if any(v is not None for v in rules.values()):
+        if opts["failure"] not in ("auto", "violation"):
+            raise UsageError(f"--profile, --align or --dtypes with --failure {opts['failure']}: they keep a violation")
+        opts = dict(opts, profile=_profile(rules, deny), failure="violation")
+        if model is None:
+            raise UsageError("--profile, --align and --dtypes check a MODEL; for a stream, pipe fxcheck's violations "
+                             "(`fxcheck m.py --align 16 | minify`)")
+        deny = None
     be = opts["backend"]
     if be not in ("inductor", "aot_eager", "aoti") and not (":" in be and be.rpartition(":")[0].endswith(".py")):
         raise UsageError(f"--backend {be}: expected inductor, aot_eager, aoti or FILE.py:NAME")
@@ -106,6 +123,16 @@ def _work(s: Session, model: str | None, opts: dict[str, Any], deny: str | None,
         s.open_model(model, device=device or "cpu")
         return _one(s, model, device or "cpu", cfg, opts, want, check_str, jobs, output, timeout, piped=False)
     return _stream(s, opts, check_str, jobs, output, device, cfg, timeout, stream_config)
+
+
+def _profile(rules: dict[str, Any], deny: str | None) -> Any:
+    """fxcheck's profile from minify's flags (its environment's PT2KIT_PROFILE is not read: minify keeps
+    a violation only when asked on its command line)."""
+    from pt2kit.fxcheck.profiles import parse_dtypes, resolve
+
+    flags = {"align": rules["align"], "deny": [deny] if deny else None,
+             "dtypes": parse_dtypes(rules["dtypes"], "--dtypes") if rules["dtypes"] else None}
+    return resolve(rules["profile"], flags, environ={})
 
 
 def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, output: Path | None,

@@ -128,6 +128,9 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
                 return Outcome(EXIT_OK, f"the {failure['kind']} failure ({failure.get('signature', '')}) does not "
                                         f"hold --check-str {check_str!r}: nothing to minify")
             failure["check_str"] = check_str
+        if failure is None and job.profile is not None:
+            return Outcome(EXIT_OK, f"no violation to minify: fxcheck's checks find none in {job.model}'s forward "
+                                    "graphs that minify keeps (deny, dtype, align on an aten op)")
         if failure is None:
             return Outcome(EXIT_OK, f"no failure to minify: {job.model} runs the same eagerly and with {job.backend}")
         if "why" in failure:
@@ -184,7 +187,11 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
 def _failure(job: Job, want: dict[str, Any] | None, seen: dict[str, Any]) -> dict[str, Any] | None:
     """The failure to keep: what the original run showed, checked against what was asked for."""
     asked = (want or {}).get("kind") or job.failure
-    if asked == "violation":
+    if job.profile is not None:
+        want = seen.get("want")
+        if want is None:
+            return None  # the profile finds nothing minify can keep: nothing to minify
+    if asked == "violation" or job.profile is not None:
         if not want or not want.get("op"):
             raise UsageError("--failure violation needs a violation record on stdin (`fxcheck m.py --deny OP | minify`)")
         tile = f" {want['align']}" if want.get("align") else ""

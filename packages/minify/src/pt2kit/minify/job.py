@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pt2kit.runtime.job import ModelJob
+from pt2kit.schema import Profile
 
 
 class Job(ModelJob, frozen=True, kw_only=True):
@@ -10,3 +11,4 @@ class Job(ModelJob, frozen=True, kw_only=True):
     backend: str = "inductor"  # inductor | aot_eager | aoti | FILE.py:NAME
     seed: int = 0
     ref: str = "eager"  # eager | eager64: what an accuracy failure's output is held against
+    profile: Profile | None = None  # fxcheck's constraints: the first violation they find is the failure

@@ -140,6 +140,8 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         captured = capture_forward(loaded.model, lambda fn: loaded.call(fn))
     graphs = [to_ir(gm, args, i, job.device) for i, (gm, args) in enumerate(captured)]
     send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config})
+    if job.profile is not None:  # fxcheck's rules on the graphs the backend gets: nothing to run
+        return {"kind": "violation", "want": _first_violation(captured, job.profile)}
     if job.failure == "violation":  # judged on the graphs alone: nothing to run
         return {"kind": "violation"}
     send({"t": "stage", "stage": "reproduce"})
@@ -175,6 +177,25 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         if why:
             return {"kind": "accuracy", "signature": "accuracy", "detail": f"{name}: {why}"}
     return {"kind": None}
+
+
+def _first_violation(captured: list[Any], profile: Any) -> dict[str, Any] | None:
+    """The first finding of fxcheck's checks, on the forward graphs, that minify can keep."""
+    from pt2kit.fxcheck.checks import run_checks
+    from pt2kit.fxcheck.graphview import build
+    from pt2kit.schema import Violation
+
+    from .records import wanted
+
+    for i, (gm, _) in enumerate(captured):
+        for f in run_checks(build(gm, "forward", i), profile):
+            t = f.tensor
+            rec = Violation(v=1, run="-", constraint=f.constraint, message=f.message, phase="forward", graph=i,
+                            node=f.node.name, op=f.op or f.node.op, dtype=t.dtype if t else None)
+            want = wanted(rec)
+            if want is not None:
+                return want
+    return None
 
 
 def _aoti_call(loaded: Any) -> Any:
