@@ -142,3 +142,16 @@ def test_fxcheck_rules_on_the_command_line_keep_their_first_violation(minify, tm
     assert r.code == 1 and r.kind("repro")[0]["ops"] == ["aten.convolution.default"], r.stderr
     r = minify(f"{MODELS / 'small.py'}:clean", "--align", "2")
     assert r.code == 0 and "no violation to minify" in r.stderr and not r.kind("repro")
+
+
+def test_inputs_become_float32_unless_the_bug_is_about_their_dtype(minify, tmp_path):
+    out = tmp_path / "repro.py"
+    r = minify(f"{MODELS / 'small.py'}:half", "--config", f"{RELU_BUG}=accuracy", "-o", str(out))
+    assert r.code == 1 and r.kind("repro")[0]["reproduced"] == 3, r.stderr
+    assert re.search(r"^INPUTS = \[\('tensor', \[[\d, ]+\], \[[\d, ]+\], 'float32'", out.read_text(), re.M)
+    assert run_repro(out).returncode == 1
+    r = minify(f"{MODELS / 'small.py'}:half", "--backend", f"{MODELS / 'small.py'}:no_bf16_backend", "-o", str(out))
+    assert r.code == 1, r.stderr
+    assert r.kind("repro")[0]["signature"] == "NotImplementedError: bfloat16 is not supported by this backend"
+    assert "'bfloat16'" in out.read_text().split("INPUTS = ", 1)[1].splitlines()[0]
+    assert run_repro(out).returncode == 1

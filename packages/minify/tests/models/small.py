@@ -76,3 +76,25 @@ def nan_backend(gm, example_inputs):
             n.args = (shifted, *n.args[1:])
     gm.recompile()
     return gm.forward
+
+
+class Half(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) * 2
+
+
+def half():
+    """A bfloat16 model: a bug that is not about the dtype gets a float32 repro."""
+    torch.manual_seed(0)
+    return Half().to(torch.bfloat16), (torch.randn(4, 8, dtype=torch.bfloat16),)
+
+
+def no_bf16_backend(gm, example_inputs):
+    """A torch.compile backend with a planted compile error on bfloat16 inputs only."""
+    if any(getattr(x, "dtype", None) == torch.bfloat16 for x in example_inputs):
+        raise NotImplementedError("bfloat16 is not supported by this backend")
+    return gm.forward

@@ -161,7 +161,8 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
                                        f"reproduce on the captured graph(s) with seeded inputs ({why})")
         g, whole, s = found
         best, keep = s.minimize(whole)
-        best, _ = s.shrink_shapes(keep, best)
+        best, rename = s.shrink_shapes(keep, best)
+        best = s.shrink_dtypes(keep, best, rename)
         final_config = s.drop_config(best)
         queries = sum(x.queries for x in searchers)
         stage(f"verifying the repro ({best.nodes} ops) in {RUNS} fresh processes")

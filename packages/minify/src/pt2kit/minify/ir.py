@@ -77,12 +77,13 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
-          outputs: set[str] | None = None) -> Candidate | None:
+          outputs: set[str] | None = None, retype: dict[str, str] | None = None) -> Candidate | None:
     """The candidate of the kept compute nodes, or None when it cannot stand alone.
 
     Outputs are the kept nodes nobody kept reads (and kept outputs of the original graph).
     ``rename`` maps a dimension size to a smaller one in input shapes, int inputs (a dynamic graph's
-    symbolic sizes) and the expressions' integer literals (shape shrinking)."""
+    symbolic sizes) and the expressions' integer literals (shape shrinking). ``retype`` maps an input
+    dtype to another (dtype shrinking)."""
     nodes = graph.nodes
     by = graph.by_name()
     kept = [n for n in nodes if n.expr and n.name in keep]
@@ -117,6 +118,8 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
         lines.append(f"        {n.name} = {expr}")
     lines.append(f"        return ({''.join(o.name + ', ' for o in outs)})")
     inputs = [_resize_spec(p.spec, rename) if rename else p.spec for p in fed]  # type: ignore[arg-type]
+    if retype:
+        inputs = [msgspec.structs.replace(s, dtype=retype[s.dtype]) if s.dtype in retype else s for s in inputs]
     source = "\n".join(lines) + "\n"
     ops = [n.op for n in kept]
     key = hashlib.sha256((source + repr([s.as_tuple() for s in inputs])).encode()).hexdigest()[:16]

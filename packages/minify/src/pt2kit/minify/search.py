@@ -234,6 +234,16 @@ class Searcher:
                 tries = [t for t in tries if allowed(size, t)]
         return best, rename
 
+    def shrink_dtypes(self, keep: set[str], best: ir.Candidate, rename: dict[int, int]) -> ir.Candidate:
+        """Every float16, bfloat16 and float64 input as float32, in one query: a bug that is not about
+        the dtype then has a repro that is not either."""
+        odd = {s.dtype for s in best.inputs if s.kind == "tensor" and s.dtype in ("float16", "bfloat16", "float64")}
+        if not odd or self.failure["kind"] == "violation":
+            return best
+        cand = ir.build(self.graph, keep, rename=rename or None, retype={d: "float32" for d in odd})
+        self.step("inputs as float32", best.nodes)
+        return cand if cand is not None and self.fails([cand])[0] else best
+
     def drop_config(self, best: ir.Candidate) -> Config:
         items = [(m, k) for m, s in self.config.items() for k in s]
         if not items:
