@@ -46,8 +46,8 @@ def _speculate(pool: Pool, job: Job, want: dict[str, Any] | None, graphs: list[i
     to spare: on two, the two compiles share them and nothing is won (measured: 17 s without, 18-21 s
     with, on bench_minify's net)."""
     kind = (want or {}).get("kind") or job.failure
-    if kind not in ("auto", "accuracy", None) or len(pool.workers) < 2 or job.backend == "aoti" or not graphs \
-            or (os.cpu_count() or 1) < 4:
+    if kind not in ("auto", "accuracy", None) or job.ref != "eager" or len(pool.workers) < 2 \
+            or job.backend == "aoti" or not graphs or (os.cpu_count() or 1) < 4:
         return None
     s = Searcher(pool, graphs[0], ACCURACY, job.backend, config, jobs=1, on_step=lambda m: None, seed=job.seed)
     request = s.localize_request([n.name for n in graphs[0].compute])
@@ -121,7 +121,7 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
     try:
         graphs, config, seen, early = _original(pool, job, stage, on_model or (lambda f: None), want)
         failure = _failure(job, want, seen)
-        if early is not None and (failure is None or failure.get("kind") != "accuracy") and not early[1].done():
+        if early is not None and failure != ACCURACY and not early[1].done():
             pool.workers[1].kill()  # the guess was wrong: stop its compile (the pool forks a new worker)
         if failure is not None and check_str and "why" not in failure:
             if check_str not in f"{seen.get('signature', '')} {seen.get('detail', '')}":

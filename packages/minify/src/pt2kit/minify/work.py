@@ -183,14 +183,14 @@ def _first_violation(captured: list[Any], profile: Any) -> dict[str, Any] | None
     """The first finding of fxcheck's checks, on the forward graphs, that minify can keep."""
     from pt2kit.fxcheck.checks import run_checks
     from pt2kit.fxcheck.graphview import build
-    from pt2kit.schema import Violation
+    from pt2kit.schema import SCHEMA_MAJOR, Violation
 
     from .records import wanted
 
     for i, (gm, _) in enumerate(captured):
         for f in run_checks(build(gm, "forward", i), profile):
             t = f.tensor
-            rec = Violation(v=1, run="-", constraint=f.constraint, message=f.message, phase="forward", graph=i,
+            rec = Violation(v=SCHEMA_MAJOR, run="-", constraint=f.constraint, message=f.message, phase="forward", graph=i,
                             node=f.node.name, op=f.op or f.node.op, dtype=t.dtype if t else None)
             want = wanted(rec)
             if want is not None:
