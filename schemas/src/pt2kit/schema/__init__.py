@@ -10,6 +10,7 @@ from .records import (
     AnyRecord,
     Bench,
     BlobRef,
+    CompileTime,
     Crash,
     Diff,
     Divergence,
@@ -20,7 +21,9 @@ from .records import (
     Header,
     Kernel,
     KernelArg,
+    KernelTime,
     Latency,
+    Memory,
     Metrics,
     Model,
     Num,
@@ -48,12 +51,12 @@ from .stream import (
     read_stream,
 )
 
-__version__ = "1.5.0"
+__version__ = "1.6.0"
 
 __all__ = [
     "KINDS", "RECORD_TYPES", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",
-    "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
-    "KernelArg", "Latency", "Line", "Metrics", "Model", "NewerSchemaError", "Num", "Record",
+    "CompileTime", "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
+    "KernelArg", "KernelTime", "Latency", "Memory", "Line", "Metrics", "Model", "NewerSchemaError", "Num", "Record",
     "RecordWriter", "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta",
     "Tie", "Variant", "Violation", "Profile", "ProfileError", "profile_from_toml", "as_float", "atomic_write", "blob_path_problem", "decode", "encode", "new_run_id", "num",
     "read_stream", "store_root", "sweep_temp_files", "temp_owner",

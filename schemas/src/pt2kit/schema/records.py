@@ -111,6 +111,8 @@ class Latency(_Struct):
     max: float
     std: float = 0.0
     p90: float | None = None
+    p10: float | None = None  # (1.6)
+    iqr: float | None = None  # (1.6) p75 - p25
 
 
 class Accuracy(_Struct):
@@ -347,6 +349,8 @@ class Crash(Record, tag="crash", kw_only=True):
     message: str | None = None
     last_kernel: str | None = None
     stderr_tail: str = ""
+    backend: str | None = None  # (1.6) benchrun: the backend of the job that crashed
+    wall_s: float | None = None  # (1.6) benchrun: how long the job ran before it died
 
 
 class Repro(Record, tag="repro", kw_only=True):
@@ -372,15 +376,69 @@ class Repro(Record, tag="repro", kw_only=True):
     output: str | None = None  # (1.5) where -o wrote it
 
 
+class CompileTime(_Struct):
+    """(1.6) One compile, in seconds: the first compiled call's wall time and, where torch's compile
+    metrics exist, its parts (Dynamo's tracing, AOTAutograd, Inductor, and the first run itself)."""
+
+    total_s: float  # wall time of the first call of the compiled model, compile included
+    dynamo_s: float | None = None  # tracing, guards, bytecode: the frame's compile time less the backend's
+    aot_s: float | None = None  # AOTAutograd: the backend's compile time less Inductor's
+    inductor_s: float | None = None
+    first_run_s: float | None = None  # the first call's wall time less the whole compile
+    cache_hits: int | None = None  # FX graph / AOTAutograd cache hits (warm runs should have some)
+    cache_misses: int | None = None
+
+
+class Memory(_Struct):
+    """(1.6) Peak device memory in bytes: cold = the first (compiling) call, warm = steady-state calls."""
+
+    cold_allocated: int | None = None
+    cold_reserved: int | None = None
+    warm_allocated: int | None = None
+    warm_reserved: int | None = None
+
+
+class KernelTime(_Struct):
+    """(1.6) One kernel's time per iteration, from torch.profiler."""
+
+    name: str
+    calls: float  # launches per iteration
+    us: float  # microseconds per iteration, all its launches together
+    share: float  # of the iteration's kernel time, 0..1
+
+
 class Bench(Record, tag="bench", kw_only=True):
+    """One (model, backend) timed against eager in one process: latency, compile, memory, counts, accuracy."""
+
     model: str | None = None
     backend: str
     device: str | None = None
-    compile_s: float | None = None
-    latency: Latency | None = None
-    peak_mem_bytes: int | None = None
+    compile_s: float | None = None  # the cold compile's total (compile_cold.total_s)
+    latency: Latency | None = None  # the backend's seconds per call
+    peak_mem_bytes: int | None = None  # warm peak allocated of the backend
     graphs: int | None = None
-    kernels: int | None = None
+    kernels: int | None = None  # kernels Inductor generated
+    mode: str | None = None  # (1.6) infer | train (benchrun always writes it)
+    dtype: str | None = None  # (1.6) the --dtype the model ran in; None: as the file made it
+    timer: str | None = None  # (1.6) events | cudagraph | wall
+    eager: Latency | None = None  # (1.6) eager's seconds per call, interleaved with the backend's
+    speedup: float | None = None  # (1.6) median eager / median backend
+    speedup_lo: float | None = None  # (1.6) bootstrap 95% interval of the speedup
+    speedup_hi: float | None = None  # (1.6)
+    compile_cold: CompileTime | None = None  # (1.6) with an empty Inductor cache
+    compile_warm: CompileTime | None = None  # (1.6) a fresh process with the cold run's caches
+    memory: Memory | None = None  # (1.6) the backend's peaks (CUDA only)
+    eager_memory: Memory | None = None  # (1.6)
+    compression: float | None = None  # (1.6) eager's warm peak / the backend's warm peak
+    breaks: int | None = None  # (1.6) graph breaks
+    recompiles: int | None = None  # (1.6) recompilations, warm-up and timed calls included
+    launches: float | None = None  # (1.6) kernel launches per iteration (CUDA: profiler)
+    accuracy: str | None = None  # (1.6) pass | fail_accuracy | fail_to_run; None: --no-accuracy
+    accuracy_note: str | None = None  # (1.6) the failing output and its errors, or why it did not run
+    top_kernels: list[KernelTime] = []  # (1.6) --profile-kernels: the slowest kernels
+    kernel_table: BlobRef | None = None  # (1.6) --profile-kernels: every kernel, as JSON
+    wall_s: float | None = None  # (1.6) the whole job's wall time (what --durations reads)
+    error: str | None = None  # (1.6) fail_to_run: the exception, one line
 
 
 class Report(Record, tag="report", kw_only=True):

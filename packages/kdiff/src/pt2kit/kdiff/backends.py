@@ -8,7 +8,6 @@ backends; ``FILE.py:NAME`` and ``module:attr`` name any torch.compile backend ca
 from __future__ import annotations
 
 import contextlib
-import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,21 +43,9 @@ def resolve(spec: str, *, role: str) -> Backend:
         raise UsageError(f"--ref {spec}: expected one of {', '.join(REFS)}")
     if ":" not in spec:
         raise UsageError(f"--test {spec}: expected {', '.join(BUILTIN_TESTS)}, FILE.py:NAME or module:attr")
-    head, _, attr = spec.rpartition(":")
-    if head.endswith(".py"):
-        from pt2kit.runtime.modelfile import exec_file, parse_spec
+    from pt2kit.runtime.modelfile import backend_callable
 
-        path, _ = parse_spec(spec)
-        if not path.is_file():
-            raise UsageError(f"--test {spec}: no such file {path}")
-        obj = getattr(exec_file(path.resolve()), attr, None)
-    else:
-        try:
-            obj = getattr(importlib.import_module(head), attr, None)
-        except ImportError as e:
-            raise UsageError(f"--test {spec}: cannot import {head}: {e}") from None
-    if obj is None or not callable(obj):
-        raise UsageError(f"--test {spec}: `{attr}` is not a callable torch.compile backend")
+    obj = backend_callable(spec, "--test")
     return Backend(spec, compile=obj)
 
 

@@ -17,6 +17,8 @@ Guarantees:
   ``rmse(test, fp64) <= multiplier * rmse(baseline, fp64) + tol / 10``; the multiplier is same()'s
   (2, or 3 for float16/bfloat16 and for tensors under 1000 elements, as the benchmark harness asks for
   small ones). Rounding noise on any device passes; a real bug is far outside.
+* :func:`judge_leaves` applies both, assert_close first, to a model's flattened outputs, and says
+  which leaf fails and by how much (benchrun's accuracy status).
 """
 
 from __future__ import annotations
@@ -152,3 +154,51 @@ def accuracy_rule(test: Any, baseline: Any, fp64: Any) -> RuleResult:
     e_base = rmse(fp64, baseline)
     # NaN compares false, as in same(): a NaN on the tested side is never rounding noise
     return RuleResult(e_test <= m * e_base + tol / 10.0, e_test, e_base, m, tol)
+
+
+# assert_close's default (atol, rtol) per dtype
+_CLOSE = {"torch.float16": (1e-5, 1e-3), "torch.bfloat16": (1e-5, 1.6e-2), "torch.float32": (1e-5, 1.3e-6),
+          "torch.float64": (1e-7, 1e-7), "torch.complex64": (1e-5, 1.3e-6), "torch.complex128": (1e-7, 1e-7)}
+
+
+def judge_leaves(test: list[tuple[str, Any]], baseline: list[tuple[str, Any]],
+                 fp64: list[tuple[str, Any]] | None) -> str:
+    """The verdict on a model's flattened outputs ((name, leaf) lists, as :func:`~.outputs.flatten`
+    makes them): "" when every leaf passes, else why the first failing one fails.
+
+    A floating leaf passes when it passes ``assert_close`` (default tolerances) against the
+    baseline, or :func:`accuracy_rule` against the float64 run; any other leaf must be equal."""
+    import torch
+
+    tests, f64 = dict(test), dict(fp64 or [])
+    for name, base in baseline:
+        if name not in tests:
+            return f"{name}: missing from the compiled outputs"
+        t = tests.pop(name)
+        if not isinstance(base, torch.Tensor) or not isinstance(t, torch.Tensor):
+            if type(base) is not type(t) or (base != t and not (base != base and t != t)):
+                return f"{name}: {t!r} != {base!r}"
+            continue
+        if t.shape != base.shape:
+            return f"{name}: shape {list(t.shape)} != {list(base.shape)}"
+        t = t.detach().to(base.device)
+        if not (base.is_floating_point() or base.is_complex()):
+            bad = int((t != base).sum())
+            if bad:
+                return f"{name}: {bad} of {base.numel()} elements differ"
+            continue
+        atol, rtol = _CLOSE.get(str(base.dtype), (1e-5, 1.3e-6))
+        close = torch.isclose(t, base, rtol=rtol, atol=atol, equal_nan=True)
+        if bool(close.all()):
+            continue
+        ref = f64.get(name)
+        why = "assert_close fails and there is no float64 run to judge by"
+        if isinstance(ref, torch.Tensor) and not base.is_complex():
+            r = accuracy_rule(t, base.detach(), ref.detach())
+            if r.passed:
+                continue
+            why = f"RMSE vs float64 {r.rmse_test:.3g} > {r.multiplier:g} x eager's {r.rmse_baseline:.3g}"
+        return f"{name}: {int((~close).sum())} of {base.numel()} elements differ ({why})"
+    if tests:
+        return f"{next(iter(tests))}: only in the compiled outputs"
+    return ""

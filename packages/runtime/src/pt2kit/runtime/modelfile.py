@@ -190,3 +190,26 @@ def model_fields(loaded: LoadedModel, device: str, config: dict[str, str]) -> di
         "parameters": total,
         "trainable": trainable,
     }
+
+
+def backend_callable(spec: str, flag: str) -> Any:
+    """The torch.compile backend that ``FILE.py:NAME`` or ``module:attr`` names (given on the command
+    line, as ``flag``; a stream never names one): a ModelFileError/UsageError in one line otherwise."""
+    import importlib
+
+    from .errors import UsageError
+
+    head, _, attr = spec.rpartition(":")
+    if head.endswith(".py"):
+        path, _ = parse_spec(spec)
+        if not path.is_file():
+            raise UsageError(f"{flag} {spec}: no such file {path}")
+        obj = getattr(exec_file(path.resolve()), attr, None)
+    else:
+        try:
+            obj = getattr(importlib.import_module(head), attr, None)
+        except ImportError as e:
+            raise UsageError(f"{flag} {spec}: cannot import {head}: {e}") from None
+    if obj is None or not callable(obj):
+        raise UsageError(f"{flag} {spec}: `{attr}` is not a callable torch.compile backend")
+    return obj
