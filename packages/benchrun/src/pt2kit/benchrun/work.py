@@ -162,6 +162,8 @@ def _bench(job: Any, loaded: Any, chan: Any) -> dict[str, Any]:
         e_first, e_cold = _first_call(eager, dev)
     except Exception as e:
         return {"accuracy": "fail_to_run", "error": f"eager: {_why(e)}"}
+    # eager's steady state before anything is compiled: what a user without torch.compile needs
+    e_warm = timing.peak_memory(eager, 3, dev) if job.phase == "cold" else None
     is_compiled = job.backend != "eager"
     counts0, kernels0 = torchapi.dynamo_counts(), torchapi.generated_kernels()
     out: dict[str, Any] = {"compile": None}
@@ -184,7 +186,6 @@ def _bench(job: Any, loaded: Any, chan: Any) -> dict[str, Any]:
     est = [e_first, t_first]
     for _ in range(job.warmup):
         est = [timing.timed_call(eager, dev)[0], timing.timed_call(test, dev)[0]]
-    e_warm = timing.peak_memory(eager, 3, dev)
     t_warm = timing.peak_memory(test, 3, dev)
     fns = [eager, test]
     if job.timer == "cudagraph":
@@ -192,7 +193,7 @@ def _bench(job: Any, loaded: Any, chan: Any) -> dict[str, Any]:
         fns = [timing.capture(eager), timing.capture(test)]
     n = timing.samples_for(max(est), job.repeat, job.budget_s)
     chan.stage(f"timing ({n} interleaved samples each, {job.timer})")
-    e_s, t_s = timing.interleaved(fns, n, timer=job.timer, device=dev)
+    e_s, t_s = timing.interleaved(fns, n, timer=job.timer, device=dev, block_hint=max(est))
     counts = torchapi.dynamo_counts()
     kernels = torchapi.generated_kernels()
     out.update({
@@ -232,11 +233,14 @@ def _memory(cold: tuple[int, int] | None, warm: tuple[int, int] | None) -> dict[
 def _profile(fn: Callable[[], Any], dev: str, iters: int) -> list[dict[str, Any]]:
     """The kernels of ``iters`` calls, per iteration, slowest first: device kernels on CUDA, the
     operators' own CPU time (Inductor's C++ kernels by name) on a CPU."""
+    import warnings
+
     from torch.profiler import ProfilerActivity, profile
 
     cuda = dev.startswith("cuda")
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    with profile(activities=acts) as prof:
+    with warnings.catch_warnings(), profile(activities=acts) as prof:
+        warnings.simplefilter("ignore")  # "Profiler clears events at the end of each cycle": one cycle here
         for _ in range(iters):
             fn()
         timing.sync(dev)

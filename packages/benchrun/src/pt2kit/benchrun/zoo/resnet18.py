@@ -3,6 +3,7 @@
 import torch
 
 torch.manual_seed(0)
+torch.set_float32_matmul_precision("high")  # TF32 matmuls on CUDA, as performance work runs them
 try:
     from torchvision.models import resnet18
 

@@ -42,5 +42,6 @@ class SSMStack(nn.Module):
 
 
 torch.manual_seed(0)
+torch.set_float32_matmul_precision("high")  # TF32 matmuls on CUDA, as performance work runs them
 model = SSMStack().eval()
 example_inputs = (torch.randn(8, 64, 256),)
