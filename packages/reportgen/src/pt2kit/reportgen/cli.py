@@ -5,6 +5,11 @@ runs. The HTML page embeds its styles, plots and small blobs, links larger blobs
 and runs no script. Without -o the report goes to stdout. With -o the file is written atomically
 (a bad input leaves no page behind) and, when stdout is not a terminal, a `header` and a `report`
 record go to stdout. Exit 0 once the report is written, whatever it reports.
+
+`reportgen --compare BEFORE AFTER` compares two runs of the same sweep or checks (two torch versions,
+two config sets): benchmarks whose speedup intervals no longer overlap, accuracy statuses, new and
+vanished findings, breaks, recompiles, crashes and NaN/Inf kernels, diffs that flipped. Text on
+stdout by default (-o for html/json/md); exit 1 when something regressed, so it can gate CI.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import click
 import typer
 
 from pt2kit.runtime.cli import Session
+from pt2kit.runtime.errors import EXIT_FINDINGS, UsageError
 from pt2kit.runtime.options import Debug, Quiet, Store, Version, command, tool_app
 
 from . import __version__
@@ -32,14 +38,20 @@ def reportgen(
     fmt: Annotated[str | None, typer.Option(
         "--format", click_type=click.Choice(["html", "json", "md", "text"]), show_default=False,
         help="Report format [default: from -o's suffix, else html].")] = None,
-    title: Annotated[str, typer.Option(help="The page's title.")] = "pt2kit report",
+    title: Annotated[str | None, typer.Option(help="The page's title.", show_default=False)] = None,
+    compare: Annotated[bool, typer.Option(
+        "--compare", help="Compare two runs, BEFORE AFTER (each a stream file, a directory of streams or -): "
+        "benchmarks beyond their intervals, accuracy, findings, diffs, breaks, recompiles, crashes; exit 1 on a "
+        "regression.")] = False,
     store: Store = None,
     quiet: Quiet = False,
     debug: Debug = False,
     version: Version = False,
 ) -> None:
     s = Session("reportgen", __version__, store=store, quiet=quiet, debug=debug)
-    s.run(lambda: _work(s, list(inputs or ()), output, fmt, title, store))
+    if compare:
+        s.run(lambda: _compare(s, list(inputs or ()), output, fmt, title or "pt2kit comparison"))
+    s.run(lambda: _work(s, list(inputs or ()), output, fmt, title or "pt2kit report", store))
 
 
 SUFFIXES = {".html": "html", ".htm": "html", ".json": "json", ".md": "md", ".txt": "text"}
@@ -68,6 +80,35 @@ def _work(s: Session, inputs: list[str], output: Path | None, fmt: str | None, t
         s.header()
         s.emit(Report, path=str(output.absolute()), format=fmt, records=c.total)
     return 0
+
+
+def _compare(s: Session, inputs: list[str], output: Path | None, fmt: str | None, title: str) -> int:
+    from pt2kit.schema import Report, atomic_write
+
+    from .collect import collect
+    from .compare import compare, to_html, to_json, to_text
+
+    if len(inputs) != 2:
+        raise UsageError(f"--compare takes two runs, BEFORE AFTER; got {len(inputs)} input(s)")
+    if inputs.count("-") > 1:
+        raise UsageError("--compare: only one side can be stdin")
+    sides = [collect(s.read([x], forward=False, hint="e.g. `reportgen --compare before.ndjson after.ndjson`"))
+             for x in inputs]
+    cmp = compare(sides[0], sides[1], (inputs[0], inputs[1]))
+    fmt = fmt or (SUFFIXES.get(output.suffix.lower(), "text") if output else "text")
+    text = {"html": lambda: to_html(cmp, title), "json": lambda: to_json(cmp), "md": lambda: to_text(cmp, markdown=True),
+            "text": lambda: to_text(cmp)}[fmt]()
+    code = EXIT_FINDINGS if cmp.regressions else 0
+    s.say(f"{len(cmp.regressions)} regression(s) from {inputs[0]} to {inputs[1]}")
+    if output is None:
+        sys.stdout.write(text)
+        return code
+    atomic_write(output, text)
+    s.say(f"wrote {output} ({fmt})")
+    if not sys.stdout.isatty():
+        s.header()
+        s.emit(Report, path=str(output.absolute()), format=fmt, records=sides[0].total + sides[1].total)
+    return code
 
 
 def main() -> None:

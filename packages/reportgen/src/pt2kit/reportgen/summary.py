@@ -23,6 +23,22 @@ def _where(v: Any) -> str:
     return v.source or "-"
 
 
+def _ms(lat: Any) -> str:
+    return fmt(lat.median * 1e3) if lat is not None else "-"
+
+
+def _speedup(b: Any) -> str:
+    if b.speedup is None:
+        return "-"
+    ci = f" [{b.speedup_lo:.2f}, {b.speedup_hi:.2f}]" if b.speedup_lo is not None else ""
+    return f"{b.speedup:.2f}x{ci}"
+
+
+def _compile(b: Any) -> str:
+    cold = fmt(b.compile_s) if b.compile_s is not None else "-"
+    return cold + (f" · {fmt(b.compile_warm.total_s)}" if b.compile_warm is not None else "")
+
+
 def to_json(c: Collection) -> str:
     doc = {
         "pt2kit_report": 1,
@@ -40,6 +56,7 @@ def to_json(c: Collection) -> str:
         "graph_breaks": msgspec.to_builtins(c.of("graph_break")),
         "recompiles": msgspec.to_builtins(c.of("recompile")),
         "nonfinite_kernels": [{"launch": k.launch, "name": k.name} for k in c.of("kernel") if kernel_nonfinite(k)],
+        "benchmarks": msgspec.to_builtins(c.of("bench")),
         "crashes": msgspec.to_builtins(c.of("crash")),
         "errors": msgspec.to_builtins(c.of("error")),
         "unknown_kinds": dict(sorted(c.unknown.items())),
@@ -126,6 +143,13 @@ def to_markdown(c: Collection) -> str:
     if breaks:
         out += ["", "### Graph breaks", ""]
         out += [f"- {_code(b.source or '?')}: {_md(b.reason)}" for b in breaks[:MAX_ROWS]]
+    benches = c.of("bench")
+    if benches:
+        out += ["", "### Benchmarks", "", "| model | backend | eager ms | compiled ms | speedup [95% CI] | "
+                "compile s cold · warm | accuracy |", "|---|---|---|---|---|---|---|"]
+        for b in benches[:MAX_ROWS]:
+            out.append(f"| {_md(b.model or '')} | {_md(b.backend)} | {_md(_ms(b.eager))} | {_md(_ms(b.latency))} | "
+                       f"{_md(_speedup(b))} | {_md(_compile(b))} | {_md(b.accuracy or '')} |")
     for cr in c.of("crash"):
         what = cr.signal or cr.exception or f"exit {cr.exitcode}"
         out += ["", f"### Crash: {_md(cr.model or 'model')} ({_md(what)} during {_md(cr.stage)})", ""]
@@ -161,6 +185,10 @@ def to_text(c: Collection) -> str:
     for d in (d for d in c.of("diff") if not d.passed):
         lines.append(f"FAIL {d.model or ''} {d.output}: max abs {fmt(d.metrics.max_abs) if d.metrics else '?'}"
                      f" at {d.worst_index}: ref {fmt(d.worst_ref)} test {fmt(d.worst_test)}")
+    for b in c.of("bench"):
+        lines.append(f"BENCH {b.model or ''} × {b.backend}: eager {_ms(b.eager)} ms, compiled {_ms(b.latency)} ms, "
+                     f"speedup {_speedup(b)}, compile {_compile(b)} s, accuracy {b.accuracy or '-'}"
+                     + (f": {b.error}" if b.error else ""))
     for cr in c.of("crash"):
         lines.append(f"CRASH {cr.model or ''}: {cr.signal or cr.exception or cr.exitcode} during {cr.stage}: "
                      f"{cr.message or ''}".rstrip())
