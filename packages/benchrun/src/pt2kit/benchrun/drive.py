@@ -85,6 +85,10 @@ def plan(s: Session, models: list[str], o: Options) -> tuple[list[JobSpec], str]
         raise UsageError("--durations: only balances --shard; give --shard I/N too")
     if o.ray_address is not None and o.executor != "ray":
         raise UsageError("--ray-address: give --executor ray too")
+    if o.ray_address is not None:
+        from .sweep import reachable
+
+        reachable(o.ray_address)
     durations = None
     if o.durations is not None:
         if not o.durations.is_file():

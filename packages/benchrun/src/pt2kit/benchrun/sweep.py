@@ -10,7 +10,8 @@ Guarantees:
 * Local: one job at a time, so no two timings share the machine; with ``--device cuda`` on a host
   with several GPUs, one job per GPU at a time (``CUDA_VISIBLE_DEVICES`` set for each child).
 * Ray (``--executor ray``): every job is a Ray task on an existing cluster (``--ray-address``, else
-  a local one), a GPU each when the device is CUDA; its records come back as each task ends. The
+  a local one), a GPU each when the device is CUDA, a whole node's CPUs when it is a CPU (no two
+  CPU timings share a node); its records come back as each task ends. The
   workers need this package installed and the model files at the same paths (a shared filesystem),
   and write blobs into the same ``--store`` path.
 * Records reach stdout whole, one job's at a time, under one lock.
@@ -119,14 +120,32 @@ def run_ray(jobs: list[JobSpec], opts: dict[str, Any], *, address: str | None, d
         ray.init(address=address, log_to_driver=False, include_dashboard=False,
                  runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}})
     gpu = 1 if jobs and jobs[0].device.startswith("cuda") else 0
+    # a CPU job takes a whole node (the smallest's CPUs): two timings sharing a CPU would skew both
+    cpus = 1 if gpu else min((n["Resources"].get("CPU", 1) for n in ray.nodes() if n.get("Alive")), default=1)
 
-    @ray.remote(num_gpus=gpu, num_cpus=1, max_retries=0)
+    @ray.remote(max_retries=0)
     def task(j: JobSpec) -> dict[str, Any]:
         return run_job(j, opts, **kw)
 
-    pending = {task.remote(j): j for j in jobs}
+    pending = {task.options(num_gpus=gpu, num_cpus=cpus).remote(j): j for j in jobs}
     say(f"{len(jobs)} job(s) submitted to Ray at {address or 'a local cluster'}")
     while pending:
         ready, _ = ray.wait(list(pending), num_returns=1)
         for ref in ready:
             done(pending.pop(ref), ray.get(ref))
+
+
+def reachable(address: str) -> None:
+    """A cluster address that answers, or one line: ray.init would otherwise retry for minutes."""
+    import socket
+
+    from pt2kit.runtime.errors import UsageError
+
+    hostport = address.split("://", 1)[-1]
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto" and the like: Ray resolves those itself
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as e:
+        raise UsageError(f"--ray-address {address}: no Ray cluster answers there ({e.strerror or e})") from None

@@ -1,0 +1,29 @@
+"""benchrun on its zoo's BERT-base (transformers, keyword inputs, an attention mask), as a new user
+runs it on a CPU: it runs, its accuracy status and graph counts are PyTorch's own answers."""
+
+from __future__ import annotations
+
+
+def test_bert_base_from_the_zoo_matches_explain_and_same(tool):
+    import torch
+
+    from pt2kit.benchrun.zoo import resolve
+    from pt2kit.runtime.modelfile import load_model
+
+    r = tool("benchrun", "zoo:bert_base", "--repeat", "3")
+    assert r.code == 0, r.stderr[-3000:]
+    (b,) = r.kind("bench")
+    assert b["model"] == "bert_base.py" and b["backend"] == "inductor" and b["accuracy"] == "pass"
+    assert b["latency"]["n"] == b["eager"]["n"] == 3 and b["speedup_lo"] <= b["speedup"] <= b["speedup_hi"]
+    cold, warm = b["compile_cold"], b["compile_warm"]
+    assert warm["cache_hits"] >= 1 and warm["total_s"] < cold["total_s"]
+    (m,) = r.kind("model")
+    assert m["kwargs"] and [i["name"] for i in m["inputs"]] == ["inputs['input_ids']", "inputs['attention_mask']"]
+    loaded = load_model(resolve("zoo:bert_base"))
+    with torch.no_grad():
+        explained = torch._dynamo.explain(loaded.model)(**loaded.inputs)
+        torch._dynamo.reset()
+        eager = loaded.call()
+        compiled = loaded.call(torch.compile(loaded.model))
+    assert (b["graphs"], b["breaks"]) == (explained.graph_count, explained.graph_break_count)
+    assert torch._dynamo.utils.same(eager.last_hidden_state, compiled.last_hidden_state)
