@@ -239,13 +239,15 @@ def _profile(fn: Callable[[], Any], dev: str, iters: int) -> list[dict[str, Any]
 
     cuda = dev.startswith("cuda")
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    with warnings.catch_warnings(), profile(activities=acts) as prof:
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "Profiler clears events at the end of each cycle": one cycle here
-        for _ in range(iters):
-            fn()
-        timing.sync(dev)
+        with profile(activities=acts) as prof:
+            for _ in range(iters):
+                fn()
+            timing.sync(dev)
+        events = prof.key_averages()
     rows = []
-    for e in prof.key_averages():
+    for e in events:
         if cuda:
             if not torchapi.is_device_kernel(e):
                 continue
