@@ -7,7 +7,7 @@ Library use::
     html = render(collect(read_stream(["run.ndjson"])), "html")
 """
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"
 
 from .collect import collect
 from .render import render
