@@ -155,6 +155,13 @@ def test_bad_input_is_one_line_and_exit_2(benchrun, args, message):
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
+def test_train_mode_on_a_model_with_nothing_to_train_is_exit_2(benchrun):
+    r = benchrun(f"{SMALL}:integers", "--mode", "train", "--backend", "eager")
+    assert r.code == 2, r.stderr
+    assert "--mode train: no floating output of the model requires grad" in r.stderr
+    assert [x["kind"] for x in r.records] == ["header", "error"]
+
+
 def test_the_zoo_lists_model_files_that_exist(benchrun):
     r = benchrun("--zoo")
     assert r.code == 0, r.stderr

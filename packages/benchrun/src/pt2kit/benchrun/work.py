@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.errors import UsageError
 from pt2kit.schema import Model
 
 from . import timing, torchapi
@@ -71,8 +72,6 @@ def _loss(out: Any) -> Any:
     parts = [t.float().mean() for _, t in flatten(out)
              if hasattr(t, "requires_grad") and t.requires_grad and t.is_floating_point()]
     if not parts:
-        from pt2kit.runtime.errors import UsageError
-
         raise UsageError("--mode train: no floating output of the model requires grad")
     return sum(parts)
 
@@ -160,6 +159,8 @@ def _bench(job: Any, loaded: Any, chan: Any) -> dict[str, Any]:
     chan.stage("eager: first call")
     try:
         e_first, e_cold = _first_call(eager, dev)
+    except UsageError:  # the model cannot be benchmarked this way (--mode train, no output needing grad)
+        raise
     except Exception as e:
         return {"accuracy": "fail_to_run", "error": f"eager: {_why(e)}"}
     # eager's steady state before anything is compiled: what a user without torch.compile needs
