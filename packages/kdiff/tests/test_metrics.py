@@ -11,7 +11,8 @@ import sys
 import pytest
 import torch
 
-from pt2kit.kdiff.metrics import compare, default_tolerances
+from pt2kit.kdiff.metrics import compare
+from pt2kit.runtime.accuracy import default_tolerances
 
 PATHS = [False, True]
 

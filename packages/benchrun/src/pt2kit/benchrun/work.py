@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.cli import summary_line
 from pt2kit.runtime.errors import UsageError
 from pt2kit.schema import Model
 
@@ -30,11 +31,7 @@ PROFILE_ITERS = 5
 
 
 def _why(e: BaseException) -> str:
-    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
-    text = lines[0] if lines else ""
-    if text.endswith(":") and len(lines) > 1:
-        text += " " + lines[1]
-    return f"{type(e).__name__}: {text}"[:500]
+    return f"{type(e).__name__}: {summary_line(str(e))}"[:500]
 
 
 def compiled(fn: Any, spec: str) -> Any:

@@ -28,11 +28,11 @@ from typing import Any
 
 import torch
 
-from pt2kit.runtime.accuracy import accuracy_rule, float64_mode
+from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances, float64_mode
 from pt2kit.runtime.fxmeta import node_place
 
 from .backends import Backend, to_float64
-from .metrics import Comparison, compare, default_tolerances
+from .metrics import Comparison, compare
 
 UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided",
                            "empty_permuted"})

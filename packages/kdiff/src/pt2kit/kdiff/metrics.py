@@ -20,24 +20,6 @@ import torch
 
 CHUNK = 1 << 22
 
-# torch.testing.assert_close's defaults: (rtol, atol)
-_DEFAULTS = {
-    torch.float16: (1e-3, 1e-5),
-    torch.bfloat16: (1.6e-2, 1e-5),
-    torch.float32: (1.3e-6, 1e-5),
-    torch.float64: (1e-7, 1e-7),
-    torch.complex32: (1e-3, 1e-5),
-    torch.complex64: (1.3e-6, 1e-5),
-    torch.complex128: (1e-7, 1e-7),
-}
-
-
-def default_tolerances(*dtypes: torch.dtype) -> tuple[float, float]:
-    """(atol, rtol): the loosest of assert_close's defaults for the dtypes (0, 0 for integers)."""
-    pairs = [_DEFAULTS.get(d, (0.0, 0.0)) for d in dtypes]
-    return max(p[1] for p in pairs), max(p[0] for p in pairs)
-
-
 @dataclass
 class Comparison:
     numel: int

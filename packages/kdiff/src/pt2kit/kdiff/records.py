@@ -9,11 +9,11 @@ from typing import Any
 
 import torch
 
-from pt2kit.runtime.accuracy import accuracy_rule
+from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances
 from pt2kit.runtime.outputs import is_plain
 from pt2kit.schema import Accuracy, Metrics, Stats, Store, Tie, num
 
-from .metrics import compare, default_tolerances
+from .metrics import compare
 
 
 def metrics_record(c: Any) -> Metrics:

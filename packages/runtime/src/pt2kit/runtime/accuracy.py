@@ -156,9 +156,15 @@ def accuracy_rule(test: Any, baseline: Any, fp64: Any) -> RuleResult:
     return RuleResult(e_test <= m * e_base + tol / 10.0, e_test, e_base, m, tol)
 
 
-# assert_close's default (atol, rtol) per dtype
-_CLOSE = {"torch.float16": (1e-5, 1e-3), "torch.bfloat16": (1e-5, 1.6e-2), "torch.float32": (1e-5, 1.3e-6),
-          "torch.float64": (1e-7, 1e-7), "torch.complex64": (1e-5, 1.3e-6), "torch.complex128": (1e-7, 1e-7)}
+# torch.testing.assert_close's defaults, by dtype name: (rtol, atol)
+_CLOSE = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+          "complex32": (1e-3, 1e-5), "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
+
+
+def default_tolerances(*dtypes: Any) -> tuple[float, float]:
+    """(atol, rtol): the loosest of assert_close's defaults for the dtypes (0, 0 for integers)."""
+    pairs = [_CLOSE.get(str(d).removeprefix("torch."), (0.0, 0.0)) for d in dtypes]
+    return max(p[1] for p in pairs), max(p[0] for p in pairs)
 
 
 def judge_leaves(test: list[tuple[str, Any]], baseline: list[tuple[str, Any]],
@@ -187,7 +193,8 @@ def judge_leaves(test: list[tuple[str, Any]], baseline: list[tuple[str, Any]],
             if bad:
                 return f"{name}: {bad} of {base.numel()} elements differ"
             continue
-        atol, rtol = _CLOSE.get(str(base.dtype), (1e-5, 1.3e-6))
+        atol, rtol = default_tolerances(base.dtype) if str(base.dtype).removeprefix("torch.") in _CLOSE \
+            else (1e-5, 1.3e-6)
         close = torch.isclose(t, base, rtol=rtol, atol=atol, equal_nan=True)
         if bool(close.all()):
             continue
