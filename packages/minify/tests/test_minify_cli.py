@@ -26,6 +26,8 @@ def test_accuracy_bug_in_a_residual_net_is_cut_to_the_relu(minify, tmp_path):
     assert rep["nodes_before"] > 30 and rep["nodes_after"] == 1 and rep["reproduced"] == 3 == rep["runs"]
     assert rep["config"] == {RELU_BUG: "accuracy"} and rep["inputs_after"] < rep["inputs_before"]
     assert r.kind("model")[0]["model"] == "resnet_mlp.py:make"
+    # the search ran ahead, beside the original run: localise, the relu's window, all sizes 1, the config
+    assert "ahead, while the original runs: localize: 34 nodes left" in r.stderr and rep["queries"] == 4, r.stderr
     text = out.read_text()
     assert not re.search(r"^\s*(import|from) (pt2kit|pickle)", text, re.M)  # torch alone, no pickle
     assert re.search(r"# \S*resnet_mlp.py:\d+  x = torch.relu\(x\)\n", text)  # the user's line, as a comment

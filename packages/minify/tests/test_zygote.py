@@ -82,3 +82,13 @@ def test_a_fork_after_the_preload_is_not_poisoned_for_cuda():
     assert fork_poisoned() is False  # torch imported, CUDA never asked: a fork may use it
     if torch.cuda.is_available():  # asking CUDA poisons later forks, and the probe sees it
         assert fork_poisoned() is True
+
+
+def test_a_child_has_inductors_machine_probes_answered(server, tmp_path):
+    # warm_inductor's private torch API: if torch renames it, this fails (and children pay the probes again)
+    body = ("import torch\nfrom torch._inductor import codecache, cpu_vec_isa\n"
+            "print(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, "
+            "codecache.CacheBase.get_system.cache_info().currsize)\n")
+    code, out, err = _run(server, tmp_path, body)
+    cpu_build = __import__("torch").version.cuda is None
+    assert (code, out) == (0, "1 1\n" if cpu_build else "0 0\n"), err

@@ -3,13 +3,11 @@ verify the repro. Torch-free (the workers hold torch)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import msgspec
 from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 
 from . import __version__, ir, repro
+from .ahead import Ahead, worth_it
 from .job import Job
 from .pool import Pool
 from .records import config_strings
@@ -35,39 +34,9 @@ class Outcome:
     text: str | None = None  # repro.py
 
 
-ACCURACY = {"kind": "accuracy", "signature": "accuracy"}
-
-
-def _speculate(pool: Pool, job: Job, want: dict[str, Any] | None, graphs: list[ir.Graph],
-               config: dict[str, Any]) -> tuple[dict[str, Any], Future[dict[str, Any]]] | None:
-    """While the original run is still being judged, start the first graph's localising compile on
-    a second worker: an accuracy failure then has its first diverging node without waiting for it.
-    A guess that proves wrong costs a worker, which the fork server replaces at once. Only with cores
-    to spare: on two, the two compiles share them and nothing is won (measured: 17 s without, 18-21 s
-    with, on bench_minify's net)."""
-    kind = (want or {}).get("kind") or job.failure
-    if kind not in ("auto", "accuracy", None) or job.ref != "eager" or len(pool.workers) < 2 \
-            or job.backend == "aoti" or not graphs or (os.cpu_count() or 1) < 4:
-        return None
-    s = Searcher(pool, graphs[0], ACCURACY, job.backend, config, jobs=1, on_step=lambda m: None, seed=job.seed)
-    request = s.localize_request([n.name for n in graphs[0].compute])
-    if request is None:
-        return None
-    future: Future[dict[str, Any]] = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(pool.ask("localize", request, worker=1))
-        except Exception as e:  # a worker that cannot start: the search asks again itself
-            future.set_result({"t": "raised", "type": type(e).__name__, "message": str(e)})
-
-    threading.Thread(target=run, daemon=True).start()
-    return request, future
-
-
-def _original(pool: Pool, job: Job, stage: Any, on_model: Any, want: dict[str, Any] | None = None
-              ) -> tuple[list[ir.Graph], dict[str, Any], dict[str, Any], Any]:
-    got: dict[str, Any] = {}
+def _original(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, Any], ahead: bool
+              ) -> tuple[list[ir.Graph], dict[str, Any], dict[str, Any]]:
+    """``got`` receives the graphs, and the search ahead when ``ahead``, as soon as they exist."""
 
     def on_message(m: dict[str, Any]) -> None:
         if m.get("t") == "stage":
@@ -77,19 +46,20 @@ def _original(pool: Pool, job: Job, stage: Any, on_model: Any, want: dict[str, A
         elif m.get("t") == "graphs":
             got["graphs"] = msgspec.convert(m["graphs"], list[ir.Graph])
             got["config"] = m["config"]
-            got["early"] = _speculate(pool, job, want, got["graphs"], got["config"])
+            if ahead and got["graphs"]:
+                got["early"] = Ahead(pool, job, got["graphs"][0], got["config"], stage)
 
     a = pool.ask("capture", msgspec.to_builtins(job), on_message)
-    graphs, config, early = got.get("graphs", []), got.get("config", {}), got.get("early")
+    graphs, config = got.get("graphs", []), got.get("config", {})
     if a["t"] == "raised":
         if a["type"] in ("UsageError", "ModelFileError"):
             raise UsageError(a["message"])
-        return graphs, config, {"kind": "error", "why": f"{a['type']}: {a['message']}"}, early
+        return graphs, config, {"kind": "error", "why": f"{a['type']}: {a['message']}"}
     if a["t"] == "died":
-        return graphs, config, {"kind": "crash", "signature": a["signal"], "detail": a["stderr"][-2000:]}, early
+        return graphs, config, {"kind": "crash", "signature": a["signal"], "detail": a["stderr"][-2000:]}
     if a["t"] == "timeout":
-        return graphs, config, {"kind": "error", "why": "the original run timed out"}, early
-    return graphs, config, a["result"], early
+        return graphs, config, {"kind": "error", "why": "the original run timed out"}
+    return graphs, config, a["result"]
 
 
 def _verify(text: str, pool: Pool) -> int:
@@ -117,12 +87,20 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
                torch_version: str, check_str: str | None = None, on_model: Any = None) -> Outcome:
     """``want``: the failure a stream record named (kind, and for a violation its constraint and op)."""
     start = time.monotonic()
-    pool = Pool(jobs, timeout=timeout)
+    lock = threading.Lock()
+
+    def say(m: str) -> None:  # the search ahead speaks from its own thread
+        with lock:
+            stage(m)
+
+    bet = worth_it(job, want, check_str, max(jobs, 2))
+    pool = Pool(max(jobs, 2) if bet else jobs, timeout=timeout)
+    got: dict[str, Any] = {}
     try:
-        graphs, config, seen, early = _original(pool, job, stage, on_model or (lambda f: None), want)
+        graphs, config, seen = _original(pool, job, say, on_model or (lambda f: None), got, bet)
         failure = _failure(job, want, seen)
-        if early is not None and failure != ACCURACY and not early[1].done():
-            pool.workers[1].kill()  # the guess was wrong: stop its compile (the pool forks a new worker)
+        early: Ahead | None = got.pop("early", None)
+        ahead = early if early is not None and early.take(failure, jobs) else None
         if failure is not None and check_str and "why" not in failure:
             if check_str not in f"{seen.get('signature', '')} {seen.get('detail', '')}":
                 return Outcome(EXIT_OK, f"the {failure['kind']} failure ({failure.get('signature', '')}) does not "
@@ -138,16 +116,21 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
         if not graphs:
             return Outcome(EXIT_CRASH, f"the failure ({failure['kind']}) happens before any graph reaches the backend "
                                        "(in Dynamo): minify works on the graphs it is handed")
-        stage(f"{failure['kind']}: {failure.get('signature', '')}; checking it on the captured graph(s)")
+        say(f"{failure['kind']}: {failure.get('signature', '')}; checking it on the captured graph(s)")
         wholes = [ir.build(g, {n.name for n in g.compute}) for g in graphs]
-        searchers = [Searcher(pool, g, failure, job.backend, config, jobs=jobs, on_step=stage, seed=job.seed)
+        searchers = [Searcher(pool, g, failure, job.backend, config, jobs=jobs, on_step=say, seed=job.seed)
                      for g in graphs]
-        if early is not None and failure == ACCURACY:
-            searchers[0].prefetched = early
-        found = None
+        if ahead is not None:  # its answers hold for this failure: graph 0's search goes on from them
+            searchers[0] = ahead.searcher
+            searchers[0].on_step = say
+        found, done = None, None
         for g, w, s in zip(graphs, wholes, searchers, strict=True):
+            if ahead is not None and s is ahead.searcher and ahead.result is not None:  # found ahead
+                found, done = (g, w, s), ahead.result[1:]
+                break
             # accuracy: the localising compile is the check (a diverging node means the graph fails)
-            if w is not None and failure["kind"] == "accuracy" and s.localize_first():
+            if w is not None and failure["kind"] == "accuracy" and (s._localize_tried or s.localize_first()) \
+                    and s._localized is not None:
                 found = (g, w, s)
                 break
             if w is not None and s.fails([w])[0]:
@@ -160,10 +143,7 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
             return Outcome(EXIT_CRASH, f"the {failure['kind']} failure ({failure.get('signature', '')}) does not "
                                        f"reproduce on the captured graph(s) with seeded inputs ({why})")
         g, whole, s = found
-        best, keep = s.minimize(whole)
-        best, rename = s.shrink_shapes(keep, best)
-        best = s.shrink_dtypes(keep, best, rename)
-        final_config = s.drop_config(best)
+        best, final_config = done if done is not None else s.search(whole)
         queries = sum(x.queries for x in searchers)
         stage(f"verifying the repro ({best.nodes} ops) in {RUNS} fresh processes")
         text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
@@ -182,6 +162,8 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
         return Outcome(EXIT_FINDINGS, f"{whole.nodes} -> {best.nodes} ops ({', '.join(dict.fromkeys(best.ops))}), "
                                       f"{queries} queries, reproduced {k} of {RUNS}", fields, text)
     finally:
+        if "early" in got:  # stopped before the original run was judged (a bad model file)
+            got["early"].cancel()
         pool.close()
 
 

@@ -116,7 +116,8 @@ class Pool:
             worker: int = 0) -> dict[str, Any]:
         return self._worker(worker).ask(op, payload, on_message, self.timeout)
 
-    def map(self, op: str, payloads: list[Any]) -> list[dict[str, Any]]:
+    def map(self, op: str, payloads: list[Any], first: int = 0) -> list[dict[str, Any]]:
+        """On workers ``first`` on (a :class:`Lane` leaves the ones before it to another request)."""
         todo: queue.Queue[tuple[int, Any]] = queue.Queue()
         for item in enumerate(payloads):
             todo.put(item)
@@ -131,18 +132,44 @@ class Pool:
                 out[i] = self._worker(w).ask(op, payload, lambda m: None, self.timeout)
 
         threads = [threading.Thread(target=serve, args=(w,), daemon=True)
-                   for w in range(min(len(self.workers), len(payloads)))]
+                   for w in range(first, min(len(self.workers), first + len(payloads)))]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         return out
 
+    def lane(self, first: int) -> Lane:
+        return Lane(self, first)
+
     def close(self) -> None:
         for w in self.workers:
             w.close()
         if self.zygote is not None:
             self.zygote.close()
+
+
+class Lane:
+    """The pool's workers from ``first`` on, asked like a pool: a search that runs beside a request the
+    workers before ``first`` are busy with."""
+
+    def __init__(self, pool: Pool, first: int) -> None:
+        self.pool, self.first = pool, first
+
+    @property
+    def workers(self) -> list[Worker]:
+        return self.pool.workers[self.first:]
+
+    def ask(self, op: str, payload: Any, on_message: Callable[[dict[str, Any]], None] = lambda m: None,
+            worker: int = 0) -> dict[str, Any]:
+        return self.pool.ask(op, payload, on_message, worker=self.first + worker)
+
+    def map(self, op: str, payloads: list[Any]) -> list[dict[str, Any]]:
+        return self.pool.map(op, payloads, first=self.first)
+
+    def kill(self) -> None:
+        for w in self.workers:
+            w.kill()
 
 
 def main() -> int:

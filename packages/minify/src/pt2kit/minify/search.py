@@ -27,6 +27,10 @@ from . import ir
 Config = dict[str, dict[str, Any]]
 
 
+class Cancelled(Exception):
+    """The search was stopped from outside (a search run ahead whose bet proved wrong)."""
+
+
 class Searcher:
     def __init__(self, pool: Any, graph: ir.Graph, failure: dict[str, Any], backend: str, config: Config, *,
                  jobs: int, on_step: Callable[[str], None], seed: int = 0) -> None:
@@ -41,6 +45,7 @@ class Searcher:
         self.cache: dict[str, bool] = {}
         self.queries = 0
         self.seen: dict[str, str] = {}  # signatures seen that were not the failure's, for the message
+        self.stop: Any = None  # a threading.Event: once set, the next question raises Cancelled
 
     _localized: tuple[set[str], ir.Candidate] | None = None
     _localize_tried = False
@@ -78,7 +83,12 @@ class Searcher:
     def _key(c: ir.Candidate, cfg: Config) -> str:
         return c.key + repr(sorted((m, sorted(s.items())) for m, s in cfg.items()))
 
+    def _check_stop(self) -> None:
+        if self.stop is not None and self.stop.is_set():
+            raise Cancelled
+
     def fails(self, cands: list[ir.Candidate | None], configs: list[Config] | None = None) -> list[bool]:
+        self._check_stop()
         keys = [None if c is None else self._key(c, configs[i] if configs else self.config)
                 for i, c in enumerate(cands)]
         todo: dict[str, dict[str, Any]] = {}
@@ -88,6 +98,7 @@ class Searcher:
         if todo:
             self.queries += len(todo)
             answers = self.pool.map("query", list(todo.values()))
+            self._check_stop()  # a worker killed to stop us answered "died": not an answer to keep
             for key, a in zip(todo, answers, strict=True):
                 self.cache[key] = self.judge(a)
         return [key is not None and self.cache[key] for key in keys]
@@ -135,6 +146,14 @@ class Searcher:
         keep, best = self.ddmin(keep, best)
         return best, keep
 
+    def search(self, whole: ir.Candidate) -> tuple[ir.Candidate, Config]:
+        """Every strategy in turn, from the whole graph: the smallest candidate that fails, and the config
+        it needs."""
+        best, keep = self.minimize(whole)
+        best, rename = self.shrink_shapes(keep, best)
+        best = self.shrink_dtypes(keep, best, rename)
+        return best, self.drop_config(best)
+
     def localize_request(self, names: list[str]) -> dict[str, Any] | None:
         """The localising compile's payload: the candidate with every tensor node an output."""
         by = self.graph.by_name()
@@ -144,18 +163,15 @@ class Searcher:
             return None
         return {**self.payload(c), "names": [n for n in names if n in set(tensors)]}
 
-    prefetched: tuple[dict[str, Any], Any] | None = None  # (payload, future): a localisation started early
-
     def localized(self, names: list[str]) -> tuple[set[str], ir.Candidate] | None:
         request = self.localize_request(names)
         if request is None:
             return None
         self.step("localize", len(names))
+        self._check_stop()
         self.queries += 1
-        if self.prefetched is not None and self.prefetched[0] == request:
-            a = self.prefetched[1].result()
-        else:
-            a = self.pool.ask("localize", request)
+        a = self.pool.ask("localize", request)
+        self._check_stop()
         node = a.get("result", {}).get("node") if a.get("t") == "done" else None
         if node is None:
             return None

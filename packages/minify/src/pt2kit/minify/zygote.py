@@ -4,8 +4,9 @@ worker a segfault killed is back in milliseconds, and three verification runs co
 not three interpreters).
 
 Guarantees:
-- a forked process has run nothing but imports: no tensor op, no compile, no CUDA, no thread of ours.
-  A repro run forked here is what ``python repro.py`` is once its ``import torch`` is done;
+- a forked process has run nothing but imports and Inductor's once-a-process probes of the machine
+  (:func:`warm_inductor`): no tensor op, no compile of a graph, no CUDA, no thread of ours. A repro
+  run forked here is what ``python repro.py`` is once its ``import torch`` is done;
 - each child gets its own stdin, stdout and stderr (pipes the parent made, passed over a Unix
   socket), its own working directory and environment, and the parent hears how it ended (exit code,
   or minus the signal, as :class:`subprocess.Popen` says it) from this server, which reaps it;
@@ -25,6 +26,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from typing import IO, Any
 
 PRELOAD = ("torch", "torch._dynamo", "pt2kit.minify.work", "pt2kit.kdiff.localize", "pt2kit.runtime.modelfile",
@@ -213,6 +215,37 @@ def fork_poisoned() -> bool:
     return os.waitstatus_to_exitcode(status) != 0
 
 
+def warm_inductor() -> Callable[[], None]:
+    """Inductor's once-a-process probes, answered before forking so that no child pays them again:
+    the CPU's vector ISAs (six test compiles, each dlopened in a child Python: 1-1.4 s on a 2-core
+    machine) and the hashes of torch's and triton's sources that key its caches (0.6 s). Each is a
+    fact about this machine and installation, memoised in the process; a fresh ``python repro.py``
+    computes the same answers itself. Private torch API, kept here alone.
+
+    The ISA probe starts now, in a thread (it mostly waits on its children), beside the imports still
+    to come; the function returned hashes the sources and joins the thread: call it before any fork."""
+    import threading
+
+    try:
+        from torch._inductor import codecache, cpu_vec_isa
+
+        probes = (codecache.torch_key, codecache.CacheBase.get_system)
+        probe = threading.Thread(target=cpu_vec_isa.valid_vec_isa_list, daemon=True)
+    except (ImportError, AttributeError):  # another torch: its children pay the probes themselves
+        return lambda: None
+    probe.start()
+
+    def finish() -> None:
+        try:
+            for answer in probes:
+                answer()
+        except Exception:  # a probe that fails here fails in the child too, where it is reported
+            pass
+        probe.join()
+
+    return finish
+
+
 def main(fd: int) -> int:
     sock = socket.socket(fileno=fd)
     import importlib
@@ -222,8 +255,11 @@ def main(fd: int) -> int:
     warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
     import torch
 
-    for name in PRELOAD + (PRELOAD_CPU_BUILD if torch.version.cuda is None and torch.version.hip is None else ()):
+    cpu_build = torch.version.cuda is None and torch.version.hip is None
+    warmed = warm_inductor() if cpu_build else lambda: None
+    for name in PRELOAD + (PRELOAD_CPU_BUILD if cpu_build else ()):
         importlib.import_module(name)
+    warmed()
     if fork_poisoned():
         sock.send(json.dumps({"unusable": "CUDA was initialised while importing"}).encode())
         return 0
@@ -272,4 +308,6 @@ def main(fd: int) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(int(sys.argv[1])))
+    code = main(int(sys.argv[1]))
+    sys.stderr.flush()
+    os._exit(code)  # an interpreter that imported torch takes 1-2 s to tear down, and nothing here needs it

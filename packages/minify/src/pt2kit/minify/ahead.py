@@ -1,0 +1,79 @@
+"""The accuracy search, run ahead: started on the spare workers as soon as the graphs are captured,
+while worker 0 still runs the original model to learn how it fails.
+
+Most of minify's time on a compiled model that gives wrong numbers is two compiles that need not wait
+for each other: the whole model's (which decides the failure) and the captured graph's with every node
+an output (which finds the first diverging node). Run ahead, the search has often finished by the time
+the original run is judged.
+
+Guarantees: the failure is still decided once, from the original run; the search ahead is a bet that
+it is an accuracy failure (the kind it judges candidates by), and its result is used only when the
+original run's failure is exactly that one. When it is not, the spare workers are killed (the pool
+forks new ones) and nothing the search ahead saw is kept: not its answers, not its query count.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from . import ir
+from .job import Job
+from .search import Cancelled, Config, Searcher
+
+
+def accuracy_failure(job: Job) -> dict[str, Any]:
+    """The failure an accuracy failure of ``job`` is decided as (drive's ``_failure``)."""
+    return {"kind": "accuracy", "signature": "accuracy", **({"ref": job.ref} if job.ref != "eager" else {})}
+
+
+def worth_it(job: Job, want: dict[str, Any] | None, check_str: str | None, workers: int) -> bool:
+    """Whether the failure may be an accuracy failure minify searches for by localising, and a worker
+    is spare."""
+    kind = (want or {}).get("kind") or job.failure
+    return (workers >= 2 and kind in ("auto", "accuracy") and job.backend != "aoti" and job.profile is None
+            and not check_str)
+
+
+class Ahead:
+    def __init__(self, pool: Any, job: Job, graph: ir.Graph, config: Config, on_step: Callable[[str], None]) -> None:
+        self.pool = pool
+        self.failure = accuracy_failure(job)
+        self.lane = pool.lane(1)
+        self.searcher = Searcher(self.lane, graph, self.failure, job.backend, config, jobs=len(self.lane.workers),
+                                 on_step=lambda m: on_step(f"ahead, while the original runs: {m}"), seed=job.seed)
+        self.searcher.stop = threading.Event()
+        self.result: tuple[ir.Candidate, ir.Candidate, Config] | None = None  # whole, best, config
+        self.done = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        s = self.searcher
+        try:
+            whole = ir.build(s.graph, {n.name for n in s.graph.compute})
+            if whole is not None and s.localize_first():
+                self.result = (whole, *s.search(whole))
+        except Cancelled:
+            pass
+        except Exception:  # a worker that cannot start: the search after the original run asks again itself
+            self.result = None
+        finally:
+            self.done.set()
+
+    def take(self, failure: dict[str, Any] | None, jobs: int) -> bool:
+        """Whether ``failure`` is the one the search ahead bet on; if so, once it is done (``result``
+        holds what it found, or None where the graph did not localise), its searcher asks any further
+        question of every worker; if not, it is stopped."""
+        if failure != self.failure:
+            self.cancel()
+            return False
+        self.searcher.pool, self.searcher.jobs = self.pool, jobs  # worker 0 is free now: its next question
+        self.done.wait()
+        return True
+
+    def cancel(self) -> None:
+        assert self.searcher.stop is not None
+        self.searcher.stop.set()
+        while not self.done.wait(0.05):  # a question asked after the first kill starts a new worker: kill it too
+            self.lane.kill()
