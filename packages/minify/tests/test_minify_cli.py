@@ -57,10 +57,26 @@ def test_a_backend_that_kills_the_process_is_a_crash_signature(minify, tmp_path)
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["failure"] == "crash" and rep["signature"] == "SIGABRT"
-    assert rep["ops"] == ["aten.sigmoid.default"] and rep["reproduced"] == 3
+    assert rep["ops"] == ["torch.sigmoid"] and rep["reproduced"] == 3  # the graph Dynamo hands the backend
     p = run_repro(out)
     assert p.returncode == 1 and "died with SIGABRT" in p.stdout, p.stdout + p.stderr
     assert f"{MODELS / 'small.py'}" in out.read_text()  # the backend is the user's own file, loaded by path
+
+
+def test_a_backend_of_the_users_file_is_minified_on_the_graph_dynamo_hands_it(minify, tmp_path):
+    for bug, kind in (("compile_error", "compile-error"), ("accuracy", "accuracy")):
+        out = tmp_path / f"{bug}.py"
+        r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--backend", f"{MODELS / 'dynamo_backends.py'}:{bug}",
+                   "-o", str(out))
+        assert r.code == 1, r.stderr
+        (rep,) = r.kind("repro")
+        assert rep["failure"] == kind and rep["ops"] == ["torch.relu"] and rep["reproduced"] == 3, rep
+        text = out.read_text()
+        assert "the graph Dynamo hands the backend" in text and re.search(r"^        x = torch\.relu\(\w+\)$", text, re.M)
+        assert run_repro(out).returncode == 1
+        _switch_off(out, r"BACKEND = _mod\.\w+", "BACKEND = 'eager'")
+        p = run_repro(out)
+        assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
 
 def test_violation_keeps_the_denied_op_only(minify, tmp_path):
@@ -126,7 +142,7 @@ def test_inputs_keep_the_range_of_the_real_values(minify, tmp_path):
     r = minify(f"{MODELS / 'small.py'}:posnet", "--backend", f"{MODELS / 'small.py'}:nan_backend", "-o", str(out))
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
-    assert rep["signature"] == "nan" and rep["ops"] == ["aten.log.default"] and rep["reproduced"] == 3
+    assert rep["signature"] == "nan" and rep["ops"] == ["torch.log"] and rep["reproduced"] == 3
     p = run_repro(out)
     assert p.returncode == 1 and p.stdout.strip() == "repro: the bug is present: nan", p.stdout + p.stderr
     _switch_off(out, r"BACKEND = .*", "BACKEND = 'inductor'")

@@ -59,8 +59,12 @@ class Divergence:
     rtol: float
 
 
-def capture_forward(model: Any, call: Callable[[Any], Any]) -> list[tuple[torch.fx.GraphModule, list[Any]]]:
-    """(aten forward graph, the real arguments of its first call) for each graph Dynamo compiles."""
+def capture_forward(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | None = None
+                    ) -> list[tuple[torch.fx.GraphModule, list[Any]]]:
+    """(aten forward graph, the real arguments of its first call) for each graph Dynamo compiles.
+
+    ``dynamo``, when given, also receives (Dynamo's graph, its real arguments) for each, before
+    AOTAutograd traces it: what a torch.compile backend is handed, kept even where AOTAutograd fails."""
     from functorch.compile import make_boxed_func
     from torch._dynamo.backends.common import aot_autograd
 
@@ -77,9 +81,16 @@ def capture_forward(model: Any, call: Callable[[Any], Any]) -> list[tuple[torch.
 
         return make_boxed_func(run)
 
+    aot = aot_autograd(fw_compiler=fw)
+
+    def backend(gm: torch.fx.GraphModule, example: list[Any]) -> Any:
+        if dynamo is not None:
+            dynamo.append((gm, [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in example]))
+        return aot(gm, example)
+
     torch._dynamo.reset()
     with torch.no_grad():
-        call(torch.compile(model, backend=aot_autograd(fw_compiler=fw)))
+        call(torch.compile(model, backend=backend))
     torch._dynamo.reset()
     return [(s["gm"], s["args"]) for s in captured if s["args"] is not None]
 

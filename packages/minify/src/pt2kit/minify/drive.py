@@ -148,7 +148,7 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
         stage(f"verifying the repro ({best.nodes} ops) in {RUNS} fresh processes")
         text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
                             graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
-                            tool_version=__version__)
+                            tool_version=__version__, level=g.level)
         k = _verify(text, pool)
         fields = dict(failure=failure["kind"], signature=failure.get("signature"), graph=g.index,
                       nodes_before=whole.nodes, nodes_after=best.nodes, ops=best.ops,

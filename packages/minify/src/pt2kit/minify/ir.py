@@ -55,6 +55,7 @@ class Graph(msgspec.Struct, frozen=True, kw_only=True):
     index: int  # which of the model's graphs
     nodes: list[Node]
     dynamic: bool = False
+    level: str = "aten"  # aten: AOTAutograd's forward graph; dynamo: the graph Dynamo hands a backend
 
     @property
     def compute(self) -> list[Node]:

@@ -25,7 +25,8 @@ def _backend_lines(backend: str) -> list[str]:
 
 
 def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: dict[str, dict[str, Any]],
-           model: str, graph: int, torch_version: str, dynamic: bool, seed: int, tool_version: str) -> str:
+           model: str, graph: int, torch_version: str, dynamic: bool, seed: int, tool_version: str,
+           level: str = "aten") -> str:
     against = "a float64 run" if failure.get("ref") == "eager64" else "eager"
     what = {"accuracy": f"the compiled output differs from {against} beyond PyTorch's float64 accuracy rule",
             "compile-error": f"the compiled side raises {failure.get('signature', '')}",
@@ -36,7 +37,7 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
     head = f'''#!/usr/bin/env python3
 """A standalone repro made by pt2kit minify {tool_version} on torch {torch_version}.
 
-Model: {model} (graph {graph}), cut to {c.nodes} op(s): {ops}.
+Model: {model} ({"the graph Dynamo hands the backend" if level == "dynamo" else "forward aten graph"} {graph}), cut to {c.nodes} op(s): {ops}.
 Failure: {what}.
 Backend: {backend}{", dynamic shapes" if dynamic else ""}. Needs only torch: `python repro.py` exits 1 while
 the bug is present and 0 once it is fixed (REPRO_DEVICE=cuda moves the inputs).

@@ -17,41 +17,85 @@ import msgspec
 from . import harness, ir
 from .job import Job
 
+# names a candidate's module itself uses: a graph value of that name (a user's variable, in a Dynamo
+# graph) is renamed, so it cannot hide them
+RESERVED = frozenset({"torch", "math", "operator", "self", "Repro"})
+
+
+def _name(node: Any) -> str:
+    return f"{node.name}_" if node.name in RESERVED else node.name
+
 
 def _fmt(a: Any) -> str:
     import torch
 
     if isinstance(a, torch.fx.Node):
-        return a.name
+        return _name(a)
     if isinstance(a, list):
         return "[" + ", ".join(_fmt(x) for x in a) + "]"
     if isinstance(a, tuple):
         return "(" + ", ".join(_fmt(x) for x in a) + ("," if len(a) == 1 else "") + ")"
+    if isinstance(a, dict) and all(isinstance(k, str) for k in a):
+        return "{" + ", ".join(f"{k!r}: {_fmt(v)}" for k, v in a.items()) + "}"
     if isinstance(a, torch.dtype | torch.layout | torch.memory_format):
         return str(a)
     if isinstance(a, torch.device):
         return f"torch.device({str(a)!r})"
     if isinstance(a, float) and not math.isfinite(a):
         return f"float({str(a)!r})"
-    if isinstance(a, bool | int | float | str | slice) or a is None:
+    if isinstance(a, bool | int | float | str | slice) or a is None or a is Ellipsis:
         return repr(a)
     raise ValueError(f"an argument a standalone repro cannot write: {type(a).__name__}")
 
 
-def _expr(n: Any) -> str:
+def _dotted(t: Any) -> str | None:
+    """The name a repro calls ``t`` by (a torch function of a Dynamo graph: ``torch.relu``,
+    ``torch.nn.functional.layer_norm``), when that name leads back to ``t`` itself; else None."""
+    import importlib
+
+    name, module = getattr(t, "__name__", None), getattr(t, "__module__", None)
+    if not isinstance(name, str):
+        return None
+    tries = [f"torch.{name}", f"torch.nn.functional.{name}"]
+    if isinstance(module, str) and module.split(".")[0] in ("torch", "math", "_operator", "operator"):
+        module = {"_operator": "operator"}.get(module, module)
+        tries += [f"{module}.{name}", f"{module}.{getattr(t, '__qualname__', name)}"]
+    for dotted in tries:
+        head, *rest = dotted.split(".")
+        try:
+            obj: Any = importlib.import_module(head)
+            for part in rest:
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError):
+            continue
+        if obj is t:
+            return dotted
+    return None
+
+
+def _expr(n: Any) -> tuple[str, str]:
+    """(the expression, the op's name) of a call node: an aten op, a torch function or a tensor
+    method (a Dynamo graph), an operator."""
     import operator
 
     import torch
 
     t = n.target
     args = [_fmt(a) for a in n.args] + [f"{k}={_fmt(v)}" for k, v in n.kwargs.items()]
+    if n.op == "call_method":
+        if not n.args or not isinstance(t, str) or not t.isidentifier():
+            raise ValueError(f"a method call a standalone repro cannot write: {t}")
+        return f"{_fmt(n.args[0])}.{t}({', '.join(args[1:])})", f"Tensor.{t}"
+    if n.op != "call_function":
+        raise ValueError(f"a node a standalone repro cannot write: {n.op}")
     if t is operator.getitem:
-        return f"{_fmt(n.args[0])}[{_fmt(n.args[1])}]"
+        return f"{_fmt(n.args[0])}[{_fmt(n.args[1])}]", "operator.getitem"
     if isinstance(t, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
-        return f"torch.ops.{t}({', '.join(args)})"
-    if getattr(t, "__module__", None) in ("_operator", "operator", "math"):
-        return f"{'math' if t.__module__ == 'math' else 'operator'}.{t.__name__}({', '.join(args)})"
-    raise ValueError(f"a call a standalone repro cannot write: {t}")
+        return f"torch.ops.{t}({', '.join(args)})", str(t)
+    dotted = _dotted(t)
+    if dotted is None:
+        raise ValueError(f"a call a standalone repro cannot write: {t}")
+    return f"{dotted}({', '.join(args)})", dotted
 
 
 def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
@@ -72,7 +116,10 @@ def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
     return None
 
 
-def to_ir(gm: Any, args: list[Any], index: int, device: str) -> ir.Graph:
+def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten") -> ir.Graph:
+    """The graph as :mod:`.ir` data, each value's spec taken from one run of it on ``args`` (its
+    first call's real arguments). ``level``: "aten" (AOTAutograd's forward graph) or "dynamo" (the
+    graph Dynamo hands a backend: torch functions and tensor methods)."""
     import torch
 
     from pt2kit.runtime.fxmeta import node_place
@@ -91,22 +138,22 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str) -> ir.Graph:
     outputs = {a.name for a in out_node.all_input_nodes}
     nodes, dynamic = [], False
     for n in gm.graph.nodes:
-        val = n.meta.get("val")
+        val = n.meta.get("val", n.meta.get("example_value"))
         if isinstance(val, torch.SymInt) or (isinstance(val, torch.Tensor)
                                             and any(isinstance(d, torch.SymInt) for d in val.shape)):
             dynamic = True
-        spec = _spec(val, values.get(n.name), device)
-        if n.op == "placeholder":
-            nodes.append(ir.Node(name=n.name, op="input", spec=spec))
-        elif n.op == "call_function":
+        spec = _spec(val if val is not None else values.get(n.name), values.get(n.name), device)
+        if n.op in ("placeholder", "get_attr"):  # a constant attribute is fed in like an input
+            nodes.append(ir.Node(name=_name(n), op="input", spec=spec))
+        elif n.op != "output":
             try:
-                expr = _expr(n)
+                expr, op = _expr(n)
             except ValueError:
-                expr = "__unwritable__"
+                expr, op = "__unwritable__", str(n.target)
             place, code, _ = node_place(n)
-            nodes.append(ir.Node(name=n.name, expr=expr, deps=[d.name for d in n.all_input_nodes],
-                                 op=str(n.target), spec=spec, place=place, code=code, output=n.name in outputs))
-    return ir.Graph(index=index, nodes=nodes, dynamic=dynamic)
+            nodes.append(ir.Node(name=_name(n), expr=expr, deps=[_name(d) for d in n.all_input_nodes],
+                                 op=op, spec=spec, place=place, code=code, output=n.name in outputs))
+    return ir.Graph(index=index, nodes=nodes, dynamic=dynamic, level=level)
 
 
 def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, Any]]:
@@ -136,9 +183,13 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         send({"t": "model", "fields": msgspec.to_builtins(model_fields(loaded, job.device, job.config))})
     config = _resolved_config(job.config)
     send({"t": "stage", "stage": "capture"})
+    dynamo: list[Any] = []
     with apply_config(job.config):
-        captured = capture_forward(loaded.model, lambda fn: loaded.call(fn))
-    graphs = [to_ir(gm, args, i, job.device) for i, (gm, args) in enumerate(captured)]
+        try:
+            captured = capture_forward(loaded.model, lambda fn: loaded.call(fn), dynamo=dynamo)
+        except Exception:  # AOTAutograd cannot trace it: the failure is before the aten graph
+            captured = []
+    graphs = _graphs(captured, dynamo, job)
     send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config})
     if job.profile is not None:  # fxcheck's rules on the graphs the backend gets: nothing to run
         return {"kind": "violation", "want": _first_violation(captured, job.profile)}
@@ -177,6 +228,23 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         if why:
             return {"kind": "accuracy", "signature": "accuracy", "detail": f"{name}: {why}"}
     return {"kind": None}
+
+
+def _graphs(aten: list[Any], dynamo: list[Any], job: Job) -> list[ir.Graph]:
+    """The graphs to search, in order. A backend of the user's file is handed Dynamo's graphs: those.
+    Inductor and aot_eager: the forward aten graphs (what Inductor gets), then Dynamo's, for a failure
+    the aten graphs do not show (AOTAutograd's own, or one that needs the torch-level ops). A
+    violation is an aten op's: aten graphs only."""
+    aten_ir = [to_ir(gm, args, i, job.device) for i, (gm, args) in enumerate(aten)]
+    if job.profile is not None or job.failure == "violation" or job.backend == "aoti":
+        return aten_ir
+    dynamo_ir = []
+    for i, (gm, args) in enumerate(dynamo):
+        with contextlib.suppress(Exception):  # a graph that will not run on its own arguments is not searched
+            dynamo_ir.append(to_ir(gm, args, i, job.device, level="dynamo"))
+    if job.backend not in ("inductor", "aot_eager"):
+        return dynamo_ir
+    return aten_ir + dynamo_ir
 
 
 def _first_violation(captured: list[Any], profile: Any) -> dict[str, Any] | None:
