@@ -108,8 +108,11 @@ def compile_and_run(module, inputs, backend, dynamic=False):
                 out = loaded(*inputs)
         else:
             out = torch.compile(module, backend=backend, dynamic=dynamic or None)(*inputs)
+        out = list(out) if isinstance(out, (list, tuple)) else [out]
+        if any(isinstance(t, torch.Tensor) and t.is_cuda for t in out):
+            torch.cuda.synchronize()  # a kernel's device-side error is the compiled side's: raise it here
     torch._dynamo.reset()
-    return list(out) if isinstance(out, (list, tuple)) else [out]
+    return out
 
 
 # -- verdicts ----------------------------------------------------------------------------------

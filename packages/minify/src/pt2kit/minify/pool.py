@@ -1,7 +1,9 @@
 """Warm worker processes, crash-safe: ``python -m pt2kit.minify.pool`` answers requests on stdin until
 stdin closes; the parent keeps ``jobs`` of them. A worker that dies (segfault, abort, CUDA error,
 os._exit) or overruns the timeout is replaced, and its request's answer says how it ended, which is
-itself a failure signature. Torch is imported once per worker, not once per query.
+itself a failure signature. A worker whose CUDA context a query left dead (a device-side assert)
+answers, then exits: the next question goes to a fresh one, never to a context that fails whatever
+it is asked. Torch is imported once per worker, not once per query.
 
 Protocol, one JSON object a line: the parent writes {"id", "op", "payload"}; the worker writes
 {"t": "stage"|"graphs"|..., ...} messages and ends each request with {"t": "done", "result"} or
@@ -195,9 +197,27 @@ def main() -> int:
         except Exception as e:
             send({"t": "raised", "type": type(e).__name__, "message": str(e)[:4000],
                   "usage": getattr(e, "usage", False)})
+            if _cuda_broken():
+                return 0
             continue
         send({"t": "done", "result": result, "s": time.monotonic() - start})
+        if _cuda_broken():
+            return 0  # the answer stands; the parent forks a fresh worker for the next question
     return 0
+
+
+def _cuda_broken() -> bool:
+    """Whether this process's CUDA context is dead (a device-side assert, an illegal address: every
+    later CUDA call would fail the same way, whatever the candidate)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return False
+    try:
+        torch.cuda.synchronize()
+        torch.zeros(1, device="cuda").add_(1).cpu()
+    except Exception:
+        return True
+    return False
 
 
 if __name__ == "__main__":

@@ -222,8 +222,8 @@ def warm_inductor() -> Callable[[], None]:
     fact about this machine and installation, memoised in the process; a fresh ``python repro.py``
     computes the same answers itself. Private torch API, kept here alone.
 
-    The ISA probe starts now, in a thread (it mostly waits on its children), beside the imports still
-    to come; the function returned hashes the sources and joins the thread: call it before any fork."""
+    The ISA probe starts now, in a thread (it mostly waits on its children), beside the hashing the
+    function returned does before joining it: call that before any fork."""
     import threading
 
     try:
@@ -256,10 +256,12 @@ def main(fd: int) -> int:
     import torch
 
     cpu_build = torch.version.cuda is None and torch.version.hip is None
-    warmed = warm_inductor() if cpu_build else lambda: None
     for name in PRELOAD + (PRELOAD_CPU_BUILD if cpu_build else ()):
         importlib.import_module(name)
-    warmed()
+    if cpu_build:
+        # not beside the imports: two threads importing torch's modules at once can see one half
+        # initialised (an intermittent ImportError that ended this server, seen once in 3 test runs)
+        warm_inductor()()
     if fork_poisoned():
         sock.send(json.dumps({"unusable": "CUDA was initialised while importing"}).encode())
         return 0
