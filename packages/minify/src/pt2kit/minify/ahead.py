@@ -28,12 +28,11 @@ def accuracy_failure(job: Job) -> dict[str, Any]:
     return {"kind": "accuracy", "signature": "accuracy", **({"ref": job.ref} if job.ref != "eager" else {})}
 
 
-def worth_it(job: Job, want: dict[str, Any] | None, check_str: str | None, workers: int) -> bool:
-    """Whether the failure may be an accuracy failure minify searches for by localising, and a worker
-    is spare."""
+def worth_it(job: Job, want: dict[str, Any] | None, check_str: str | None) -> bool:
+    """Whether the failure may be an accuracy failure minify searches for by localising (the pool then
+    gets a second worker for it)."""
     kind = (want or {}).get("kind") or job.failure
-    return (workers >= 2 and kind in ("auto", "accuracy") and job.backend != "aoti" and job.profile is None
-            and not check_str)
+    return kind in ("auto", "accuracy") and job.backend != "aoti" and job.profile is None and not check_str
 
 
 class Ahead:
@@ -44,7 +43,7 @@ class Ahead:
         self.searcher = Searcher(self.lane, graph, self.failure, job.backend, config, jobs=len(self.lane.workers),
                                  on_step=lambda m: on_step(f"ahead, while the original runs: {m}"), seed=job.seed)
         self.searcher.stop = threading.Event()
-        self.result: tuple[ir.Candidate, ir.Candidate, Config] | None = None  # whole, best, config
+        self.result: tuple[ir.Candidate, Config] | None = None  # the smallest failing candidate, its config
         self.done = threading.Event()
         threading.Thread(target=self._run, daemon=True).start()
 
@@ -53,7 +52,7 @@ class Ahead:
         try:
             whole = ir.build(s.graph, {n.name for n in s.graph.compute})
             if whole is not None and s.localize_first():
-                self.result = (whole, *s.search(whole))
+                self.result = s.search(whole)
         except Cancelled:
             pass
         except Exception:  # a worker that cannot start: the search after the original run asks again itself

@@ -17,7 +17,7 @@ import msgspec
 from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 
 from . import __version__, ir, repro
-from .ahead import Ahead, worth_it
+from .ahead import Ahead, accuracy_failure, worth_it
 from .job import Job
 from .pool import Pool
 from .records import config_strings
@@ -93,7 +93,7 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
         with lock:
             stage(m)
 
-    bet = worth_it(job, want, check_str, max(jobs, 2))
+    bet = worth_it(job, want, check_str)
     pool = Pool(max(jobs, 2) if bet else jobs, timeout=timeout)
     got: dict[str, Any] = {}
     try:
@@ -126,7 +126,7 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
         found, done = None, None
         for g, w, s in zip(graphs, wholes, searchers, strict=True):
             if ahead is not None and s is ahead.searcher and ahead.result is not None:  # found ahead
-                found, done = (g, w, s), ahead.result[1:]
+                found, done = (g, w, s), ahead.result
                 break
             # accuracy: the localising compile is the check (a diverging node means the graph fails)
             if w is not None and failure["kind"] == "accuracy" and (s._localize_tried or s.localize_first()) \
@@ -190,6 +190,6 @@ def _failure(job: Job, want: dict[str, Any] | None, seen: dict[str, Any]) -> dic
         return None
     if asked not in ("auto", None) and asked != kind:
         return {"why": f"asked for a {asked} failure, but {job.model} shows {kind}: {seen.get('signature', '')}"}
-    if kind == "accuracy" and job.ref != "eager":
-        return {"kind": kind, "signature": seen.get("signature", kind), "ref": job.ref}
+    if kind == "accuracy":  # the one the search ahead bets on, built in one place
+        return accuracy_failure(job)
     return {"kind": kind, "signature": seen.get("signature", kind)}

@@ -193,14 +193,10 @@ def main() -> int:
         req = msgspec.json.decode(raw)
         start = time.monotonic()
         try:
-            result = HANDLERS[req["op"]](req["payload"], send)
+            send({"t": "done", "result": HANDLERS[req["op"]](req["payload"], send), "s": time.monotonic() - start})
         except Exception as e:
             send({"t": "raised", "type": type(e).__name__, "message": str(e)[:4000],
                   "usage": getattr(e, "usage", False)})
-            if _cuda_broken():
-                return 0
-            continue
-        send({"t": "done", "result": result, "s": time.monotonic() - start})
         if _cuda_broken():
             return 0  # the answer stands; the parent forks a fresh worker for the next question
     return 0

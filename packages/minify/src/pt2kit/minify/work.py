@@ -237,15 +237,15 @@ def _graphs(aten: list[Any], dynamo: list[Any], job: Job) -> list[ir.Graph]:
     Inductor and aot_eager: the forward aten graphs (what Inductor gets), then Dynamo's, for a failure
     the aten graphs do not show (AOTAutograd's own, or one that needs the torch-level ops). A
     violation is an aten op's: aten graphs only."""
-    aten_ir = [to_ir(gm, args, i, job.device) for i, (gm, args) in enumerate(aten)]
-    if job.profile is not None or job.failure == "violation" or job.backend == "aoti":
+    aten_only = job.profile is not None or job.failure == "violation" or job.backend == "aoti"
+    users = job.backend not in ("inductor", "aot_eager", "aoti")
+    aten_ir = [] if users else [to_ir(gm, args, i, job.device) for i, (gm, args) in enumerate(aten)]
+    if aten_only:
         return aten_ir
     dynamo_ir = []
     for i, (gm, args) in enumerate(dynamo):
         with contextlib.suppress(Exception):  # a graph that will not run on its own arguments is not searched
             dynamo_ir.append(to_ir(gm, args, i, job.device, level="dynamo"))
-    if job.backend not in ("inductor", "aot_eager"):
-        return dynamo_ir
     return aten_ir + dynamo_ir
 
 

@@ -26,7 +26,6 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from typing import IO, Any
 
 PRELOAD = ("torch", "torch._dynamo", "pt2kit.minify.work", "pt2kit.kdiff.localize", "pt2kit.runtime.modelfile",
@@ -215,15 +214,13 @@ def fork_poisoned() -> bool:
     return os.waitstatus_to_exitcode(status) != 0
 
 
-def warm_inductor() -> Callable[[], None]:
+def warm_inductor() -> None:
     """Inductor's once-a-process probes, answered before forking so that no child pays them again:
     the CPU's vector ISAs (six test compiles, each dlopened in a child Python: 1-1.4 s on a 2-core
     machine) and the hashes of torch's and triton's sources that key its caches (0.6 s). Each is a
     fact about this machine and installation, memoised in the process; a fresh ``python repro.py``
-    computes the same answers itself. Private torch API, kept here alone.
-
-    The ISA probe starts now, in a thread (it mostly waits on its children), beside the hashing the
-    function returned does before joining it: call that before any fork."""
+    computes the same answers itself. The ISA probe runs in a thread (it mostly waits on its children)
+    beside the hashing, and is joined before this returns. Private torch API, kept here alone."""
     import threading
 
     try:
@@ -232,18 +229,14 @@ def warm_inductor() -> Callable[[], None]:
         probes = (codecache.torch_key, codecache.CacheBase.get_system)
         probe = threading.Thread(target=cpu_vec_isa.valid_vec_isa_list, daemon=True)
     except (ImportError, AttributeError):  # another torch: its children pay the probes themselves
-        return lambda: None
+        return
     probe.start()
-
-    def finish() -> None:
-        try:
-            for answer in probes:
-                answer()
-        except Exception:  # a probe that fails here fails in the child too, where it is reported
-            pass
-        probe.join()
-
-    return finish
+    try:
+        for answer in probes:
+            answer()
+    except Exception:  # a probe that fails here fails in the child too, where it is reported
+        pass
+    probe.join()
 
 
 def main(fd: int) -> int:
@@ -261,7 +254,7 @@ def main(fd: int) -> int:
     if cpu_build:
         # not beside the imports: two threads importing torch's modules at once can see one half
         # initialised (an intermittent ImportError that ended this server, seen once in 3 test runs)
-        warm_inductor()()
+        warm_inductor()
     if fork_poisoned():
         sock.send(json.dumps({"unusable": "CUDA was initialised while importing"}).encode())
         return 0
