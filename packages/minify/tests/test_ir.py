@@ -6,7 +6,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import msgspec
+import torch
+
 from pt2kit.minify import ir
+from pt2kit.minify.search import Searcher
 
 
 def _spec(*shape: int) -> ir.Spec:
@@ -47,6 +51,48 @@ def test_shrinking_renames_a_size_in_shapes_and_literals_and_keys_differ():
     c = ir.build(G, {"relu", "view"}, rename={32: 1, 8: 4})
     assert c is not None and "[4, 1, 1]" in c.source and [s.shape for s in c.inputs] == [[4, 1]]
     assert c.key != ir.build(G, {"relu", "view"}).key and ir.sizes(ir.build(G, {"relu"})) == [32, 8]
+
+
+R = ir.Graph(index=0, nodes=[
+    ir.Node(name="a", op="input", spec=msgspec.structs.replace(_spec(2, 2), values=[0.5, "nan", "-inf", 2.0])),
+    ir.Node(name="m", op="input", spec=ir.Spec("tensor", [2, 2], [2, 1], "bool", "cpu", values=[True, False, False, True])),
+    ir.Node(name="w", op="input", spec=_spec(2, 2)),  # too large to keep its values (EXACT_MAX)
+    ir.Node(name="out", expr="torch.where(m, a, w)", deps=["m", "a", "w"], op="torch.where", spec=_spec(2, 2),
+            output=True),
+])
+
+
+def test_real_values_are_fed_only_where_asked_and_read_back_exactly():
+    seeded, real, one = (ir.build(R, {"out"}, exact=e) for e in (False, True, {"m"}))
+    assert seeded.exact() == set() and real.exact() == {"a", "m"} and one.exact() == {"m"}
+    assert len({seeded.key, real.key, one.key}) == 3 and ir.seeded(real, {"a"}).key == one.key
+    assert ir.build(R, {"out"}, exact=True, rename={2: 1}) is None  # real values keep their real shape
+    from pt2kit.minify.harness import make_inputs
+
+    a, m, w = make_inputs([s.as_tuple() for s in real.inputs])
+    assert a.dtype == torch.float32 and a.tolist()[0][0] == 0.5 and a[0, 1].isnan() and a[1, 0] == float("-inf")
+    assert m.dtype == torch.bool and m.tolist() == [[True, False], [False, True]] and w.shape == (2, 2)
+
+
+class _Pool:
+    """Answers a query by which inputs carry their real values: it fails while ``needed`` do."""
+
+    def __init__(self, needed: set[int]) -> None:
+        self.needed, self.asked = needed, 0
+
+    def map(self, kind: str, payloads: list[dict]) -> list[dict]:
+        self.asked += len(payloads)
+        return [{"t": "done", "result": {"fails": all(len(p["inputs"][i]) == 8 for i in self.needed),
+                                         "signature": "x"}} for p in payloads]
+
+
+def test_the_search_seeds_every_input_whose_real_values_the_failure_does_not_need():
+    for needed, kept in (({0}, {"a"}), ({1}, {"m"}), (set(), set()), ({0, 1}, {"a", "m"})):
+        pool = _Pool(needed)
+        s = Searcher(pool, R, {"kind": "accuracy", "signature": "accuracy"}, "eager", {}, jobs=2, on_step=print)
+        best = s.drop_real_values(s.with_real_values())
+        # all seeded, and each alone, side by side
+        assert best.exact() == kept and s.exact == kept and pool.asked == 3, (needed, best.exact(), pool.asked)
 
 
 def test_help_imports_no_torch():

@@ -149,6 +149,23 @@ def test_inputs_keep_the_range_of_the_real_values(minify, tmp_path):
     assert run_repro(out).returncode == 0
 
 
+def test_a_failure_that_needs_the_real_values_gets_them_embedded(minify, tmp_path):
+    """Tied votes: the backend's argmax picks the last of tied maxima. Seeded floats never tie (the old
+    minify ended in exit 3 here); the repro carries the real votes as literals, and only them."""
+    out, m = tmp_path / "repro.py", MODELS / "tied_votes.py"
+    r = minify(f"{m}:make", "--backend", f"{m}:last_of_ties", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.argmax"] and rep["reproduced"] == 3, rep
+    assert "seeded inputs pass: graph 0 with the real values of 4 small input(s)" in r.stderr
+    text = out.read_text()
+    (inputs,) = re.findall(r"^INPUTS = (.*?)\n[A-Za-z]", text, re.M | re.S)
+    assert inputs.count("'tensor'") == 1 and "[0.5, 0.5, 0.0, 0.0, 0.25, 0.25," in inputs, inputs
+    assert run_repro(out).returncode == 1
+    _switch_off(out, r"BACKEND = _mod\.\w+", "BACKEND = 'eager'")
+    assert run_repro(out).returncode == 0
+
+
 def test_fxcheck_rules_on_the_command_line_keep_their_first_violation(minify, tmp_path):
     """`minify m.py --align 16` and `--profile no-conv`: fxcheck's checks, run as a library on the
     graphs the backend gets, name the violation; a model they pass has nothing to minify."""

@@ -128,20 +128,27 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
             if ahead is not None and s is ahead.searcher and ahead.result is not None:  # found ahead
                 found, done = (g, w, s), ahead.result
                 break
-            # accuracy: the localising compile is the check (a diverging node means the graph fails)
-            if w is not None and failure["kind"] == "accuracy" and (s._localize_tried or s.localize_first()) \
-                    and s._localized is not None:
+            if _shows(s, w, failure):
                 found = (g, w, s)
                 break
-            if w is not None and s.fails([w])[0]:
-                found = (g, w, s)
-                break
+        real = False
+        if found is None:  # seeded inputs do not show it: the real values of the small ones may
+            for g, s in zip(graphs, searchers, strict=True):
+                w = s.with_real_values()
+                if w is not None:
+                    real = True
+                    say(f"seeded inputs pass: graph {g.index} with the real values of {len(w.exact())} small input(s)")
+                    s._localize_tried = False
+                    if _shows(s, w, failure):
+                        found = (g, w, s)
+                        break
         if found is None:
             others = "; ".join(f"{k}" for k in {k: 1 for s in searchers for k in s.seen})
             why = "some op has an argument a standalone file cannot write" if any(
                 "__unwritable__" in (w.source if w else "") for w in wholes) else (others or "they pass")
+            also = ", nor with the real values of its small inputs" if real else ""
             return Outcome(EXIT_CRASH, f"the {failure['kind']} failure ({failure.get('signature', '')}) does not "
-                                       f"reproduce on the captured graph(s) with seeded inputs ({why})")
+                                       f"reproduce on the captured graph(s) with seeded inputs{also} ({why})")
         g, whole, s = found
         best, final_config = done if done is not None else s.search(whole)
         queries = sum(x.queries for x in searchers)
@@ -165,6 +172,16 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
         if "early" in got:  # stopped before the original run was judged (a bad model file)
             got["early"].cancel()
         pool.close()
+
+
+def _shows(s: Searcher, w: ir.Candidate | None, failure: dict[str, Any]) -> bool:
+    """Whether the whole graph ``w`` fails so; for accuracy the localising compile is the check (a
+    diverging node means the graph fails), and the search starts from it."""
+    if w is None:
+        return False
+    if failure["kind"] == "accuracy" and (s._localize_tried or s.localize_first()) and s._localized is not None:
+        return True
+    return s.fails([w])[0]
 
 
 def _failure(job: Job, want: dict[str, Any] | None, seen: dict[str, Any]) -> dict[str, Any] | None:

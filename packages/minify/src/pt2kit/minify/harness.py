@@ -2,7 +2,8 @@
 repro.py embeds this file's text verbatim, so a query and the repro it becomes run the same code.
 
 Guarantees (the repro's contract): imports only torch and the standard library; inputs come from a
-seeded generator and the specs written in the repro (never a pickle); the verdict of an accuracy
+seeded generator and the specs written in the repro, or, where the failure needs them, a small input's
+real values written there as literals (never a pickle); the verdict of an accuracy
 failure is kdiff's (torch.testing.assert_close's tolerances, then PyTorch's float64 RMSE rule from
 torch._dynamo.utils.same, so rounding noise is not a failure); a failure's signature is an
 exception's type and normalised message, a signal, a non-finite kind, or a constraint and op.
@@ -24,17 +25,21 @@ import torch
 
 
 def make_inputs(specs, seed=0, device=None):
-    """One value per spec: ("tensor", shape, stride, dtype, device, lo, hi) or ("scalar", value); lo and hi
-    the range of the real values (None: standard normal floats, 0 and 1 for integers)."""
+    """One value per spec: ("tensor", shape, stride, dtype, device, lo, hi[, values]) or ("scalar", value);
+    lo and hi the range of the real values (None: standard normal floats, 0 and 1 for integers); values,
+    where the failure needs them, the real values themselves (row-major; "nan", "inf", "-inf" as text)."""
     g = torch.Generator().manual_seed(seed)
     out = []
     for spec in specs:
         if spec[0] == "scalar":
             out.append(spec[1])
             continue
-        _, shape, stride, dtype, dev, lo, hi = spec
+        _, shape, stride, dtype, dev, lo, hi, *exact = spec
         dtype = getattr(torch, dtype)
-        if dtype.is_floating_point and lo is not None and hi is not None:
+        if exact:
+            real = [float(v) if isinstance(v, str) else v for v in exact[0]]
+            t = torch.tensor(real, dtype=torch.float64 if dtype.is_floating_point else None).reshape(shape).to(dtype)
+        elif dtype.is_floating_point and lo is not None and hi is not None:
             # uniform over the range the real values took (their signs and scale, not their order)
             t = (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
         elif dtype.is_floating_point or dtype.is_complex:

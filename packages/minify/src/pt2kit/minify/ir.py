@@ -17,7 +17,9 @@ import msgspec
 
 
 class Spec(msgspec.Struct, frozen=True, array_like=True):
-    """("tensor", shape, stride, dtype, device, lo, hi) or ("scalar", value): harness.make_inputs's spec."""
+    """("tensor", shape, stride, dtype, device, lo, hi[, values]) or ("scalar", value): harness.make_inputs's
+    spec. ``values``: a small tensor's real values, row-major ("nan", "inf", "-inf" as text), fed in only
+    where the failure needs them (a candidate's spec carries them only then)."""
 
     kind: str
     shape: list[int] = []
@@ -27,11 +29,13 @@ class Spec(msgspec.Struct, frozen=True, array_like=True):
     lo: float | None = None
     hi: float | None = None
     value: float | int | bool | None = None
+    values: list[float | int | bool | str] | None = None
 
     def as_tuple(self) -> tuple:
         if self.kind == "scalar":
             return ("scalar", self.value)
-        return ("tensor", list(self.shape), list(self.stride), self.dtype, self.device, self.lo, self.hi)
+        t = ("tensor", list(self.shape), list(self.stride), self.dtype, self.device, self.lo, self.hi)
+        return t if self.values is None else (*t, list(self.values))
 
     def numel(self) -> int:
         n = 1
@@ -71,6 +75,11 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     nodes: int  # compute nodes
     ops: list[str]
     key: str  # hash of what a query depends on
+    names: list[str] = []  # the inputs' node names
+
+    def exact(self) -> set[str]:
+        """The inputs fed their real values."""
+        return {n for n, s in zip(self.names, self.inputs, strict=True) if s.values is not None}
 
     @property
     def input_numel(self) -> int:
@@ -78,13 +87,15 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
-          outputs: set[str] | None = None, retype: dict[str, str] | None = None) -> Candidate | None:
+          outputs: set[str] | None = None, retype: dict[str, str] | None = None,
+          exact: bool | set[str] = False) -> Candidate | None:
     """The candidate of the kept compute nodes, or None when it cannot stand alone.
 
     Outputs are the kept nodes nobody kept reads (and kept outputs of the original graph).
     ``rename`` maps a dimension size to a smaller one in input shapes, int inputs (a dynamic graph's
     symbolic sizes) and the expressions' integer literals (shape shrinking). ``retype`` maps an input
-    dtype to another (dtype shrinking)."""
+    dtype to another (dtype shrinking). ``exact``: which inputs are fed their real values where they
+    have them (all, or those named); the rest are seeded."""
     nodes = graph.nodes
     by = graph.by_name()
     kept = [n for n in nodes if n.expr and n.name in keep]
@@ -118,13 +129,29 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
         expr = _resize(n.expr, rename) if rename else n.expr
         lines.append(f"        {n.name} = {expr}")
     lines.append(f"        return ({''.join(o.name + ', ' for o in outs)})")
-    inputs = [_resize_spec(p.spec, rename) if rename else p.spec for p in fed]  # type: ignore[arg-type]
+    inputs = [p.spec if exact is True or (exact and p.name in exact) else _seeded(p.spec) for p in fed]  # type: ignore[arg-type]
+    if rename:
+        if any(s.values is not None and _resize_spec(s, rename).shape != s.shape for s in inputs):
+            return None  # real values have the real shape
+        inputs = [_resize_spec(s, rename) for s in inputs]
     if retype:
         inputs = [msgspec.structs.replace(s, dtype=retype[s.dtype]) if s.dtype in retype else s for s in inputs]
-    source = "\n".join(lines) + "\n"
-    ops = [n.op for n in kept]
+    return _candidate("\n".join(lines) + "\n", inputs, [n.op for n in kept], [p.name for p in fed])
+
+
+def _candidate(source: str, inputs: list[Spec], ops: list[str], names: list[str]) -> Candidate:
     key = hashlib.sha256((source + repr([s.as_tuple() for s in inputs])).encode()).hexdigest()[:16]
-    return Candidate(source=source, inputs=inputs, nodes=len(kept), ops=ops, key=key)
+    return Candidate(source=source, inputs=inputs, nodes=len(ops), ops=ops, key=key, names=names)
+
+
+def _seeded(spec: Spec | None) -> Spec | None:
+    return spec if spec is None or spec.values is None else msgspec.structs.replace(spec, values=None)
+
+
+def seeded(c: Candidate, names: set[str]) -> Candidate:
+    """``c`` with the inputs named fed seeded values instead of their real ones."""
+    inputs = [_seeded(s) if n in names else s for n, s in zip(c.names, c.inputs, strict=True)]
+    return _candidate(c.source, inputs, c.ops, c.names)  # type: ignore[arg-type]
 
 
 _INT = re.compile(r"(?<![\w.])(-?\d+)(?![\w.])")

@@ -49,7 +49,8 @@ import torch
 
 '''
     body = [c.source,
-            "# harness.make_inputs specs: (\"tensor\", shape, stride, dtype, device, low, high) or (\"scalar\", value)",
+            "# harness.make_inputs specs: (\"tensor\", shape, stride, dtype, device, low, high[, real values]) or "
+            "(\"scalar\", value)",
             "INPUTS = " + pprint.pformat([s.as_tuple() for s in c.inputs], width=110, compact=True),
             *_backend_lines(backend),
             "CONFIG = " + pprint.pformat(config, width=110),

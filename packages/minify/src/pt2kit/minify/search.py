@@ -10,8 +10,10 @@ candidate's hash (its source, input specs and config). Strategies, in order:
    start that fails, earlier values fed in as inputs);
 3. delta debugging over the nodes left (remove blocks, halving the block size, until no single node
    can go);
-4. shrink input shapes (a size to 1, else to half, everywhere it appears), then drop every config
-   setting the failure does not need.
+4. where the failure needed the real values of small inputs (seeded ones did not show it), seed each
+   input whose real values it does not need;
+5. shrink input shapes (a size to 1, else to half, everywhere it appears; not while real values are
+   fed), dtypes, then drop every config setting the failure does not need.
 
 Several candidates go to the workers at once (``jobs`` of them in parallel): k-ary instead of binary
 search, blocks tried side by side.
@@ -46,6 +48,7 @@ class Searcher:
         self.queries = 0
         self.seen: dict[str, str] = {}  # signatures seen that were not the failure's, for the message
         self.stop: Any = None  # a threading.Event: once set, the next question raises Cancelled
+        self.exact: bool | set[str] = False  # which inputs get their real values (``ir.build``'s exact)
 
     _localized: tuple[set[str], ir.Candidate] | None = None
     _localize_tried = False
@@ -56,6 +59,19 @@ class Searcher:
         self._localize_tried = True
         self._localized = self.localized([n.name for n in self.graph.compute])
         return self._localized is not None
+
+    def build(self, keep: set[str], **kw: Any) -> ir.Candidate | None:
+        return ir.build(self.graph, keep, exact=self.exact, **kw)
+
+    def with_real_values(self) -> ir.Candidate | None:
+        """The whole graph with every small input fed its real values (seeded ones did not show the
+        failure); later candidates keep them, until ``drop_real_values`` finds which are needed."""
+        self.exact = True
+        whole = self.build({n.name for n in self.graph.compute})
+        if whole is None or not whole.exact():
+            self.exact = False
+            return None
+        return whole
 
     # -- asking --------------------------------------------------------------------------------
     def payload(self, c: ir.Candidate, config: Config | None = None) -> dict[str, Any]:
@@ -108,7 +124,7 @@ class Searcher:
 
     # -- strategies ----------------------------------------------------------------------------
     def window(self, names: list[str], i: int, j: int) -> ir.Candidate | None:
-        return ir.build(self.graph, set(names[i:j + 1]))
+        return self.build(set(names[i:j + 1]))
 
     def first_true(self, lo: int, hi: int, pred: Callable[[list[int]], list[bool]]) -> int:
         """Smallest k in [lo, hi] with pred true, assuming pred(hi) and monotone; k-ary, ``jobs`` at once."""
@@ -150,6 +166,7 @@ class Searcher:
         """Every strategy in turn, from the whole graph: the smallest candidate that fails, and the config
         it needs."""
         best, keep = self.minimize(whole)
+        best = self.drop_real_values(best)
         best, rename = self.shrink_shapes(keep, best)
         best = self.shrink_dtypes(keep, best, rename)
         return best, self.drop_config(best)
@@ -158,7 +175,7 @@ class Searcher:
         """The localising compile's payload: the candidate with every tensor node an output."""
         by = self.graph.by_name()
         tensors = [n for n in names if by[n].spec is not None and by[n].spec.kind == "tensor"]  # type: ignore[union-attr]
-        c = ir.build(self.graph, set(names), outputs=set(tensors))
+        c = self.build(set(names), outputs=set(tensors))
         if c is None:
             return None
         return {**self.payload(c), "names": [n for n in names if n in set(tensors)]}
@@ -179,7 +196,7 @@ class Searcher:
         width = 1
         while width <= d + 1:
             widths = [w for w in (width * (2 ** k) for k in range(self.jobs)) if w <= d + 1] or [d + 1]
-            cands = [ir.build(self.graph, set(names[d - w + 1:d + 1])) for w in widths]
+            cands = [self.build(set(names[d - w + 1:d + 1])) for w in widths]
             for w, c2, ok in zip(widths, cands, self.fails(cands), strict=True):
                 if ok and c2 is not None:
                     return set(names[d - w + 1:d + 1]), c2
@@ -200,7 +217,7 @@ class Searcher:
             done = False
             for b in range(0, len(blocks), self.jobs):
                 batch = blocks[b:b + self.jobs]
-                cands = [ir.build(self.graph, keep - set(blk)) for blk in batch]
+                cands = [self.build(keep - set(blk)) for blk in batch]
                 for blk, c, ok in zip(batch, cands, self.fails(cands), strict=True):
                     if ok and c is not None:
                         keep, best, done = keep - set(blk), c, True
@@ -218,6 +235,8 @@ class Searcher:
         rename: dict[int, int] = {}
         if self.failure["kind"] == "violation" and not self.failure.get("align"):
             return best, rename  # an op's presence does not depend on sizes
+        if best.exact():
+            return best, rename  # real values have the real shapes
         spent = 0
         tile = self.failure.get("align")
 
@@ -228,7 +247,7 @@ class Searcher:
 
         every = {d: 1 for d in ir.sizes(best)} if not tile else {}
         if every:  # all at once first: a bug that does not care about shapes takes one query
-            one = ir.build(self.graph, keep, rename=every)
+            one = self.build(keep, rename=every)
             spent += 1
             self.step("shrink every size to 1", best.nodes)
             if one is not None and self.fails([one])[0]:
@@ -237,7 +256,7 @@ class Searcher:
             target = size
             tries = [t for t in ([1, size // 2] if size // 2 > 1 else [1]) if allowed(size, t)]
             while tries and spent < budget:
-                cands = [ir.build(self.graph, keep, rename={**rename, size: t}) for t in tries]
+                cands = [self.build(keep, rename={**rename, size: t}) for t in tries]
                 spent += len(cands)
                 self.step(f"shrink size {target}", best.nodes)
                 res = self.fails(cands)
@@ -250,13 +269,29 @@ class Searcher:
                 tries = [t for t in tries if allowed(size, t)]
         return best, rename
 
+    def drop_real_values(self, best: ir.Candidate) -> ir.Candidate:
+        """Seeded values for every input whose real ones the failure does not need: all at once, else
+        each alone (side by side), then those together."""
+        held = sorted(best.exact())
+        if not held:
+            return best
+        self.step("seed the inputs whose real values it does not need", best.nodes)
+        tries = [set(held)] + ([{n} for n in held] if len(held) > 1 else [])
+        res = self.fails([ir.seeded(best, t) for t in tries])
+        drop = set(held) if res[0] else {n for t, ok in zip(tries[1:], res[1:], strict=True) if ok for n in t}
+        if drop and not res[0] and len(drop) > 1 and not self.fails([ir.seeded(best, drop)])[0]:
+            drop = {min(drop)}  # each alone does, together they do not: keep one of them seeded
+        best = ir.seeded(best, drop) if drop else best
+        self.exact = best.exact()
+        return best
+
     def shrink_dtypes(self, keep: set[str], best: ir.Candidate, rename: dict[int, int]) -> ir.Candidate:
         """Every float16, bfloat16 and float64 input as float32, in one query: a bug that is not about
         the dtype then has a repro that is not either."""
         odd = {s.dtype for s in best.inputs if s.kind == "tensor" and s.dtype in ("float16", "bfloat16", "float64")}
         if not odd or self.failure["kind"] == "violation":
             return best
-        cand = ir.build(self.graph, keep, rename=rename or None, retype={d: "float32" for d in odd})
+        cand = self.build(keep, rename=rename or None, retype={d: "float32" for d in odd})
         self.step("inputs as float32", best.nodes)
         return cand if cand is not None and self.fails([cand])[0] else best
 

@@ -98,6 +98,21 @@ def _expr(n: Any) -> tuple[str, str]:
     return f"{dotted}({', '.join(args)})", dotted
 
 
+# a tensor this small keeps its real values, for a failure seeded values do not show (ties, exact
+# zeros, a mask's pattern); a repro embeds them as literals, so a larger one is only ever seeded
+EXACT_MAX = 1024
+
+
+def _values(real: Any, shape: list[int]) -> list[Any] | None:
+    import torch
+
+    if not isinstance(real, torch.Tensor) or real.is_complex() or real.numel() > EXACT_MAX \
+            or list(real.shape) != shape or real.layout != torch.strided:
+        return None
+    flat = real.detach().cpu().reshape(-1).tolist()
+    return [v if not isinstance(v, float) or math.isfinite(v) else str(v) for v in flat]
+
+
 def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
     import torch
 
@@ -110,7 +125,8 @@ def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
                 lo, hi = float(finite.min()), float(finite.max())
         shape = [int(d) for d in val.shape]
         stride = [int(s) for s in val.stride()]
-        return ir.Spec("tensor", shape, stride, str(val.dtype).removeprefix("torch."), device, lo, hi)
+        return ir.Spec("tensor", shape, stride, str(val.dtype).removeprefix("torch."), device, lo, hi,
+                       values=_values(real, shape))
     if isinstance(real, bool | int | float) and (not isinstance(real, float) or math.isfinite(real)):
         return ir.Spec("scalar", value=real)
     return None
