@@ -95,6 +95,38 @@ def test_the_search_seeds_every_input_whose_real_values_the_failure_does_not_nee
         assert best.exact() == kept and s.exact == kept and pool.asked == 3, (needed, best.exact(), pool.asked)
 
 
+C = ir.Graph(index=0, nodes=[
+    ir.Node(name="x", op="input", spec=_spec(4)),
+    ir.Node(name="mul", expr="torch.ops.aten.mul.Tensor(x, 0.7071067811865476)", deps=["x"], op="aten.mul.Tensor",
+            spec=_spec(4)),
+    ir.Node(name="add_1", expr="torch.ops.aten.add.Tensor(mul, 1e-05)", deps=["mul"], op="aten.add.Tensor",
+            spec=_spec(4)),
+    ir.Node(name="clamp", expr="torch.ops.aten.clamp.default(add_1, -3.4028234663852886e+38, 0.044715)",
+            deps=["add_1"], op="aten.clamp.default", spec=_spec(4), output=True),
+])
+
+
+class _SourcePool(_Pool):
+    """Fails while the source holds every one of ``needed``."""
+
+    def map(self, kind: str, payloads: list[dict]) -> list[dict]:
+        self.asked += len(payloads)
+        return [{"t": "done", "result": {"fails": all(lit in p["source"] for lit in self.needed), "signature": "x"}}
+                for p in payloads]
+
+
+def test_float_constants_become_one_digit_unless_the_failure_needs_them():
+    keep = {"mul", "add_1", "clamp"}
+    assert ir.floats(C, keep) == ["0.7071067811865476", "-3.4028234663852886e+38", "0.044715"]  # 1e-05 is short
+    for needed, asked in ((set(), 1), ({"0.044715"}, 5)):
+        pool = _SourcePool(needed)  # type: ignore[arg-type]
+        s = Searcher(pool, C, {"kind": "accuracy", "signature": "accuracy"}, "eager", {}, jobs=2, on_step=print)
+        best = s.shrink_constants(keep, ir.build(C, keep), {})
+        assert "torch.ops.aten.mul.Tensor(x, 0.7)" in best.source and "-3e+38, " in best.source, best.source
+        assert ("0.044715)" if needed else "0.04)") in best.source and "1e-05" in best.source
+        assert pool.asked == asked and "add_1" in best.source  # a name's digits are not a literal
+
+
 def test_help_imports_no_torch():
     code = ("import sys\nfrom pt2kit.minify.cli import app\n"
             "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"

@@ -88,14 +88,15 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
 
 def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
           outputs: set[str] | None = None, retype: dict[str, str] | None = None,
-          exact: bool | set[str] = False) -> Candidate | None:
+          exact: bool | set[str] = False, consts: dict[str, str] | None = None) -> Candidate | None:
     """The candidate of the kept compute nodes, or None when it cannot stand alone.
 
     Outputs are the kept nodes nobody kept reads (and kept outputs of the original graph).
     ``rename`` maps a dimension size to a smaller one in input shapes, int inputs (a dynamic graph's
     symbolic sizes) and the expressions' integer literals (shape shrinking). ``retype`` maps an input
     dtype to another (dtype shrinking). ``exact``: which inputs are fed their real values where they
-    have them (all, or those named); the rest are seeded."""
+    have them (all, or those named); the rest are seeded. ``consts`` maps a float literal of the
+    expressions to a simpler one (constant shrinking)."""
     nodes = graph.nodes
     by = graph.by_name()
     kept = [n for n in nodes if n.expr and n.name in keep]
@@ -127,6 +128,7 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
             lines.append(f"        # {n.place}{code}"[:160])
             last_place = n.place
         expr = _resize(n.expr, rename) if rename else n.expr
+        expr = _FLOAT.sub(lambda m: consts.get(m.group(0), m.group(0)), expr) if consts else expr
         lines.append(f"        {n.name} = {expr}")
     lines.append(f"        return ({''.join(o.name + ', ' for o in outs)})")
     inputs = [p.spec if exact is True or (exact and p.name in exact) else _seeded(p.spec) for p in fed]  # type: ignore[arg-type]
@@ -155,6 +157,26 @@ def seeded(c: Candidate, names: set[str]) -> Candidate:
 
 
 _INT = re.compile(r"(?<![\w.])(-?\d+)(?![\w.])")
+# a float literal as repr writes it (0.7071067811865476, 1e-05, -3.5e+38), not part of a name
+_FLOAT = re.compile(r"(?<![\w.])-?(?:\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+)(?![\w.])")
+
+
+def floats(graph: Graph, keep: set[str]) -> list[str]:
+    """The float literals of the kept expressions that have a simpler value (``simpler``), in order."""
+    found = [m.group(0) for n in graph.nodes if n.expr and n.name in keep for m in _FLOAT.finditer(n.expr)]
+    return [f for f in dict.fromkeys(found) if simpler(f) is not None]
+
+
+def simpler(literal: str) -> str | None:
+    """A literal of more than two significant digits to one (0.7071067811865476 -> 0.7, 0.044715 ->
+    0.04); None for one already that short (0.5, 2.5, 1e-05)."""
+    v = float(literal)
+    return None if float(f"{v:.2g}") == v else repr(float(f"{v:.1g}"))
+
+
+def simplified(literals: list[str]) -> dict[str, str]:
+    """``build``'s consts: each literal to its simpler value."""
+    return {k: s for k in literals if (s := simpler(k)) is not None}
 
 
 def _resize(expr: str, rename: dict[int, int]) -> str:

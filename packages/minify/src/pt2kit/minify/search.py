@@ -13,7 +13,8 @@ candidate's hash (its source, input specs and config). Strategies, in order:
 4. where the failure needed the real values of small inputs (seeded ones did not show it), seed each
    input whose real values it does not need;
 5. shrink input shapes (a size to 1, else to half, everywhere it appears; not while real values are
-   fed), dtypes, then drop every config setting the failure does not need.
+   fed), float constants (to one significant digit), dtypes, then drop every config setting the
+   failure does not need.
 
 Several candidates go to the workers at once (``jobs`` of them in parallel): k-ary instead of binary
 search, blocks tried side by side.
@@ -49,6 +50,7 @@ class Searcher:
         self.seen: dict[str, str] = {}  # signatures seen that were not the failure's, for the message
         self.stop: Any = None  # a threading.Event: once set, the next question raises Cancelled
         self.exact: bool | set[str] = False  # which inputs get their real values (``ir.build``'s exact)
+        self.consts: dict[str, str] = {}  # float literals made simpler (``ir.build``'s consts)
 
     _localized: tuple[set[str], ir.Candidate] | None = None
     _localize_tried = False
@@ -61,7 +63,7 @@ class Searcher:
         return self._localized is not None
 
     def build(self, keep: set[str], **kw: Any) -> ir.Candidate | None:
-        return ir.build(self.graph, keep, exact=self.exact, **kw)
+        return ir.build(self.graph, keep, exact=self.exact, consts=self.consts, **kw)
 
     def with_real_values(self) -> ir.Candidate | None:
         """The whole graph with every small input fed its real values (seeded ones did not show the
@@ -168,6 +170,7 @@ class Searcher:
         best, keep = self.minimize(whole)
         best = self.drop_real_values(best)
         best, rename = self.shrink_shapes(keep, best)
+        best = self.shrink_constants(keep, best, rename)
         best = self.shrink_dtypes(keep, best, rename)
         return best, self.drop_config(best)
 
@@ -283,6 +286,30 @@ class Searcher:
             drop = {min(drop)}  # each alone does, together they do not: keep one of them seeded
         best = ir.seeded(best, drop) if drop else best
         self.exact = best.exact()
+        return best
+
+    def shrink_constants(self, keep: set[str], best: ir.Candidate, rename: dict[int, int],
+                         most: int = 8) -> ir.Candidate:
+        """Every float literal to one significant digit (0.7071067811865476 -> 0.7): all at once (one
+        query: a bug that does not care about them), else each alone (side by side, the first
+        ``most``), then those that kept the failure together, dropping the last until it holds."""
+        lits = ir.floats(self.graph, keep)[:most]
+        if not lits or self.failure["kind"] == "violation":
+            return best
+        self.step("simpler constants", best.nodes)
+
+        def cand(some: list[str]) -> ir.Candidate | None:
+            return ir.build(self.graph, keep, exact=self.exact, rename=rename or None, consts=ir.simplified(some))
+
+        good = lits if self.fails([cand(lits)])[0] else []
+        if not good and len(lits) > 1:
+            good = [lit for lit, ok in zip(lits, self.fails([cand([lit]) for lit in lits]), strict=True) if ok]
+        while good:
+            c = cand(good)
+            if c is not None and self.fails([c])[0]:
+                self.consts = ir.simplified(good)
+                return c
+            good.pop()
         return best
 
     def shrink_dtypes(self, keep: set[str], best: ir.Candidate, rename: dict[int, int]) -> ir.Candidate:
