@@ -138,7 +138,6 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
                 if w is not None:
                     real = True
                     say(f"seeded inputs pass: graph {g.index} with the real values of {len(w.exact())} small input(s)")
-                    s._localize_tried = False
                     if _shows(s, w, failure):
                         found = (g, w, s)
                         break
@@ -179,7 +178,7 @@ def _shows(s: Searcher, w: ir.Candidate | None, failure: dict[str, Any]) -> bool
     diverging node means the graph fails), and the search starts from it."""
     if w is None:
         return False
-    if failure["kind"] == "accuracy" and (s._localize_tried or s.localize_first()) and s._localized is not None:
+    if failure["kind"] == "accuracy" and s.localizes():
         return True
     return s.fails([w])[0]
 

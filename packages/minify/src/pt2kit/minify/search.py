@@ -62,6 +62,10 @@ class Searcher:
         self._localized = self.localized([n.name for n in self.graph.compute])
         return self._localized is not None
 
+    def localizes(self) -> bool:
+        """``localize_first``'s answer, asked once (the search ahead may have asked already)."""
+        return self._localized is not None if self._localize_tried else self.localize_first()
+
     def build(self, keep: set[str], **kw: Any) -> ir.Candidate | None:
         return ir.build(self.graph, keep, exact=self.exact, consts=self.consts, **kw)
 
@@ -73,6 +77,7 @@ class Searcher:
         if whole is None or not whole.exact():
             self.exact = False
             return None
+        self._localize_tried = False  # other inputs: localise again
         return whole
 
     # -- asking --------------------------------------------------------------------------------
