@@ -3,10 +3,16 @@
 kdiff against ``torch._dynamo.utils.same`` with a float64 reference (what the benchmark harness
 checks) and ``torch.testing.assert_close`` per leaf; guardscan's totals against
 ``torch._dynamo.explain``; aotiprint: no NaN/Inf finding where the outputs are finite; no exit 3
-on any model that runs eagerly; Inductor's planted relu bug still pinned to the relu.
+on any model that runs eagerly; Inductor's planted relu bug still pinned to the relu; minify finds a
+failure where the harness does and nowhere else, and cuts the planted bug to the relu.
 """
 
 from __future__ import annotations
+
+import functools
+import re
+import subprocess
+import sys
 
 import pytest
 from conftest import model
@@ -17,6 +23,7 @@ pytest.importorskip("transformers")
 MODELS = ["bert_kwargs", "gpt2_cache", "llama_cast", "t5_encdec", "mixtral_moe", "switch_moe"]
 
 
+@functools.cache  # kdiff's and minify's tests ask the same question of each model
 def _truth(name: str) -> tuple[bool, dict[str, bool]]:
     """PyTorch's verdicts on the model: same() over every leaf with a float64 reference, and
     assert_close per leaf (leaves named as kdiff names them)."""
@@ -79,6 +86,32 @@ def test_planted_relu_bug_is_pinned_to_the_relu_of_a_real_transformer(tool):
     (v,) = r.kind("divergence")
     assert v["op"] == "aten.relu.default" and "/transformers/models/t5/modeling_t5.py:" in v["source"]
     assert v["code"] == "hidden_states = self.act(hidden_states)"
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_minify_finds_a_failure_exactly_where_the_benchmark_harness_does(tool, name):
+    r = tool("minify", model(name))
+    harness, _ = _truth(name)
+    assert r.code == (0 if harness else 1), r.stderr[-3000:]
+    if harness:  # no false alarm on a model PyTorch's harness passes
+        assert not r.kind("repro") and "no failure to minify" in r.stderr
+
+
+def test_minify_cuts_the_planted_relu_bug_of_a_real_transformer_to_the_relu(tool, tmp_path_factory):
+    out = tmp_path_factory.mktemp("t5") / "repro.py"
+    r = tool("minify", model("t5_encdec"), "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy", "-o", str(out))
+    assert r.code == 1, r.stderr[-3000:]
+    (rep,) = r.kind("repro")
+    assert rep["ops"] == ["aten.relu.default"] and rep["reproduced"] == 3 and rep["nodes_before"] > 300, rep
+    text = out.read_text()
+    assert re.search(r"# \S+/transformers/models/t5/modeling_t5\.py:\d+  hidden_states = self\.act\(hidden_states\)",
+                     text)
+    run = [sys.executable, "-I", str(out)]  # isolated: nothing but the installed torch
+    p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
+    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
+    out.write_text(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, count=1, flags=re.M))
+    p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
 
 
 def _explain(name: str) -> tuple[int, int]:
