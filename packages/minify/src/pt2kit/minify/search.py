@@ -6,8 +6,9 @@ candidate's hash (its source, input specs and config). Strategies, in order:
 
 1. accuracy: kdiff's localisation first (one compile with every node an output names the first
    diverging node), then the smallest window ending there that still fails;
-2. otherwise, truncate the suffix (the shortest prefix that fails), then cut the prefix (the latest
-   start that fails, earlier values fed in as inputs);
+2. a compile error, crash or NaN: the first node of each kind of op alone, side by side (a lowering or
+   codegen bug is most often one op's); then, or otherwise, truncate the suffix (the shortest prefix
+   that fails), then cut the prefix (the latest start that fails, earlier values fed in as inputs);
 3. delta debugging over the nodes left (remove blocks, halving the block size, until no single node
    can go);
 4. where the failure needed the real values of small inputs (seeded ones did not show it), seed each
@@ -157,6 +158,10 @@ class Searcher:
             got = self._localized if self._localize_tried else self.localized(names)
             if got is not None:
                 keep, best = got
+        elif self.failure["kind"] in ("compile-error", "crash", "nan"):
+            got = self.each_op_alone(names)
+            if got is not None:
+                keep, best = got
         self.step("truncate", best.nodes)
         order = [n for n in names if n in keep]
         j = self.first_true(0, len(order) - 1, lambda pts: self.fails([self.window(order, 0, p) for p in pts]))
@@ -209,6 +214,22 @@ class Searcher:
                 if ok and c2 is not None:
                     return set(names[d - w + 1:d + 1]), c2
             width = widths[-1] * 2
+        return None
+
+    def each_op_alone(self, names: list[str], most: int = 24) -> tuple[set[str], ir.Candidate] | None:
+        """The first node, in graph order, that fails alone among the first of each kind of op (a
+        lowering or codegen bug is most often one op's, whatever surrounds it): tiny compiles, all side
+        by side, instead of a prefix search over ever longer graphs. None where the graph has more
+        than ``most`` kinds of op, or no op fails alone."""
+        by = self.graph.by_name()
+        firsts = list({by[n].op: n for n in reversed(names) if by[n].op != "operator.getitem"}.values())[::-1]
+        if not 1 < len(firsts) <= most:
+            return None
+        cands = [self.build({n}) for n in firsts]
+        self.step("each op alone", len(names))
+        for n, c, ok in zip(firsts, cands, self.fails(cands), strict=True):
+            if ok and c is not None:
+                return {n}, c
         return None
 
     def ddmin(self, keep: set[str], best: ir.Candidate) -> tuple[set[str], ir.Candidate]:
