@@ -127,6 +127,20 @@ def test_float_constants_become_one_digit_unless_the_failure_needs_them():
         assert pool.asked == asked and "add_1" in best.source  # a name's digits are not a literal
 
 
+def test_each_op_alone_tries_the_first_node_of_each_kind_and_keeps_graph_order():
+    g = ir.Graph(index=0, nodes=[
+        ir.Node(name="x", op="input", spec=_spec(4)),
+        ir.Node(name="r1", expr="torch.ops.aten.relu.default(x)", deps=["x"], op="aten.relu.default", spec=_spec(4)),
+        ir.Node(name="a1", expr="torch.ops.aten.add.Tensor(r1, 1)", deps=["r1"], op="aten.add.Tensor", spec=_spec(4)),
+        ir.Node(name="r2", expr="torch.ops.aten.relu.default(a1)", deps=["a1"], op="aten.relu.default",
+                spec=_spec(4), output=True),
+    ])
+    pool = _SourcePool(set())  # every candidate fails: the first in graph order is the answer
+    s = Searcher(pool, g, {"kind": "compile-error", "signature": "E"}, "eager", {}, jobs=2, on_step=print)
+    keep, best = s.each_op_alone(["r1", "a1", "r2"])
+    assert keep == {"r1"} and best.ops == ["aten.relu.default"] and pool.asked == 2  # r2 is a relu again
+
+
 def test_help_imports_no_torch():
     code = ("import sys\nfrom pt2kit.minify.cli import app\n"
             "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"

@@ -133,9 +133,10 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
     lines.append(f"        return ({''.join(o.name + ', ' for o in outs)})")
     inputs = [p.spec if exact is True or (exact and p.name in exact) else _seeded(p.spec) for p in fed]  # type: ignore[arg-type]
     if rename:
-        if any(s.values is not None and _resize_spec(s, rename).shape != s.shape for s in inputs):
+        resized = [_resize_spec(s, rename) for s in inputs]
+        if any(s.values is not None and r.shape != s.shape for s, r in zip(inputs, resized, strict=True)):
             return None  # real values have the real shape
-        inputs = [_resize_spec(s, rename) for s in inputs]
+        inputs = resized
     if retype:
         inputs = [msgspec.structs.replace(s, dtype=retype[s.dtype]) if s.dtype in retype else s for s in inputs]
     return _candidate("\n".join(lines) + "\n", inputs, [n.op for n in kept], [p.name for p in fed])

@@ -68,7 +68,8 @@ class Searcher:
         return self._localized is not None if self._localize_tried else self.localize_first()
 
     def build(self, keep: set[str], **kw: Any) -> ir.Candidate | None:
-        return ir.build(self.graph, keep, exact=self.exact, consts=self.consts, **kw)
+        """``ir.build`` with the search's real values and constants, unless ``kw`` names others."""
+        return ir.build(self.graph, keep, **{"exact": self.exact, "consts": self.consts, **kw})
 
     def with_real_values(self) -> ir.Candidate | None:
         """The whole graph with every small input fed its real values (seeded ones did not show the
@@ -222,7 +223,11 @@ class Searcher:
         by side, instead of a prefix search over ever longer graphs. None where the graph has more
         than ``most`` kinds of op, or no op fails alone."""
         by = self.graph.by_name()
-        firsts = list({by[n].op: n for n in reversed(names) if by[n].op != "operator.getitem"}.values())[::-1]
+        first: dict[str, str] = {}  # op -> its first node; insertion order is graph order
+        for n in names:
+            if by[n].op != "operator.getitem":
+                first.setdefault(by[n].op, n)
+        firsts = list(first.values())
         if not 1 < len(firsts) <= most:
             return None
         cands = [self.build({n}) for n in firsts]
@@ -325,7 +330,7 @@ class Searcher:
         self.step("simpler constants", best.nodes)
 
         def cand(some: list[str]) -> ir.Candidate | None:
-            return ir.build(self.graph, keep, exact=self.exact, rename=rename or None, consts=ir.simplified(some))
+            return self.build(keep, rename=rename or None, consts=ir.simplified(some))
 
         good = lits if self.fails([cand(lits)])[0] else []
         if not good and len(lits) > 1:

@@ -217,10 +217,11 @@ def fork_poisoned() -> bool:
 def warm_inductor() -> None:
     """Inductor's once-a-process probes, answered before forking so that no child pays them again:
     the CPU's vector ISAs (a test compile per ISA its flags claim, each dlopened in a child Python:
-    1-1.4 s in turn on a 2-core machine) and the hashes of torch's and triton's sources that key its caches (0.6 s). Each is a
-    fact about this machine and installation, memoised in the process; a fresh ``python repro.py``
-    computes the same answers itself. Each ISA is probed in a thread of its own (each mostly waits on its
-    child: 0.6 s at once), beside the hashing; all are joined before this returns. Private torch API, kept here alone."""
+    1-1.4 s in turn on a 2-core machine) and the hashes of torch's and triton's sources that key its
+    caches (0.6 s). Each is a fact about this machine and installation, memoised in the process; a
+    fresh ``python repro.py`` computes the same answers itself. Each ISA is probed in a thread of its
+    own (each mostly waits on its child: 0.6 s at once), beside the hashing; all are joined before
+    this returns. Private torch API, kept here alone."""
     import threading
 
     try:
