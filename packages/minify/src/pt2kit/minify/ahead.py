@@ -50,7 +50,7 @@ class Ahead:
     def _run(self) -> None:
         s = self.searcher
         try:
-            whole = ir.build(s.graph, {n.name for n in s.graph.compute})
+            whole = s.whole()
             if whole is not None and s.localize_first():
                 self.result = s.search(whole)
         except Cancelled:

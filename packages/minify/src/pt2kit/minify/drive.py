@@ -117,12 +117,12 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
             return Outcome(EXIT_CRASH, f"the failure ({failure['kind']}) happens before any graph reaches the backend "
                                        "(in Dynamo): minify works on the graphs it is handed")
         say(f"{failure['kind']}: {failure.get('signature', '')}; checking it on the captured graph(s)")
-        wholes = [ir.build(g, {n.name for n in g.compute}) for g in graphs]
         searchers = [Searcher(pool, g, failure, job.backend, config, jobs=jobs, on_step=say, seed=job.seed)
                      for g in graphs]
         if ahead is not None:  # its answers hold for this failure: graph 0's search goes on from them
             searchers[0] = ahead.searcher
             searchers[0].on_step = say
+        wholes = [s.whole() for s in searchers]
         found, done = None, None
         for g, w, s in zip(graphs, wholes, searchers, strict=True):
             if ahead is not None and s is ahead.searcher and ahead.result is not None:  # found ahead

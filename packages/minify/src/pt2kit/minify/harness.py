@@ -62,6 +62,21 @@ def make_inputs(specs, seed=0, device=None):
 # -- running -----------------------------------------------------------------------------------
 
 
+def fresh(inputs):
+    """A copy of every tensor input, with its strides: each run gets its own, since a graph may write
+    into an input (an in-place op on what was an intermediate before the graph was cut), and the run
+    after it would otherwise read changed values and fail where the backend did nothing wrong."""
+    out = []
+    for t in inputs:
+        if isinstance(t, torch.Tensor):
+            try:
+                t = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+            except RuntimeError:  # overlapping strides (an expanded input) cannot be written: a plain clone
+                t = t.clone()
+        out.append(t)
+    return out
+
+
 def apply_config(config):
     """{module: {key: value}} (torch._inductor.config ...), as context managers."""
     stack = contextlib.ExitStack()
@@ -207,18 +222,18 @@ def outcome(module, inputs, backend, config, failure, dynamic=False):
     """(fails, signature, detail) of one candidate against the failure it must still show."""
     kind = failure["kind"]
     try:
-        eager = run_eager(module, inputs)
+        eager = run_eager(module, fresh(inputs))
     except Exception as e:  # a candidate the eager side cannot run is no repro of anything
         return False, "eager: " + exception_signature(e), "eager fails"
     fp64 = None
     if kind == "accuracy":
         try:
-            fp64 = run_eager(module, inputs, float64=True)
+            fp64 = run_eager(module, fresh(inputs), float64=True)
         except Exception:
             fp64 = None
     try:
         with apply_config(config):
-            test = compile_and_run(module, inputs, backend, dynamic)
+            test = compile_and_run(module, fresh(inputs), backend, dynamic)
     except Exception as e:
         sig, detail = exception_signature(e), str(e).strip()[:2000]
         if failure.get("check_str"):

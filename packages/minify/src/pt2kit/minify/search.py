@@ -71,11 +71,15 @@ class Searcher:
         """``ir.build`` with the search's real values and constants, unless ``kw`` names others."""
         return ir.build(self.graph, keep, **{"exact": self.exact, "consts": self.consts, **kw})
 
+    def whole(self) -> ir.Candidate | None:
+        """The whole graph as a candidate (None where some node cannot be written standalone)."""
+        return self.build({n.name for n in self.graph.compute})
+
     def with_real_values(self) -> ir.Candidate | None:
         """The whole graph with every small input fed its real values (seeded ones did not show the
         failure); later candidates keep them, until ``drop_real_values`` finds which are needed."""
         self.exact = True
-        whole = self.build({n.name for n in self.graph.compute})
+        whole = self.whole()
         if whole is None or not whole.exact():
             self.exact = False
             return None

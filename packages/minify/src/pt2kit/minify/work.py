@@ -336,10 +336,11 @@ def localize(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     cls = _module(payload["source"])
     inputs = harness.make_inputs([tuple(s) for s in payload["inputs"]], payload.get("seed", 0))
     names = payload["names"]
-    eager = harness.run_eager(cls(), inputs)
-    fp64 = harness.run_eager(cls(), inputs, float64=True)
+    eager = harness.run_eager(cls(), harness.fresh(inputs))
+    fp64 = harness.run_eager(cls(), harness.fresh(inputs), float64=True)
     with harness.apply_config(payload["config"]):
-        test = harness.compile_and_run(cls(), inputs, _backend(payload["backend"]), payload.get("dynamic", False))
+        test = harness.compile_and_run(cls(), harness.fresh(inputs), _backend(payload["backend"]),
+                                       payload.get("dynamic", False))
     for name, t, r, f in zip(names, test, eager, fp64, strict=False):
         if harness.differs(t, r, f, payload["failure"].get("ref", "eager")):
             return {"node": name}

@@ -1,0 +1,30 @@
+"""harness.py: what every query and every repro runs."""
+
+import torch
+
+from pt2kit.minify.harness import fresh, outcome
+
+ACCURACY = {"kind": "accuracy", "signature": "accuracy"}
+
+
+class WritesItsInput(torch.nn.Module):
+    """An in-place op on an input: what a cut graph holds when it cuts before ``relative_buckets += ...``."""
+
+    def forward(self, x):
+        x.add_(1)
+        return (x * 2,)
+
+
+def test_each_run_of_a_candidate_reads_the_inputs_as_made_not_as_the_run_before_left_them():
+    x = torch.zeros(4, dtype=torch.int64)  # integers: compared exactly, no float64 rule to blur it
+    # the eager and float64 runs each wrote x + 1 into the input; a compiled run reading it gave 6, not 2
+    assert outcome(WritesItsInput(), [x], "eager", {}, ACCURACY) == (False, "passes", "")
+    assert x.tolist() == [0, 0, 0, 0]
+
+
+def test_a_fresh_input_keeps_its_strides_and_values():
+    t = torch.arange(6.0).reshape(3, 2).t()  # strides (1, 2): Inductor specialises on them
+    e = torch.zeros(1).expand(3)  # stride 0: cannot be written element by element
+    a, b, n = fresh([t, e, 5])
+    assert a.stride() == (1, 2) and torch.equal(a, t) and a.data_ptr() != t.data_ptr()
+    assert torch.equal(b, e) and b.data_ptr() != e.data_ptr() and n == 5
