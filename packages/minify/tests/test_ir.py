@@ -148,3 +148,27 @@ def test_help_imports_no_torch():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "--failure" in p.stdout and "Exit codes:" in p.stdout
+
+
+KINDS = ["relu", "sigmoid", "tanh", "exp", "neg", "abs", "sin", "cos", "erf"]
+CHAIN = ir.Graph(index=0, nodes=[ir.Node(name="x", op="input", spec=_spec(4))] + [
+    ir.Node(name=f"{k}_{i}", expr=f"torch.ops.aten.{k}.default({'x' if i == 0 else f'{KINDS[i - 1]}_{i - 1}'})",
+            deps=["x" if i == 0 else f"{KINDS[i - 1]}_{i - 1}"], op=f"aten.{k}.default", spec=_spec(4),
+            output=i == len(KINDS) - 1) for i, k in enumerate(KINDS)])
+
+
+def test_many_kinds_of_op_are_tried_together_then_halved_not_one_compile_each():
+    # more kinds than ``most`` (a real model's forward graph has 30 and more)
+    names = [n.name for n in CHAIN.compute]
+    for jobs, failing, asked in ((1, {"aten.cos."}, 4), (2, {"aten.cos."}, 5), (1, {"aten.zeros"}, 1)):
+        pool = _SourcePool(failing)  # type: ignore[arg-type]
+        s = Searcher(pool, CHAIN, {"kind": "compile-error", "signature": "E"}, "eager", {}, jobs=jobs, on_step=print)
+        got = s.each_op_alone(names, most=4)
+        if "aten.zeros" in failing:  # no op fails: the one graph of all nine says so, and the prefix search follows
+            assert got is None
+        else:
+            assert got is not None and got[0] == {"cos_7"} and got[1].ops == ["aten.cos.default"]
+        assert pool.asked == asked, (jobs, pool.asked)  # nine kinds: one compile each was nine queries
+    pool = _SourcePool(set())  # every op fails alone: the first in graph order is the answer
+    s = Searcher(pool, CHAIN, {"kind": "compile-error", "signature": "E"}, "eager", {}, jobs=1, on_step=print)
+    assert s.each_op_alone(names, most=4)[0] == {"relu_0"}

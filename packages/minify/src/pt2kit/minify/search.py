@@ -6,8 +6,9 @@ candidate's hash (its source, input specs and config). Strategies, in order:
 
 1. accuracy: kdiff's localisation first (one compile with every node an output names the first
    diverging node), then the smallest window ending there that still fails;
-2. a compile error, crash or NaN: the first node of each kind of op alone, side by side (a lowering or
-   codegen bug is most often one op's); then, or otherwise, truncate the suffix (the shortest prefix
+2. a compile error, crash or NaN: the first node of each kind of op alone (a lowering or codegen bug
+   is most often one op's), side by side; past 24 kinds, all of them in one small graph first, then
+   halves of it, down to single nodes; then, or otherwise, truncate the suffix (the shortest prefix
    that fails), then cut the prefix (the latest start that fails, earlier values fed in as inputs);
 3. delta debugging over the nodes left (remove blocks, halving the block size, until no single node
    can go);
@@ -223,22 +224,49 @@ class Searcher:
 
     def each_op_alone(self, names: list[str], most: int = 24) -> tuple[set[str], ir.Candidate] | None:
         """The first node, in graph order, that fails alone among the first of each kind of op (a
-        lowering or codegen bug is most often one op's, whatever surrounds it): tiny compiles, all side
-        by side, instead of a prefix search over ever longer graphs. None where the graph has more
-        than ``most`` kinds of op, or no op fails alone."""
+        lowering or codegen bug is most often one op's, whatever surrounds it). Up to ``most`` kinds:
+        each alone, side by side (a tiny compile each). More (a real model's forward graph): all of
+        them together first (one small graph of unconnected ops, each fed its inputs: one compile says
+        whether any fails), then halved (``jobs`` parts asked at a time), keeping the first part that
+        fails, until ``jobs`` are left to try alone; a whole that fails with no part asked failing
+        goes on with the part not asked. None where no op fails alone (the failure needs its
+        neighbours): the prefix search takes over."""
         by = self.graph.by_name()
         first: dict[str, str] = {}  # op -> its first node; insertion order is graph order
         for n in names:
             if by[n].op != "operator.getitem":
                 first.setdefault(by[n].op, n)
-        firsts = list(first.values())
-        if not 1 < len(firsts) <= most:
+        group = [n for n in first.values() if self.build({n}) is not None]  # an op a repro cannot feed: not tried
+        if len(group) < 2:
             return None
-        cands = [self.build({n}) for n in firsts]
         self.step("each op alone", len(names))
-        for n, c, ok in zip(firsts, cands, self.fails(cands), strict=True):
+        if len(group) > most:
+            if not self.fails([self.build(set(group))])[0]:
+                return None
+            group = self.halve(group)
+        cands = [self.build({n}) for n in group]
+        for n, c, ok in zip(group, cands, self.fails(cands), strict=True):
             if ok and c is not None:
                 return {n}, c
+        return None
+
+    def halve(self, group: list[str]) -> list[str]:
+        """Of nodes that fail together, at most ``jobs`` of them that still do (they are not asked
+        again: the caller asks them alone)."""
+        while len(group) > self.jobs:
+            k = max(2, min(self.jobs + 1, len(group)))  # the last part is not asked: the others' failing says
+            size = -(-len(group) // k)
+            parts = [group[i:i + size] for i in range(0, len(group), size)]
+            hit = self.first_failing([self.build(set(p)) for p in parts[:-1]])
+            group = parts[hit] if hit is not None else parts[-1]
+        return group
+
+    def first_failing(self, cands: list[ir.Candidate | None]) -> int | None:
+        """The index of the first candidate that fails, asking ``jobs`` at a time (none past it)."""
+        for b in range(0, len(cands), self.jobs):
+            for i, ok in enumerate(self.fails(cands[b:b + self.jobs])):
+                if ok and cands[b + i] is not None:
+                    return b + i
         return None
 
     def ddmin(self, keep: set[str], best: ir.Candidate) -> tuple[set[str], ir.Candidate]:

@@ -233,19 +233,31 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         return {"kind": "nan", "signature": got}
     if job.failure == "nan" and got:
         return {"kind": "nan", "signature": f"{got} (eager too)"}
-    from pt2kit.runtime.accuracy import float64_copy, float64_mode
-
-    fp64: dict[str, Any] = {}
-    with contextlib.suppress(Exception):
-        m64, in64 = float64_copy(loaded.model, loaded.inputs)
-        with torch.no_grad(), float64_mode():
-            torch.manual_seed(job.seed)
-            fp64 = dict(flatten(loaded.call(m64, in64)))
-    for (name, t), (_, r) in zip(test, eager, strict=False):
+    pairs = list(zip(test, eager, strict=False))
+    if job.ref == "eager" and not any(harness.differs(t, r, None) for (_, t), (_, r) in pairs):
+        return {"kind": None}  # close everywhere: no float64 run (a copy of the model) needed to say so
+    fp64 = _float64_outputs(loaded, job.seed)
+    for (name, t), (_, r) in pairs:
         why = harness.differs(t, r, fp64.get(name), job.ref)
         if why:
             return {"kind": "accuracy", "signature": "accuracy", "detail": f"{name}: {why}"}
     return {"kind": None}
+
+
+def _float64_outputs(loaded: Any, seed: int) -> dict[str, Any]:
+    """The model's outputs from a float64 copy of it (empty where that run fails): the accuracy
+    verdict's reference for how far rounding alone goes."""
+    import torch
+
+    from pt2kit.runtime.accuracy import float64_copy, float64_mode
+    from pt2kit.runtime.outputs import flatten
+
+    with contextlib.suppress(Exception):
+        m64, in64 = float64_copy(loaded.model, loaded.inputs)
+        with torch.no_grad(), float64_mode():
+            torch.manual_seed(seed)
+            return dict(flatten(loaded.call(m64, in64)))
+    return {}
 
 
 def _graphs(aten: list[Any], dynamo: list[Any], job: Job) -> list[ir.Graph]:
