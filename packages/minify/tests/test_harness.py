@@ -2,7 +2,7 @@
 
 import torch
 
-from pt2kit.minify.harness import fresh, outcome
+from pt2kit.minify.harness import exception_signature, fresh, outcome
 
 ACCURACY = {"kind": "accuracy", "signature": "accuracy"}
 
@@ -28,3 +28,16 @@ def test_a_fresh_input_keeps_its_strides_and_values():
     a, b, n = fresh([t, e, 5])
     assert a.stride() == (1, 2) and torch.equal(a, t) and a.data_ptr() != t.data_ptr()
     assert torch.equal(b, e) and b.data_ptr() != e.data_ptr() and n == 5
+
+
+def test_an_error_in_inductors_compile_worker_has_the_signature_it_has_in_process():
+    from torch._inductor.compile_worker.subproc_pool import SubprocException
+
+    details = ('Traceback (most recent call last):\n  File "/x/subproc_pool.py", line 470, in do_job\n'
+               '    result = job()\n  File "/x/compile_tasks.py", line 29, in _reload_python_module\n'
+               '    raise RuntimeError(\nRuntimeError: Failed to import /tmp/torchinductor_u/t3/ct36.py\n'
+               'SyntaxError: invalid syntax (ct36.py, line 20)\n')
+    in_process = RuntimeError("Failed to import /tmp/torchinductor_v/ab/cab12.py\nSyntaxError: invalid syntax")
+    assert exception_signature(SubprocException(details)) == exception_signature(in_process) \
+        == "RuntimeError: Failed to import <path>"
+    assert exception_signature(SubprocException("no traceback here")).startswith("SubprocException: An exception")

@@ -111,9 +111,19 @@ def to_float64(x):
 def run_eager(module, inputs, float64=False):
     with torch.no_grad():
         if not float64:
-            return list(module(*inputs))
-        with _float64_mode():
-            return list(module(*[to_float64(x) for x in inputs]))
+            out = list(module(*inputs))
+        else:
+            with _float64_mode():
+                out = list(module(*[to_float64(x) for x in inputs]))
+    sync()
+    return out
+
+
+def sync():
+    """Wait for the GPU: a kernel's device-side error (an index out of range) is raised by the run that
+    launched it, not by the next one to wait (which would blame the compiled side for eager's)."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
 
 
 def compile_and_run(module, inputs, backend, dynamic=False):
@@ -129,8 +139,7 @@ def compile_and_run(module, inputs, backend, dynamic=False):
         else:
             out = torch.compile(module, backend=backend, dynamic=dynamic or None)(*inputs)
         out = list(out) if isinstance(out, (list, tuple)) else [out]
-        if any(isinstance(t, torch.Tensor) and t.is_cuda for t in out):
-            torch.cuda.synchronize()  # a kernel's device-side error is the compiled side's: raise it here
+        sync()
     torch._dynamo.reset()
     return out
 
@@ -194,6 +203,18 @@ def nonfinite(outputs):
 _WRAPPERS = ("BackendCompilerFailed", "InductorError", "LoweringException", "InternalTorchDynamoError")
 
 
+def _subprocess_error(details, kind, text):
+    """(type, message) of the error in a compile worker's traceback (``SubprocException.details``, the
+    text of ``traceback.format_exc()``): the first line after the last frame; else (kind, text)."""
+    lines = details.splitlines() if isinstance(details, str) else []
+    last = max((i for i, ln in enumerate(lines) if ln.startswith("  ")), default=-1)
+    for i in range(last + 1, len(lines)):
+        m = re.match(r"([A-Za-z_][\w.]*): ?(.*)", lines[i])
+        if m:
+            return m.group(1).rsplit(".", 1)[-1], "\n".join([m.group(2), *lines[i + 1:]])
+    return kind, text
+
+
 def exception_signature(e):
     """``Type: message`` of the error that matters, numbers, addresses, paths and names normalised, so
     the same bug on a smaller graph or smaller shapes has the same signature."""
@@ -209,6 +230,8 @@ def exception_signature(e):
             kind, text = m.group(1).rsplit(".", 1)[-1], m.group(2)
             continue
         break
+    if kind == "SubprocException":  # Inductor's compile worker raised it: its error, not the wrapper
+        kind, text = _subprocess_error(getattr(e, "details", ""), kind, text)
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     first = lines[0] if lines else ""
     first = re.sub(r"(/[^\s:'\"]+)+", "<path>", first)

@@ -215,6 +215,7 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     torch.manual_seed(job.seed)
     with torch.no_grad():
         eager = flatten(loaded.call(loaded.model))
+    harness.sync()  # an eager kernel's device-side error is eager's: raised here, not in the compiled run
     backend = _backend(job.backend)
     try:
         torch._dynamo.reset()
