@@ -13,6 +13,7 @@ import functools
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import model
@@ -110,6 +111,27 @@ def test_minify_cuts_the_planted_relu_bug_of_a_real_transformer_to_the_relu(tool
     p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
     out.write_text(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, count=1, flags=re.M))
+    p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+SMALL = Path(__file__).resolve().parents[2] / "packages" / "minify" / "tests" / "models" / "small.py"
+
+
+def test_minify_keeps_the_op_a_backend_breaks_in_a_real_transformer(tool, tmp_path_factory):
+    # a backend whose log reads its input minus 100: T5's relative position buckets turn the NaN into an
+    # index out of range. A cut graph writes into a fed-in value there (relative_buckets += ...): each
+    # run gets its own inputs, or the run after eager's reads changed indices and fails with no bug at all
+    out = tmp_path_factory.mktemp("t5nan") / "repro.py"
+    r = tool("minify", model("t5_encdec"), "--backend", f"{SMALL}:nan_backend", "-o", str(out))
+    assert r.code == 1, r.stderr[-3000:]
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "compile-error" and rep["signature"].startswith("IndexError: index out of range")
+    assert "torch.log" in rep["ops"] and rep["reproduced"] == 3, rep
+    run = [sys.executable, "-I", str(out)]
+    p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
+    assert p.returncode == 1 and "IndexError" in p.stdout, p.stdout + p.stderr
+    out.write_text(re.sub(r"^BACKEND = .*$", "BACKEND = 'eager'", out.read_text(), count=1, flags=re.M))
     p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
 
