@@ -136,6 +136,23 @@ def test_minify_keeps_the_op_a_backend_breaks_in_a_real_transformer(tool, tmp_pa
     assert p.returncode == 0, p.stdout + p.stderr
 
 
+def test_minify_cuts_a_dynamic_shape_real_transformer_at_the_dynamo_level(tool, tmp_path_factory):
+    # the graph a backend is handed has symbolic sizes: it is captured with the ints they stand for
+    out = tmp_path_factory.mktemp("gpt2dyn") / "repro.py"
+    r = tool("minify", model("gpt2_dynamic"), "--backend", f"{model('gpt2_dynamic')}:tanh_bug", "-o", str(out))
+    assert r.code == 1, r.stderr[-3000:]
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.tanh"] and rep["reproduced"] == 3, rep
+    text = out.read_text()
+    assert "dynamic shapes" in text and text.rstrip().endswith("dynamic=True, seed=0))")
+    run = [sys.executable, "-I", str(out)]
+    p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
+    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
+    out.write_text(re.sub(r"^BACKEND = .*$", "BACKEND = 'eager'", text, count=1, flags=re.M))
+    p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
 def _explain(name: str) -> tuple[int, int]:
     from pt2kit.runtime.modelfile import load_model
 

@@ -59,6 +59,18 @@ class Divergence:
     rtol: float
 
 
+def concrete(a: Any) -> Any:
+    """A Dynamo graph's example argument as a value it runs on outside Dynamo: a tensor copied, a
+    symbolic size (a dynamic-shape graph's SymInt) as the int it stands for in this call. Private
+    torch API (``SymInt.node.hint``), kept here alone."""
+    if isinstance(a, torch.Tensor):
+        return a.detach().clone()
+    if isinstance(a, torch.SymInt):
+        hint = getattr(getattr(a, "node", None), "hint", None)
+        return int(hint) if hint is not None else a
+    return a
+
+
 def capture_forward(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | None = None
                     ) -> list[tuple[torch.fx.GraphModule, list[Any]]]:
     """(aten forward graph, the real arguments of its first call) for each graph Dynamo compiles.
@@ -85,7 +97,7 @@ def capture_forward(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | 
 
     def backend(gm: torch.fx.GraphModule, example: list[Any]) -> Any:
         if dynamo is not None:
-            dynamo.append((gm, [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in example]))
+            dynamo.append((gm, [concrete(a) for a in example]))
         return aot(gm, example)
 
     torch._dynamo.reset()
