@@ -172,3 +172,18 @@ def test_many_kinds_of_op_are_tried_together_then_halved_not_one_compile_each():
     pool = _SourcePool(set())  # every op fails alone: the first in graph order is the answer
     s = Searcher(pool, CHAIN, {"kind": "compile-error", "signature": "E"}, "eager", {}, jobs=1, on_step=print)
     assert s.each_op_alone(names, most=4)[0] == {"relu_0"}
+
+
+def test_a_call_no_file_can_write_is_left_out_and_its_value_fed_in():
+    g = ir.Graph(index=0, level="dynamo", nodes=[
+        ir.Node(name="w", op="input", spec=_spec(4)),
+        ir.Node(name="set_", expr=ir.UNWRITABLE, deps=["w"], op="torch_Tensor_set_", spec=_spec(4)),  # Dynamo's own
+        ir.Node(name="pair", expr=ir.UNWRITABLE, deps=["w"], op="f", spec=None),  # a tuple: cannot be fed
+        ir.Node(name="p0", expr="pair[0]", deps=["pair"], op="operator.getitem", spec=_spec(4)),
+        ir.Node(name="y", expr="torch.relu(set_)", deps=["set_"], op="torch.relu", spec=_spec(4)),
+        ir.Node(name="z", expr="torch.relu(p0)", deps=["p0"], op="torch.relu", spec=_spec(4), output=True),
+    ])
+    assert [n.name for n in g.compute] == ["y", "z"] and [n.name for n in g.unwritable] == ["set_", "pair"]
+    s = Searcher(_Pool(set()), g, {"kind": "accuracy", "signature": "accuracy"}, "eager", {}, jobs=1, on_step=print)
+    whole = s.whole()
+    assert whole is not None and ir.UNWRITABLE not in whole.source and whole.names == ["set_", "p0"]

@@ -144,7 +144,7 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
         if found is None:
             others = "; ".join(f"{k}" for k in {k: 1 for s in searchers for k in s.seen})
             why = "some op has an argument a standalone file cannot write" if any(
-                "__unwritable__" in (w.source if w else "") for w in wholes) else (others or "they pass")
+                w is None or g.unwritable for g, w in zip(graphs, wholes, strict=True)) else (others or "they pass")
             also = ", nor with the real values of its small inputs" if real else ""
             return Outcome(EXIT_CRASH, f"the {failure['kind']} failure ({failure.get('signature', '')}) does not "
                                        f"reproduce on the captured graph(s) with seeded inputs{also} ({why})")

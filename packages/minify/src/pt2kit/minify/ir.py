@@ -55,6 +55,9 @@ class Node(msgspec.Struct, frozen=True, kw_only=True):
     output: bool = False  # an output of the captured graph
 
 
+UNWRITABLE = "__unwritable__"  # a node's expr where the call has no standalone source form
+
+
 class Graph(msgspec.Struct, frozen=True, kw_only=True):
     index: int  # which of the model's graphs
     nodes: list[Node]
@@ -63,7 +66,22 @@ class Graph(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def compute(self) -> list[Node]:
-        return [n for n in self.nodes if n.expr]
+        """The nodes a candidate may keep: every call a standalone file can write. A call it cannot
+        (a Dynamo-internal function, an argument with no source form) is left out of every candidate:
+        what reads its value is fed that value as an input, like any value cut off (and, where the
+        value cannot be fed, a tuple say, is left out too)."""
+        specs = {n.name: n.spec for n in self.nodes}
+        out, gone = [], set()
+        for n in self.nodes:
+            if n.expr == UNWRITABLE or any(d in gone and specs.get(d) is None for d in n.deps):
+                gone.add(n.name)
+            elif n.expr:
+                out.append(n)
+        return out
+
+    @property
+    def unwritable(self) -> list[Node]:
+        return [n for n in self.nodes if n.expr == UNWRITABLE]
 
     def by_name(self) -> dict[str, Node]:
         return {n.name: n for n in self.nodes}

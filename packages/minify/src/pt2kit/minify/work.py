@@ -165,7 +165,7 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
             try:
                 expr, op = _expr(n)
             except ValueError:
-                expr, op = "__unwritable__", str(n.target)
+                expr, op = ir.UNWRITABLE, str(n.target)
             place, code, _ = node_place(n)
             nodes.append(ir.Node(name=_name(n), expr=expr, deps=[_name(d) for d in n.all_input_nodes],
                                  op=op, spec=spec, place=place, code=code, output=n.name in outputs))
