@@ -88,7 +88,7 @@ def capture_forward(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | 
 
         def run(*args: Any) -> Any:
             if slot["args"] is None:
-                slot["args"] = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+                slot["args"] = [concrete(a) for a in args]
             return gm(*args)
 
         return make_boxed_func(run)

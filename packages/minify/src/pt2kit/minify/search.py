@@ -236,7 +236,8 @@ class Searcher:
         for n in names:
             if by[n].op != "operator.getitem":
                 first.setdefault(by[n].op, n)
-        group = [n for n in first.values() if self.build({n}) is not None]  # an op a repro cannot feed: not tried
+        alone = {n: c for n in first.values() if (c := self.build({n})) is not None}  # one a repro cannot feed: not tried
+        group = list(alone)
         if len(group) < 2:
             return None
         self.step("each op alone", len(names))
@@ -244,10 +245,9 @@ class Searcher:
             if not self.fails([self.build(set(group))])[0]:
                 return None
             group = self.halve(group)
-        cands = [self.build({n}) for n in group]
-        for n, c, ok in zip(group, cands, self.fails(cands), strict=True):
-            if ok and c is not None:
-                return {n}, c
+        for n, ok in zip(group, self.fails([alone[n] for n in group]), strict=True):
+            if ok:
+                return {n}, alone[n]
         return None
 
     def halve(self, group: list[str]) -> list[str]:
@@ -264,8 +264,8 @@ class Searcher:
     def first_failing(self, cands: list[ir.Candidate | None]) -> int | None:
         """The index of the first candidate that fails, asking ``jobs`` at a time (none past it)."""
         for b in range(0, len(cands), self.jobs):
-            for i, ok in enumerate(self.fails(cands[b:b + self.jobs])):
-                if ok and cands[b + i] is not None:
+            for i, ok in enumerate(self.fails(cands[b:b + self.jobs])):  # None never fails
+                if ok:
                     return b + i
         return None
 

@@ -225,8 +225,7 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
                 test = flatten(_aoti_call(loaded))
             else:
                 test = flatten(loaded.call(torch.compile(loaded.model, backend=backend)))
-            if torch.cuda.is_initialized():
-                torch.cuda.synchronize()  # a kernel's device-side error is the compiled side's
+            harness.sync()  # a kernel's device-side error is the compiled side's: raised in this try
     except Exception as e:
         return {"kind": "compile-error", "signature": harness.exception_signature(e), "detail": str(e)[:2000]}
     got = harness.nonfinite([t for _, t in test])
