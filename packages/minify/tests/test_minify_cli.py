@@ -52,6 +52,25 @@ def test_compile_error_keeps_its_signature(minify, tmp_path):
     assert run_repro(out).returncode == 0
 
 
+def test_aot_inductor_bug_gives_a_repro_that_exports_packages_loads_and_runs(minify, tmp_path):
+    # --backend aoti: the original run, every query and the repro export the program, package it with
+    # aoti_compile_and_package, load the package and run it (the planted relu bug is in its C++ kernels)
+    out = tmp_path / "repro.py"
+    r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--backend", "aoti", "--config", f"{RELU_BUG}=accuracy",
+               "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "accuracy" and rep["backend"] == "aoti" and rep["ops"] == ["aten.relu.default"]
+    assert rep["nodes_before"] > 30 and rep["reproduced"] == 3, rep
+    text = out.read_text()
+    assert re.search(r"^BACKEND = 'aoti'$", text, re.M) and "aoti_compile_and_package" in text
+    p = run_repro(out)
+    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
+    _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
+    p = run_repro(out)
+    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
+
+
 def test_a_backend_that_kills_the_process_is_a_crash_signature(minify, tmp_path):
     out = tmp_path / "repro.py"
     r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--backend", f"{MODELS / 'small.py'}:aborting_backend",
