@@ -1,0 +1,44 @@
+"""The worker pool: each worker's share of the cores for Inductor's compilers."""
+
+from __future__ import annotations
+
+import os
+
+from pt2kit.minify.pool import Pool
+
+# a candidate whose eager run says how many compilers its worker's Inductor runs at once
+PROBE = '''
+class Repro(torch.nn.Module):
+    def forward(self, x):
+        import os
+        import torch._inductor.config as c
+        env = os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "0")
+        raise RuntimeError(f"compile_threads {'i' * c.compile_threads} env {'i' * int(env)}")  # signatures hide numbers
+'''
+
+
+def _ask(pool: Pool) -> list[str]:
+    payload = {"source": PROBE, "inputs": [("tensor", [2], [1], "float32", "cpu", None, None)],
+               "failure": {"kind": "accuracy", "signature": "accuracy"}, "backend": "eager", "config": {},
+               "dynamic": False, "seed": 0}
+    answers = pool.map("query", [payload] * len(pool.workers))
+    return [a["result"]["signature"] for a in answers]
+
+
+def test_each_worker_runs_its_share_of_the_cores_in_compilers():
+    # every worker at Inductor's default (one compiler per core) oversubscribed a 2-core machine
+    share = max(1, (os.cpu_count() or 1) // 2)
+    pool = Pool(2, env={k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_COMPILE_THREADS"})
+    try:
+        want = f"eager: RuntimeError: compile_threads {'i' * share} env {'i' * share}"
+        assert _ask(pool) == [want, want]
+    finally:
+        pool.close()
+
+
+def test_the_users_compile_threads_win():
+    pool = Pool(2, env={**os.environ, "TORCHINDUCTOR_COMPILE_THREADS": "3"})
+    try:
+        assert _ask(pool) == ["eager: RuntimeError: compile_threads iii env iii"] * 2
+    finally:
+        pool.close()
