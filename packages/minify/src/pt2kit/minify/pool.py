@@ -108,12 +108,7 @@ class Pool:
         self.env.setdefault("PYTHONUNBUFFERED", "1")
         self.timeout = timeout
         self.zygote = zygote.start(self.env) if fork and not self.env.get("PT2KIT_MINIFY_NO_FORK") else None
-        # Inductor compiles a graph's kernels on one thread (C++) or process (Triton) per core; every
-        # worker doing so at once oversubscribes the machine (on 2 cores: 4 compilers beside the
-        # workers' own Python, 0.7 s of the bench's 10.8). Each worker gets its share; the user's
-        # TORCHINDUCTOR_COMPILE_THREADS wins. Parallelism only: the kernels are the same.
-        self.threads = None if "TORCHINDUCTOR_COMPILE_THREADS" in self.env else \
-            max(1, (os.cpu_count() or 1) // max(1, jobs))
+        self.threads = compile_share(os.cpu_count() or 1, max(1, jobs), self.env)
         self.workers = [Worker(self.env, self.zygote, self.threads) for _ in range(max(1, jobs))]
         self.replaced = 0
 
@@ -212,6 +207,20 @@ def main() -> int:
         if _cuda_broken():
             return 0  # the answer stands; the parent forks a fresh worker for the next question
     return 0
+
+
+def compile_share(cores: int, workers: int, env: dict[str, str]) -> int | None:
+    """How many compilers each worker's Inductor runs at once; None: Inductor's default, one per core.
+
+    Where the workers outnumber half the cores, the default oversubscribes the machine: on 2 cores
+    the original run and the localising compile ran 4 C++ compilers beside their own Python (0.5 s
+    of the bench's 10.8); one each there. With more cores a worker keeps the default: the workers
+    are seldom all compiling, and an idle one's cores serve the busy one's Triton compiles (an
+    H100 box, 16 cores, 4 workers: T5's 202-node graph). The user's TORCHINDUCTOR_COMPILE_THREADS
+    wins. Parallelism only: the kernels are the same."""
+    if "TORCHINDUCTOR_COMPILE_THREADS" in env or cores // workers >= 2:
+        return None
+    return 1
 
 
 def compile_threads(n: int) -> None:
