@@ -1,5 +1,5 @@
-"""pt2kit's sessions. `nox -s lint tests e2e real browser` is the test command (what .ci/run runs);
-`nox -s demo` the main job.
+"""pt2kit's sessions. `nox -s lint tests e2e real browser` is the test command (what .ci/run runs, after
+installing nox and uv, in the README's one line); `nox -s demo` the main job.
 
 Every package is tested in a virtualenv of its own holding only what it declares (plus its test
 extra), so an undeclared import fails here rather than on a user's machine. torch comes from
@@ -9,6 +9,7 @@ constraints.txt, never from a lock.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -100,9 +101,22 @@ def lint(session: nox.Session) -> None:
     session.run("python", "-m", "pt2kit.schema", "check", str(ROOT / "schemas" / "json"))
 
 
+def _chromium(session: nox.Session) -> None:
+    """Debian's Chromium where it is missing (the test command installs what it needs: no set-up step
+    to miss); apt-get as root, else through sudo."""
+    path = os.environ.get("PT2KIT_CHROMIUM", "/usr/bin/chromium")
+    if os.path.exists(path) or not shutil.which("apt-get"):
+        return  # present, or not Debian: the browser test names what is missing
+    sudo = [] if os.geteuid() == 0 or not shutil.which("sudo") else ["sudo"]
+    session.log(f"{path} is missing: installing Debian's chromium")
+    session.run(*sudo, "apt-get", "update", "-qq", external=True)
+    session.run(*sudo, "apt-get", "install", "-y", "-qq", "chromium", external=True)
+
+
 @nox.session(python=PYTHON)
 def browser(session: nox.Session) -> None:
     """reportgen's page in headless Chromium (Debian's /usr/bin/chromium; no browser download)."""
+    _chromium(session)
     _install(session, _local_closure("pt2kit-reportgen"), extras="test,browser")
     session.run("pytest", "-q", "-p", "no:cacheprovider", str(PACKAGES["pt2kit-reportgen"] / "tests" / "browser"),
                 *session.posargs)
