@@ -34,9 +34,7 @@ THREADS = "PT2KIT_MINIFY_COMPILE_THREADS"  # a worker's share of the cores for I
 
 
 class Worker:
-    def __init__(self, env: dict[str, str], zygote: Zygote | None = None, threads: int | None = None) -> None:
-        if threads is not None:
-            env = {**env, THREADS: str(threads)}
+    def __init__(self, env: dict[str, str], zygote: Zygote | None = None) -> None:
         forked = zygote.spawn("worker", env=env) if zygote is not None else None
         self.proc: Any = forked or subprocess.Popen([sys.executable, "-m", "pt2kit.minify.pool"],
                                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -108,13 +106,15 @@ class Pool:
         self.env.setdefault("PYTHONUNBUFFERED", "1")
         self.timeout = timeout
         self.zygote = zygote.start(self.env) if fork and not self.env.get("PT2KIT_MINIFY_NO_FORK") else None
-        self.threads = compile_share(os.cpu_count() or 1, max(1, jobs), self.env)
-        self.workers = [Worker(self.env, self.zygote, self.threads) for _ in range(max(1, jobs))]
+        share = compile_share(os.cpu_count() or 1, max(1, jobs), self.env)
+        # the workers' own environment; self.env stays what a repro run gets
+        self.worker_env = self.env if share is None else {**self.env, THREADS: str(share)}
+        self.workers = [Worker(self.worker_env, self.zygote) for _ in range(max(1, jobs))]
         self.replaced = 0
 
     def _worker(self, i: int) -> Worker:
         if not self.workers[i].alive:
-            self.workers[i] = Worker(self.env, self.zygote, self.threads)
+            self.workers[i] = Worker(self.worker_env, self.zygote)
             self.replaced += 1
         return self.workers[i]
 
