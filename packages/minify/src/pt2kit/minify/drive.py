@@ -62,8 +62,9 @@ def _original(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, An
     return graphs, config, a["result"]
 
 
-def _verify(text: str, pool: Pool) -> int:
-    """Run repro.py in fresh processes, side by side; how many runs failed the same way (exit 1).
+def _verify(text: str, pool: Pool) -> tuple[int, list[str]]:
+    """Run repro.py in fresh processes, side by side: how many runs failed the same way (exit 1), and
+    for each run that did not, its exit and the last line it printed.
 
     Forked from the pool's fork server (a process that has only imported torch) when the environment
     it imported under is the repro's; else plain ``python repro.py``."""
@@ -76,11 +77,26 @@ def _verify(text: str, pool: Pool) -> int:
             procs = [c for c in (pool.zygote.spawn("run", argv=[str(path)], cwd=d) for _ in range(RUNS)) if c]
             for c in procs:
                 c.stdin.close()
-                threading.Thread(target=c.stdout.read, daemon=True).start()
-                threading.Thread(target=c.stderr.read, daemon=True).start()
-        procs += [subprocess.Popen([sys.executable, str(path)], cwd=d, env=env, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL) for _ in range(RUNS - len(procs))]
-        return sum(p.wait() == 1 for p in procs)
+        procs += [subprocess.Popen([sys.executable, str(path)], cwd=d, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE) for _ in range(RUNS - len(procs))]
+        said: list[list[bytes]] = [[b"", b""] for _ in procs]
+
+        def drain(i: int, j: int, stream: Any) -> None:
+            said[i][j] = stream.read()
+
+        readers = [threading.Thread(target=drain, args=(i, j, st), daemon=True)
+                   for i, p in enumerate(procs) for j, st in enumerate((p.stdout, p.stderr))]
+        for t in readers:
+            t.start()
+        codes = [p.wait() for p in procs]
+        for t in readers:
+            t.join(timeout=5)
+    others = []
+    for code, (out, err) in zip(codes, said, strict=True):
+        if code != 1:
+            lines = (out or err).decode(errors="replace").strip().splitlines()
+            others.append(f"exit {code}" + (f": {lines[-1][:300]}" if lines else ""))
+    return RUNS - len(others), others
 
 
 def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: float | None, stage: Any,
@@ -155,7 +171,9 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
         text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
                             graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
                             tool_version=__version__, level=g.level)
-        k = _verify(text, pool)
+        k, others = _verify(text, pool)
+        for why in others:
+            say(f"a fresh run of the repro did not fail: {why}")
         fields = dict(failure=failure["kind"], signature=failure.get("signature"), graph=g.index,
                       nodes_before=whole.nodes, nodes_after=best.nodes, ops=best.ops,
                       inputs_before=whole.input_numel, inputs_after=best.input_numel,

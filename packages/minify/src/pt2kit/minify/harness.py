@@ -131,17 +131,56 @@ def compile_and_run(module, inputs, backend, dynamic=False):
     torch._dynamo.reset()
     with torch.no_grad():
         if backend == "aoti":
-            ep = torch.export.export(module, tuple(inputs))
-            with tempfile.TemporaryDirectory() as d:
-                path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(d, "m.pt2"))
-                loaded = torch._inductor.aoti_load_package(path)
-                out = loaded(*inputs)
+            out = aoti_run(torch.export.export(module, tuple(inputs)), inputs)
         else:
             out = torch.compile(module, backend=backend, dynamic=dynamic or None)(*inputs)
         out = list(out) if isinstance(out, (list, tuple)) else [out]
         sync()
     torch._dynamo.reset()
     return out
+
+
+def aoti_run(ep, args, kwargs=None):
+    """Package ``ep`` with AOT Inductor, load the package, run it. Compiling and packaging hold a lock
+    that every process on the machine shares: the same program compiled by two processes at once is
+    built in the same Inductor cache folder, and the package, zipped outside Inductor's own lock, can
+    take the other's half-written files (seen: 2 of 60 side-by-side compiles on torch 2.13 ended in
+    "parse error ... empty input" on load)."""
+    warm_cpu_isa()
+    with tempfile.TemporaryDirectory() as d:
+        with _machine_lock("aoti"):
+            path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(d, "m.pt2"))
+        return torch._inductor.aoti_load_package(path)(*args, **(kwargs or {}))
+
+
+def warm_cpu_isa():
+    """Inductor probes the CPU's vector ISA once per process, by compiling test programs (about 50 s on
+    torch 2.11's CUDA build): done before the lock, so processes do not queue behind each other's probe."""
+    try:
+        from torch._inductor.cpu_vec_isa import pick_vec_isa
+    except ImportError:  # moved: the compile probes it, under the lock
+        return
+    pick_vec_isa()
+
+
+def lock_path(name):
+    """The file whose lock every process of this user on this machine takes for ``name``."""
+    return os.path.join(tempfile.gettempdir(), f"pt2kit-{name}-{os.getuid() if hasattr(os, 'getuid') else 0}.lock")
+
+
+@contextlib.contextmanager
+def _machine_lock(name):
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    with open(lock_path(name), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 # -- verdicts ----------------------------------------------------------------------------------

@@ -297,17 +297,11 @@ def _first_violation(captured: list[Any], profile: Any) -> dict[str, Any] | None
 
 
 def _aoti_call(loaded: Any) -> Any:
-    import os
-    import tempfile
-
     import torch
 
     args = loaded.inputs if isinstance(loaded.inputs, tuple) else ()
     kwargs = loaded.inputs if isinstance(loaded.inputs, dict) else {}
-    ep = torch.export.export(loaded.model, args, kwargs)
-    with tempfile.TemporaryDirectory() as d:
-        path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(d, "m.pt2"))
-        return torch._inductor.aoti_load_package(path)(*args, **kwargs)
+    return harness.aoti_run(torch.export.export(loaded.model, args, kwargs), args, kwargs)
 
 
 def _backend(spec: str) -> Any:
