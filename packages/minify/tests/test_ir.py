@@ -9,7 +9,7 @@ import sys
 import msgspec
 import torch
 
-from pt2kit.minify import ir
+from pt2kit.minify import ir, shrink
 from pt2kit.minify.search import Searcher
 
 
@@ -90,7 +90,7 @@ def test_the_search_seeds_every_input_whose_real_values_the_failure_does_not_nee
     for needed, kept in (({0}, {"a"}), ({1}, {"m"}), (set(), set()), ({0, 1}, {"a", "m"})):
         pool = _Pool(needed)
         s = Searcher(pool, R, {"kind": "accuracy", "signature": "accuracy"}, "eager", {}, jobs=2, on_step=print)
-        best = s.drop_real_values(s.with_real_values())
+        best = shrink.real_values(s, s.with_real_values())
         # all seeded, and each alone, side by side
         assert best.exact() == kept and s.exact == kept and pool.asked == 3, (needed, best.exact(), pool.asked)
 
@@ -121,7 +121,7 @@ def test_float_constants_become_one_digit_unless_the_failure_needs_them():
     for needed, asked in ((set(), 1), ({"0.044715"}, 5)):
         pool = _SourcePool(needed)  # type: ignore[arg-type]
         s = Searcher(pool, C, {"kind": "accuracy", "signature": "accuracy"}, "eager", {}, jobs=2, on_step=print)
-        best = s.shrink_constants(keep, ir.build(C, keep), {})
+        best = shrink.constants(s, keep, ir.build(C, keep), {})
         assert "torch.ops.aten.mul.Tensor(x, 0.7)" in best.source and "-3e+38, " in best.source, best.source
         assert ("0.044715)" if needed else "0.04)") in best.source and "1e-05" in best.source
         assert pool.asked == asked and "add_1" in best.source  # a name's digits are not a literal

@@ -16,7 +16,7 @@ candidate's hash (its source, input specs and config). Strategies, in order:
    input whose real values it does not need;
 5. shrink input shapes (a size to 1, else to half, everywhere it appears; not while real values are
    fed), float constants (to one significant digit), dtypes, then drop every config setting the
-   failure does not need.
+   failure does not need (steps 4 and 5: :mod:`.shrink`).
 
 Several candidates go to the workers at once (``jobs`` of them in parallel): k-ary instead of binary
 search, blocks tried side by side.
@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import ir
+from . import ir, shrink
 
 Config = dict[str, dict[str, Any]]
 
@@ -184,11 +184,11 @@ class Searcher:
         """Every strategy in turn, from the whole graph: the smallest candidate that fails, and the config
         it needs."""
         best, keep = self.minimize(whole)
-        best = self.drop_real_values(best)
-        best, rename = self.shrink_shapes(keep, best)
-        best = self.shrink_constants(keep, best, rename)
-        best = self.shrink_dtypes(keep, best, rename)
-        return best, self.drop_config(best)
+        best = shrink.real_values(self, best)
+        best, rename = shrink.shapes(self, keep, best)
+        best = shrink.constants(self, keep, best, rename)
+        best = shrink.dtypes(self, keep, best, rename)
+        return best, shrink.config(self, best)
 
     def localize_request(self, names: list[str]) -> dict[str, Any] | None:
         """The localising compile's payload: the candidate with every tensor node an output."""
@@ -296,115 +296,3 @@ class Searcher:
                 return keep, best
             else:
                 n = min(2 * n, len(order))
-
-    def shrink_shapes(self, keep: set[str], best: ir.Candidate, budget: int = 12) -> tuple[ir.Candidate, dict[int, int]]:
-        rename: dict[int, int] = {}
-        if self.failure["kind"] == "violation" and not self.failure.get("align"):
-            return best, rename  # an op's presence does not depend on sizes
-        if best.exact():
-            return best, rename  # real values have the real shapes
-        spent = 0
-        tile = self.failure.get("align")
-
-        def allowed(size: int, t: int) -> bool:
-            # an alignment violation keeps its kind of size: a multiple of the tile stays one, a misaligned
-            # size stays misaligned (and >= 2: size 1 is exempt), so no other dimension takes its place
-            return not tile or ((size % tile == 0) == (t % tile == 0) and t >= 2)
-
-        every = {d: 1 for d in ir.sizes(best)} if not tile else {}
-        if every:  # all at once first: a bug that does not care about shapes takes one query
-            one = self.build(keep, rename=every)
-            spent += 1
-            self.step("shrink every size to 1", best.nodes)
-            if one is not None and self.fails([one])[0]:
-                return one, every
-        for size in ir.sizes(best):
-            target = size
-            tries = [t for t in ([1, size // 2] if size // 2 > 1 else [1]) if allowed(size, t)]
-            while tries and spent < budget:
-                cands = [self.build(keep, rename={**rename, size: t}) for t in tries]
-                spent += len(cands)
-                self.step(f"shrink size {target}", best.nodes)
-                res = self.fails(cands)
-                ok = [(t, c) for t, c, r in zip(tries, cands, res, strict=True) if r and c is not None]
-                if not ok:
-                    break
-                target, best = ok[0][0], ok[0][1]  # type: ignore[assignment]
-                rename[size] = target
-                tries = [target // 2] if target // 2 >= 1 and ok[0][0] != 1 and target // 2 != 1 else []
-                tries = [t for t in tries if allowed(size, t)]
-        return best, rename
-
-    def drop_real_values(self, best: ir.Candidate) -> ir.Candidate:
-        """Seeded values for every input whose real ones the failure does not need: all at once, else
-        each alone (side by side), then those together."""
-        held = sorted(best.exact())
-        if not held:
-            return best
-        self.step("seed the inputs whose real values it does not need", best.nodes)
-        tries = [set(held)] + ([{n} for n in held] if len(held) > 1 else [])
-        res = self.fails([ir.seeded(best, t) for t in tries])
-        drop = set(held) if res[0] else {n for t, ok in zip(tries[1:], res[1:], strict=True) if ok for n in t}
-        if drop and not res[0] and len(drop) > 1 and not self.fails([ir.seeded(best, drop)])[0]:
-            drop = {min(drop)}  # each alone does, together they do not: keep one of them seeded
-        best = ir.seeded(best, drop) if drop else best
-        self.exact = best.exact()
-        return best
-
-    def shrink_constants(self, keep: set[str], best: ir.Candidate, rename: dict[int, int],
-                         most: int = 8) -> ir.Candidate:
-        """Every float literal to one significant digit (0.7071067811865476 -> 0.7): all at once (one
-        query: a bug that does not care about them), else each alone (side by side, the first
-        ``most``), then those that kept the failure together, dropping the last until it holds."""
-        lits = ir.floats(self.graph, keep)[:most]
-        if not lits or self.failure["kind"] == "violation":
-            return best
-        self.step("simpler constants", best.nodes)
-
-        def cand(some: list[str]) -> ir.Candidate | None:
-            return self.build(keep, rename=rename or None, consts=ir.simplified(some))
-
-        good = lits if self.fails([cand(lits)])[0] else []
-        if not good and len(lits) > 1:
-            good = [lit for lit, ok in zip(lits, self.fails([cand([lit]) for lit in lits]), strict=True) if ok]
-        while good:
-            c = cand(good)
-            if c is not None and self.fails([c])[0]:
-                self.consts = ir.simplified(good)
-                return c
-            good.pop()
-        return best
-
-    def shrink_dtypes(self, keep: set[str], best: ir.Candidate, rename: dict[int, int]) -> ir.Candidate:
-        """Every float16, bfloat16 and float64 input as float32, in one query: a bug that is not about
-        the dtype then has a repro that is not either."""
-        odd = {s.dtype for s in best.inputs if s.kind == "tensor" and s.dtype in ("float16", "bfloat16", "float64")}
-        if not odd or self.failure["kind"] == "violation":
-            return best
-        cand = self.build(keep, rename=rename or None, retype={d: "float32" for d in odd})
-        self.step("inputs as float32", best.nodes)
-        return cand if cand is not None and self.fails([cand])[0] else best
-
-    def drop_config(self, best: ir.Candidate) -> Config:
-        items = [(m, k) for m, s in self.config.items() for k in s]
-        if not items:
-            return self.config
-
-        def without(drop: set[tuple[str, str]]) -> Config:
-            out: Config = {}
-            for m, s in self.config.items():
-                kept = {k: v for k, v in s.items() if (m, k) not in drop}
-                if kept:
-                    out[m] = kept
-            return out
-
-        self.step("drop config", best.nodes)
-        singles = [without({it}) for it in items]
-        res = self.fails([best] * len(items), singles)
-        droppable = {it for it, ok in zip(items, res, strict=True) if ok}
-        if not droppable:
-            return self.config
-        together = without(droppable)
-        if len(droppable) == 1 or self.fails([best], [together])[0]:
-            return together
-        return without({next(it for it in items if it in droppable)})

@@ -1,0 +1,129 @@
+"""The search's last steps, on the smallest graph found: what PyTorch's minifier never shrinks (input
+shapes, float constants, dtypes, the real values of small inputs), then the config settings the failure
+does not need. Each keeps a change only where the candidate still fails the same way."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import ir
+
+if TYPE_CHECKING:
+    from .search import Config, Searcher
+
+
+def shapes(sr: Searcher, keep: set[str], best: ir.Candidate, budget: int = 12) -> tuple[ir.Candidate, dict[int, int]]:
+    rename: dict[int, int] = {}
+    if sr.failure["kind"] == "violation" and not sr.failure.get("align"):
+        return best, rename  # an op's presence does not depend on sizes
+    if best.exact():
+        return best, rename  # real values have the real shapes
+    spent = 0
+    tile = sr.failure.get("align")
+
+    def allowed(size: int, t: int) -> bool:
+        # an alignment violation keeps its kind of size: a multiple of the tile stays one, a misaligned
+        # size stays misaligned (and >= 2: size 1 is exempt), so no other dimension takes its place
+        return not tile or ((size % tile == 0) == (t % tile == 0) and t >= 2)
+
+    every = {d: 1 for d in ir.sizes(best)} if not tile else {}
+    if every:  # all at once first: a bug that does not care about shapes takes one query
+        one = sr.build(keep, rename=every)
+        spent += 1
+        sr.step("shrink every size to 1", best.nodes)
+        if one is not None and sr.fails([one])[0]:
+            return one, every
+    for size in ir.sizes(best):
+        target = size
+        tries = [t for t in ([1, size // 2] if size // 2 > 1 else [1]) if allowed(size, t)]
+        while tries and spent < budget:
+            cands = [sr.build(keep, rename={**rename, size: t}) for t in tries]
+            spent += len(cands)
+            sr.step(f"shrink size {target}", best.nodes)
+            res = sr.fails(cands)
+            ok = [(t, c) for t, c, r in zip(tries, cands, res, strict=True) if r and c is not None]
+            if not ok:
+                break
+            target, best = ok[0][0], ok[0][1]  # type: ignore[assignment]
+            rename[size] = target
+            tries = [target // 2] if target // 2 >= 1 and ok[0][0] != 1 and target // 2 != 1 else []
+            tries = [t for t in tries if allowed(size, t)]
+    return best, rename
+
+
+def real_values(sr: Searcher, best: ir.Candidate) -> ir.Candidate:
+    """Seeded values for every input whose real ones the failure does not need: all at once, else
+    each alone (side by side), then those together."""
+    held = sorted(best.exact())
+    if not held:
+        return best
+    sr.step("seed the inputs whose real values it does not need", best.nodes)
+    tries = [set(held)] + ([{n} for n in held] if len(held) > 1 else [])
+    res = sr.fails([ir.seeded(best, t) for t in tries])
+    drop = set(held) if res[0] else {n for t, ok in zip(tries[1:], res[1:], strict=True) if ok for n in t}
+    if drop and not res[0] and len(drop) > 1 and not sr.fails([ir.seeded(best, drop)])[0]:
+        drop = {min(drop)}  # each alone does, together they do not: keep one of them seeded
+    best = ir.seeded(best, drop) if drop else best
+    sr.exact = best.exact()
+    return best
+
+
+def constants(sr: Searcher, keep: set[str], best: ir.Candidate, rename: dict[int, int],
+                     most: int = 8) -> ir.Candidate:
+    """Every float literal to one significant digit (0.7071067811865476 -> 0.7): all at once (one
+    query: a bug that does not care about them), else each alone (side by side, the first
+    ``most``), then those that kept the failure together, dropping the last until it holds."""
+    lits = ir.floats(sr.graph, keep)[:most]
+    if not lits or sr.failure["kind"] == "violation":
+        return best
+    sr.step("simpler constants", best.nodes)
+
+    def cand(some: list[str]) -> ir.Candidate | None:
+        return sr.build(keep, rename=rename or None, consts=ir.simplified(some))
+
+    good = lits if sr.fails([cand(lits)])[0] else []
+    if not good and len(lits) > 1:
+        good = [lit for lit, ok in zip(lits, sr.fails([cand([lit]) for lit in lits]), strict=True) if ok]
+    while good:
+        c = cand(good)
+        if c is not None and sr.fails([c])[0]:
+            sr.consts = ir.simplified(good)
+            return c
+        good.pop()
+    return best
+
+
+def dtypes(sr: Searcher, keep: set[str], best: ir.Candidate, rename: dict[int, int]) -> ir.Candidate:
+    """Every float16, bfloat16 and float64 input as float32, in one query: a bug that is not about
+    the dtype then has a repro that is not either."""
+    odd = {s.dtype for s in best.inputs if s.kind == "tensor" and s.dtype in ("float16", "bfloat16", "float64")}
+    if not odd or sr.failure["kind"] == "violation":
+        return best
+    cand = sr.build(keep, rename=rename or None, retype={d: "float32" for d in odd})
+    sr.step("inputs as float32", best.nodes)
+    return cand if cand is not None and sr.fails([cand])[0] else best
+
+
+def config(sr: Searcher, best: ir.Candidate) -> Config:
+    items = [(m, k) for m, s in sr.config.items() for k in s]
+    if not items:
+        return sr.config
+
+    def without(drop: set[tuple[str, str]]) -> Config:
+        out: Config = {}
+        for m, s in sr.config.items():
+            kept = {k: v for k, v in s.items() if (m, k) not in drop}
+            if kept:
+                out[m] = kept
+        return out
+
+    sr.step("drop config", best.nodes)
+    singles = [without({it}) for it in items]
+    res = sr.fails([best] * len(items), singles)
+    droppable = {it for it, ok in zip(items, res, strict=True) if ok}
+    if not droppable:
+        return sr.config
+    together = without(droppable)
+    if len(droppable) == 1 or sr.fails([best], [together])[0]:
+        return together
+    return without({next(it for it in items if it in droppable)})
