@@ -39,6 +39,35 @@ def test_kdiff_into_minify_into_reportgen(tmp_path):
     assert '<section id="repros">' in html and "3 of 3" in html
 
 
+def test_the_product_line_fxcheck_kdiff_minify_runs_the_model_as_kdiff_did(tmp_path):
+    """`fxcheck m.py | kdiff --config K=V | minify`: kdiff's failing diffs were seen under its own
+    --config (fxcheck's model record has none): its header says so, and minify re-runs the model so."""
+    py = sys.executable
+    codes, recs, err = _pipe(
+        f"{py} -m pt2kit.fxcheck {NET / 'resnet_mlp.py'}:make -q | "
+        f"{py} -m pt2kit.kdiff --config cpp.inject_relu_bug_TESTING_ONLY=accuracy -q | "
+        f"{py} -m pt2kit.minify -o {tmp_path}/repro.py | tee {tmp_path}/s.ndjson > /dev/null", tmp_path)
+    assert codes == ["0", "1", "1", "0"], err[-3000:]
+    (model,) = [r for r in recs if r["kind"] == "model"]
+    assert model.get("config", {}) == {}  # fxcheck's record: kdiff ran it under its own setting
+    (kd,) = [r for r in recs if r["kind"] == "header" and r["tool"] == "kdiff"]
+    assert kd["config"] == {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}
+    (rep,) = [r for r in recs if r["kind"] == "repro"]
+    assert rep["ops"] == ["aten.relu.default"] and rep["config"] == {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}
+    assert rep["reproduced"] == 3
+
+
+def test_an_in_place_op_denied_before_functionalization_is_not_minified_and_says_why(tmp_path):
+    py = sys.executable
+    codes, recs, err = _pipe(
+        f"{py} -m pt2kit.fxcheck {ROOT / 'examples' / 'tinynet.py'} --deny aten.relu_ -q | "
+        f"{py} -m pt2kit.minify | tee {tmp_path}/s.ndjson > /dev/null", tmp_path)
+    assert codes == ["1", "0", "0"], err[-3000:]  # nothing minify can keep: nothing to minify
+    assert not [r for r in recs if r["kind"] == "repro"]
+    assert "aten.relu_.default is an in-place op: fxcheck saw it before functionalization" in err
+    assert "nothing to minify" in err
+
+
 def test_fxcheck_violation_into_minify(tmp_path):
     py = sys.executable
     codes, recs, err = _pipe(

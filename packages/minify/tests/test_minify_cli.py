@@ -211,3 +211,22 @@ def test_inputs_become_float32_unless_the_bug_is_about_their_dtype(minify, tmp_p
     assert r.kind("repro")[0]["signature"] == "NotImplementedError: bfloat16 is not supported by this backend"
     assert "'bfloat16'" in out.read_text().split("INPUTS = ", 1)[1].splitlines()[0]
     assert run_repro(out).returncode == 1
+
+
+def test_a_setting_the_stream_may_not_give_is_refused_from_the_header_of_the_run_that_failed(minify, tmp_path):
+    # the --config of the run that found a failure is stream data like a model record's: a compiler it
+    # names is refused (one line, exit 2) before anything runs
+    import msgspec
+
+    from pt2kit.schema import Diff, Header, Model
+
+    common = dict(tool_version="1", argv=["kdiff"], time="t", host="h", python="3", store=str(tmp_path))
+    lines = [Header(v=1, run="a", tool="fxcheck", **common),
+             Model(v=1, run="a", model="small.py:clean", file=str(MODELS / "small.py"), entry="clean"),
+             Header(v=1, run="b", tool="kdiff", config={"cpp.cxx": "sh"}, **common),
+             Diff(v=1, run="b", model="small.py:clean", output="out[0]", ref="eager", test="inductor",
+                  dtype="float32", shape=[2], atol=0.0, rtol=0.0, passed=False)]
+    r = minify(stdin=b"".join(msgspec.json.encode(x) + b"\n" for x in lines))
+    assert r.code == 2, r.stderr
+    assert "<stdin>:3: the header of the run that wrote this diff sets --config cpp.cxx" in r.stderr, r.stderr
+    assert "--no-config-from-stream" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -160,6 +160,9 @@ class Header(Record, tag="header", kw_only=True):
     torch: str | None = None
     device: str | None = None
     schema: str | None = None  # version of pt2kit-schema that wrote the run
+    # (1.7) the --config KEY=VALUE this run gave on its command line, over the models it read from a
+    # stream: the records it wrote were seen under them (a downstream minify runs the model so)
+    config: dict[str, str] = {}
 
 
 class Model(Record, tag="model", kw_only=True):

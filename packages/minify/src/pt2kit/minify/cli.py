@@ -139,29 +139,40 @@ def _profile(rules: dict[str, Any], deny: str | None) -> Any:
 
 def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, output: Path | None,
             device: str | None, cfg: dict[str, str], timeout: float | None, stream_config: bool) -> int:
-    from pt2kit.schema import Crash, Diff, Kernel, Violation
+    from pt2kit.runtime.trust import stream_config_for
+    from pt2kit.schema import Crash, Diff, Header, Kernel, Violation
 
     from . import narrate
-    from .records import wanted
+    from .records import unkept, wanted
 
     hint = "give a MODEL.py, or pipe records: `kdiff m.py | minify`"
     models: dict[str, tuple[str, str, dict[str, str], str]] = {}
-    asks: list[tuple[str, dict[str, Any], str]] = []
+    asks: list[tuple[str, dict[str, Any], str, dict[str, str]]] = []
+    told: set[str] = set()
+    runs: dict[str, tuple[dict[str, str], str]] = {}  # each upstream run's --config: its findings were seen so
     for line, model in s.piped(device=device, hint=hint, config=cfg, stream_config=stream_config,
-                               also=[Diff, Crash, Violation, Kernel]):
+                               also=[Header, Diff, Crash, Violation, Kernel]):
         if model is not None:
             models[line.record.model] = model  # type: ignore[union-attr]
+        elif isinstance(line.record, Header):
+            runs[line.record.run] = (dict(line.record.config), f"{line.source}:{line.lineno}")
         elif line.record is not None:
+            why = unkept(line.record)
+            if why and why not in told:
+                told.add(why)
+                s.say(f"{line.source}:{line.lineno}: {why}")
             w = wanted(line.record)
             label = getattr(line.record, "model", None)
             if w and label and not any(a[0] == label and a[1]["kind"] == w["kind"] for a in asks):
-                asks.append((label, w, f"{line.source}:{line.lineno}"))
+                run_cfg, run_where = runs.get(line.record.run, ({}, ""))
+                asks.append((label, w, f"{line.source}:{line.lineno}", stream_config_for(
+                    run_cfg, cfg, run_where, use=stream_config, what=f"the header of the run that wrote this {line.kind}")))
     if not asks:
         if models:
             s.say("no failing diff, crash, violation or NaN/Inf kernel on stdin: nothing to minify")
         return EXIT_OK
     code = EXIT_OK
-    for n, (label, w, where) in enumerate(asks):
+    for n, (label, w, where, seen) in enumerate(asks):
         if label not in models:
             s.warn(f"{where}: no model record for {label}: skipped")
             continue
@@ -170,7 +181,9 @@ def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, 
         out = output if output is None or len(asks) == 1 else output.with_name(f"{output.stem}-{n + 1}{output.suffix}")
         narrate.failure(s.say, label, where, w)
         o = dict(opts, failure=w["kind"], **({"ref": w["ref"]} if "ref" in w else {}))
-        code = max(code, _one(s, spec, dev or "cpu", c, o, w, check_str, jobs, out, timeout, piped=True))
+        # the run that found it had its own --config over the model record's (``seen``, this command
+        # line's over both)
+        code = max(code, _one(s, spec, dev or "cpu", {**c, **seen}, o, w, check_str, jobs, out, timeout, piped=True))
     return code
 
 

@@ -150,7 +150,8 @@ class Session:
         if not self.quiet:
             print(f"{self.tool}: warning: {printable(msg, newlines=True)}", file=sys.stderr, flush=True)
 
-    def header(self, *, torch: str | None = None, device: str | None = None) -> Header:
+    def header(self, *, torch: str | None = None, device: str | None = None,
+               config: dict[str, str] | None = None) -> Header:
         rec = self.writer.emit_new(
             Header,
             tool=self.tool,
@@ -163,6 +164,7 @@ class Session:
             torch=torch,
             device=device,
             schema=schema_version,
+            config=dict(config or {}),
         )
         self.header_written = True
         return rec
@@ -240,14 +242,15 @@ class Session:
 
         lines = self.read(["-"], want=[Model, *also], hint=hint)
         models = 0
-        for line in self._header_before_errors(lines, device):
+        cli = dict(config or {})
+        for line in self._header_before_errors(lines, device, cli):
             model = None
             if line.kind == "model" and line.record is not None:
                 models += 1
                 m = line.record
                 where = f"{line.source}:{line.lineno}"
                 if not self.header_written:  # its part starts here, so the header can name the device
-                    self.header(torch=torch_version(), device=device or m.device)
+                    self.header(torch=torch_version(), device=device or m.device, config=cli)
                 spec = check_model_file(m.file, m.entry, where)
                 cfg = stream_config_for(dict(m.config or {}), dict(config or {}), where, use=stream_config)
                 if m.config and not stream_config:
@@ -256,16 +259,17 @@ class Session:
                 model = (spec, device or m.device, cfg, where)
             yield line, model
         if not models:
-            self.header(torch=torch_version(), device=device)
+            self.header(torch=torch_version(), device=device, config=cli)
             self.warn("no model records on stdin: nothing to do")
 
-    def _header_before_errors(self, lines: Iterator[Line], device: str | None) -> Iterator[Line]:
+    def _header_before_errors(self, lines: Iterator[Line], device: str | None,
+                              config: dict[str, str]) -> Iterator[Line]:
         """``lines``, with this tool's header written before a bad line's error ends the stream."""
         try:
             yield from lines
         except StreamError:
             if not self.header_written:
-                self.header(torch=torch_version(), device=device)
+                self.header(torch=torch_version(), device=device, config=config)
             raise
 
     def for_each_model(self, model: str | None, *, device: str | None, config: dict[str, str], stream_config: bool,

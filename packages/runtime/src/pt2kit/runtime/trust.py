@@ -73,7 +73,8 @@ def unsafe_config_reason(key: str, value: str) -> str | None:
     return None
 
 
-def stream_config_for(stream: dict[str, str], cli: dict[str, str], where: str, *, use: bool = True) -> dict[str, str]:
+def stream_config_for(stream: dict[str, str], cli: dict[str, str], where: str, *, use: bool = True,
+                      what: str = "the model record") -> dict[str, str]:
     """The settings a piped model runs with: the stream's (when ``use``) under the command line's."""
     if not use:
         return dict(cli)
@@ -83,7 +84,7 @@ def stream_config_for(stream: dict[str, str], cli: dict[str, str], where: str, *
         reason = unsafe_config_reason(str(key), str(value))
         if reason:
             raise UsageError(
-                f"{where}: the model record sets --config {key}, which a stream may not: it {reason}; "
+                f"{where}: {what} sets --config {key}, which a stream may not: it {reason}; "
                 f"give --config {key}=VALUE yourself, or pass --no-config-from-stream"
             )
     return {**stream, **cli}
