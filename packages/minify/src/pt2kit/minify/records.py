@@ -31,7 +31,7 @@ def wanted(rec: Any) -> dict[str, Any] | None:
     if isinstance(rec, Crash):
         return {"kind": "crash" if rec.signal else "compile-error"}
     if isinstance(rec, Violation) and (rec.op or "").startswith("aten.") and rec.phase != "backward" \
-            and rec.constraint in KEPT_CONSTRAINTS:
+            and rec.constraint in KEPT_CONSTRAINTS and not in_place(rec.op or ""):
         # minify cuts forward aten graphs: a Dynamo-level or backward-only finding is not one it can keep,
         # nor a constraint whose rule its harness does not check (it would keep the op, not the fault)
         want = {"kind": "violation", "constraint": rec.constraint, "op": rec.op, "dtype": rec.dtype}
@@ -43,4 +43,19 @@ def wanted(rec: Any) -> dict[str, Any] | None:
         return want
     if isinstance(rec, Kernel) and rec.finding:
         return {"kind": "nan"}
+    return None
+
+
+def in_place(op: str) -> bool:
+    """``aten.relu_.default`` writes its input (``aten.__and__`` does not): fxcheck sees it before
+    functionalization, and the functional graph minify cuts holds ``aten.relu`` instead."""
+    packet = op.split(".")[1] if "." in op else op
+    return packet.endswith("_") and not packet.endswith("__")
+
+
+def unkept(rec: Any) -> str | None:
+    """Why a violation minify could otherwise keep is left alone, or None."""
+    if isinstance(rec, Violation) and rec.constraint == "deny" and in_place(rec.op or ""):
+        return (f"{rec.op} is an in-place op: fxcheck saw it before functionalization, and minify cuts the "
+                "functional forward graph the backend gets, where it is not: not minified")
     return None
