@@ -124,16 +124,19 @@ def browser(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
-    """The main job on the embedded example: fxcheck examples/tinynet.py | kdiff | reportgen -o pt2kit-out/report.html."""
+    """The main job on the embedded example: fxcheck examples/tinynet.py | kdiff | minify | reportgen -o pt2kit-out/report.html."""
     session.install(*CONSTRAINTS, *(f"-e{p}" for p in PACKAGES.values()))
     out = ROOT / "pt2kit-out"
     out.mkdir(exist_ok=True)
-    # kdiff runs with Inductor's planted relu bug, so the page shows a failing diff and its divergence
-    # exit codes: fxcheck 1 (the profile's findings), kdiff 1 (the planted bug), reportgen 0
+    # kdiff runs with Inductor's planted relu bug, so the page shows a failing diff and its divergence,
+    # and minify's repros of it and of the profile's first violation it can keep
+    # exit codes: fxcheck 1 (the profile's findings), kdiff 1 (the planted bug), minify 1 (repros), reportgen 0
     session.run("bash", "-c", "fxcheck examples/tinynet.py --profile npu-bf16 --inductor "
                 f"--store '{out}' | kdiff --config cpp.inject_relu_bug_TESTING_ONLY=accuracy --store '{out}' "
+                f"| minify --store '{out}' -o '{out}/repro.py' "
                 f"| tee '{out}/demo.ndjson' | reportgen -o '{out}/report.html' > /dev/null; "
-                's=("${PIPESTATUS[@]}"); [ "${s[0]}" = 1 ] && [ "${s[1]}" = 1 ] && [ "${s[3]}" = 0 ]', external=True)
+                's=("${PIPESTATUS[@]}"); [ "${s[0]}" = 1 ] && [ "${s[1]}" = 1 ] && [ "${s[2]}" = 1 ] '
+                '&& [ "${s[4]}" = 0 ]', external=True)
     session.log(f"the page: {out / 'report.html'}  (records: {out / 'demo.ndjson'})")
 
 
