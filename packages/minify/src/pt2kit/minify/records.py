@@ -30,10 +30,7 @@ def wanted(rec: Any) -> dict[str, Any] | None:
         return {"kind": "accuracy", "ref": "eager64" if rec.ref == "eager64" else "eager"}
     if isinstance(rec, Crash):
         return {"kind": "crash" if rec.signal else "compile-error"}
-    if isinstance(rec, Violation) and (rec.op or "").startswith("aten.") and rec.phase != "backward" \
-            and rec.constraint in KEPT_CONSTRAINTS and not in_place(rec.op or ""):
-        # minify cuts forward aten graphs: a Dynamo-level or backward-only finding is not one it can keep,
-        # nor a constraint whose rule its harness does not check (it would keep the op, not the fault)
+    if _keepable(rec) and unkept(rec) is None:
         want = {"kind": "violation", "constraint": rec.constraint, "op": rec.op, "dtype": rec.dtype}
         if rec.constraint == "align":  # the tile size is in fxcheck's message: "... is not a multiple of 16"
             m = re.search(r"not a multiple of (\d+)", rec.message or "")
@@ -46,6 +43,13 @@ def wanted(rec: Any) -> dict[str, Any] | None:
     return None
 
 
+def _keepable(rec: Any) -> bool:
+    # minify cuts forward aten graphs: a Dynamo-level or backward-only finding is not one it can keep,
+    # nor a constraint whose rule its harness does not check (it would keep the op, not the fault)
+    return isinstance(rec, Violation) and (rec.op or "").startswith("aten.") and rec.phase != "backward" \
+        and rec.constraint in KEPT_CONSTRAINTS
+
+
 def in_place(op: str) -> bool:
     """``aten.relu_.default`` writes its input (``aten.__and__`` does not): fxcheck sees it before
     functionalization, and the functional graph minify cuts holds ``aten.relu`` instead."""
@@ -54,8 +58,8 @@ def in_place(op: str) -> bool:
 
 
 def unkept(rec: Any) -> str | None:
-    """Why a violation minify could otherwise keep is left alone, or None."""
-    if isinstance(rec, Violation) and rec.constraint == "deny" and in_place(rec.op or ""):
+    """Why a violation minify could otherwise keep is left alone, or None (what :func:`wanted` skips)."""
+    if _keepable(rec) and in_place(rec.op):
         return (f"{rec.op} is an in-place op: fxcheck saw it before functionalization, and minify cuts the "
                 "functional forward graph the backend gets, where it is not: not minified")
     return None
