@@ -1,4 +1,4 @@
-"""`pt2kit ls` and `pt2kit gc` over saved streams and their store, as a user runs them."""
+"""`pt2kit ls` over saved streams, as a user runs them (`pt2kit gc`: test_storegc.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pt2kit.schema import Crash, Diff, Error, Graph, Header, Model, RecordWriter, Store, Violation
+from pt2kit.schema import Crash, Diff, Error, Graph, Header, Model, RecordWriter, Repro, Store, Violation
 
 D = {"ref": "eager", "test": "inductor", "atol": 1e-5, "rtol": 1e-5}
 STREAMS = Path(__file__).resolve().parents[3] / "tests" / "streams"
@@ -45,44 +45,21 @@ def test_ls_is_one_line_per_run_with_its_worst_verdict(tmp_path):
     assert verdicts == {"fxcheck": "findings", "kdiff": "fail"}
 
 
-def test_gc_deletes_only_unreferenced_blobs_of_the_store_form(tmp_path):
-    store = Store(tmp_path / "store")
-    kept = store.put_text("kept", ext=".txt")
-    gone = store.put_text("gone", ext=".txt")
-    also_kept = store.put(b"\x89PNG", "image/png", ".png")
-    s = tmp_path / "s.ndjson"
-    _run(s, "r1", "fxcheck", (Graph, {"phase": "dynamo", "code": kept}))
-    with open(s, "ab") as f:  # a kind this version does not know still keeps its blobs
-        f.write(b'{"kind":"future","v":1,"run":"r9","blob":{"path":"' + also_kept.path.encode()
-                + b'","sha256":"' + also_kept.sha256.encode() + b'","size":4,"media_type":"image/png"}}\n')
-    root = store.root / "blobs"
-    foreign = root / "notes.txt"
-    foreign.write_text("mine")
-    outside = tmp_path / "outside.txt"
-    outside.write_text("keep me")
-    sha = "ab" * 32
-    (root / "ab").mkdir(exist_ok=True)
-    (root / "ab" / f"{sha}.txt").symlink_to(outside)
-    dead_tmp = root / "ab" / f".{sha}.txt.999999.deadbeef.tmp"
-    dead_tmp.write_text("partial")
-
-    r = pt2kit("gc", "--store", str(store.root), str(s), "--dry-run")
+def test_ls_counts_a_forwarded_record_once_and_a_repro_is_a_finding_on_its_model(tmp_path):
+    # kdiff's stream, and minify's: kdiff's lines forwarded byte for byte, then minify's repro
+    kdiff, minify = tmp_path / "kdiff.ndjson", tmp_path / "minify.ndjson"
+    _run(kdiff, "rk", "kdiff", (Diff, {"output": "out", "passed": False, "model": "relu.py", **D}))
+    minify.write_bytes(kdiff.read_bytes())
+    repro = Store(tmp_path / "st").put_text("import torch\n", "text/x-python", ".py")
+    _run(minify, "rm", "minify", (Repro, {"model": "relu.py", "path": repro, "failure": "accuracy", "nodes_before": 9,
+                                         "nodes_after": 1, "reproduces": True, "reproduced": 3, "runs": 3}))
+    r = pt2kit("ls", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    listed = sorted(Path(p).name for p in r.stdout.decode().splitlines())
-    assert listed == sorted([Path(gone.path).name, f"{sha}.txt", dead_tmp.name])
-    assert (store.root / gone.path).exists()
-
-    r = pt2kit("gc", "--store", str(store.root), str(s))
-    assert r.returncode == 0 and "deleted 3 file(s)" in r.stderr.decode() and "kept 2 blob(s)" in r.stderr.decode()
-    assert not (store.root / gone.path).exists() and not dead_tmp.exists()
-    assert (store.root / kept.path).exists() and (store.root / also_kept.path).exists()
-    assert foreign.read_text() == "mine" and outside.read_text() == "keep me"
-
-
-def test_gc_needs_streams_and_a_store(tmp_path):
-    r = pt2kit("gc", "--store", str(tmp_path))
-    assert r.returncode == 2 and r.stderr.decode().count("\n") == 1
-    s = tmp_path / "s.ndjson"
-    _run(s, "r1", "fxcheck")
-    r = pt2kit("gc", "--store", str(tmp_path / "nope"), str(s))
-    assert r.returncode == 2 and "no such store" in r.stderr.decode()
+    lines = {ln.split()[0]: ln.split() for ln in r.stdout.decode().splitlines()}
+    assert lines["rk"][1:] == ["kdiff", "9.9", "relu.py", "fail", "diff=1"]
+    assert lines["rm"][1:] == ["minify", "9.9", "relu.py", "findings", "repro=1"]
+    # the same record twice in one stream is two records: only copies across inputs are folded
+    with open(kdiff, "ab") as f:
+        f.write(kdiff.read_bytes().splitlines(keepends=True)[1])
+    r = pt2kit("ls", str(kdiff), str(minify), "-", stdin=minify.read_bytes())
+    assert [ln.split()[-1] for ln in r.stdout.decode().splitlines()] == ["diff=2", "repro=1"]

@@ -2,7 +2,9 @@
 
 Guarantees:
 
-* A blob lives at ``<root>/blobs/<sha256[:2]>/<sha256><ext>``; the same bytes are stored once.
+* A blob lives at ``<root>/blobs/<sha256[:2]>/<sha256><ext>``; the same bytes are stored once, and
+  storing them again refreshes the file's time, so ``pt2kit gc``'s grace period counts from the
+  last write.
 * Every file (blobs and anything written with :func:`atomic_write`) is written under a temporary
   name in the same directory and renamed into place, so a killed process never leaves a half
   written file behind a name a record points at. (Safe against process death, not power loss:
@@ -147,7 +149,15 @@ class Store:
         digest = hashlib.sha256(data).hexdigest()
         rel = f"blobs/{digest[:2]}/{digest}{ext}"
         dest = self.root / rel
-        if not (dest.exists() and dest.stat().st_size == len(data)):
+        try:
+            there = dest.stat().st_size == len(data)
+            if there:  # written again: new to `pt2kit gc`'s grace period, as git freshens an object
+                os.utime(dest)
+        except FileNotFoundError:  # gone, or swept between the two calls
+            there = False
+        except OSError:  # another user's blob we may not touch: it is there all the same
+            there = True
+        if not there:
             atomic_write(dest, data)
         return BlobRef(path=rel, sha256=digest, size=len(data), media_type=media_type)
 

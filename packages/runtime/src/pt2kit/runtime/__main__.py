@@ -73,33 +73,62 @@ def ls(
 @command(app, name="gc")
 def gc(
     streams: Annotated[list[str], typer.Argument(metavar="STREAM|DIR...", show_default=False)],
-    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Say what would go; delete nothing.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", "-n", help="Say what would go (stdout) and what the grace period keeps (stderr); delete nothing.")
+    ] = False,
+    prune: Annotated[str, typer.Option(
+        "--prune", metavar="AGE",
+        help="Delete only files older than AGE: now, or a count with s, m, h, d or w (30m, 12h, 2w). Younger "
+             "ones may belong to a writer still running, whose records are not written yet.")] = "14d",
+    allow_no_refs: Annotated[bool, typer.Option(
+        "--allow-no-refs",
+        help="Go on when the streams reference no blob at all (every blob older than --prune goes); "
+             "refused otherwise, since an empty stream would empty the store.")] = False,
     store: Store = None,
     quiet: Quiet = False,
     debug: Debug = False,
 ) -> None:
     """Delete the store's blobs that none of the given streams references (and temporary files of
-    writers that are gone). Only files of the store's blob form are touched."""
+    writers that are gone), once older than --prune. Only files of the store's blob form under
+    STORE/blobs are touched, never through a link. Exit 1 when a file could not be deleted."""
     s = Session("pt2kit", __version__, store=store, quiet=quiet, debug=debug)
 
     def work() -> int:
-        from .catalog import plan_gc, referenced
+        from .storegc import blobs_problem, parse_age, referenced, sweep
 
-        keep = referenced(s.expand(streams))
+        grace = parse_age(prune)
         if not s.store.root.is_dir():
             raise UsageError(f"{s.store.root}: no such store (give --store DIR)")
-        plan = plan_gc(s.store.root, keep)
-        for path in plan.delete:
-            if dry_run:
-                print(printable(str(path)))
-            else:
-                path.unlink(missing_ok=True)
+        problem = blobs_problem(s.store.root)
+        if problem:
+            raise UsageError(problem)
+        keep = referenced(s.expand(streams))
+        if not keep and not allow_no_refs:
+            raise UsageError(f"the streams ({', '.join(streams)}) reference no blob: gc would delete every blob "
+                             "in the store; give --allow-no-refs if that is what you want")
+        plan = sweep(s.store.root, keep, grace_s=grace, dry_run=dry_run)
+        for path in plan.deleted if dry_run else ():
+            print(printable(str(path)), flush=True)
+        for path, age in plan.young if dry_run else ():
+            s.say(f"would keep {path}: unreferenced but {_age(age)} old, younger than --prune {prune}")
+        for path, why in plan.failed:
+            s.warn(f"cannot delete {path}: {why}")
         verb = "would delete" if dry_run else "deleted"
-        s.say(f"{verb} {len(plan.delete)} file(s), {plan.bytes / 1e6:.1f} MB; kept {plan.keep} blob(s) "
-              f"the streams reference")
-        return 0
+        line = f"{verb} {len(plan.deleted)} file(s), {plan.bytes / 1e6:.1f} MB; kept {plan.keep} blob(s) the streams " \
+               f"reference and {len(plan.young)} younger than --prune {prune}"
+        line += f"; skipped {len(plan.skipped)} not a blob file (a folder, a link out, a device)" if plan.skipped else ""
+        line += f"; {len(plan.failed)} could not be deleted" if plan.failed else ""
+        s.say(line)
+        return 1 if plan.failed else 0
 
     s.run(work)
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds:.0f}s"
 
 
 def main() -> None:

@@ -1,33 +1,27 @@
-"""What saved streams hold, run by run (``pt2kit ls``), and which store blobs they still need
-(``pt2kit gc``). Reads streams as data: nothing named in them is opened but the store's blobs.
+"""What saved streams hold, run by run (``pt2kit ls``). Reads streams as data: nothing named in
+them is opened. (``pt2kit gc`` is :mod:`.storegc`.)
 
 Guarantees:
 
-* ``ls``: one line per run (a run is one tool invocation, by its ``run`` id, wherever its lines sit
-  in the inputs): tool and version, model(s), a verdict and the counts by kind. The verdict is the
-  worst thing the run recorded: ``error`` (exit N), ``crash``, ``fail`` (a failing diff or a
-  NaN/Inf kernel), ``findings`` (violations, graph breaks, unexpected recompiles), else ``clean``.
-* ``gc``: a blob is kept when any line of any given stream references it, whatever the kind (records
-  of kinds this version does not know are searched too); only files of the store's own blob form
-  under ``<store>/blobs`` are ever deleted, and a symlink is removed, never followed. With no
-  stream given nothing is deleted (that would empty the store). Temporary files of writers that
-  are no longer running go too.
+* One line per run (a run is one tool invocation, by its ``run`` id, wherever its lines sit in the
+  inputs): tool and version, model(s), a verdict and the counts by kind. The verdict is the worst
+  thing the run recorded: ``error`` (exit N), ``crash``, ``fail`` (a failing diff or a NaN/Inf
+  kernel), ``findings`` (violations, graph breaks, unexpected recompiles, a repro made), else
+  ``clean``.
+* A record is counted once however many of the inputs hold it: every tool forwards the lines it
+  reads, so ``kdiff``'s stream and ``minify``'s (kdiff's lines, then minify's) hold kdiff's diff
+  twice. A line is known by its run and its bytes (a digest of them); within one input every line
+  counts, so a run that wrote the same record twice still shows two.
 """
 
 from __future__ import annotations
 
-import os
-import re
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from pt2kit.schema import read_stream, temp_owner
-
-_BLOB = re.compile(r"[0-9a-f]{64}(?:\.[A-Za-z0-9_-]{1,16}){0,3}")
+from pt2kit.schema import read_stream
 
 
 @dataclass
@@ -56,7 +50,18 @@ def _worse(a: str, b: str) -> str:
 
 def summarize(sources: Iterable[str]) -> list[RunSummary]:
     runs: dict[str, RunSummary] = {}
+    seen: dict[bytes, int] = {}  # line digest -> the most copies any one input held so far
+    here: dict[bytes, int] = {}  # line digest -> copies in the input being read
+    source = None
     for line in read_stream(list(sources)):
+        if line.source != source:
+            for key, n in here.items():
+                seen[key] = max(seen.get(key, 0), n)
+            here, source = {}, line.source
+        key = hashlib.blake2b(line.raw, digest_size=16).digest()  # the run is in the bytes
+        here[key] = here.get(key, 0) + 1
+        if here[key] <= seen.get(key, 0):
+            continue  # forwarded: an earlier input holds this copy
         r = runs.setdefault(line.run, RunSummary(line.run))
         r.counts[line.kind] = r.counts.get(line.kind, 0) + 1
         rec = line.record
@@ -66,7 +71,7 @@ def summarize(sources: Iterable[str]) -> list[RunSummary]:
         if kind == "header":
             r.tool, r.version = rec.tool, rec.tool_version
         model = getattr(rec, "model", None)
-        if kind in ("model", "diff", "crash", "violation", "graph") and isinstance(model, str) and model \
+        if kind in ("model", "diff", "crash", "violation", "graph", "repro") and isinstance(model, str) and model \
                 and model not in r.models and len(r.models) < 3:
             r.models.append(model)
         verdict = None
@@ -76,7 +81,7 @@ def summarize(sources: Iterable[str]) -> list[RunSummary]:
             verdict = "crash"
         elif (kind == "diff" and not rec.passed) or (kind == "kernel" and _nonfinite(rec)):
             verdict = "fail"
-        elif kind in ("violation", "graph_break") or (kind == "recompile" and not rec.expected):
+        elif kind in ("violation", "graph_break", "repro") or (kind == "recompile" and not rec.expected):
             verdict = "findings"
         if verdict:
             r.verdict = _worse(verdict, r.verdict)
@@ -85,66 +90,3 @@ def summarize(sources: Iterable[str]) -> list[RunSummary]:
 
 def _nonfinite(k: Any) -> bool:
     return any(a.stats is not None and (a.stats.nan or a.stats.inf) and not a.uninitialised for a in k.args)
-
-
-def _refs(obj: Any, out: set[str]) -> None:
-    if isinstance(obj, dict):
-        sha, path = obj.get("sha256"), obj.get("path")
-        if isinstance(sha, str) and isinstance(path, str) and "size" in obj:
-            out.add(Path(path).name)
-        for v in obj.values():
-            _refs(v, out)
-    elif isinstance(obj, list):
-        for v in obj:
-            _refs(v, out)
-
-
-def referenced(sources: Iterable[str]) -> set[str]:
-    """File names (``<sha256><ext>``) of every blob any line of the streams points at."""
-    out: set[str] = set()
-    for line in read_stream(list(sources), want=()):
-        if b'"sha256"' in line.raw:
-            _refs(msgspec.json.decode(line.raw), out)
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-@dataclass
-class Sweep:
-    delete: list[Path] = field(default_factory=list)
-    keep: int = 0
-    bytes: int = 0
-
-
-def plan_gc(store_root: Path, keep_names: set[str]) -> Sweep:
-    sweep = Sweep()
-    blobs = store_root / "blobs"
-    if not blobs.is_dir():
-        return sweep
-    for sub in sorted(blobs.iterdir()):
-        if not (sub.is_dir() and not sub.is_symlink() and re.fullmatch(r"[0-9a-f]{2}", sub.name)):
-            continue
-        for f in sorted(sub.iterdir()):
-            owner = temp_owner(f.name)
-            if owner is not None:
-                if not _alive(owner):
-                    sweep.delete.append(f)
-                    sweep.bytes += f.lstat().st_size
-                continue
-            if not (_BLOB.fullmatch(f.name) and f.name.startswith(sub.name)):
-                continue  # not something the store wrote: never ours to delete
-            if f.name in keep_names:
-                sweep.keep += 1
-            else:
-                sweep.delete.append(f)
-                sweep.bytes += f.lstat().st_size
-    return sweep
