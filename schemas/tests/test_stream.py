@@ -132,3 +132,71 @@ def test_run_ids_are_unique_and_sortable():
     ids = {new_run_id() for _ in range(100)}
     assert len(ids) == 100
     assert all(len(i) == len("20261121T000000Z-") + 12 for i in ids)
+
+
+class Endless(io.RawIOBase):
+    """``head``, then /dev/zero on a pipe: bytes with no newline, for ever; counts what was taken."""
+
+    def __init__(self, head: bytes = b"") -> None:
+        self.head, self.taken = head, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        assert self.taken < 64 << 20, "the reader did not stop at the line cap"
+        n = len(b) if not self.head else min(len(b), len(self.head))
+        b[:n], self.head = self.head[:n] or bytes(n), self.head[n:]
+        self.taken += n
+        return n
+
+
+def _record(size: int) -> bytes:
+    """A record of an unknown kind, exactly ``size`` bytes without its newline."""
+    head, tail = b'{"kind":"blob_dump","v":1,"run":"a","x":"', b'"}'
+    return head + b"y" * (size - len(head) - len(tail)) + tail
+
+
+def test_an_endless_line_stops_at_its_file_line_having_read_about_the_cap(monkeypatch):
+    monkeypatch.setenv("PT2KIT_LINE_CAP", "1M")
+    src = Endless(HEADER + GRAPH)
+    fwd, seen = io.BytesIO(), []
+    with pytest.raises(StreamError) as e:
+        for line in read_stream(["-"], stdin=io.BufferedReader(src), forward=fwd):
+            seen.append(line.kind)
+    assert str(e.value) == ("<stdin>:3: line longer than 1 MiB, the cap on a record's line ($PT2KIT_LINE_CAP "
+                            "sets it): is this a stream?")
+    assert seen == ["header", "graph"] and fwd.getvalue() == HEADER + GRAPH
+    assert (1 << 20) < src.taken <= (1 << 20) + 3 * (1 << 16)  # the cap, and what one read or two more brought
+    lines, fwd, err = run(HEADER + b"\n\n" + _record(3 << 20) + b"\n" + GRAPH)
+    assert str(err).startswith("<stdin>:4: line longer than 1 MiB") and fwd == HEADER + b"\n\n" and len(lines) == 1
+
+
+@pytest.mark.parametrize("cap", [1000, 200_000])  # below one read, and over several
+@pytest.mark.parametrize("end", [b"\n", b""])
+def test_a_line_of_exactly_the_cap_reads_and_one_byte_more_is_refused(monkeypatch, cap, end):
+    monkeypatch.setenv("PT2KIT_LINE_CAP", str(cap))
+    lines, fwd, err = run(HEADER + _record(cap) + end)
+    assert err is None and [ln.kind for ln in lines] == ["header", "blob_dump"] and fwd == HEADER + _record(cap) + b"\n"
+    lines, fwd, err = run(HEADER + _record(cap + 1) + end)
+    assert str(err).startswith(f"<stdin>:2: line longer than {cap} bytes,") and fwd == HEADER
+
+
+def test_a_20mb_record_reads_whole_under_the_default_cap():
+    big = _record(20_000_000) + b"\n"
+    lines, fwd, err = run(HEADER + big + GRAPH)
+    assert err is None and [len(ln.raw) for ln in lines] == [len(HEADER) - 1, len(big) - 1, len(GRAPH) - 1]
+    assert fwd == HEADER + big + GRAPH
+
+
+def test_a_file_with_no_newline_is_refused_at_line_one(monkeypatch):
+    monkeypatch.setenv("PT2KIT_LINE_CAP", "64K")
+    with pytest.raises(StreamError, match=r"^/dev/zero:1: line longer than 64 KiB, "):
+        list(read_stream(["/dev/zero"]))
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "lots", "1T", "1.5G", "99999999999999999"])
+def test_a_bad_line_cap_setting_is_one_line(monkeypatch, value):
+    monkeypatch.setenv("PT2KIT_LINE_CAP", value)
+    _, _, err = run(HEADER)
+    assert str(err) == f"PT2KIT_LINE_CAP={value!r}: expected a size in bytes > 0, e.g. 268435456, 512M or 1G"

@@ -62,3 +62,17 @@ def test_usage_error_in_child_is_raised_in_parent(tmp_path):
 def test_exit_without_result_is_a_crash(tmp_path):
     res, _ = go("exits_quietly", tmp_path=tmp_path)
     assert not res.ok and "exited with code 0" in res.crash["message"]
+
+
+def test_a_model_printing_without_newlines_is_read_in_bounded_pieces():
+    import collections
+    import io
+    import threading
+
+    from pt2kit.runtime.child import STDERR_TAIL_LINES, _pump_stderr
+
+    said = b"x" * (8 << 20) + b"\nthe last line\n"
+    tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+    _pump_stderr(io.BufferedReader(io.BytesIO(said)), tail, False, threading.Event())
+    assert max(len(t) for t in tail) == 1 << 16 and tail[-1] == "the last line\n"
+    assert "".join(tail).endswith("x" * 100 + "\nthe last line\n")

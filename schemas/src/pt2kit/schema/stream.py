@@ -10,6 +10,10 @@ Guarantees:
 * A bad line stops the read with :class:`StreamError`, whose message is one line naming the
   source, the line number and (for a record that does not fit its kind) the field path. Lines
   yielded before it were complete and valid.
+* No line is longer than the line cap, :data:`LINE_CAP` (256 MiB) or ``$PT2KIT_LINE_CAP`` (bytes,
+  or with a K/M/G suffix: binary units). A longer one (``/dev/zero``, a binary file, a writer gone
+  mad) stops the read with ``FILE:LINE: line longer than ...`` as soon as its pieces pass the cap, so a
+  reader holds at most about the cap in memory whatever it is given; it does not read on to the end.
 * A record of a newer major stops the read with :class:`NewerSchemaError`; an older major is
   upgraded through :mod:`.migrations`.
 * :class:`RecordWriter` writes one record per line and flushes after each record it makes, so a
@@ -19,6 +23,7 @@ Guarantees:
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import sys
 import time
@@ -33,6 +38,8 @@ from . import migrations
 from .records import KINDS, SCHEMA_MAJOR, AnyRecord, Record
 
 STREAM_SUFFIXES = (".ndjson", ".jsonl")
+LINE_CAP = 256 * 1024 * 1024
+LINE_CAP_ENV = "PT2KIT_LINE_CAP"
 
 R = TypeVar("R", bound=Record)
 
@@ -148,13 +155,38 @@ def expand_sources(sources: Iterable[str | os.PathLike[str]]) -> list[str]:
 
 
 BLOCK = 1 << 16
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
-def _blocks(source: str, stdin: IO[bytes] | None) -> Iterator[tuple[bytes, list[bytes]]]:
+def line_cap() -> int:
+    """The longest line a reader takes, in bytes: ``$PT2KIT_LINE_CAP`` when set, else :data:`LINE_CAP`."""
+    text = os.environ.get(LINE_CAP_ENV, "").strip()
+    if not text:
+        return LINE_CAP
+    m = re.fullmatch(r"(\d{1,15}) ?([KMG]?)(?:i?B)?", text, re.IGNORECASE)
+    if m and int(m.group(1)) > 0:
+        return int(m.group(1)) * _UNITS[m.group(2).upper()]
+    raise StreamError(f"{LINE_CAP_ENV}={text!r}: expected a size in bytes > 0, e.g. 268435456, 512M or 1G")
+
+
+def _cap_text(cap: int) -> str:
+    for unit in ("G", "M", "K"):
+        if cap % _UNITS[unit] == 0:
+            return f"{cap // _UNITS[unit]} {unit}iB"
+    return f"{cap} bytes"
+
+
+class _Overlong(Exception):
+    """A line passed the cap (read_stream, which counts the lines, names it)."""
+
+
+def _blocks(source: str, stdin: IO[bytes] | None, cap: int = LINE_CAP) -> Iterator[tuple[bytes, list[bytes]]]:
     """(bytes of whole lines, those lines without their newlines), as the data arrives.
 
     ``read1`` returns what is there without waiting for a full block, so a live pipe is read as it
     is written, while a file is read a block at a time: one forward write per block, not per line.
+    A line longer than ``cap`` raises :class:`_Overlong` once its pieces pass it: the count is kept
+    per block, never per line (a read is at most ``cap`` bytes, so a line inside one cannot pass it).
     """
     if source == "-":
         f: Any = stdin if stdin is not None else sys.stdin.buffer
@@ -166,12 +198,15 @@ def _blocks(source: str, stdin: IO[bytes] | None) -> Iterator[tuple[bytes, list[
             raise StreamError(f"{source}: cannot read: {e.strerror}") from None
         close = True
     read = getattr(f, "read1", f.read)
+    size = min(BLOCK, cap)
     # A line longer than a block arrives in pieces: keep them in a list and join once, at its newline
     # (``pending += data`` copied the whole line again for every block: quadratic in its length).
+    # ``held`` counts their bytes, so an endless line stops at the cap instead of filling memory.
     pending: list[bytes] = []
+    held = 0
     try:
         while True:
-            data = read(BLOCK)
+            data = read(size)
             if not data:
                 if pending:
                     last = b"".join(pending)
@@ -180,14 +215,20 @@ def _blocks(source: str, stdin: IO[bytes] | None) -> Iterator[tuple[bytes, list[
             end = data.rfind(b"\n")
             if end < 0:
                 pending.append(data)
+                held += len(data)
+                if held > cap:
+                    raise _Overlong()
                 continue
             if pending:
+                if held + data.find(b"\n") > cap:
+                    raise _Overlong()
                 pending.append(data[: end + 1])
                 block = b"".join(pending)
                 pending = []
             else:
                 block = data[: end + 1]
-            if end + 1 < len(data):
+            held = len(data) - end - 1
+            if held:
                 pending.append(data[end + 1 :])
             lines = block.split(b"\n")
             lines.pop()
@@ -209,8 +250,10 @@ def read_stream(
     ``want``: the record types (or kind names) to decode in full; None decodes every known kind.
     ``forward``: when given, valid lines are written there byte for byte (a last line missing its
     newline gets one), each block of lines before any line of it is yielded; at a bad line the
-    lines before it are forwarded and yielded, then :class:`StreamError` is raised.
+    lines before it are forwarded and yielded, then :class:`StreamError` is raised. A line past
+    :func:`line_cap` is a bad line.
     """
+    cap = line_cap()
     wanted = None
     if want is not None:
         wanted = frozenset(w if isinstance(w, str) else w.__struct_config__.tag for w in want)
@@ -222,7 +265,15 @@ def read_stream(
     for source in expand_sources(sources):
         name = "<stdin>" if source == "-" else source
         lineno = 0
-        for block, raws in _blocks(source, stdin):
+        blocks = _blocks(source, stdin, cap)
+        while True:
+            try:
+                block, raws = next(blocks)
+            except StopIteration:
+                break
+            except _Overlong:
+                raise StreamError(f"{name}:{lineno + 1}: line longer than {_cap_text(cap)}, the cap on a record's "
+                                  f"line (${LINE_CAP_ENV} sets it): is this a stream?") from None
             good: list[Line] = []
             error: StreamError | None = None
             for raw in raws:

@@ -66,7 +66,8 @@ def _signal_name(returncode: int) -> str | None:
 
 
 def _pump_stderr(pipe: Any, tail: collections.deque[str], echo: bool, hush: threading.Event) -> None:
-    for raw in iter(pipe.readline, b""):
+    # in pieces of at most 64 KiB: a model printing without newlines must not fill our memory
+    for raw in iter(lambda: pipe.readline(1 << 16), b""):
         text = raw.decode("utf-8", "replace")
         tail.append(text)
         if echo and not hush.is_set():
