@@ -4,7 +4,9 @@ bytes flipped, lines cut. Shared by the schema's and reportgen's fuzz tests."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +81,87 @@ def mutated_stream(draw: Any) -> bytes:
         else:
             lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
     return b"\n".join(lines) + b"\n"
+
+
+class Endless(io.RawIOBase):
+    """``head``, then /dev/zero on a pipe: bytes with no newline, for ever; counts what was taken."""
+
+    def __init__(self, head: bytes = b"") -> None:
+        self.head, self.taken = head, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        assert self.taken < 64 << 20, "the reader did not stop at the line cap"
+        n = len(b) if not self.head else min(len(b), len(self.head))
+        b[:n], self.head = self.head[:n] or bytes(n), self.head[n:]
+        self.taken += n
+        return n
+
+
+HOSTILE_CAP = 64 * 1024  # the $PT2KIT_LINE_CAP a reader runs under in hostile_stream's tests
+_MODEL = re.compile(rb'"kind"\s*:\s*"model"')
+
+
+@st.composite
+def hostile_stream(draw: Any, models: bool = True) -> tuple[bytes, bool]:
+    """(bytes, endless) for a reader run with ``PT2KIT_LINE_CAP=64K``: a real stream mutated, cut at
+    any byte, or holding a line past the cap; when ``endless``, the bytes are followed by zero bytes
+    with no newline for ever (/dev/zero, a writer gone mad). ``models=False`` drops every `model`
+    record, so a tool that would run the model a stream names only reads it."""
+    how = draw(st.sampled_from(["mutated", "cut", "oversized", "endless"]))
+    if how == "mutated":
+        data = draw(mutated_stream())
+    else:
+        lines = real_lines()
+        start = draw(st.integers(0, len(lines) - 1))
+        data = b"\n".join(lines[start : start + draw(st.integers(1, 20))]) + b"\n"
+        k = draw(st.integers(0, len(data)))
+        if how == "cut":
+            data = data[:k]
+        elif how == "oversized":
+            head = draw(st.sampled_from([b"", b"{", b'{"kind":"graph","v":1,"run":"r","code":"']))
+            data = data[:k] + head + b"x" * (HOSTILE_CAP + draw(st.integers(1, 3000))) + \
+                draw(st.sampled_from([b"\n", b'"}\n', b""])) + data[k:]
+    if not models:
+        data = b"\n".join(ln for ln in data.split(b"\n") if not _MODEL.search(ln))
+    return data, how == "endless"
+
+
+def feed(argv: list[str], data: bytes, endless: bool, *, env: dict[str, str], cwd: Any = None,
+         address_space: int = 4 << 30, timeout: float = 120) -> tuple[int, str, int]:
+    """Run ``argv`` with ``data`` on a pipe to its stdin (then zero bytes for ever when ``endless``),
+    under an RLIMIT_AS of ``address_space``: (exit code, stderr, its own peak RSS in bytes)."""
+    import os
+    import resource
+    import subprocess
+    import tempfile
+    import threading
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    def write() -> None:
+        try:
+            assert p.stdin is not None
+            p.stdin.write(data)
+            while endless:
+                p.stdin.write(bytes(1 << 16))
+            p.stdin.close()
+        except (OSError, ValueError):  # the reader stopped: a broken pipe
+            pass
+
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd,
+                             preexec_fn=limit)
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        killer = threading.Timer(timeout, p.kill)
+        killer.start()
+        _, status, usage = os.wait4(p.pid, 0)  # this child's own rusage, not every child's
+        killer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        writer.join(10)
+        err.seek(0)
+        return p.returncode, err.read().decode(errors="replace"), usage.ru_maxrss * 1024

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import io
+import os
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -49,3 +51,22 @@ def test_mutated_real_streams_read_or_stop_with_one_line_at_file_line(data):
         assert "\n" not in msg and msg.startswith("<stdin>:"), msg
         lineno = int(msg.split(":")[1])
         assert seen < lineno
+
+
+from mutate import HOSTILE_CAP, Endless, hostile_stream  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(hostile_stream())
+def test_cut_endless_oversized_and_mutated_streams_end_in_one_line_having_read_about_the_cap(stream):
+    data, endless = stream
+    src = Endless(data) if endless else io.BytesIO(data)
+    longest = max(map(len, data.split(b"\n")))
+    with mock.patch.dict(os.environ, PT2KIT_LINE_CAP=str(HOSTILE_CAP)):
+        try:
+            list(read_stream(["-"], stdin=io.BufferedReader(src)))
+            assert not endless and longest <= HOSTILE_CAP  # an endless line always stops the read
+        except StreamError as e:
+            assert "\n" not in str(e) and str(e).startswith("<stdin>:")
+    if endless:
+        assert src.taken <= len(data) + HOSTILE_CAP + 3 * (1 << 16)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import io
 
 import pytest
+from mutate import Endless
 
 from pt2kit.schema import (
     Graph,
@@ -132,23 +133,6 @@ def test_run_ids_are_unique_and_sortable():
     ids = {new_run_id() for _ in range(100)}
     assert len(ids) == 100
     assert all(len(i) == len("20261121T000000Z-") + 12 for i in ids)
-
-
-class Endless(io.RawIOBase):
-    """``head``, then /dev/zero on a pipe: bytes with no newline, for ever; counts what was taken."""
-
-    def __init__(self, head: bytes = b"") -> None:
-        self.head, self.taken = head, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
-        assert self.taken < 64 << 20, "the reader did not stop at the line cap"
-        n = len(b) if not self.head else min(len(b), len(self.head))
-        b[:n], self.head = self.head[:n] or bytes(n), self.head[n:]
-        self.taken += n
-        return n
 
 
 def _record(size: int) -> bytes:
