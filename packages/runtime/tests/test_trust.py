@@ -99,3 +99,21 @@ def test_a_binary_named_py_is_never_run_as_an_extension_or_bytecode(tmp_path):
     assert importlib.util.MAGIC_NUMBER == pyc.read_bytes()[:4]
     with pytest.raises(ModelFileError, match=r"not Python source|syntax error"):
         load_model(str(pyc))
+
+
+def test_a_link_is_judged_by_the_file_it_resolves_to(tmp_path):
+    evil = tmp_path / "evil.txt"
+    evil.write_text(MODEL)
+    (tmp_path / "sneaky.py").symlink_to(evil)
+    with pytest.raises(UsageError) as e:
+        check_model_file(str(tmp_path / "sneaky.py"), None, "-:3")
+    assert str(e.value) == (f"-:3: the model record names {tmp_path / 'sneaky.py'} (which resolves to {evil}), "
+                            "not a .py file: a stream runs only Python source")
+    os_py = os.path.realpath(os.path.join(sysconfig.get_paths()["stdlib"], "os.py"))
+    (tmp_path / "mine.py").symlink_to(os_py)
+    with pytest.raises(UsageError, match=r"mine\.py \(which resolves to .*os\.py\) is part of a Python installation"):
+        check_model_file(str(tmp_path / "mine.py"), None, "-:4")
+    real = tmp_path / "real.py"
+    real.write_text(MODEL)
+    (tmp_path / "alias.py").symlink_to(real)  # a link to a .py file is a .py file
+    assert check_model_file(str(tmp_path / "alias.py"), None, "-:5") == str(tmp_path / "alias.py")

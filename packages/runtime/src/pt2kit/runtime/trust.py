@@ -5,7 +5,8 @@ as it would run one given on the command line; a stream never *carries* code, an
 names is ever executed. Guarantees, for `model` records read from a pipe:
 
 * The file must be a regular ``*.py`` file outside the Python installation (so ``os.py`` or
-  ``antigravity.py`` are refused), and it is executed as Python source only: never as bytecode
+  ``antigravity.py`` are refused), judged by the real path it resolves to (a ``sneaky.py`` that
+  links to ``evil.txt``, or into site-packages, is refused, naming both), and it is executed as Python source only: never as bytecode
   (``.pyc``) or as an extension module (``.so``), whatever its name.
 * ``FILE.py:NAME`` must name a plain function defined in that file (``os.py:abort`` is refused
   twice over); :func:`pt2kit.runtime.modelfile.load_model` checks that in the child.
@@ -107,22 +108,27 @@ def check_model_file(file: str, entry: str | None, where: str) -> str:
     if not file or "\x00" in file:
         raise UsageError(f"{where}: the model record names no file")
     path = Path(file)
-    if path.suffix != ".py":
-        raise UsageError(f"{where}: the model record names {file}, not a .py file: a stream runs only Python source")
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        raise UsageError(f"{where}: {file}: no such model file") from None
+    # judged by what the name resolves to: a sneaky.py that links to evil.txt is not a .py file
+    shown = file if real == os.path.abspath(path) else f"{file} (which resolves to {real})"
+    if path.suffix != ".py" or Path(real).suffix != ".py":
+        raise UsageError(f"{where}: the model record names {shown}, not a .py file: a stream runs only Python source")
     if entry is not None and not entry.isidentifier():
         raise UsageError(f"{where}: the model record's entry {entry!r} is not a Python name")
     spec = f"{file}:{entry}" if entry else file
     if parse_spec(spec) != (path, entry):
         raise UsageError(f"{where}: the model record's file {file!r} cannot be named unambiguously")
     try:
-        real = os.path.realpath(path)
-        ok = path.is_file()
+        ok = os.path.isfile(real)
     except (OSError, ValueError):
         ok = False
     if not ok:
         raise UsageError(f"{where}: {file}: no such model file")
     if _installed(real):
-        raise UsageError(f"{where}: {file} is part of a Python installation, not a model file")
+        raise UsageError(f"{where}: {shown} is part of a Python installation, not a model file")
     return spec
 
 
