@@ -109,6 +109,26 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert code == 2 and len(err.strip().splitlines()) == 1
 
 
+def test_save_package_is_checked_before_anything_runs_and_never_lands_on_an_input(tmp_path):
+    model = tmp_path / "m.py"
+    shutil.copy(MODELS / "clean.py", model)
+    before = model.read_bytes()
+    (tmp_path / "m.pt2").symlink_to(model)
+    for args, line in [
+        (("--save-package", "m.pt2"), f"--save-package m.pt2: is the same file as the model file {model} "
+         f"(it resolves to {model}); writing it would overwrite an input"),
+        (("--save-package", "nodir/m.pt2"), "--save-package nodir/m.pt2: no such directory nodir"),
+        (("--timeout", "inf"), "--timeout inf: expected a finite number > 0 and <= 604800"),
+    ]:
+        code, recs, err = aotiprint(str(model), *args, cwd=tmp_path)
+        assert code == 2 and recs == [], err
+        assert err == f"aotiprint: error: {line}\n"
+    code, recs, err = aotiprint("m2.pt2", "--inputs", str(model), "--save-package", "k.pt2", cwd=tmp_path)
+    assert code == 2 and err == ("aotiprint: error: --save-package keeps the package compiled from a MODEL.py; "
+                                 "m2.pt2 is one already\n")
+    assert model.read_bytes() == before
+
+
 def test_help_does_not_import_torch():
     code = ("import sys\nfrom pt2kit.aotiprint.cli import app\n"
             "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"

@@ -148,6 +148,12 @@ def test_model_records_on_stdin(benchrun):
     ([f"{SMALL}:mlp", "--durations", "x.ndjson"], "--durations: only balances --shard"),
     ([f"{SMALL}:mlp", "--timeout", "0"], "--timeout 0.0: expected a finite number > 0"),
     ([f"{SMALL}:mlp", "--ray-address", "auto"], "--ray-address: give --executor ray too"),
+    ([f"{SMALL}:mlp", "--repeat", "10000000000000"], "--repeat 10000000000000: expected from 3 to 10000"),
+    ([f"{SMALL}:mlp", "--repeat", "2"], "--repeat 2: expected from 3 to 10000"),
+    ([f"{SMALL}:mlp", "--warmup", "-1"], "--warmup -1: expected from 0 to 10000"),
+    ([f"{SMALL}:mlp", "--warmup", "10001"], "--warmup 10001: expected from 0 to 10000"),
+    ([f"{SMALL}:mlp", "--seed", "999999999999999999999999999"], "--seed 999999999999999999999999999: expected a seed"),
+    ([f"{SMALL}:mlp", "--timeout", "1e300"], "--timeout 1e+300: expected a finite number > 0 and <= 604800"),
 ])
 def test_bad_input_is_one_line_and_exit_2(benchrun, args, message):
     r = benchrun(*args)
@@ -203,3 +209,19 @@ def test_speedup_interval_is_the_bootstrap_of_the_samples():
         list(numpy.percentile(xs, [10, 25, 50, 75, 90])))
     assert summary(xs)["iqr"] == pytest.approx(quantile(xs, 0.75) - quantile(xs, 0.25))
     assert math.isnan(quantile([], 0.5))
+
+
+def test_a_stream_naming_a_link_to_a_non_py_file_runs_nothing(benchrun, tmp_path):
+    made = tmp_path / "made"
+    evil = tmp_path / "evil.txt"
+    evil.write_text(f"open({str(made)!r}, 'w').close()\nimport torch\nmodel = torch.nn.ReLU()\n"
+                    "example_inputs = (torch.ones(2),)\n")
+    (tmp_path / "sneaky.py").symlink_to(evil)
+    model = {"kind": "model", "v": 1, "run": "up", "model": "sneaky.py", "file": str(tmp_path / "sneaky.py"),
+             "device": "cpu"}
+    r = benchrun("--backend", "eager", "--repeat", "3", "--no-accuracy", stdin=msgspec.json.encode(model) + b"\n")
+    assert r.code == 2, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"benchrun: error: <stdin>:1: the model record names {tmp_path / 'sneaky.py'} (which resolves to {evil}), "
+        "not a .py file: a stream runs only Python source")
+    assert not made.exists()

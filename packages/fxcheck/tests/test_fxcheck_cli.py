@@ -141,6 +141,8 @@ def test_bad_inputs_are_one_line_and_exit_2(fxcheck, tmp_path):
     for args, msg in [(("--dtypes", "float33"), "unknown dtype 'float33'"),
                       (("--profile", "nope"), "no such file or shipped profile"),
                       (("--max-tensor-bytes", "lots"), "expected a size in bytes"),
+                      (("--align-min-size", "-1"), "--align-min-size -1: expected >= 0"),
+                      (("--timeout", "1e300"), "--timeout 1e+300: expected a finite number > 0 and <= 604800"),
                       (("--config", "cpp.inject_relu_bug=accuracy"), "no such setting")]:
         r = fxcheck(model("linear.py"), *args)
         assert r.code == 2 and msg in r.stderr and r.stderr.count("\n") == 1, (args, r.stderr)

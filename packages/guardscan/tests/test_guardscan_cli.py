@@ -125,6 +125,7 @@ def test_crash_is_a_record_and_exit_3_with_the_stream_intact(runs):
     ([str(MODELS / "item.py"), "--vary", "colour=red"], "unknown key 'colour'"),
     ([str(MODELS / "item.py"), "--vary", "y:0=3"], "no input 'y'; the inputs are x"),
     ([str(MODELS / "item.py"), "--trace", "."], "not both"),
+    ([str(MODELS / "item.py"), "--timeout", "1e300"], "--timeout 1e+300: expected a finite number > 0 and <= 604800"),
 ])
 def test_bad_input_is_one_line_and_exit_2(runs, args, message):
     r = runs(*args)

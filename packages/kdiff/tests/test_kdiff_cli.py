@@ -219,6 +219,8 @@ def test_a_stream_names_only_py_model_files_it_never_runs_anything_else(kdiff, t
     ("--timeout", "0", "--timeout 0.0: expected a finite number > 0"),
     ("--timeout", "nan", "--timeout nan: expected a finite number > 0"),
     ("--atol", "abc", "Invalid value for '--atol'"),
+    ("--timeout", "1e300", "--timeout 1e+300: expected a finite number > 0 and <= 604800"),
+    ("--seed", str(2**64), f"--seed {2**64}: expected a seed torch accepts, from -2**63 to 2**64-1"),
 ])
 def test_bad_flag_values_are_one_line_exit_2_before_anything_runs(kdiff, flag, value, message):
     r = kdiff(str(MODELS / "mlp.py"), flag, value)

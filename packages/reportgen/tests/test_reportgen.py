@@ -112,6 +112,10 @@ def test_cli_writes_atomically_and_emits_a_report_record(reportgen, tmp_path):
     src = tmp_path / "a.ndjson"
     src.write_bytes(full_stream(tmp_path / "store"))
     out = tmp_path / "r" / "report.html"
+    r = reportgen(str(src), "-o", str(out))  # checked before anything is read: no directory is made
+    assert r.returncode == 2 and r.stdout == b""
+    assert r.stderr.decode() == f"reportgen: error: -o {out}: no such directory {out.parent}\n"
+    out.parent.mkdir()
     r = reportgen(str(src), "-o", str(out))
     assert r.returncode == 0, r.stderr
     recs = [msgspec.json.decode(x) for x in r.stdout.splitlines()]
@@ -131,6 +135,31 @@ def test_garbage_among_inputs_is_one_line_exit_2_and_no_page(reportgen, tmp_path
     assert r.returncode == 2
     assert r.stderr.decode() == f"reportgen: error: {bad}:1: not JSON: JSON is malformed: invalid character (byte 0)\n"
     assert out.read_text() == "the previous report" and r.stdout == b""
+
+
+def test_o_naming_an_input_is_refused_and_the_input_kept(reportgen, tmp_path):
+    d = tmp_path / "runs"
+    d.mkdir()
+    src = d / "a.ndjson"
+    src.write_bytes(full_stream(tmp_path / "store"))
+    before = src.read_bytes()
+    (tmp_path / "report.html").symlink_to(src)
+    for args, stdin, line in [
+        ((str(src), "-o", str(src)), b"", f"-o {src}: is the same file as the input {src}"),
+        ((str(d), "-o", str(tmp_path / "report.html")), b"",
+         f"-o {tmp_path / 'report.html'}: is the same file as the input {src} (it resolves to {src})"),
+        (("--compare", str(src), str(src), "-o", str(src)), b"", f"-o {src}: is the same file as the input {src}"),
+    ]:
+        r = reportgen(*args, stdin=stdin)
+        assert r.returncode == 2 and r.stdout == b"", r.stderr
+        assert r.stderr.decode() == f"reportgen: error: {line}; writing it would overwrite an input\n"
+    with src.open("rb") as stdin:  # `reportgen -o a.ndjson < a.ndjson`
+        p = subprocess.run([sys.executable, "-m", "pt2kit.reportgen", "-o", str(src)], stdin=stdin,
+                           capture_output=True, timeout=120)
+    assert p.returncode == 2
+    assert p.stderr.decode() == (f"reportgen: error: -o {src}: is the same file as stdin's file; "
+                                 "writing it would overwrite an input\n")
+    assert src.read_bytes() == before and (tmp_path / "report.html").is_symlink()
 
 
 def test_stdin_and_dirs_and_formats_from_suffix(reportgen, tmp_path):

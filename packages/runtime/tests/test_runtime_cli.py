@@ -52,6 +52,21 @@ def test_broken_pipe_exits_141_without_traceback():
     assert r.returncode == 141 and b"Traceback" not in r.stderr
 
 
+def test_cat_appending_to_its_own_input_is_refused_before_it_reads(tmp_path):
+    stream = tmp_path / "run.ndjson"
+    stream.write_bytes(GRAPH)
+    for args, stdin in ((["cat", str(stream)], subprocess.DEVNULL), (["cat"], stream.open("rb")),
+                        (["cat", str(tmp_path)], subprocess.DEVNULL)):
+        with stream.open("ab") as out:
+            r = subprocess.run([sys.executable, "-m", "pt2kit.runtime", *args], stdin=stdin, stdout=out,
+                               stderr=subprocess.PIPE, timeout=60)
+        assert r.returncode == 2
+        what = "stdin's file" if args == ["cat"] else f"the stream {stream}"
+        assert r.stderr.decode() == (f"pt2kit: error: stdout is the same file as {what}, which this tool reads; "
+                                     "send stdout elsewhere\n")
+        assert stream.read_bytes() == GRAPH  # cat x >> x would have grown it without end
+
+
 def test_terminal_on_stdin_is_a_hint_and_exit_2():
     primary, secondary = pty.openpty()
     r = subprocess.run([sys.executable, "-m", "pt2kit.runtime", "cat"], stdin=secondary, capture_output=True,

@@ -31,7 +31,9 @@ import typer
 
 from pt2kit.runtime.cli import Session, torch_version
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, ModelFileError, UsageError
+from pt2kit.runtime.modelfile import parse_spec
 from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, tool_app
+from pt2kit.runtime.writes import check_output, write_output
 
 from . import __version__
 
@@ -80,10 +82,10 @@ def _kernel_list(kernels: str | None) -> list[str] | None:
 def _work(s: Session, target: str, mode: str | None, kernels_arg: str | None, jit: bool, ima: bool,
           inputs: str | None, device: str, config: list[str], timeout: float | None,
           save_package: Path | None = None) -> int:
-    from pt2kit.runtime.cli import check_finite
     from pt2kit.runtime.config import parse_config
+    from pt2kit.runtime.flags import check_seconds
 
-    check_finite("--timeout", timeout, positive=True)
+    check_seconds("--timeout", timeout)
     cfg = parse_config(config)
     kernels = _kernel_list(kernels_arg)
     mode = mode or ("names" if ima else "stats")
@@ -93,6 +95,8 @@ def _work(s: Session, target: str, mode: str | None, kernels_arg: str | None, ji
             raise UsageError("--jit compiles a model file; a PACKAGE.pt2 is already AOT compiled")
         if not inputs:
             raise UsageError(f"{package}: a package needs inputs: --inputs FILE.py[:NAME]")
+        if save_package is not None:
+            raise UsageError(f"--save-package keeps the package compiled from a MODEL.py; {package} is one already")
         if not Path(package).is_file():
             raise ModelFileError(f"{package}: no such package")
         mode = _package_mode(s, package, mode)
@@ -103,6 +107,8 @@ def _work(s: Session, target: str, mode: str | None, kernels_arg: str | None, ji
             raise UsageError("--inputs goes with a PACKAGE.pt2; a model file brings its own example_inputs")
         if save_package is not None and (jit or not str(save_package).endswith(".pt2")):
             raise UsageError("--save-package PATH.pt2 keeps an AOTI package (not with --jit)")
+        if save_package is not None:
+            check_output("--save-package", save_package, [("the model file", str(parse_spec(target)[0]))])
         label = s.open_model(target, device=device)
     if ima and not device.startswith("cuda"):
         s.warn("--ima hunts CUDA illegal memory accesses; on the CPU it only runs launches one at a time")
@@ -114,9 +120,24 @@ def _work(s: Session, target: str, mode: str | None, kernels_arg: str | None, ji
 
         job = Job(model=target, package=package, inputs=inputs, mode=mode, kernels=kernels, jit=jit, ima=ima,
                   device=device, config=cfg, label=label, emit_model=package is None,
-                  log=os.path.join(tmp, "printer.log"), workdir=tmp,
-                  package_out=str(save_package.resolve()) if save_package is not None else None)
-        return _run(s, job, env, timeout)
+                  log=os.path.join(tmp, "printer.log"), workdir=tmp)
+        code = _run(s, job, env, timeout)
+        if save_package is not None:
+            _keep_package(s, Path(tmp) / "model.pt2", save_package)
+        return code
+
+
+def _keep_package(s: Session, built: Path, dest: Path) -> None:
+    """The compiled package, moved from the worker's folder to --save-package through a rename; if it
+    cannot be written there now, it stays in the store and stderr says where."""
+    if not built.is_file():
+        return  # the compile never finished: the crash record says at which stage
+    data = built.read_bytes()
+    try:
+        write_output(dest, data)
+    except OSError as e:
+        s.warn(f"--save-package {dest}: cannot write it now ({e.strerror or e}); the package is in the store: "
+               f"{s.store.path(s.store.put(data, 'application/zip', '.pt2'))}")
 
 
 def _package_mode(s: Session, package: str, mode: str) -> str:

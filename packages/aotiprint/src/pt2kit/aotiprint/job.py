@@ -14,7 +14,6 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
     workdir: str  # the stock printer saves under ./tmp/ of it
     package: str | None = None  # run this PACKAGE.pt2 instead of compiling the model
     inputs: str | None = None  # FILE.py[:NAME] with a package's inputs
-    package_out: str | None = None  # --save-package
     kernels: list[str] | None = None
     jit: bool = False
     ima: bool = False

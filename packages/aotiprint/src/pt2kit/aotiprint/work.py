@@ -206,7 +206,7 @@ def _aoti(job: Job, chan: Channel, lm: Any | None, inputs_value: Any = None) -> 
         with torch.no_grad():
             ep = torch.export.export(_as_module(lm.model), args, kwargs)
         chan.stage("compile")
-        package = job.package_out or os.path.join(job.workdir, "model.pt2")
+        package = os.path.join(job.workdir, "model.pt2")  # the parent keeps it at --save-package
         cfg = {**torchapi.no_caches(), **torchapi.provenance_config(),
                **torchapi.printer_config(mode, job.kernels)}
         arts: dict[str, Any] = {}

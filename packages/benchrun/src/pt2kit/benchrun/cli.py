@@ -60,9 +60,9 @@ def benchrun(
         click_type=click.Choice(("float32", "bfloat16", "float16")), show_default=False,
         help="Cast the model and its floating inputs [default: as the file makes them].")] = None,
     repeat: Annotated[int | None, typer.Option(
-        min=3, show_default=False,
-        help="Samples per side [default: as many as fit in --budget, 10 to 1000].")] = None,
-    warmup: Annotated[int, typer.Option(min=0, help="Warm-up calls per side before sampling.")] = 5,
+        show_default=False,
+        help="Samples per side, 3 to 10000 [default: as many as fit in --budget, 10 to 1000].")] = None,
+    warmup: Annotated[int, typer.Option(help="Warm-up calls per side before sampling, 0 to 10000.")] = 5,
     budget: Annotated[float, typer.Option(help="Seconds of samples per side when --repeat is not given.")] = 1.0,
     timer: Annotated[str | None, typer.Option(
         click_type=click.Choice(("events", "cudagraph", "wall")), show_default=False,
@@ -85,7 +85,7 @@ def benchrun(
     ray_address: Annotated[str | None, typer.Option(
         metavar="ADDRESS", show_default=False, help="The Ray cluster to use [default: start a local one].")] = None,
     zoo: Annotated[bool, typer.Option("--zoo", help="List the bundled models and exit.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed set before the accuracy runs.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed set before the accuracy runs (-2**63 to 2**64-1).")] = 0,
     timeout: Timeout = None,
     config: Config = None,
     no_stream_config: NoStreamConfig = False,

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pt2kit.runtime.cli import Session, check_finite, torch_version
+from pt2kit.runtime.cli import Session, torch_version
 from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
+from pt2kit.runtime.flags import check_finite, check_range, check_seconds, check_seed
 
 from . import narrate
-from .plan import JobSpec, backends_of, durations_from, parse_shard, shard_jobs
+from .plan import MAX_CALLS, JobSpec, backends_of, durations_from, parse_shard, shard_jobs
 
 
 @dataclass
@@ -77,9 +78,12 @@ def plan(s: Session, models: list[str], o: Options) -> tuple[list[JobSpec], str]
     from pt2kit.runtime.modelfile import label_of, parse_spec
 
     backends = backends_of(o.backends)
-    check_finite("--timeout", o.timeout, positive=True)
-    check_finite("--budget", o.budget, positive=True)
+    check_seconds("--timeout", o.timeout)
+    check_seconds("--budget", o.budget)
     check_finite("--fail-below", o.fail_below, positive=True)
+    check_range("--repeat", o.repeat, 3, MAX_CALLS)
+    check_range("--warmup", o.warmup, 0, MAX_CALLS)
+    check_seed("--seed", o.seed)
     shard = parse_shard(o.shard)
     if o.durations is not None and shard is None:
         raise UsageError("--durations: only balances --shard; give --shard I/N too")

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 from pt2kit.runtime.errors import UsageError
 
+# --repeat and --warmup, per side: the speedup's bootstrap resamples every sample 2000 times in pure
+# Python, so 10000 samples already take seconds there; more only makes a run that does not end
+MAX_CALLS = 10_000
 BUILTINS = ("eager", "aot_eager", "inductor")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 

@@ -15,8 +15,9 @@ from typing import Annotated, Any
 import click
 import typer
 
-from pt2kit.runtime.cli import Session, check_finite
+from pt2kit.runtime.cli import Session
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
+from pt2kit.runtime.flags import check_range, check_seconds
 from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, tool_app
 
 from . import __version__
@@ -76,7 +77,8 @@ def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any]
 
     from .profiles import parse_bytes, parse_dtypes, resolve
 
-    check_finite("--timeout", timeout, positive=True)
+    check_seconds("--timeout", timeout)
+    check_range("--align-min-size", flags["align_min_size"], 0)
     if flags["dtypes"] is not None:
         flags["dtypes"] = parse_dtypes(flags["dtypes"], "--dtypes")
     if flags["max_tensor_bytes"] is not None:

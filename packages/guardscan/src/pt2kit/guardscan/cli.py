@@ -20,8 +20,9 @@ from typing import Annotated, Any
 
 import typer
 
-from pt2kit.runtime.cli import Session, check_finite, torch_version
+from pt2kit.runtime.cli import Session, torch_version
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from pt2kit.runtime.flags import check_seconds
 from pt2kit.runtime.options import (
     Config,
     Debug,
@@ -82,7 +83,7 @@ def _work(s: Session, model: str | None, trace_dir: Path | None, opts: dict[str,
 
     from .variants import parse_vary
 
-    check_finite("--timeout", timeout, positive=True)
+    check_seconds("--timeout", timeout)
     cfg = parse_config(config)
     for v in opts["vary"]:
         parse_vary(v)  # bad specs are exit 2 before anything loads

@@ -23,8 +23,9 @@ from typing import Annotated, Any
 import click
 import typer
 
-from pt2kit.runtime.cli import Session, check_finite
+from pt2kit.runtime.cli import Session
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from pt2kit.runtime.flags import check_finite, check_seconds, check_seed
 from pt2kit.runtime.options import (
     Config,
     Debug,
@@ -66,7 +67,7 @@ def kdiff(
     grad: Annotated[bool, typer.Option("--grad", help="Also compare parameter and input gradients.")] = False,
     localize: Annotated[bool, typer.Option(help="When an output fails, find the first diverging aten node.")] = True,
     device: DeviceFromRecord = None,
-    seed: Annotated[int, typer.Option(help="Seed set before each run.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed set before each run (-2**63 to 2**64-1, torch's range).")] = 0,
     timeout: Timeout = None,
     config: Config = None,
     no_stream_config: NoStreamConfig = False,
@@ -88,7 +89,8 @@ def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | Non
     from pt2kit.runtime.config import parse_config
     check_finite("--atol", opts["atol"])
     check_finite("--rtol", opts["rtol"])
-    check_finite("--timeout", timeout, positive=True)
+    check_seconds("--timeout", timeout)
+    check_seed("--seed", opts["seed"])
     cfg = parse_config(config)
     if opts["test"] == "eager64":
         raise UsageError("--test eager64: eager64 is a reference; use it with --ref")

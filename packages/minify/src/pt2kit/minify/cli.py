@@ -18,15 +18,15 @@ be re-created or reduced (the message says why).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import click
 import typer
 
-from pt2kit.runtime.cli import Session, check_finite, torch_version
+from pt2kit.runtime.cli import Session, torch_version
 from pt2kit.runtime.errors import EXIT_OK, UsageError
+from pt2kit.runtime.flags import check_range, check_seconds, check_seed, usable_cpus, worker_cap
 from pt2kit.runtime.options import (
     Config,
     Debug,
@@ -39,6 +39,7 @@ from pt2kit.runtime.options import (
     command,
     tool_app,
 )
+from pt2kit.runtime.writes import check_output, write_output
 
 from . import __version__
 
@@ -70,11 +71,14 @@ def minify(
                                                help="fxcheck's --dtypes: keep an op of a dtype not allowed.")] = None,
     check_str: Annotated[str | None, typer.Option(help="An error counts only if its message holds TEXT.",
                                                   metavar="TEXT", show_default=False)] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes judging candidates in parallel "
-                                      "[default: half the CPUs, at most 4].", show_default=False)] = 0,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the repro here.",
+    jobs: Annotated[str, typer.Option("--jobs", "-j", metavar="N|auto", help="Worker processes judging candidates in "
+                                      "parallel; auto: half the CPUs, at most 4. Never more than the CPUs and "
+                                      "memory serve (capped, with a warning).")] = "auto",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the repro here (never over an "
+                                                "input: the model, the stream, a backend or profile file).",
                                                 show_default=False)] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the model's run and of the repro's inputs.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the model's run and of the repro's inputs (-2**63 to "
+                                      "2**64-1, torch's range).")] = 0,
     device: DeviceFromRecord = None,
     timeout: Timeout = None,
     config: Config = None,
@@ -91,19 +95,18 @@ def minify(
                         not no_stream_config, rules))
 
 
-def _work(s: Session, model: str | None, opts: dict[str, Any], deny: str | None, check_str: str | None, jobs: int,
-          output: Path | None, device: str | None, config: list[str], timeout: float | None,
+def _work(s: Session, model: str | None, opts: dict[str, Any], deny: str | None, check_str: str | None,
+          jobs_arg: str, output: Path | None, device: str | None, config: list[str], timeout: float | None,
           stream_config: bool, rules: dict[str, Any]) -> int:
     from pt2kit.runtime.config import parse_config
 
-    check_finite("--timeout", timeout, positive=True)
-    if jobs < 0:
-        raise UsageError(f"--jobs {jobs}: expected a number of workers >= 1")
-    # a worker's compile already keeps two cores busy (Inductor's compile threads): on two cores one
-    # worker beat two on every planted bug measured (accuracy 16-17 s vs 19, compile error 20.5 vs 23.5)
-    jobs = jobs or max(1, min(4, (os.cpu_count() or 1) // 2))
-    if output is not None and output.is_dir():
-        raise UsageError(f"-o {output}: is a directory; name the repro file")
+    check_seconds("--timeout", timeout)
+    check_seed("--seed", opts["seed"])
+    check_range("--align", rules["align"], 1)
+    jobs = _jobs(s, jobs_arg)
+    inputs = _inputs(model, opts["backend"], rules["profile"])
+    if output is not None:
+        check_output("-o", output, inputs)
     if deny and opts["failure"] not in ("auto", "violation"):
         raise UsageError(f"--deny with --failure {opts['failure']}: --deny keeps a violation")
     if any(v is not None for v in rules.values()):
@@ -124,7 +127,42 @@ def _work(s: Session, model: str | None, opts: dict[str, Any], deny: str | None,
     if model is not None:
         s.open_model(model, device=device or "cpu")
         return _one(s, model, device or "cpu", cfg, opts, want, check_str, jobs, output, timeout, piped=False)
-    return _stream(s, opts, check_str, jobs, output, device, cfg, timeout, stream_config)
+    return _stream(s, opts, check_str, jobs, output, device, cfg, timeout, stream_config, inputs)
+
+
+# A warm worker after an Inductor compile holds about this much (each forks from one zygote, so
+# torch's own pages are shared; the compile's are not)
+WORKER_BYTES = 2**30
+
+
+def _jobs(s: Session, text: str) -> int:
+    """--jobs: auto, or N >= 1 capped at what this machine serves (with a warning)."""
+    cap, why = worker_cap(WORKER_BYTES)
+    if text == "auto":
+        # a worker's compile already keeps two cores busy (Inductor's compile threads): on two cores one
+        # worker beat two on every planted bug measured (accuracy 16-17 s vs 19, compile error 20.5 vs 23.5)
+        return min(cap, max(1, min(4, usable_cpus() // 2)))
+    try:
+        n = int(text)
+    except ValueError:
+        raise UsageError(f"--jobs {text}: expected a number of workers >= 1, or auto") from None
+    check_range("--jobs", n, 1, what="a number of workers (or auto)")
+    if n > cap:
+        s.warn(f"--jobs {n}: capped at {cap} worker(s), what this machine serves ({why})")
+        return cap
+    return n
+
+
+def _inputs(model: str | None, backend: str, profile: str | None) -> list[tuple[str, str]]:
+    """The files this run reads (``-`` for stdin), which -o may not be."""
+    from pt2kit.runtime.modelfile import parse_spec
+
+    out = [("the model file", str(parse_spec(model)[0]))] if model is not None else [("stdin", "-")]
+    if ":" in backend:
+        out.append(("the backend file", backend.rpartition(":")[0]))
+    if profile and profile.endswith(".toml"):
+        out.append(("the profile file", profile))
+    return out
 
 
 def _profile(rules: dict[str, Any], deny: str | None) -> Any:
@@ -138,7 +176,9 @@ def _profile(rules: dict[str, Any], deny: str | None) -> Any:
 
 
 def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, output: Path | None,
-            device: str | None, cfg: dict[str, str], timeout: float | None, stream_config: bool) -> int:
+            device: str | None, cfg: dict[str, str], timeout: float | None, stream_config: bool,
+            inputs: list[tuple[str, str]]) -> int:
+    from pt2kit.runtime.modelfile import parse_spec
     from pt2kit.runtime.trust import stream_config_for
     from pt2kit.schema import Crash, Diff, Header, Kernel, Violation
 
@@ -171,14 +211,20 @@ def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, 
         if models:
             s.say("no failing diff, crash, violation or NaN/Inf kernel on stdin: nothing to minify")
         return EXIT_OK
+    outs = [output if output is None or len(asks) == 1 else output.with_name(f"{output.stem}-{n + 1}{output.suffix}")
+            for n in range(len(asks))]
+    # the stream's model files are inputs too: every -o name is checked against them before anything runs
+    inputs = inputs + [("the model file", str(parse_spec(m[0])[0])) for m in models.values()]
+    for out in outs:
+        if out is not None:
+            check_output("-o", out, inputs)
     code = EXIT_OK
-    for n, (label, w, where, seen) in enumerate(asks):
+    for (label, w, where, seen), out in zip(asks, outs, strict=True):
         if label not in models:
             s.warn(f"{where}: no model record for {label}: skipped")
             continue
         spec, dev, c, mwhere = models[label]
         s.say(f"{mwhere}: running model file {spec} named by the stream")
-        out = output if output is None or len(asks) == 1 else output.with_name(f"{output.stem}-{n + 1}{output.suffix}")
         narrate.failure(s.say, label, where, w)
         o = dict(opts, failure=w["kind"], **({"ref": w["ref"]} if "ref" in w else {}))
         # the run that found it had its own --config over the model record's (``seen``, this command
@@ -206,11 +252,17 @@ def _one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dict[str
         o = minify_one(job, want=want, jobs=jobs, timeout=timeout, stage=task.stage, torch_version=torch_version(),
                        check_str=check_str, on_model=lambda f: s.writer.emit(
                            msgspec.convert({**f, "v": SCHEMA_MAJOR, "run": s.writer.run}, Model)))
+    written = None
     if o.text is not None:
-        if output is not None:
-            output.write_text(o.text)
-        s.emit(Repro, **repro_fields(o.fields, o.text, s.store, label, str(output) if output else None))
-    narrate.outcome(s.say, label, o.message, o.fields, str(output) if output and o.text else None)
+        try:
+            if output is not None:
+                write_output(output, o.text)
+                written = str(output)
+        except OSError as e:  # checked before the run, gone since: the repro stays in the store, the record says where
+            s.warn(f"-o {output}: cannot write it now ({e.strerror or e}); the repro is in the store: "
+                   f"{s.store.path(s.store.put_text(o.text, 'text/x-python', '.py'))}")
+        s.emit(Repro, **repro_fields(o.fields, o.text, s.store, label, written))
+    narrate.outcome(s.say, label, o.message, o.fields, written)
     return o.code
 
 

@@ -3,7 +3,8 @@
 Reads any mix of streams (files, directories of *.ndjson/*.jsonl, or stdin), from any tools and
 runs. The HTML page embeds its styles, plots and small blobs, links larger blobs by relative path,
 and runs no script. Without -o the report goes to stdout. With -o the file is written atomically
-(a bad input leaves no page behind) and, when stdout is not a terminal, a `header` and a `report`
+(a bad input leaves no page behind; -o naming one of the inputs, or a missing directory, is refused
+before anything is read) and, when stdout is not a terminal, a `header` and a `report`
 record go to stdout. Exit 0 once the report is written, whatever it reports.
 
 `reportgen --compare BEFORE AFTER` compares two runs of the same sweep or checks (two torch versions,
@@ -24,6 +25,7 @@ import typer
 from pt2kit.runtime.cli import Session
 from pt2kit.runtime.errors import EXIT_FINDINGS, UsageError
 from pt2kit.runtime.options import Debug, Quiet, Store, Version, command, tool_app
+from pt2kit.runtime.writes import check_output, write_output
 
 from . import __version__
 
@@ -58,11 +60,12 @@ SUFFIXES = {".html": "html", ".htm": "html", ".json": "json", ".md": "md", ".txt
 
 
 def _work(s: Session, inputs: list[str], output: Path | None, fmt: str | None, title: str, store: Path | None) -> int:
-    from pt2kit.schema import Report, atomic_write
+    from pt2kit.schema import Report
 
     from .collect import collect
     from .render import render
 
+    _check_output(output, inputs or ["-"])
     fmt = fmt or (SUFFIXES.get(output.suffix.lower(), "html") if output else "html")
     c = collect(s.read(inputs or ["-"], forward=False, hint="e.g. `fxcheck m.py | reportgen -o report.html`"))
     if c.unknown:
@@ -74,7 +77,7 @@ def _work(s: Session, inputs: list[str], output: Path | None, fmt: str | None, t
     if output is None:
         sys.stdout.write(text)
         return 0
-    atomic_write(output, text)
+    write_output(output, text)
     s.say(f"wrote {output} ({fmt}, {c.total} records)")
     if not sys.stdout.isatty():
         s.header()
@@ -83,7 +86,7 @@ def _work(s: Session, inputs: list[str], output: Path | None, fmt: str | None, t
 
 
 def _compare(s: Session, inputs: list[str], output: Path | None, fmt: str | None, title: str) -> int:
-    from pt2kit.schema import Report, atomic_write
+    from pt2kit.schema import Report
 
     from .collect import collect
     from .compare import compare, to_html, to_json, to_text
@@ -92,6 +95,7 @@ def _compare(s: Session, inputs: list[str], output: Path | None, fmt: str | None
         raise UsageError(f"--compare takes two runs, BEFORE AFTER; got {len(inputs)} input(s)")
     if inputs.count("-") > 1:
         raise UsageError("--compare: only one side can be stdin")
+    _check_output(output, inputs)
     sides = [collect(s.read([x], forward=False, hint="e.g. `reportgen --compare before.ndjson after.ndjson`"))
              for x in inputs]
     cmp = compare(sides[0], sides[1], (inputs[0], inputs[1]))
@@ -103,12 +107,20 @@ def _compare(s: Session, inputs: list[str], output: Path | None, fmt: str | None
     if output is None:
         sys.stdout.write(text)
         return code
-    atomic_write(output, text)
+    write_output(output, text)
     s.say(f"wrote {output} ({fmt})")
     if not sys.stdout.isatty():
         s.header()
         s.emit(Report, path=str(output.absolute()), format=fmt, records=sides[0].total + sides[1].total)
     return code
+
+
+def _check_output(output: Path | None, inputs: list[str]) -> None:
+    """-o is checked before anything is read: its directory, and that it is none of the streams read."""
+    from pt2kit.schema.stream import expand_sources
+
+    if output is not None:
+        check_output("-o", output, [("the input", x) for x in expand_sources(inputs)])
 
 
 def main() -> None:

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import platform
 import signal
@@ -45,18 +44,6 @@ from .errors import (
     Terminated,
     UsageError,
 )
-
-
-def check_finite(name: str, value: float | None, *, positive: bool = False) -> float | None:
-    """A numeric flag's value, or UsageError: NaN, infinities and negatives (zero too, when
-    ``positive``) are never silently replaced by a default."""
-    if value is None:
-        return None
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        want = "a finite number > 0" if positive else "a finite number >= 0"
-        raise UsageError(f"{name} {value}: expected {want}")
-    return value
-
 
 _BIDI = {0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F}
 
@@ -118,6 +105,10 @@ def _stdout_to_devnull() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
+
+def _lazy(fn: Callable[[Any], Iterable[str]], arg: Any) -> Iterator[str]:
+    yield from fn(arg)
 
 
 class Session:
@@ -197,6 +188,12 @@ class Session:
         """Records from files or stdin, forwarded to stdout as read (unless ``forward=False``)."""
         sources = list(sources) or ["-"]
         self._not_a_terminal(sources, hint)
+        if forward:  # a tool that copies its input to stdout would read its own output back, without end
+            from pt2kit.schema.stream import expand_sources
+
+            from .writes import check_stdout
+
+            check_stdout(("the stream", src) for src in _lazy(expand_sources, sources))
         return read_stream(sources, want=want, forward=self.writer.out if forward else None)
 
     def _not_a_terminal(self, sources: list[str], hint: str = "") -> None:
