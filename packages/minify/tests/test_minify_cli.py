@@ -230,3 +230,24 @@ def test_a_setting_the_stream_may_not_give_is_refused_from_the_header_of_the_run
     assert r.code == 2, r.stderr
     assert "<stdin>:3: the header of the run that wrote this diff sets --config cpp.cxx" in r.stderr, r.stderr
     assert "--no-config-from-stream" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_stream_naming_a_link_to_a_non_py_file_runs_nothing(minify, tmp_path):
+    import msgspec
+
+    from pt2kit.schema import Diff, Model
+
+    made = tmp_path / "made"
+    evil = tmp_path / "evil.txt"
+    evil.write_text(f"open({str(made)!r}, 'w').close()\n")
+    sneaky = tmp_path / "sneaky.py"
+    sneaky.symlink_to(evil)
+    lines = [Model(v=1, run="a", model="sneaky.py", file=str(sneaky)),
+             Diff(v=1, run="a", model="sneaky.py", output="out", ref="eager", test="inductor", dtype="float32",
+                  shape=[2], atol=0.0, rtol=0.0, passed=False)]
+    r = minify(stdin=b"".join(msgspec.json.encode(x) + b"\n" for x in lines))
+    assert r.code == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [
+        f"minify: error: <stdin>:1: the model record names {sneaky} (which resolves to {evil}), not a .py file: "
+        "a stream runs only Python source"]
+    assert not made.exists()
