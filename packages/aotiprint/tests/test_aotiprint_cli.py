@@ -117,7 +117,7 @@ def test_save_package_is_checked_before_anything_runs_and_never_lands_on_an_inpu
     for args, line in [
         (("--save-package", "m.pt2"), f"--save-package m.pt2: is the same file as the model file {model} "
          f"(it resolves to {model}); writing it would overwrite an input"),
-        (("--save-package", "nodir/m.pt2"), "--save-package nodir/m.pt2: no such directory nodir"),
+        (("--save-package", "m.py/m.pt2"), f"--save-package m.py/m.pt2: {model} is not a directory"),
         (("--timeout", "inf"), "--timeout inf: expected a finite number > 0 and <= 604800"),
     ]:
         code, recs, err = aotiprint(str(model), *args, cwd=tmp_path)

@@ -111,11 +111,10 @@ def test_markdown_and_text_and_json(tmp_path):
 def test_cli_writes_atomically_and_emits_a_report_record(reportgen, tmp_path):
     src = tmp_path / "a.ndjson"
     src.write_bytes(full_stream(tmp_path / "store"))
-    out = tmp_path / "r" / "report.html"
-    r = reportgen(str(src), "-o", str(out))  # checked before anything is read: no directory is made
+    r = reportgen(str(src), "-o", str(src / "report.html"))  # checked before anything is read
     assert r.returncode == 2 and r.stdout == b""
-    assert r.stderr.decode() == f"reportgen: error: -o {out}: no such directory {out.parent}\n"
-    out.parent.mkdir()
+    assert r.stderr.decode() == f"reportgen: error: -o {src / 'report.html'}: {src} is not a directory\n"
+    out = tmp_path / "r" / "report.html"  # a directory not there yet is made
     r = reportgen(str(src), "-o", str(out))
     assert r.returncode == 0, r.stderr
     recs = [msgspec.json.decode(x) for x in r.stdout.splitlines()]

@@ -55,10 +55,15 @@ def test_stdins_file_is_an_input(tmp_path, monkeypatch):
         assert check_output("-o", stream, [("stdin", "-")]) == stream
 
 
-def test_the_directory_is_checked_before_the_work(tmp_path):
+def test_the_directory_is_checked_before_the_work(tmp_path, model):
+    # a directory not there yet is made at the write (an upstream tool in the pipe may be making it)
+    assert check_output("-o", tmp_path / "new" / "dir" / "repro.py") == tmp_path / "new" / "dir" / "repro.py"
+    assert not (tmp_path / "new").exists()
+    write_output(tmp_path / "new" / "dir" / "repro.py", "x")
+    assert (tmp_path / "new" / "dir" / "repro.py").read_text() == "x"
     with pytest.raises(UsageError) as e:
-        check_output("-o", tmp_path / "nodir" / "repro.py")
-    assert str(e.value) == f"-o {tmp_path / 'nodir' / 'repro.py'}: no such directory {tmp_path / 'nodir'}"
+        check_output("-o", model / "sub" / "repro.py")
+    assert str(e.value) == f"-o {model / 'sub' / 'repro.py'}: {model} is not a directory"
     with pytest.raises(UsageError) as e:
         check_output("-o", tmp_path)
     assert str(e.value) == f"-o {tmp_path}: is a directory; name the file to write"

@@ -3,8 +3,9 @@ never over one of the tool's inputs, and written whole or not at all.
 
 Guarantees:
 
-* :func:`check_output` runs before the work: the path is not a directory, its directory exists and
-  can be written in, and it is not the same file as any input (the model file, a stream file,
+* :func:`check_output` runs before the work: the path is not a directory, its directory exists (or
+  can be made: it is, when the file is written) and can be written in, and it is not the same file
+  as any input (the model file, a stream file,
   stdin's file, a backend or profile file, ``--durations``), compared by device and inode after
   symlinks are followed, so a link or a hard link to an input is caught too. Each refusal is one
   line and exit 2, like gcc's "input file is the same as output file".
@@ -73,11 +74,15 @@ def check_output(flag: str, path: str | os.PathLike[str],
                              "writing it would overwrite an input")
         if not stat.S_ISREG(st.st_mode):
             return given  # a device or FIFO the user named: written in place
-    parent = os.path.dirname(os.path.realpath(given))
-    if not os.path.isdir(parent):
-        raise UsageError(f"{flag} {given}: no such directory {given.parent}")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {given}: cannot write in directory {given.parent} (permission denied)")
+    # a missing directory is made when the file is written (`kdiff ... | minify -o pt2kit-out/repro.py`
+    # starts before kdiff has made its store): what must hold now is that it can be
+    probe = Path(os.path.realpath(given)).parent
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    if not os.path.isdir(probe):
+        raise UsageError(f"{flag} {given}: {probe} is not a directory")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {given}: cannot write in directory {probe} (permission denied)")
     return given
 
 
