@@ -27,6 +27,7 @@ from .records import (
     Metrics,
     Model,
     Num,
+    Precision,
     Recompile,
     Record,
     Report,
@@ -51,12 +52,12 @@ from .stream import (
     read_stream,
 )
 
-__version__ = "1.7.0"
+__version__ = "1.8.0"
 
 __all__ = [
     "KINDS", "RECORD_TYPES", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",
     "CompileTime", "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
-    "KernelArg", "KernelTime", "Latency", "Memory", "Line", "Metrics", "Model", "NewerSchemaError", "Num", "Record",
+    "KernelArg", "KernelTime", "Latency", "Memory", "Line", "Metrics", "Model", "NewerSchemaError", "Num", "Precision", "Record",
     "RecordWriter", "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta",
     "Tie", "Variant", "Violation", "Profile", "ProfileError", "profile_from_toml", "as_float", "atomic_write", "blob_path_problem", "decode", "encode", "new_run_id", "num",
     "read_stream", "store_root", "sweep_temp_files", "temp_owner",

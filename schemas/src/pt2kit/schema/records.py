@@ -140,6 +140,19 @@ class Tie(_Struct):
     code: str | None = None
 
 
+class Precision(_Struct):
+    """(1.8) Under ``--precision as-configured``: the reduced-precision float32 modes each side ran with
+    ("TF32 matmul", "TF32 cuDNN", "BF16 CPU matmul"), and, for a leaf that failed so, whether it passes
+    under PyTorch's accuracy-harness settings (then ``rule`` is "precision" and ``passed`` true)."""
+
+    ref: list[str] = []
+    test: list[str] = []
+    settings: list[str] = []  # every setting that was not the harness's, "key=value"
+    harness_passed: bool | None = None  # the failing leaf judged again under the harness's settings
+    op: str | None = None  # with the modes on, the first diverging aten op
+    source: str | None = None  # its file:line
+
+
 class Record(msgspec.Struct, tag_field="kind", omit_defaults=True, kw_only=True):
     """Fields every record carries."""
 
@@ -163,6 +176,9 @@ class Header(Record, tag="header", kw_only=True):
     # (1.7) the --config KEY=VALUE this run gave on its command line, over the models it read from a
     # stream: the records it wrote were seen under them (a downstream minify runs the model so)
     config: dict[str, str] = {}
+    # (1.8) the precision settings its accuracy verdicts ran under: "harness" (PyTorch's accuracy
+    # harness: TF32 off, deterministic cuDNN, fallback_random...) or "as-configured" (the model's own)
+    precision: str | None = None
 
 
 class Model(Record, tag="model", kw_only=True):
@@ -232,9 +248,11 @@ class Diff(Record, tag="diff", kw_only=True):
     heatmap: BlobRef | None = None
     note: str | None = None  # e.g. shape or dtype mismatch
     rule: str | None = None  # (1.3) what decided `passed`: "fp64" (PyTorch's accuracy rule) | "close" | "tie"
+    # | "precision" (1.8: it fails only with the model's own precision modes on)
     close: bool | None = None  # (1.3) the assert_close verdict against the reference, whatever the rule
     accuracy: Accuracy | None = None  # (1.3) the float64 check, where it ran
     tie: Tie | None = None  # (1.3) the near-tie that explains a difference, when one does
+    precision: Precision | None = None  # (1.8) the precision modes, under --precision as-configured
 
 
 class Divergence(Record, tag="divergence", kw_only=True):

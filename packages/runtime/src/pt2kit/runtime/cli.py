@@ -131,6 +131,7 @@ class Session:
         self.store = Store(store)
         self.writer = RecordWriter(stdout if stdout is not None else sys.stdout.buffer)
         self.header_written = False
+        self.precision: str | None = None  # --precision, for the header of a tool that judges accuracy
 
     # -- output ----------------------------------------------------------------------------
     def say(self, msg: str) -> None:
@@ -156,6 +157,7 @@ class Session:
             device=device,
             schema=schema_version,
             config=dict(config or {}),
+            precision=self.precision,
         )
         self.header_written = True
         return rec

@@ -5,7 +5,7 @@ Guarantees:
 
 * Every command is ``tool_app(...)`` plus one function whose parameters use these aliases, so
   ``--store``, ``--quiet``, ``--debug``, ``--device``, ``--config``, ``--timeout``,
-  ``--no-config-from-stream`` and ``--version`` read and behave the same in every tool.
+  ``--no-config-from-stream``, ``--precision`` and ``--version`` read and behave the same in every tool.
 * A usage error (unknown option, bad value, missing argument) is one line on stderr,
   ``tool: error: ... (see tool --help)``, and exit 2, like every other error; typer's boxes and
   click's three-line usage text are not shown.
@@ -117,3 +117,10 @@ Timeout = Annotated[float | None, typer.Option(
     help="Give up on a model after this long: its worker is stopped and a crash record says so.")]
 NoStreamConfig = Annotated[bool, typer.Option(
     "--no-config-from-stream", help="Ignore the config that piped `model` records carry; only --config settings apply.")]
+PRECISIONS = ("harness", "as-configured")
+Precision = Annotated[str, typer.Option(
+    "--precision", click_type=click.Choice(PRECISIONS),
+    help="The float32 settings accuracy is judged under. harness: PyTorch's accuracy harness's (TF32 off for "
+    "matmul and cuDNN, deterministic cuDNN, no cuDNN benchmark, CUBLAS_WORKSPACE_CONFIG=:4096:8, Inductor's "
+    "fallback_random), in the reference and the compiled run; as-configured: the model's own, with the modes "
+    "each side ran with reported.")]
