@@ -74,6 +74,17 @@ def test_a_wrong_result_is_fail_accuracy_and_exit_1(benchrun):
     b = _one(r, "inductor")
     assert b["accuracy"] == "fail_accuracy" and b["accuracy_note"].startswith("out: ")
     assert "RMSE vs float64" in b["accuracy_note"] and "accuracy fail_accuracy" in r.stderr
+    assert r.kind("header")[0]["precision"] == "harness"
+
+
+def test_as_configured_precision_never_passes_a_planted_bug(benchrun):
+    # the model's own settings differ from the harness's (fallback_random): judged again under the
+    # harness's, the planted relu still fails
+    r = benchrun(f"{SMALL}:mlp", "--precision", "as-configured", "--config", f"{RELU_BUG}=accuracy", "--repeat", "5")
+    assert r.code == 1, r.stderr
+    assert r.kind("header")[0]["precision"] == "as-configured"
+    b = _one(r, "inductor")
+    assert b["accuracy"] == "fail_accuracy" and b["accuracy_note"].startswith("out: ")
 
 
 def test_a_backend_that_raises_is_fail_to_run_and_exit_3(benchrun):

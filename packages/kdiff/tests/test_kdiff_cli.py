@@ -226,3 +226,51 @@ def test_bad_flag_values_are_one_line_exit_2_before_anything_runs(kdiff, flag, v
     r = kdiff(str(MODELS / "mlp.py"), flag, value)
     assert r.code == 2 and r.stdout == b""
     assert r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+
+
+PRECISE = MODELS / "precise.py"
+
+
+def test_default_precision_is_the_harness_and_a_models_own_tf32_is_turned_off(kdiff):
+    r = kdiff(f"{PRECISE}:mlp")
+    assert r.code == 0, r.stderr
+    assert r.kind("header")[0]["precision"] == "harness"
+    assert all("precision" not in d for d in r.kind("diff"))
+    assert "the model turned on TF32 CPU matmul: judged with it off" in r.stderr
+    assert "PyTorch's accuracy-harness precision: TF32 off" in r.stderr
+
+
+def test_as_configured_reports_the_modes_each_side_ran_with(kdiff):
+    r = kdiff(f"{PRECISE}:mlp", "--precision", "as-configured")
+    assert r.code == 0, r.stderr
+    assert r.kind("header")[0]["precision"] == "as-configured"
+    p = r.kind("diff")[0]["precision"]
+    assert p["ref"] == ["TF32 CPU matmul"] and p["test"] == ["TF32 CPU matmul"]
+    assert "cpu_matmul=tf32" in p["settings"] and "harness_passed" not in p  # it passed: nothing judged again
+    assert "as configured: reference TF32 CPU matmul; test TF32 CPU matmul" in r.stderr
+
+
+def test_fallback_random_is_the_harness_s_so_random_ops_pass_and_as_configured_names_the_op(kdiff):
+    # the harness sets Inductor's fallback_random: the compiled rand_like draws eager's numbers
+    assert kdiff(f"{PRECISE}:noisy", "--verdict", "close").code == 0
+    r = kdiff(f"{PRECISE}:noisy", "--verdict", "close", "--precision", "as-configured")
+    assert r.code == 0, r.stderr
+    (d,) = r.kind("diff")
+    assert d["passed"] and d["rule"] == "precision" and d["close"] is False
+    p = d["precision"]
+    assert p["harness_passed"] is True and "fallback_random=False" in p["settings"]
+    assert p["op"].startswith("aten.rand") and r.kind("divergence") == []
+    line = next(x for x in r.stderr.splitlines() if "PRECISION out: " in x)
+    assert "fallback_random=False" in line and f" in {p['op']}: passes under PyTorch's accuracy-harness" in line
+
+
+@pytest.mark.parametrize("precision", ["harness", "as-configured"])
+def test_planted_relu_bug_still_fails_at_the_relu_under_either_precision(kdiff, precision):
+    r = kdiff(f"{PRECISE}:mlp", "--precision", precision, "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy")
+    assert r.code == 1, r.stderr
+    (d,) = r.kind("diff")
+    assert not d["passed"] and d["rule"] != "precision"
+    (v,) = r.kind("divergence")
+    assert v["op"] == "aten.relu.default" and v["source"] == f"{PRECISE}:17"
+    if precision == "as-configured":  # judged again without the model's TF32: still failing
+        assert d["precision"]["harness_passed"] is False

@@ -251,3 +251,23 @@ def test_a_stream_naming_a_link_to_a_non_py_file_runs_nothing(minify, tmp_path):
         f"minify: error: <stdin>:1: the model record names {sneaky} (which resolves to {evil}), not a .py file: "
         "a stream runs only Python source"]
     assert not made.exists()
+
+
+def test_repro_judges_under_the_harness_precision_and_as_configured_keeps_the_models(minify, tmp_path):
+    # the planted relu bug is cut to the relu under either setting; the repro applies the settings its
+    # queries ran under: PyTorch's accuracy harness's, or those the model file left
+    for precision, says in (("harness", "Judged under PyTorch's accuracy-harness precision"),
+                            ("as-configured", "Judged under the model's own precision: ")):
+        out = tmp_path / f"{precision}.py"
+        r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--precision", precision, "--config", f"{RELU_BUG}=accuracy",
+                   "-o", str(out))
+        assert r.code == 1, r.stderr
+        (rep,) = r.kind("repro")
+        assert rep["ops"] == ["aten.relu.default"] and rep["reproduced"] == 3
+        assert r.kind("header")[0]["precision"] == precision
+        text = out.read_text()
+        assert says in text and "'precision': {" in text
+        assert ("'fallback_random': True" in text) == (precision == "harness")
+        assert run_repro(out).returncode == 1
+        _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
+        assert run_repro(out).returncode == 0

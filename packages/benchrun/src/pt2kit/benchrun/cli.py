@@ -32,6 +32,7 @@ from pt2kit.runtime.options import (
     Debug,
     DeviceFromRecord,
     NoStreamConfig,
+    Precision,
     Quiet,
     Store,
     Timeout,
@@ -86,6 +87,7 @@ def benchrun(
         metavar="ADDRESS", show_default=False, help="The Ray cluster to use [default: start a local one].")] = None,
     zoo: Annotated[bool, typer.Option("--zoo", help="List the bundled models and exit.")] = False,
     seed: Annotated[int, typer.Option(help="Seed set before the accuracy runs (-2**63 to 2**64-1).")] = 0,
+    precision: Precision = "harness",
     timeout: Timeout = None,
     config: Config = None,
     no_stream_config: NoStreamConfig = False,
@@ -95,6 +97,7 @@ def benchrun(
     version: Version = False,
 ) -> None:
     s = Session("benchrun", __version__, store=store, quiet=quiet, debug=debug)
+    s.precision = precision if accuracy else None
     if zoo:
         from .zoo import listing
 
@@ -104,7 +107,7 @@ def benchrun(
     opts = Options(backends=list(backend or ()), mode=mode, device=device, dtype=dtype, repeat=repeat, warmup=warmup,
                    budget=budget, timer=timer, accuracy=accuracy, profile_kernels=profile_kernels,
                    fail_below=fail_below, shard=shard, durations=durations, executor=executor,
-                   ray_address=ray_address, seed=seed, timeout=timeout, config=list(config or ()),
+                   ray_address=ray_address, seed=seed, precision=precision, timeout=timeout, config=list(config or ()),
                    stream_config=not no_stream_config)
     s.run(lambda: drive(s, list(models or ()), opts))
 

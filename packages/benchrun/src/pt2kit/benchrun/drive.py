@@ -38,6 +38,7 @@ class Options:
     executor: str = "local"
     ray_address: str | None = None
     seed: int = 0
+    precision: str = "harness"
     timeout: float | None = None
     config: list[str] = field(default_factory=list)
     stream_config: bool = True
@@ -137,7 +138,7 @@ def drive(s: Session, models: list[str], o: Options) -> int:
         return EXIT_OK
     opts: dict[str, Any] = {"mode": o.mode, "dtype": o.dtype, "timer": timer, "repeat": o.repeat, "warmup": o.warmup,
                             "budget_s": o.budget, "accuracy": o.accuracy, "profile_kernels": o.profile_kernels,
-                            "seed": o.seed}
+                            "seed": o.seed, "precision": o.precision}
     rows: list[dict[str, Any]] = []
     code = [EXIT_OK]
 

@@ -17,3 +17,4 @@ class Job(ModelJob, frozen=True, kw_only=True):
     accuracy: bool = True
     profile_kernels: bool = False
     seed: int = 0
+    precision: str = "harness"  # the accuracy status's settings: harness | as-configured (timings: the model's own)

@@ -42,8 +42,7 @@ def job_line(b: dict[str, Any]) -> str:
         parts.append(f"{b['graphs']} graph(s), {b.get('breaks', 0)} break(s), {b.get('recompiles', 0)} recompile(s)")
     acc = b.get("accuracy")
     if acc:
-        parts.append(f"accuracy {acc}" + (f" ({b['accuracy_note']})" if acc != "pass" and b.get("accuracy_note")
-                                          else ""))
+        parts.append(f"accuracy {acc}" + (f" ({b['accuracy_note']})" if b.get("accuracy_note") else ""))
     return f"{head}: " + "; ".join(parts)
 
 

@@ -7,7 +7,10 @@ element's index and both values, the tolerances and the verdict (torch.testing.a
 semantics), with an error heatmap for each failing leaf. The verdict is PyTorch's accuracy rule
 (torch._dynamo.utils.same): a leaf fails only when it fails assert_close against the reference *and*
 is further from a float64 run of the model than eager is, so rounding noise passes on any device;
-`--verdict close` (or an explicit --atol/--rtol) judges by assert_close alone. A difference that
+`--verdict close` (or an explicit --atol/--rtol) judges by assert_close alone. Both runs use PyTorch's
+accuracy-harness settings (TF32 off, deterministic cuDNN, fallback_random); `--precision as-configured`
+keeps the model's own and reports them, and a leaf that fails only with TF32 (or another such mode) on
+passes with a note naming the mode and the op ("TF32 cuDNN in aten.convolution.default"). A difference that
 follows a near-tie in a sort, top-k, argmax or NMS is named as such, not as a bug. When an output
 fails, a `divergence` record names the first aten node that leaves tolerance, with the user's
 file:line.
@@ -31,6 +34,7 @@ from pt2kit.runtime.options import (
     Debug,
     DeviceFromRecord,
     NoStreamConfig,
+    Precision,
     Quiet,
     Store,
     Timeout,
@@ -68,6 +72,7 @@ def kdiff(
     localize: Annotated[bool, typer.Option(help="When an output fails, find the first diverging aten node.")] = True,
     device: DeviceFromRecord = None,
     seed: Annotated[int, typer.Option(help="Seed set before each run (-2**63 to 2**64-1, torch's range).")] = 0,
+    precision: Precision = "harness",
     timeout: Timeout = None,
     config: Config = None,
     no_stream_config: NoStreamConfig = False,
@@ -77,10 +82,11 @@ def kdiff(
     version: Version = False,
 ) -> None:
     s = Session("kdiff", __version__, store=store, quiet=quiet, debug=debug)
+    s.precision = precision
     if verdict is None:
         verdict = "close" if atol is not None or rtol is not None else "fp64"
     opts = {"ref": ref, "test": test, "atol": atol, "rtol": rtol, "equal_nan": equal_nan, "grad": grad,
-            "localize": localize, "seed": seed, "verdict": verdict}
+            "localize": localize, "seed": seed, "verdict": verdict, "precision": precision}
     s.run(lambda: _work(s, model, opts, device, list(config or ()), timeout, not no_stream_config))
 
 

@@ -15,3 +15,4 @@ class Job(ModelJob, frozen=True, kw_only=True):
     grad: bool = False
     localize: bool = True
     seed: int = 0
+    precision: str = "harness"  # harness | as-configured

@@ -20,6 +20,8 @@ class Narrator:
             d = msgspec.json.decode(raw)
             if d.get("rule") == "tie":
                 self.say(f"{self.label}: TIE {d['output']}: {d.get('note')}")
+            elif d.get("rule") == "precision":
+                self.say(f"{self.label}: PRECISION {d['output']}: {d.get('note')}")
             elif not d["passed"]:
                 self.failing.append(d)
                 m = d.get("metrics") or {}
@@ -38,8 +40,13 @@ class Narrator:
         for key in ("fp64", "narrowed", "localize"):
             if key in notes:
                 self.say(f"{self.label}: {notes[key]}")
+        if "precision_own" in notes:
+            self.say(f"{self.label}: the model turned on {notes['precision_own']}: judged with it off, as PyTorch's "
+                     "accuracy harness judges (--precision as-configured keeps it)")
         n = value["diffs"]
         extra = [f"{value['by_fp64']} within float64 noise"] if value.get("by_fp64") else []
         extra += [f"{value['ties']} after a near-tie"] if value.get("ties") else []
+        extra += [f"{value['precision']} only with the model's precision modes"] if value.get("precision") else []
+        extra += [notes["precision"] if "precision" in notes else "PyTorch's accuracy-harness precision: TF32 off"]
         self.say(f"{self.label}: {n - len(self.failing)} of {n} leaves pass ({test} vs {ref}"
                  + "".join(f"; {e}" for e in extra) + ")")

@@ -39,13 +39,22 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from pt2kit.runtime.config import apply_config
     from pt2kit.runtime.modelfile import load_model, model_fields
     from pt2kit.runtime.outputs import flatten
+    from pt2kit.runtime.precision import HARNESS, precision_state, reduced_modes, use_precision
 
     from . import backends
     from .records import Verdict, compare_trees, divergence_fields, grads_of
     from .ties import TieRecorder
 
+    harness = job.precision == "harness"
+    if harness:  # before the model: CUBLAS_WORKSPACE_CONFIG must precede any cuBLAS work
+        use_precision(HARNESS)
     with apply_config(job.config):
         loaded = load_model(job.model, device=job.device, from_stream=job.from_stream)
+        if harness:
+            own = reduced_modes(precision_state(), job.device)
+            if own:
+                chan.note("precision_own", ", ".join(own))
+            use_precision(HARNESS, inductor=False)  # the model file's own TF32 does not stand; --config's does
         if job.emit_model:
             chan.emit_new(Model, **model_fields(loaded, job.device, job.config))
         ref = backends.resolve(job.ref, role="ref")
@@ -55,6 +64,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
         label = loaded.label
         ties = TieRecorder()
         tie_watch = [True]  # ties are taken from the first eager run only
+        states: dict[str, dict[str, Any]] = {}  # the precision settings each side ran under
 
         def side(backend: Any, role: str) -> list[tuple[str, Any]]:
             fn, inputs = backends.prepare(loaded.model, loaded.inputs, backend)
@@ -66,51 +76,41 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             with torch.no_grad(), backends.context(backend), watch:
                 out = _seeded(seed, lambda: loaded.call(fn, inputs))
             torch._dynamo.reset()
+            states[role] = precision_state()
             return flatten(out)
 
-        rule = job.verdict or "fp64"
-        f64 = ref if ref.float64 else backends.Backend("eager64", float64=True)
-        note = None
-        fp64: list[tuple[str, Any]] | None = None
-        if ref.float64:
-            try:
-                ref_leaves = fp64 = side(ref, "reference")
-            except Exception as e:
-                raise UsageError(f"--ref eager64: the float64 run of {label} fails ({_why(e)}); "
-                                 "use --ref eager (the verdict then checks float64 only where it runs)") from None
-        else:
-            ref_leaves = side(ref, "reference")
-        baseline = ref_leaves if not ref.float64 else None
-        if rule == "fp64":
-            if baseline is None:
-                baseline = side(backends.Backend("eager"), "baseline")
-            if fp64 is None:
-                try:
-                    fp64 = side(f64, "float64 reference")
-                except Exception as e:
-                    rule, note = "close", f"the float64 run fails ({_why(e)}): verdicts are assert_close's"
-                    chan.note("fp64", note)
-        if f64.narrowed:
-            chan.note("narrowed", "the float64 run took float32 for ops with no float64 kernel: "
-                      + ", ".join(f64.narrowed))
-        test_leaves = side(test, "test")
-        chan.stage("compare")
-        # --verdict close is assert_close and nothing else: no float64 rule, no tie explanation
+        runs = _Runs(side, ref, test, job.verdict or "fp64", label, chan)
+        rule, note = runs.rule, runs.note
         tie = ties.nearest() if (job.verdict or "fp64") == "fp64" else None
-        verdict = Verdict(rule=rule, fp64=dict(fp64 or []), baseline=dict(baseline or []),
-                          baseline_name=ref.name if not ref.float64 else "eager", tie=tie)
-        diffs = compare_trees(ref_leaves, test_leaves, ref=ref.name, test=test.name, store=chan.store,
+        verdict = runs.verdict(tie)
+        diffs = compare_trees(runs.ref_leaves, runs.test_leaves, ref=ref.name, test=test.name, store=chan.store,
                               verdict=verdict, **tol)
         if job.grad:
             chan.stage("gradients")
             g = {"ref": grads_of(loaded, ref, seed), "test": grads_of(loaded, test, seed)}
             if rule == "fp64":
-                g["fp64"] = g["ref"] if ref.float64 else grads_of(loaded, f64, seed)
+                g["fp64"] = g["ref"] if ref.float64 else grads_of(loaded, runs.f64, seed)
                 g["base"] = grads_of(loaded, backends.Backend("eager"), seed) if ref.float64 else g["ref"]
             gv = Verdict(rule=rule, fp64=dict(g.get("fp64", [])), baseline=dict(g.get("base", [])),
                          baseline_name=verdict.baseline_name)
             diffs += compare_trees(g["ref"], g["test"], ref=ref.name, test=test.name, store=chan.store,
                                    verdict=gv, **tol)
+
+        def locate() -> Any:
+            from .localize import LocalizeError, localize
+
+            try:
+                return localize(loaded.model, lambda fn: _seeded(seed, lambda: loaded.call(fn)), ref=ref,
+                                test=test, atol=job.atol, rtol=job.rtol, equal_nan=job.equal_nan,
+                                fp64_rule=rule == "fp64", on_step=chan.stage)
+            except LocalizeError as e:
+                chan.note("localize", str(e))
+                return None
+
+        if not harness:
+            from .modes import as_configured
+
+            as_configured(diffs, states, job.device, runs, tol, chan, locate=locate if job.localize else None)
         failed = [d for d in diffs if not d["passed"]]
         for d in diffs:
             chan.emit_new(Diff, model=label, **d)
@@ -118,15 +118,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
         failed_outputs = [d for d in failed if not d["output"].startswith("grad.")]
         if failed_outputs and job.localize:
             chan.stage("localize")
-            from .localize import LocalizeError, localize
-
-            try:
-                located = localize(loaded.model, lambda fn: _seeded(seed, lambda: loaded.call(fn)), ref=ref,
-                                   test=test, atol=job.atol, rtol=job.rtol,
-                                   equal_nan=job.equal_nan, fp64_rule=rule == "fp64",
-                                   on_step=chan.stage)
-            except LocalizeError as e:
-                chan.note("localize", str(e))
+            located = locate()
             if located is not None:
                 chan.emit_new(Divergence, model=label, **divergence_fields(located, failed_outputs[0]["output"]))
         elif failed and job.localize:
@@ -134,4 +126,60 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     return {"diffs": len(diffs), "failed": len(failed), "note": note,
             "by_fp64": sum(1 for d in diffs if d.get("rule") == "fp64" and d["passed"] and not d.get("close", True)),
             "ties": sum(1 for d in diffs if d.get("rule") == "tie"),
+            "precision": sum(1 for d in diffs if d.get("rule") == "precision"),
             "divergence": None if located is None else {"op": located.op, "source": located.source}}
+
+
+class _Runs:
+    """The runs a verdict needs, in order: the reference; an eager float32 baseline (the reference
+    itself unless it is eager64); a float64 run for PyTorch's accuracy rule (the reference itself for
+    eager64); the test. :meth:`again` runs them once more under other settings, the float64 run kept
+    (no precision mode touches float64)."""
+
+    def __init__(self, side: Any, ref: Any, test: Any, rule: str, label: str, chan: Any) -> None:
+        from . import backends
+
+        self.side, self.ref, self.test, self.rule, self.chan = side, ref, test, rule, chan
+        self.note: str | None = None
+        self.f64 = ref if ref.float64 else backends.Backend("eager64", float64=True)
+        self.fp64: list[tuple[str, Any]] | None = None
+        if ref.float64:
+            try:
+                self.ref_leaves = self.fp64 = side(ref, "reference")
+            except Exception as e:
+                raise UsageError(f"--ref eager64: the float64 run of {label} fails ({_why(e)}); "
+                                 "use --ref eager (the verdict then checks float64 only where it runs)") from None
+        else:
+            self.ref_leaves = side(ref, "reference")
+        self.baseline = self.ref_leaves if not ref.float64 else None
+        if self.rule == "fp64":
+            if self.baseline is None:
+                self.baseline = side(backends.Backend("eager"), "baseline")
+            if self.fp64 is None:
+                try:
+                    self.fp64 = side(self.f64, "float64 reference")
+                except Exception as e:
+                    self.rule, self.note = "close", f"the float64 run fails ({_why(e)}): verdicts are assert_close's"
+                    chan.note("fp64", self.note)
+        if self.f64.narrowed:
+            chan.note("narrowed", "the float64 run took float32 for ops with no float64 kernel: "
+                      + ", ".join(self.f64.narrowed))
+        self.test_leaves = side(test, "test")
+        chan.stage("compare")
+
+    def verdict(self, tie: Any = None) -> Any:
+        from .records import Verdict
+
+        return Verdict(rule=self.rule, fp64=dict(self.fp64 or []), baseline=dict(self.baseline or []),
+                       baseline_name=self.ref.name if not self.ref.float64 else "eager", tie=tie)
+
+    def again(self, why: str) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]], Any]:
+        """(reference, test, verdict) run again under the settings in force now."""
+        from . import backends
+
+        ref_leaves = self.fp64 if self.ref.float64 else self.side(self.ref, f"reference {why}")
+        baseline = ref_leaves if not self.ref.float64 else self.side(backends.Backend("eager"), f"baseline {why}")
+        test_leaves = self.side(self.test, f"test {why}")
+        v = self.verdict()
+        v.baseline = dict(baseline or [])
+        return ref_leaves or [], test_leaves, v

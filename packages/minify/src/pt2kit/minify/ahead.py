@@ -23,9 +23,12 @@ from .job import Job
 from .search import Cancelled, Config, Searcher
 
 
-def accuracy_failure(job: Job) -> dict[str, Any]:
-    """The failure an accuracy failure of ``job`` is decided as (drive's ``_failure``)."""
-    return {"kind": "accuracy", "signature": "accuracy", **({"ref": job.ref} if job.ref != "eager" else {})}
+def accuracy_failure(job: Job, precision: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The failure an accuracy failure of ``job`` is decided as (drive's ``_failure``): ``precision``, the
+    settings the original run was judged under (pt2kit.runtime.precision), is applied by every query and
+    by the repro."""
+    return {"kind": "accuracy", "signature": "accuracy", **({"ref": job.ref} if job.ref != "eager" else {}),
+            **({"precision": precision} if precision else {})}
 
 
 def worth_it(job: Job, want: dict[str, Any] | None, check_str: str | None) -> bool:
@@ -36,9 +39,10 @@ def worth_it(job: Job, want: dict[str, Any] | None, check_str: str | None) -> bo
 
 
 class Ahead:
-    def __init__(self, pool: Any, job: Job, graph: ir.Graph, config: Config, on_step: Callable[[str], None]) -> None:
+    def __init__(self, pool: Any, job: Job, graph: ir.Graph, config: Config, on_step: Callable[[str], None],
+                 precision: dict[str, Any] | None = None) -> None:
         self.pool = pool
-        self.failure = accuracy_failure(job)
+        self.failure = accuracy_failure(job, precision)
         self.lane = pool.lane(1)
         self.searcher = Searcher(self.lane, graph, self.failure, job.backend, config, jobs=len(self.lane.workers),
                                  on_step=lambda m: on_step(f"ahead, while the original runs: {m}"), seed=job.seed)

@@ -32,6 +32,7 @@ from pt2kit.runtime.options import (
     Debug,
     DeviceFromRecord,
     NoStreamConfig,
+    Precision,
     Quiet,
     Store,
     Timeout,
@@ -79,6 +80,7 @@ def minify(
                                                 show_default=False)] = None,
     seed: Annotated[int, typer.Option(help="Seed of the model's run and of the repro's inputs (-2**63 to "
                                       "2**64-1, torch's range).")] = 0,
+    precision: Precision = "harness",
     device: DeviceFromRecord = None,
     timeout: Timeout = None,
     config: Config = None,
@@ -89,7 +91,8 @@ def minify(
     version: Version = False,
 ) -> None:
     s = Session("minify", __version__, store=store, quiet=quiet, debug=debug)
-    opts = {"failure": failure, "backend": backend, "seed": seed, "ref": ref}
+    s.precision = precision
+    opts = {"failure": failure, "backend": backend, "seed": seed, "ref": ref, "precision": precision}
     rules = {"profile": profile, "align": align, "dtypes": dtypes}
     s.run(lambda: _work(s, model, opts, deny, check_str, jobs, output, device, list(config or ()), timeout,
                         not no_stream_config, rules))

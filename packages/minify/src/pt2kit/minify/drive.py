@@ -46,8 +46,9 @@ def _original(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, An
         elif m.get("t") == "graphs":
             got["graphs"] = msgspec.convert(m["graphs"], list[ir.Graph])
             got["config"] = m["config"]
+            got["precision"] = m.get("precision")
             if ahead and got["graphs"]:
-                got["early"] = Ahead(pool, job, got["graphs"][0], got["config"], stage)
+                got["early"] = Ahead(pool, job, got["graphs"][0], got["config"], stage, got["precision"])
 
     a = pool.ask("capture", msgspec.to_builtins(job), on_message)
     graphs, config = got.get("graphs", []), got.get("config", {})
@@ -114,7 +115,7 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
     got: dict[str, Any] = {}
     try:
         graphs, config, seen = _original(pool, job, say, on_model or (lambda f: None), got, bet)
-        failure = _failure(job, want, seen)
+        failure = _failure(job, want, seen, got.get("precision"))
         early: Ahead | None = got.pop("early", None)
         ahead = early if early is not None and early.take(failure, jobs) else None
         if failure is not None and check_str and "why" not in failure:
@@ -201,7 +202,8 @@ def _shows(s: Searcher, w: ir.Candidate | None, failure: dict[str, Any]) -> bool
     return s.fails([w])[0]
 
 
-def _failure(job: Job, want: dict[str, Any] | None, seen: dict[str, Any]) -> dict[str, Any] | None:
+def _failure(job: Job, want: dict[str, Any] | None, seen: dict[str, Any],
+             precision: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The failure to keep: what the original run showed, checked against what was asked for."""
     asked = (want or {}).get("kind") or job.failure
     if job.profile is not None:
@@ -225,5 +227,5 @@ def _failure(job: Job, want: dict[str, Any] | None, seen: dict[str, Any]) -> dic
     if asked not in ("auto", None) and asked != kind:
         return {"why": f"asked for a {asked} failure, but {job.model} shows {kind}: {seen.get('signature', '')}"}
     if kind == "accuracy":  # the one the search ahead bets on, built in one place
-        return accuracy_failure(job)
+        return accuracy_failure(job, precision)
     return {"kind": kind, "signature": seen.get("signature", kind)}

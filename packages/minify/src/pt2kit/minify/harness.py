@@ -21,6 +21,9 @@ import tempfile
 
 import torch
 
+if "use_precision" not in globals():  # in minify's workers; a repro carries its text above this file's
+    use_precision = importlib.import_module("pt2kit.runtime.precision").use_precision
+
 # -- inputs ------------------------------------------------------------------------------------
 
 
@@ -280,9 +283,17 @@ def exception_signature(e):
     return f"{kind}: {first[:200]}"
 
 
+def settle(failure):
+    """Run under the precision settings the failure was judged under (PyTorch's accuracy harness's, or the
+    model's own), if it names them."""
+    if failure.get("precision"):
+        use_precision(failure["precision"])
+
+
 def outcome(module, inputs, backend, config, failure, dynamic=False):
     """(fails, signature, detail) of one candidate against the failure it must still show."""
     kind = failure["kind"]
+    settle(failure)
     try:
         eager = run_eager(module, fresh(inputs))
     except Exception as e:  # a candidate the eager side cannot run is no repro of anything

@@ -11,4 +11,5 @@ class Job(ModelJob, frozen=True, kw_only=True):
     backend: str = "inductor"  # inductor | aot_eager | aoti | FILE.py:NAME
     seed: int = 0
     ref: str = "eager"  # eager | eager64: what an accuracy failure's output is held against
+    precision: str = "harness"  # harness | as-configured: the settings an accuracy failure is judged under
     profile: Profile | None = None  # fxcheck's constraints: the first violation they find is the failure

@@ -8,9 +8,12 @@ import pprint
 from pathlib import Path
 from typing import Any
 
+from pt2kit.runtime import precision
+
 from . import ir
 
 HARNESS = Path(__file__).with_name("harness.py")
+PRECISION = Path(precision.__file__)
 
 
 def _backend_lines(backend: str) -> list[str]:
@@ -22,6 +25,15 @@ def _backend_lines(backend: str) -> list[str]:
             "_mod = importlib.util.module_from_spec(_spec)",
             "_spec.loader.exec_module(_mod)",
             f"BACKEND = _mod.{name}"]
+
+
+def _precision_line(failure: dict[str, Any]) -> str:
+    p = failure.get("precision")
+    if not p:
+        return ""
+    if p == precision.HARNESS:
+        return " Judged under PyTorch's accuracy-harness precision (TF32 off, deterministic cuDNN, fallback_random)."
+    return f" Judged under the model's own precision: {', '.join(precision.differences(p)) or 'the harness settings'}."
 
 
 def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: dict[str, dict[str, Any]],
@@ -39,7 +51,7 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
 
 Model: {model} ({"the graph Dynamo hands the backend" if level == "dynamo" else "forward aten graph"} {graph}), cut to {c.nodes} op(s): {ops}.
 Failure: {what}.
-Backend: {backend}{", dynamic shapes" if dynamic else ""}. Needs only torch: `python repro.py` exits 1 while
+Backend: {backend}{", dynamic shapes" if dynamic else ""}.{_precision_line(failure)} Needs only torch: `python repro.py` exits 1 while
 the bug is present and 0 once it is fixed (REPRO_DEVICE=cuda moves the inputs).
 """
 import math
@@ -56,6 +68,8 @@ import torch
             "CONFIG = " + pprint.pformat(config, width=110),
             "FAILURE = " + pprint.pformat(failure, width=110),
             "", "",
+            "# ---- pt2kit.runtime.precision, verbatim: the precision settings FAILURE['precision'] names ----",
+            PRECISION.read_text(),
             "# ---- pt2kit minify's harness.py, verbatim: inputs, runs, verdicts ----",
             HARNESS.read_text(),
             "",

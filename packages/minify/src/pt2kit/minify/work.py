@@ -198,6 +198,7 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
 
         send({"t": "model", "fields": msgspec.to_builtins(model_fields(loaded, job.device, job.config))})
     config = _resolved_config(job.config)
+    precision = _precision(job.precision)
     send({"t": "stage", "stage": "capture"})
     dynamo: list[Any] = []
     with apply_config(job.config):
@@ -206,7 +207,7 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         except Exception:  # AOTAutograd cannot trace it: the failure is before the aten graph
             captured = []
     graphs = _graphs(captured, dynamo, job)
-    send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config})
+    send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config, "precision": precision})
     if job.profile is not None:  # fxcheck's rules on the graphs the backend gets: nothing to run
         return {"kind": "violation", "want": _first_violation(captured, job.profile)}
     if job.failure == "violation":  # judged on the graphs alone: nothing to run
@@ -242,6 +243,17 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         if why:
             return {"kind": "accuracy", "signature": "accuracy", "detail": f"{name}: {why}"}
     return {"kind": None}
+
+
+def _precision(mode: str) -> dict[str, Any]:
+    """The settings the original run, every query and the repro judge under: PyTorch's accuracy
+    harness's (over any the model file set), or those the model file left (as-configured)."""
+    from pt2kit.runtime.precision import HARNESS, precision_state, use_precision
+
+    if mode != "harness":
+        return precision_state()
+    use_precision(HARNESS)
+    return dict(HARNESS)
 
 
 def _float64_outputs(loaded: Any, seed: int) -> dict[str, Any]:
@@ -340,6 +352,7 @@ def localize(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     """The first node, in graph order, whose compiled value fails the accuracy verdict (one compile of
     the candidate with every tensor node an output)."""
     cls = _module(payload["source"])
+    harness.settle(payload["failure"])
     inputs = harness.make_inputs([tuple(s) for s in payload["inputs"]], payload.get("seed", 0))
     names = payload["names"]
     eager = harness.run_eager(cls(), harness.fresh(inputs))
