@@ -261,7 +261,7 @@ def test_fallback_random_is_the_harness_s_so_random_ops_pass_and_as_configured_n
     assert p["harness_passed"] is True and "fallback_random=False" in p["settings"]
     assert p["op"].startswith("aten.rand") and r.kind("divergence") == []
     line = next(x for x in r.stderr.splitlines() if "PRECISION out: " in x)
-    assert "fallback_random=False" in line and f" in {p['op']}: passes under PyTorch's accuracy-harness" in line
+    assert "fallback_random=False" in line and f" in {p['op']} at {p['source']}: passes under PyTorch's" in line
 
 
 @pytest.mark.parametrize("precision", ["harness", "as-configured"])
