@@ -4,6 +4,8 @@ times, is a handful of ops, and passes once the planted bug is switched off."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 from conftest import MODELS, run_repro
 
@@ -71,17 +73,36 @@ def test_aot_inductor_bug_gives_a_repro_that_exports_packages_loads_and_runs(min
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
 
+def _cannot_test(p, why: str) -> None:
+    """Exit 125 (git bisect run's "cannot test this revision"), nothing on stdout, one line on stderr."""
+    assert p.returncode == 125 and p.stdout == "", p.stdout + p.stderr
+    assert p.stderr.startswith(f"repro: cannot test here: {why}") and len(p.stderr.splitlines()) == 1, p.stderr
+
+
 def test_a_backend_that_kills_the_process_is_a_crash_signature(minify, tmp_path):
-    out = tmp_path / "repro.py"
-    r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--backend", f"{MODELS / 'small.py'}:aborting_backend",
-               "-o", str(out))
+    out, backend = tmp_path / "repro.py", tmp_path / "backends.py"
+    backend.write_text((MODELS / "small.py").read_text())
+    r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--backend", f"{backend}:aborting_backend", "-o", str(out))
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["failure"] == "crash" and rep["signature"] == "SIGABRT"
     assert rep["ops"] == ["torch.sigmoid"] and rep["reproduced"] == 3  # the graph Dynamo hands the backend
     p = run_repro(out)
     assert p.returncode == 1 and "died with SIGABRT" in p.stdout, p.stdout + p.stderr
-    assert f"{MODELS / 'small.py'}" in out.read_text()  # the backend is the user's own file, loaded by path
+    # the backend is the user's own file, loaded by path, and the docstring says the repro needs it
+    assert re.search(rf"^BACKEND = \({str(backend)!r}, 'aborting_backend'\)$", out.read_text(), re.M)
+    assert f"the backend file {backend} (its aborting_backend)" in out.read_text().split('"""')[1].replace("\n", " ")
+    # where it cannot run, the crash is neither found nor ruled out: no device, a child whose torch
+    # does not import (it never reached the backend), the backend file gone
+    _cannot_test(run_repro(out, REPRO_DEVICE="cuda"), "REPRO_DEVICE=cuda is not available here")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import os, sys\nif os.environ.get('_REPRO_CHILD'):\n"
+                                           "    sys.modules['torch'] = None\n")
+    child_only = run_repro(out, PYTHONPATH=str(site))  # the repro runs under -I: only its child reads PYTHONPATH
+    _cannot_test(child_only, "import torch: ModuleNotFoundError: import of torch halted")
+    backend.unlink()
+    _cannot_test(run_repro(out), f"the backend file {backend} is missing")
 
 
 def test_a_backend_of_the_users_file_is_minified_on_the_graph_dynamo_hands_it(minify, tmp_path):
@@ -95,7 +116,9 @@ def test_a_backend_of_the_users_file_is_minified_on_the_graph_dynamo_hands_it(mi
         text = out.read_text()
         assert "the graph Dynamo hands the backend" in text and re.search(r"^        x = torch\.relu\(\w+\)$", text, re.M)
         assert run_repro(out).returncode == 1
-        _switch_off(out, r"BACKEND = _mod\.\w+", "BACKEND = 'eager'")
+        # on a device this torch lacks the output cannot be judged: 125, not "bug present" on a traceback
+        _cannot_test(run_repro(out, REPRO_DEVICE="cuda"), "REPRO_DEVICE=cuda is not available here")
+        _switch_off(out, r"BACKEND = \(.*\)", "BACKEND = 'eager'")
         p = run_repro(out)
         assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
@@ -183,7 +206,7 @@ def test_a_failure_that_needs_the_real_values_gets_them_embedded(minify, tmp_pat
     (inputs,) = re.findall(r"^INPUTS = (.*?)\n[A-Za-z]", text, re.M | re.S)
     assert inputs.count("'tensor'") == 1 and "[0.5, 0.5, 0.0, 0.0, 0.25, 0.25," in inputs, inputs
     assert run_repro(out).returncode == 1
-    _switch_off(out, r"BACKEND = _mod\.\w+", "BACKEND = 'eager'")
+    _switch_off(out, r"BACKEND = \(.*\)", "BACKEND = 'eager'")
     assert run_repro(out).returncode == 0
 
 
@@ -271,3 +294,32 @@ def test_repro_judges_under_the_harness_precision_and_as_configured_keeps_the_mo
         assert run_repro(out).returncode == 1
         _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
         assert run_repro(out).returncode == 0
+
+
+def test_a_tuple_setting_stays_a_tuple_in_every_worker_and_in_the_repro(minify, tmp_path):
+    # Inductor prints cpp.cxx into its error: were the tuple a list in the workers (JSON has no
+    # tuples), the signature would change and the failure "not reproduce"
+    out = tmp_path / "repro.py"
+    r = minify(f"{MODELS / 'small.py'}:clean", "--config", "cpp.cxx=('/nonexistent/cc',)", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["signature"] == "InvalidCxxCompiler: No working C++ compiler found in torch._inductor.config.cpp.cxx: " \
+                              "('<path>',)" and rep["reproduced"] == 3, rep
+    assert rep["config"] == {"cpp.cxx": "('/nonexistent/cc',)"} and rep["ops"] == ["aten.relu.default"]
+    text = out.read_text()
+    assert "CONFIG = {'torch._inductor.config': {'cpp.cxx': ('/nonexistent/cc',)}}\n" in text
+    assert "the config it sets itself: cpp.cxx=('/nonexistent/cc',)" in text.split('"""')[1].replace("\n", " ")
+    p = run_repro(out)
+    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: compile-error"), p.stdout + p.stderr
+    # a revision where the repro cannot run is 125 with one line: no such device, a torch that does not
+    # import, an op this torch lacks (eager cannot run the graph)
+    _cannot_test(run_repro(out, REPRO_DEVICE="cuda"), "REPRO_DEVICE=cuda is not available here (AssertionError")
+    code = f"import sys, runpy; sys.modules['torch'] = None; runpy.run_path({str(out)!r}, run_name='__main__')"
+    _cannot_test(subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True),
+                 "import torch: ModuleNotFoundError: import of torch halted")
+    lacking = tmp_path / "lacking.py"
+    lacking.write_text(text.replace("torch.ops.aten.relu.default(", "torch.ops.aten.relu_not_in_this_torch.default("))
+    _cannot_test(run_repro(lacking), "eager cannot run the graph: AttributeError")
+    _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
+    p = run_repro(out)
+    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr

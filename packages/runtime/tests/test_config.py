@@ -67,3 +67,34 @@ def test_wrong_type_for_container_settings_is_one_line(key, raw, message):
     with pytest.raises(UsageError, match=message) as e:
         resolve({key: raw})
     assert "\n" not in str(e.value) and str(e.value).startswith(f"--config {key}=")
+
+
+@pytest.mark.parametrize("value", [
+    ("/usr/bin/g++",), (None, "g++"), (), [1, (2, 3)], {"a": (1,), "b": [None]}, set(), {"x", "y"},
+    float("inf"), -float("inf"), [float("inf")], 0.1, -0, "it's", True, None, 10**30,
+])
+def test_a_value_comes_back_from_its_literal_text_with_its_types(value):
+    from pt2kit.runtime.config import from_literal, literal
+
+    back = from_literal(literal(value))
+
+    def shape(v):  # the value with every container's type made visible
+        if isinstance(v, list | tuple):
+            return (type(v).__name__, [shape(x) for x in v])
+        if isinstance(v, dict):
+            return ("dict", {k: shape(x) for k, x in v.items()})
+        return (type(v).__name__, v)
+
+    assert shape(back) == shape(value)
+
+
+def test_a_tuple_setting_from_the_command_line_crosses_to_a_worker_as_a_tuple():
+    pytest.importorskip("torch")
+    import msgspec
+
+    from pt2kit.runtime.config import from_literal, literal, resolve
+
+    (_, key, value), = resolve({"cpp.cxx": "('/usr/bin/g++',)"})
+    assert key == "cpp.cxx" and value == ("/usr/bin/g++",)
+    wire = msgspec.json.decode(msgspec.json.encode({key: literal(value)}))  # as minify's workers get it
+    assert from_literal(wire[key]) == ("/usr/bin/g++",) and isinstance(from_literal(wire[key]), tuple)

@@ -6,7 +6,9 @@ seeded generator and the specs written in the repro, or, where the failure needs
 real values written there as literals (never a pickle); the verdict of an accuracy
 failure is kdiff's (torch.testing.assert_close's tolerances, then PyTorch's float64 RMSE rule from
 torch._dynamo.utils.same, so rounding noise is not a failure); a failure's signature is an
-exception's type and normalised message, a signal, a non-finite kind, or a constraint and op.
+exception's type and normalised message, a signal, a non-finite kind, or a constraint and op; the
+repro's answer is 1 (the failure is present) or 0 (it ran, and the failure is gone) only where every
+side the failure needs ran to its verdict (:mod:`.answer`); anything else is 125.
 """
 
 import contextlib
@@ -14,9 +16,6 @@ import importlib
 import math
 import os
 import re
-import signal
-import subprocess
-import sys
 import tempfile
 
 import torch
@@ -186,6 +185,20 @@ def _machine_lock(name):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+UNTESTABLE = 125  # what `git bisect run` reads as "this revision cannot be tested": neither good nor bad
+
+
+class Untestable(Exception):
+    """The repro cannot judge the failure here: no such device, a backend file missing or not loading,
+    a graph eager cannot run."""
+
+
+def one_line(e):
+    """``Type: message``, its first line, as raised (a message for a person; not a signature)."""
+    text = f"{type(e).__name__}: {e}".strip()
+    return text.splitlines()[0][:300]
+
+
 # -- verdicts ----------------------------------------------------------------------------------
 
 _TOL = {torch.float16: (1e-5, 1e-3), torch.bfloat16: (1e-5, 1.6e-2), torch.float32: (1e-5, 1.3e-6),
@@ -290,13 +303,17 @@ def settle(failure):
         use_precision(failure["precision"])
 
 
-def outcome(module, inputs, backend, config, failure, dynamic=False):
-    """(fails, signature, detail) of one candidate against the failure it must still show."""
+def outcome(module, inputs, backend, config, failure, dynamic=False, strict=False):
+    """(fails, signature, detail) of one candidate against the failure it must still show. ``strict``
+    (the repro's own run): a side that cannot run raises Untestable rather than not failing: eager
+    always, the compiled side where the failure is in what it computes, not in its compile."""
     kind = failure["kind"]
     settle(failure)
     try:
         eager = run_eager(module, fresh(inputs))
     except Exception as e:  # a candidate the eager side cannot run is no repro of anything
+        if strict:
+            raise Untestable(f"eager cannot run the graph: {one_line(e)}") from None
         return False, "eager: " + exception_signature(e), "eager fails"
     fp64 = None
     if kind == "accuracy":
@@ -309,6 +326,8 @@ def outcome(module, inputs, backend, config, failure, dynamic=False):
             test = compile_and_run(module, fresh(inputs), backend, dynamic)
     except Exception as e:
         sig, detail = exception_signature(e), str(e).strip()[:2000]
+        if strict and kind != "compile-error":
+            raise Untestable(f"the compiled side raised {one_line(e)}, so its {kind} cannot be judged") from None
         if failure.get("check_str"):
             return kind == "compile-error" and failure["check_str"] in f"{sig} {detail}", sig, detail
         return kind == "compile-error" and sig == failure["signature"], sig, detail
@@ -360,38 +379,3 @@ def violations(module, inputs, failure):
         torch.compile(module, backend=aot_autograd(fw_compiler=fw))(*inputs)
     torch._dynamo.reset()
     return seen
-
-
-# -- the repro's main ----------------------------------------------------------------------------
-
-
-def main(module_cls, specs, backend, config, failure, dynamic=False, seed=0):
-    """Exit 1 with one line while the failure is present, 0 once it is gone."""
-    device = os.environ.get("REPRO_DEVICE")
-    if failure["kind"] == "crash" and not os.environ.get("_REPRO_CHILD"):
-        # the bug kills the process: run it in a child, and judge by how the child died
-        p = subprocess.run([sys.executable, *sys.argv], env={**os.environ, "_REPRO_CHILD": "1"},
-                           capture_output=True, text=True)
-        died = signal.Signals(-p.returncode).name if p.returncode < 0 else f"exit {p.returncode}"
-        if died == failure["signature"]:
-            print(f"repro: the bug is present: the process died with {died}")
-            return 1
-        print(f"repro: no {failure['signature']}: the process ended with {died}")
-        return 0
-    inputs = make_inputs(specs, seed, device)
-    module = module_cls()
-    if failure["kind"] == "violation":
-        found = violations(module, inputs, failure)
-        if found:
-            print(f"repro: the bug is present: {failure['constraint']}: {failure['op']} in the graph ({found[0]})")
-            return 1
-        print(f"repro: no {failure['op']}{' with a misaligned output' if failure.get('align') else ''} in the graph: "
-              "fixed")
-        return 0
-    fails, sig, detail = outcome(module, inputs, backend, config, failure, dynamic)
-    if fails:
-        what = failure["kind"] if sig == failure["kind"] else f"{failure['kind']}: {sig}"
-        print(f"repro: the bug is present: {what}" + (f": {detail.splitlines()[0]}" if detail else ""))
-        return 1
-    print(f"repro: {failure['kind']} gone ({sig}): fixed")
-    return 0

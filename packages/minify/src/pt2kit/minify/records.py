@@ -6,14 +6,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pt2kit.runtime.config import from_literal
 from pt2kit.schema import Crash, Diff, Kernel, Store, Violation
 
 SHORT = {"torch._inductor.config": "", "torch._dynamo.config": "dynamo.", "torch._functorch.config": "functorch."}
 
 
-def config_strings(config: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """{module: {key: value}} as the ``--config`` settings a user writes."""
-    return {f"{SHORT.get(m, m + '.')}{k}": v if isinstance(v, str) else repr(v)
+def config_strings(config: dict[str, dict[str, str]]) -> dict[str, str]:
+    """{module: {key: literal text}} as the ``--config`` settings a user writes (a string bare)."""
+    return {f"{SHORT.get(m, m + '.')}{k}": v if not isinstance(value := from_literal(v), str) else value
             for m, s in config.items() for k, v in s.items()}
 
 

@@ -1,30 +1,39 @@
 """repro.py as text: the minimal graph as module code (the user's lines as comments), its input specs,
-backend, config and failure, then :mod:`.harness` verbatim. Runs with only torch installed; exit 1
-while the failure is present, 0 once it is gone."""
+backend, config and failure, then :mod:`.harness` verbatim.
+
+Guarantees: the repro imports only torch and the standard library, and its docstring names all else it
+needs (the torch it was made on, the device, a backend file, the config it sets); it exits 1 while the
+failure is present, 0 once it is gone, 125 (``git bisect run``'s "cannot test") where it cannot run."""
 
 from __future__ import annotations
 
 import pprint
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from pt2kit.runtime import precision
 
 from . import ir
+from .records import config_strings
 
 HARNESS = Path(__file__).with_name("harness.py")
 PRECISION = Path(precision.__file__)
+ANSWER = Path(__file__).with_name("answer.py")
 
 
-def _backend_lines(backend: str) -> list[str]:
+def _embedded() -> str:
+    """harness.py, then answer.py without its import of harness's names (defined just above it)."""
+    answer = [ln for ln in ANSWER.read_text().splitlines(keepends=True) if not ln.startswith("from .harness import")]
+    return HARNESS.read_text() + "\n\n" + "".join(answer)
+
+
+def _backend_file(backend: str) -> tuple[str, str] | None:
+    """(absolute path, name) of a ``FILE.py:NAME`` backend; None for a named one."""
     if backend in ("inductor", "aot_eager", "eager", "aoti"):
-        return [f"BACKEND = {backend!r}"]
+        return None
     path, _, name = backend.rpartition(":")
-    return ["import importlib.util  # the torch.compile backend the failure was seen with",
-            f"_spec = importlib.util.spec_from_file_location('backend_file', {str(Path(path).resolve())!r})",
-            "_mod = importlib.util.module_from_spec(_spec)",
-            "_spec.loader.exec_module(_mod)",
-            f"BACKEND = _mod.{name}"]
+    return str(Path(path).resolve()), name
 
 
 def _precision_line(failure: dict[str, Any]) -> str:
@@ -36,7 +45,24 @@ def _precision_line(failure: dict[str, Any]) -> str:
     return f" Judged under the model's own precision: {', '.join(precision.differences(p)) or 'the harness settings'}."
 
 
-def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: dict[str, dict[str, Any]],
+def _needs(c: ir.Candidate, backend: str, config: dict[str, dict[str, str]], torch_version: str) -> str:
+    devices = sorted({s.device for s in c.inputs if s.kind == "tensor"}) or ["cpu"]
+    out = [f"torch (made on {torch_version}), Python's standard library", f"device {', '.join(devices)} (REPRO_DEVICE="
+           f"cuda moves the inputs)"]
+    if (file := _backend_file(backend)) is not None:
+        out.append(f"the backend file {file[0]} (its {file[1]}), loaded by that path")
+    settings = " ".join(f"{k}={v}" for k, v in config_strings(config).items())
+    out.append(f"the config it sets itself: {settings}" if settings else "no config")
+    return "; ".join(out)
+
+
+def _config_line(config: dict[str, dict[str, str]]) -> str:
+    """CONFIG on one line, each value its literal text as the workers ran it (a tuple stays a tuple)."""
+    return "CONFIG = {" + ", ".join(f"{m!r}: {{" + ", ".join(f"{k!r}: {v}" for k, v in s.items()) + "}"
+                                    for m, s in config.items()) + "}"
+
+
+def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: dict[str, dict[str, str]],
            model: str, graph: int, torch_version: str, dynamic: bool, seed: int, tool_version: str,
            level: str = "aten") -> str:
     against = "a float64 run" if failure.get("ref") == "eager64" else "eager"
@@ -46,32 +72,44 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
             "nan": f"the compiled output holds {failure.get('signature', '')}",
             "violation": f"{failure.get('constraint', '')}: {failure.get('op', '')} in the graph"}[failure["kind"]]
     ops = ", ".join(dict.fromkeys(c.ops))
+    file = _backend_file(backend)
     head = f'''#!/usr/bin/env python3
 """A standalone repro made by pt2kit minify {tool_version} on torch {torch_version}.
 
 Model: {model} ({"the graph Dynamo hands the backend" if level == "dynamo" else "forward aten graph"} {graph}), cut to {c.nodes} op(s): {ops}.
 Failure: {what}.
-Backend: {backend}{", dynamic shapes" if dynamic else ""}.{_precision_line(failure)} Needs only torch: `python repro.py` exits 1 while
-the bug is present and 0 once it is fixed (REPRO_DEVICE=cuda moves the inputs).
+Backend: {backend}{", dynamic shapes" if dynamic else ""}.{_precision_line(failure)}
+{textwrap.fill("Needs: " + _needs(c, backend, config, torch_version) + ".", 110)}
+
+`python repro.py` exits 1 while the bug is present, 0 once it is fixed, and 125 with one line on stderr
+where it cannot run here (no such device, torch or the backend file missing or not loading, eager
+unable to run the graph): what `git bisect run python repro.py` reads as "cannot test this revision".
 """
 import math
 import operator
+import sys
 
-import torch
+try:
+    import torch
+except Exception as e:  # a torch that does not import (a broken build in a bisect): cannot test here
+    print(f"repro: cannot test here: import torch: {{type(e).__name__}}: {{e}}".splitlines()[0], file=sys.stderr)
+    raise SystemExit(125) from None
+
 
 '''
     body = [c.source,
             "# harness.make_inputs specs: (\"tensor\", shape, stride, dtype, device, low, high[, real values]) or "
             "(\"scalar\", value)",
             "INPUTS = " + pprint.pformat([s.as_tuple() for s in c.inputs], width=110, compact=True),
-            *_backend_lines(backend),
-            "CONFIG = " + pprint.pformat(config, width=110),
+            "# the torch.compile backend the failure was seen with" + (": (file, name), loaded by main" if file else ""),
+            f"BACKEND = {file or backend!r}",
+            _config_line(config),
             "FAILURE = " + pprint.pformat(failure, width=110),
             "", "",
             "# ---- pt2kit.runtime.precision, verbatim: the precision settings FAILURE['precision'] names ----",
             PRECISION.read_text(),
-            "# ---- pt2kit minify's harness.py, verbatim: inputs, runs, verdicts ----",
-            HARNESS.read_text(),
+            "# ---- pt2kit minify's harness.py and answer.py, verbatim: inputs, runs, verdicts, exit codes ----",
+            _embedded(),
             "",
             'if __name__ == "__main__":',
             f"    raise SystemExit(main(Repro, INPUTS, BACKEND, CONFIG, FAILURE, dynamic={dynamic!r}, seed={seed!r}))",

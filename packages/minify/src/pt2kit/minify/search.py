@@ -29,7 +29,7 @@ from typing import Any
 
 from . import ir, shrink
 
-Config = dict[str, dict[str, Any]]
+Config = dict[str, dict[str, str]]  # {config module: {key: the value's Python literal text}}
 
 
 class Cancelled(Exception):

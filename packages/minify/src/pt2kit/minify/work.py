@@ -172,13 +172,21 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
     return ir.Graph(index=index, nodes=nodes, dynamic=dynamic, level=level)
 
 
-def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, Any]]:
-    from pt2kit.runtime.config import resolve
+def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, str]]:
+    """{module: {key: the typed value's literal text}}: the parent, every query and the repro get the
+    value this worker ran the original under, types included (a tuple stays a tuple)."""
+    from pt2kit.runtime.config import literal, resolve
 
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, str]] = {}
     for module, key, value in resolve(config):
-        out.setdefault(module.__name__, {})[key] = value
+        out.setdefault(module.__name__, {})[key] = literal(value)
     return out
+
+
+def _typed(config: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
+    from pt2kit.runtime.config import from_literal
+
+    return {m: {k: from_literal(v) for k, v in s.items()} for m, s in config.items()}
 
 
 def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
@@ -343,7 +351,7 @@ def query(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     if failure["kind"] == "violation":
         found = harness.violations(cls(), inputs, failure)
         return {"fails": bool(found), "signature": "violation" if found else "clean", "detail": ""}
-    fails, sig, detail = harness.outcome(cls(), inputs, _backend(payload["backend"]), payload["config"], failure,
+    fails, sig, detail = harness.outcome(cls(), inputs, _backend(payload["backend"]), _typed(payload["config"]), failure,
                                          payload.get("dynamic", False))
     return {"fails": fails, "signature": sig, "detail": detail[:2000]}
 
@@ -357,7 +365,7 @@ def localize(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     names = payload["names"]
     eager = harness.run_eager(cls(), harness.fresh(inputs))
     fp64 = harness.run_eager(cls(), harness.fresh(inputs), float64=True)
-    with harness.apply_config(payload["config"]):
+    with harness.apply_config(_typed(payload["config"])):
         test = harness.compile_and_run(cls(), harness.fresh(inputs), _backend(payload["backend"]),
                                        payload.get("dynamic", False))
     for name, t, r, f in zip(names, test, eager, fp64, strict=False):

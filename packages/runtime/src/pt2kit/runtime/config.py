@@ -4,12 +4,17 @@
 ``trace.provenance_tracking_level``). Prefix ``inductor.``, ``dynamo.`` or ``functorch.`` to pick the
 module; without a prefix Inductor's is tried first, then Dynamo's. VALUE is converted to the type
 of the current value (``true``/``false``/``1``/``0`` for booleans, Python literals for lists).
+
+Guarantees: a typed value crosses a process boundary as :func:`literal` text and comes back from
+:func:`from_literal` equal and of the same types, nested ones included (JSON would turn a tuple into a
+list, and Inductor prints ``cpp.cxx`` into its error: the failure's text would change with it).
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import math
 from contextlib import ExitStack
 from typing import Any
 
@@ -74,6 +79,29 @@ def _coerce(key: str, raw: str, current: Any) -> Any:
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return raw
     return raw
+
+
+def literal(value: Any) -> str:
+    """``value`` as Python literal text that :func:`from_literal` reads back as the same value and types
+    (``inf`` is written ``1e999``, which a literal may say and ``repr`` does not)."""
+    if isinstance(value, float) and value in (math.inf, -math.inf):
+        return "1e999" if value > 0 else "-1e999"
+    if isinstance(value, tuple):
+        items = [literal(v) for v in value]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if isinstance(value, list):
+        return f"[{', '.join(literal(v) for v in value)}]"
+    if isinstance(value, set | frozenset):
+        # a frozenset has no literal and comes back a set (no torch setting holds one today)
+        return f"{{{', '.join(sorted(literal(v) for v in value))}}}" if value else "set()"
+    if isinstance(value, dict):
+        return f"{{{', '.join(f'{literal(k)}: {literal(v)}' for k, v in value.items())}}}"
+    return repr(value)
+
+
+def from_literal(text: str) -> Any:
+    """The value :func:`literal` wrote."""
+    return ast.literal_eval(text)
 
 
 def resolve(cfg: dict[str, str]) -> list[tuple[Any, str, Any]]:
