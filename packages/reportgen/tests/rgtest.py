@@ -1,9 +1,13 @@
-"""A stream with every record kind, as tools write them (the reportgen tests' fixture data)."""
+"""A stream with every record kind, as tools write them (the reportgen tests' fixture data), and
+reportgen run in this process."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 from pathlib import Path
+
+import typer
 
 from pt2kit.schema import (
     Advice,
@@ -29,6 +33,21 @@ from pt2kit.schema import (
     Violation,
     num,
 )
+
+
+def cli(args: list[str]) -> tuple[int, str]:
+    """reportgen in this process, as its command line runs it: (exit code, stderr)."""
+    from pt2kit.reportgen.cli import app
+
+    out, err = io.TextIOWrapper(io.BytesIO()), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            typer.main.get_command(app).main(args, prog_name="reportgen")
+            code = 0
+        except SystemExit as e:
+            code = int(e.code or 0)
+    return code, err.getvalue()
+
 
 EVIL = "<script>window.__pwned=1</script>"
 EVIL_MSG = '<img src=x onerror="window.__pwned=2">'

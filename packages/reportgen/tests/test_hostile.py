@@ -3,7 +3,6 @@ ends with exit 0 or a one-line exit 2, never an internal error."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
@@ -13,16 +12,15 @@ import sys
 from pathlib import Path
 
 import pytest
-import typer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pt2kit.reportgen import collect, render
-from pt2kit.reportgen.cli import app
 from pt2kit.schema import read_stream
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "schemas" / "tests"))
 from mutate import mutated_stream
+from rgtest import cli
 
 SECRET = b"root:x:0:0:the secret line\n"
 
@@ -99,17 +97,6 @@ def test_a_blob_in_the_store_is_still_shown(tmp_path):
     assert "def forward(x): return x" in html
 
 
-def _cli(args: list[str]) -> tuple[int, str]:
-    out, err = io.TextIOWrapper(io.BytesIO()), io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-        try:
-            typer.main.get_command(app).main(args, prog_name="reportgen")
-            code = 0
-        except SystemExit as e:
-            code = int(e.code or 0)
-    return code, err.getvalue()
-
-
 def test_markdown_escapes_every_field(tmp_path):
     evil = "a|b`c`*d*[x](javascript:alert(1))<img src=x>_e_\n# h"
     recs = [
@@ -145,7 +132,7 @@ def test_dollar_signs_in_plotted_labels_are_drawn_as_text(tmp_path):
           "latency": {"n": 1, "mean": 1.0, "median": 1.0, "min": 1.0, "max": 1.0}}]
     src = tmp_path / "s.ndjson"
     src.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in recs))
-    code, err = _cli([str(src), "-o", str(tmp_path / "r.html")])
+    code, err = cli([str(src), "-o", str(tmp_path / "r.html")])
     assert code == 0, err
     html = (tmp_path / "r.html").read_text()
     assert "$x^$" in html and "$\\frac{$" in html
@@ -160,14 +147,14 @@ def test_bad_data_is_file_line_exit_2(tmp_path, data):
     src = tmp_path / "s.ndjson"
     src.write_bytes(data)
     for fmt in ("html", "md", "text", "json"):
-        code, err = _cli([str(src), "--format", fmt, "-o", str(tmp_path / f"r.{fmt}")])
+        code, err = cli([str(src), "--format", fmt, "-o", str(tmp_path / f"r.{fmt}")])
         assert code == 2 and err.count("\n") == 1 and err.startswith(f"reportgen: error: {src}:1: "), err
 
 
 def test_an_output_name_too_long_is_exit_2(tmp_path):
     src = tmp_path / "s.ndjson"
     src.write_bytes(json.dumps(_header(tmp_path)).encode() + b"\n")
-    code, err = _cli([str(src), "-o", str(tmp_path / ("x" * 300 + ".html"))])
+    code, err = cli([str(src), "-o", str(tmp_path / ("x" * 300 + ".html"))])
     assert code == 2 and err.count("\n") == 1 and "File name too long" in err
 
 
@@ -175,7 +162,7 @@ def test_terminal_escapes_from_a_stream_are_shown_not_obeyed(tmp_path):
     src = tmp_path / "s.ndjson"
     src.write_bytes(json.dumps({"kind": "error", "v": 1, "run": "r", "message": "\x1b]0;owned\x07\x1b[2J",
                                 "exit_code": 2}).encode() + b"\n" + b'{"kind":"x\\u001b[31m","v":1,"run":"r"}\n')
-    code, err = _cli([str(src), "--format", "text", "-o", str(tmp_path / "r.txt")])
+    code, err = cli([str(src), "--format", "text", "-o", str(tmp_path / "r.txt")])
     assert code == 0
     assert "\x1b" not in err and "\\x1b[31m" in err
     text = (tmp_path / "r.txt").read_text()
@@ -187,7 +174,7 @@ def test_terminal_escapes_from_a_stream_are_shown_not_obeyed(tmp_path):
 def test_fuzz_every_format_over_mutated_real_streams(tmp_path, data, fmt):
     src = tmp_path / "s.ndjson"
     src.write_bytes(data)
-    code, err = _cli([str(src), "--format", fmt, "-o", str(tmp_path / "out"), "--quiet"])
+    code, err = cli([str(src), "--format", fmt, "-o", str(tmp_path / "out"), "--quiet"])
     assert code in (0, 2), err
     assert "internal error" not in err and "Traceback" not in err
     if code == 2:

@@ -134,3 +134,12 @@ def fmt(x: Any, digits: int = 4) -> str:
         return str(x)
     value = as_float(x)
     return f"{value:.{digits}g}" if value is not None else ""
+
+
+def speedup_text(b: Any, times: str = "x") -> str:
+    """A bench's speedup and its interval, ``1.50x [1.45, 1.55]``; the interval only where both bounds
+    are there (the schema lets either be null), and ``-`` with no speedup."""
+    if b.speedup is None:
+        return "-"
+    both = b.speedup_lo is not None and b.speedup_hi is not None
+    return f"{b.speedup:.2f}{times}" + (f" [{b.speedup_lo:.2f}, {b.speedup_hi:.2f}]" if both else "")

@@ -24,7 +24,7 @@ from typing import Any
 
 from pt2kit.runtime.cli import printable
 
-from .collect import Collection
+from .collect import Collection, speedup_text
 from .summary import _md
 
 
@@ -57,9 +57,13 @@ def _ci(b: Any) -> str:
         return "-"
     if b.accuracy == "fail_to_run":
         return "fail_to_run"
-    if b.speedup is None:
-        return "-"
-    return f"{b.speedup:.2f}x [{b.speedup_lo:.2f}, {b.speedup_hi:.2f}]"
+    return speedup_text(b)
+
+
+def _times(more: float | None, less: float | None) -> str:
+    """`` 1.25x`` where both speedups are positive (a speedup of 0, a run that never finished, has
+    no ratio), else nothing."""
+    return f" {more / less:.2f}x" if more is not None and less is not None and more > 0 and less > 0 else ""
 
 
 def _benches(cmp: Comparison, before: Collection, after: Collection) -> None:
@@ -75,11 +79,11 @@ def _benches(cmp: Comparison, before: Collection, after: Collection) -> None:
             cmp.changes.append(Change("benchmarks", k, _ci(b), _ci(a), "vanished" if a is None else "new"))
             continue
         verdict, note = "unchanged", "within the intervals"
-        if None not in (a.speedup_lo, b.speedup_lo):
+        if None not in (a.speedup_lo, a.speedup_hi, b.speedup_lo, b.speedup_hi):  # half an interval says nothing
             if a.speedup_hi < b.speedup_lo:
-                verdict, note = "regression", f"slower: {b.speedup / a.speedup:.2f}x less speedup"
+                verdict, note = "regression", f"slower:{_times(b.speedup, a.speedup)} less speedup"
             elif a.speedup_lo > b.speedup_hi:
-                verdict, note = "improvement", f"faster: {a.speedup / b.speedup:.2f}x more speedup"
+                verdict, note = "improvement", f"faster:{_times(a.speedup, b.speedup)} more speedup"
         if b.compile_s and a.compile_s:
             note += f"; cold compile {b.compile_s:.1f} s -> {a.compile_s:.1f} s"
         cmp.changes.append(Change("benchmarks", k, _ci(b), _ci(a), verdict, note))

@@ -14,7 +14,16 @@ import msgspec
 
 from pt2kit.runtime.cli import printable
 
-from .collect import Collection, by_constraint, counts, environment, fmt, group_violations, kernel_nonfinite
+from .collect import (
+    Collection,
+    by_constraint,
+    counts,
+    environment,
+    fmt,
+    group_violations,
+    kernel_nonfinite,
+    speedup_text,
+)
 
 MAX_ROWS = 20
 
@@ -25,13 +34,6 @@ def _where(v: Any) -> str:
 
 def _ms(lat: Any) -> str:
     return fmt(lat.median * 1e3) if lat is not None else "-"
-
-
-def _speedup(b: Any) -> str:
-    if b.speedup is None:
-        return "-"
-    ci = f" [{b.speedup_lo:.2f}, {b.speedup_hi:.2f}]" if b.speedup_lo is not None else ""
-    return f"{b.speedup:.2f}x{ci}"
 
 
 def _compile(b: Any) -> str:
@@ -149,7 +151,7 @@ def to_markdown(c: Collection) -> str:
                 "compile s cold · warm | accuracy |", "|---|---|---|---|---|---|---|"]
         for b in benches[:MAX_ROWS]:
             out.append(f"| {_md(b.model or '')} | {_md(b.backend)} | {_md(_ms(b.eager))} | {_md(_ms(b.latency))} | "
-                       f"{_md(_speedup(b))} | {_md(_compile(b))} | {_md(b.accuracy or '')} |")
+                       f"{_md(speedup_text(b))} | {_md(_compile(b))} | {_md(b.accuracy or '')} |")
     for cr in c.of("crash"):
         what = cr.signal or cr.exception or f"exit {cr.exitcode}"
         out += ["", f"### Crash: {_md(cr.model or 'model')} ({_md(what)} during {_md(cr.stage)})", ""]
@@ -187,7 +189,7 @@ def to_text(c: Collection) -> str:
                      f" at {d.worst_index}: ref {fmt(d.worst_ref)} test {fmt(d.worst_test)}")
     for b in c.of("bench"):
         lines.append(f"BENCH {b.model or ''} × {b.backend}: eager {_ms(b.eager)} ms, compiled {_ms(b.latency)} ms, "
-                     f"speedup {_speedup(b)}, compile {_compile(b)} s, accuracy {b.accuracy or '-'}"
+                     f"speedup {speedup_text(b)}, compile {_compile(b)} s, accuracy {b.accuracy or '-'}"
                      + (f": {b.error}" if b.error else ""))
     for cr in c.of("crash"):
         lines.append(f"CRASH {cr.model or ''}: {cr.signal or cr.exception or cr.exitcode} during {cr.stage}: "
