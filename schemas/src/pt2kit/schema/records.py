@@ -72,6 +72,8 @@ class TensorMeta(_Struct):
     stride: list[int | str] | None = None
     device: str | None = None
     type: str | None = None  # the Python type, for leaves that are not tensors
+    layout: str | None = None  # (1.8) "jagged": a torch.nested jagged tensor; its ragged size is "j1" in shape
+    offsets: list[int] | None = None  # (1.8) a jagged tensor's offsets into its values() along the ragged size
 
 
 class Stats(_Struct):
@@ -193,6 +195,7 @@ class Model(Record, tag="model", kw_only=True):
     kwargs: bool = False  # example_inputs was a dict of keyword args
     parameters: int = 0
     trainable: int = 0
+    frozen: int = 0  # (1.8) parameter tensors with requires_grad=False: no gradient to compare
 
 
 class Graph(Record, tag="graph", kw_only=True):

@@ -264,7 +264,9 @@ def run(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
     warnings.filterwarnings("ignore", category=FutureWarning)  # torch.export's deprecations: not the user's
     warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
 
+    from pt2kit.runtime.errors import UsageError
     from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.tensors import first_jagged
     from pt2kit.schema import Model
 
     job = msgspec.convert(payload, Job)
@@ -282,6 +284,10 @@ def run(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
             chan.emit_new(Model, **model_fields(lm, job.device, job.config))
     if job.jit:
         return _jit(job, chan, lm)
+    nested = first_jagged(inputs_value if lm is None else lm.inputs)
+    if nested is not None:
+        raise UsageError(f"{nested} is a torch.nested jagged tensor: torch.export, and so AOTInductor, "
+                         "takes none")
     return _aoti(job, chan, lm, inputs_value)
 
 

@@ -126,7 +126,7 @@ def sym_hint(x: Any) -> int | None:
     hint = getattr(node, "hint", None)
     try:
         return int(hint) if hint is not None else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, AttributeError):  # a nested int (a jagged size) has no value
         return None
 
 

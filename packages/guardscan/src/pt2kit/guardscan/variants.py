@@ -10,6 +10,8 @@ change applies to every tensor input that has the dimension. Examples::
     --vary mask:requires_grad
     --vary device=cuda
 
+A nested jagged input varies in dim 0 only (how many sequences, the old ones taken in turn).
+
 Parsing needs no torch (bad specs are exit 2 before anything loads); :func:`apply` needs it.
 """
 
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.tensors import jagged
 
 _KEYS = ("dtype", "device", "requires_grad")
 _DTYPES = ("float16", "bfloat16", "float32", "float64", "half", "float", "double", "int8", "int16", "int32",
@@ -120,7 +123,7 @@ def apply(v: Variant, model: Any, inputs: tuple[Any, ...] | dict[str, Any]) -> t
         sizes = {d: s for d, s in sizes.items() if d < t.dim()}
         if sizes:
             shape = [sizes.get(d, s) for d, s in enumerate(t.shape)]
-            new = _resized(t, shape)
+            new = _resized_jagged(t, sizes, name, v.spec) if jagged(t) is not None else _resized(t, shape)
             changes += [f"{name}: dim {d} {t.shape[d]} -> {s}" for d, s in sorted(sizes.items()) if s != t.shape[d]]
         if v.dtype and (new.is_floating_point() or v.target is not None):
             dt = getattr(torch, v.dtype)
@@ -137,6 +140,19 @@ def apply(v: Variant, model: Any, inputs: tuple[Any, ...] | dict[str, Any]) -> t
         out.append(new)
     new_inputs = dict(zip(inputs, out, strict=True)) if isinstance(inputs, dict) else tuple(out)
     return new_inputs, changes
+
+
+def _resized_jagged(t: Any, sizes: dict[int, int], name: str, spec: str) -> Any:
+    """A jagged nested tensor of ``sizes[0]`` sequences, the old ones taken in turn: its other sizes
+    (the ragged one among them) are its sequences' own, so no other dimension can be set."""
+    import torch
+
+    if set(sizes) != {0}:
+        raise UsageError(f"--vary {spec!r}: {name} is a nested jagged tensor; only its dim 0 (how many "
+                         f"sequences) can be varied, not dim {min(set(sizes) - {0})}")
+    parts = t.detach().unbind()
+    new = torch.nested.nested_tensor([parts[i % len(parts)] for i in range(sizes[0])], layout=torch.jagged)
+    return new.requires_grad_(t.requires_grad)
 
 
 def _resized(t: Any, shape: list[int]) -> Any:

@@ -2,7 +2,8 @@
 
 Guarantees: the leaves are paired by pytree key path (cache objects and other containers pytree
 does not know are walked as kdiff walks model outputs); each tensor pair is judged with
-``torch.testing.assert_close`` semantics (its default tolerances per dtype unless ``atol``/``rtol``
+``torch.testing.assert_close`` semantics (a nested jagged tensor by its ``values()``, and its
+``offsets()`` exactly) (its default tolerances per dtype unless ``atol``/``rtol``
 are given); nothing is written anywhere. When anything differs it raises ``AssertionError`` whose
 message is kdiff's per-leaf table: path, verdict, max abs and rel error, mismatches, the worst
 element's index and both values, and the tolerances used.
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from pt2kit.runtime.outputs import flatten
+from pt2kit.runtime.tensors import unjag
 from pt2kit.schema import as_float
 
 from .records import compare_trees
@@ -40,7 +42,7 @@ def table(diffs: list[dict[str, Any]]) -> str:
 def assert_same(actual: Any, expected: Any, *, atol: float | None = None, rtol: float | None = None,
                 equal_nan: bool = False, name: str = "out") -> None:
     """Raise ``AssertionError`` with kdiff's per-leaf table when ``actual`` differs from ``expected``."""
-    diffs = compare_trees(flatten(expected, name), flatten(actual, name), ref="expected", test="actual",
+    diffs = compare_trees(unjag(flatten(expected, name)), unjag(flatten(actual, name)), ref="expected", test="actual",
                           atol=atol, rtol=rtol, equal_nan=equal_nan, store=None)
     failing = [d for d in diffs if not d["passed"]]
     if failing:

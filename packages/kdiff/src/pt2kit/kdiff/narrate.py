@@ -43,6 +43,12 @@ class Narrator:
         if "precision_own" in notes:
             self.say(f"{self.label}: the model turned on {notes['precision_own']}: judged with it off, as PyTorch's "
                      "accuracy harness judges (--precision as-configured keeps it)")
+        if value.get("frozen"):
+            self.say(f"{self.label}: {value['frozen']} frozen parameters: no gradient")
+        if value.get("no_grad"):
+            names = value["no_grad"]
+            self.say(f"{self.label}: {len(names)} leaves got no gradient on either side, not compared: "
+                     + ", ".join(names[:5]) + (", ..." if len(names) > 5 else ""))
         n = value["diffs"]
         extra = [f"{value['by_fp64']} within float64 noise"] if value.get("by_fp64") else []
         extra += [f"{value['ties']} after a near-tie"] if value.get("ties") else []

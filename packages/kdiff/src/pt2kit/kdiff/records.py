@@ -115,10 +115,14 @@ def compare_trees(ref_leaves: list[tuple[str, Any]], test_leaves: list[tuple[str
 
 
 def grads_of(loaded: Any, backend: Any, seed: int) -> list[tuple[str, Any]]:
-    """Parameter and input gradients of sum(outputs), named grad.<param> and grad.inputs[i]."""
+    """Gradients of sum(outputs) for the leaves that can get one: the parameters that require grad
+    (a frozen one, ``requires_grad=False``, has none to compare: see :func:`frozen_parameters`) and the
+    floating inputs, named grad.<param> and grad.inputs[i]; None where backward reached no such leaf.
+    A jagged gradient is two leaves, its values and offsets (:func:`~pt2kit.runtime.tensors.unjag`)."""
     from torch.utils._pytree import tree_map
 
     from pt2kit.runtime.outputs import flatten
+    from pt2kit.runtime.tensors import unjag
 
     from .backends import context, prepare
 
@@ -126,7 +130,8 @@ def grads_of(loaded: Any, backend: Any, seed: int) -> list[tuple[str, Any]]:
     inputs = tree_map(lambda x: x.detach().clone().requires_grad_(True)
                       if isinstance(x, torch.Tensor) and x.is_floating_point() else x, inputs)
     module = getattr(fn, "_orig_mod", fn)
-    params = list(module.named_parameters()) if isinstance(module, torch.nn.Module) else []
+    params = [(n, p) for n, p in module.named_parameters() if p.requires_grad] \
+        if isinstance(module, torch.nn.Module) else []
     for _, p in params:
         p.grad = None
     torch.manual_seed(seed)
@@ -141,7 +146,34 @@ def grads_of(loaded: Any, backend: Any, seed: int) -> list[tuple[str, Any]]:
     for _, p in params:
         p.grad = None
     torch._dynamo.reset()
-    return grads
+    return unjag(grads)
+
+
+def frozen_parameters(model: Any) -> int:
+    """Parameter tensors with ``requires_grad=False`` (a LoRA model's frozen base): no gradient exists."""
+    from pt2kit.runtime.modelfile import parameter_counts
+
+    return parameter_counts(model)[2]
+
+
+def compare_grads(ref_grads: list[tuple[str, Any]], test_grads: list[tuple[str, Any]], *, ref: str, test: str,
+                  **kw: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """(diff fields, leaves no gradient reached on either side): a leaf with no gradient on both sides is
+    no passing diff, it is not emitted; one with a gradient on one side only is a failure saying which."""
+    tests = dict(test_grads)
+    neither = [n for n, g in ref_grads if g is None and n in tests and tests[n] is None]
+    one_sided = {n: g is None for n, g in ref_grads if n in tests and (g is None) != (tests[n] is None)}
+    skip = set(neither) | set(one_sided)
+    diffs = compare_trees([(n, g) for n, g in ref_grads if n not in skip],
+                          [(n, g) for n, g in test_grads if n not in skip], ref=ref, test=test, **kw)
+    for n, ref_none in one_sided.items():
+        missing, present = (("ref", ref), ("test", test)) if ref_none else (("test", test), ("ref", ref))
+        diffs.append({"output": n, "ref": ref, "test": test, "atol": kw.get("atol") or 0.0,
+                      "rtol": kw.get("rtol") or 0.0, "equal_nan": kw.get("equal_nan", False), "passed": False,
+                      "rule": "close", "close": False,
+                      "note": f"no gradient in the {missing[0]} run ({missing[1]}), "
+                              f"a gradient in the {present[0]} run ({present[1]})"})
+    return diffs, neither
 
 
 def stats(t: Any) -> Stats:

@@ -40,9 +40,10 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from pt2kit.runtime.modelfile import load_model, model_fields
     from pt2kit.runtime.outputs import flatten
     from pt2kit.runtime.precision import HARNESS, precision_state, reduced_modes, use_precision
+    from pt2kit.runtime.tensors import unjag
 
     from . import backends
-    from .records import Verdict, compare_trees, divergence_fields, grads_of
+    from .records import Verdict, compare_grads, compare_trees, divergence_fields, frozen_parameters, grads_of
     from .ties import TieRecorder
 
     harness = job.precision == "harness"
@@ -77,12 +78,13 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
                 out = _seeded(seed, lambda: loaded.call(fn, inputs))
             torch._dynamo.reset()
             states[role] = precision_state()
-            return flatten(out)
+            return unjag(flatten(out))
 
         runs = _Runs(side, ref, test, job.verdict or "fp64", label, chan)
         rule, note = runs.rule, runs.note
         tie = ties.nearest() if (job.verdict or "fp64") == "fp64" else None
         verdict = runs.verdict(tie)
+        grad_counts: dict[str, Any] = {}
         diffs = compare_trees(runs.ref_leaves, runs.test_leaves, ref=ref.name, test=test.name, store=chan.store,
                               verdict=verdict, **tol)
         if job.grad:
@@ -93,8 +95,10 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
                 g["base"] = grads_of(loaded, backends.Backend("eager"), seed) if ref.float64 else g["ref"]
             gv = Verdict(rule=rule, fp64=dict(g.get("fp64", [])), baseline=dict(g.get("base", [])),
                          baseline_name=verdict.baseline_name)
-            diffs += compare_trees(g["ref"], g["test"], ref=ref.name, test=test.name, store=chan.store,
-                                   verdict=gv, **tol)
+            graded, no_grad = compare_grads(g["ref"], g["test"], ref=ref.name, test=test.name,
+                                            store=chan.store, verdict=gv, **tol)
+            diffs += graded
+            grad_counts = {"frozen": frozen_parameters(loaded.model), "no_grad": no_grad}
 
         def locate() -> Any:
             from .localize import LocalizeError, localize
@@ -123,7 +127,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
                 chan.emit_new(Divergence, model=label, **divergence_fields(located, failed_outputs[0]["output"]))
         elif failed and job.localize:
             chan.note("localize", "only gradients differ; kdiff localises forward graphs, so no node is named")
-    return {"diffs": len(diffs), "failed": len(failed), "note": note,
+    return {"diffs": len(diffs), "failed": len(failed), "note": note, **grad_counts,
             "by_fp64": sum(1 for d in diffs if d.get("rule") == "fp64" and d["passed"] and not d.get("close", True)),
             "ties": sum(1 for d in diffs if d.get("rule") == "tie"),
             "precision": sum(1 for d in diffs if d.get("rule") == "precision"),

@@ -161,16 +161,18 @@ def to_device(loaded: LoadedModel, device: str) -> None:
     loaded.inputs = tree_map(lambda x: x.to(dev) if isinstance(x, torch.Tensor) else x, loaded.inputs)
 
 
-def parameter_counts(model: Any) -> tuple[int, int]:
-    """(all parameters, trainable parameters) of an nn.Module, (0, 0) for other callables."""
+def parameter_counts(model: Any) -> tuple[int, int, int]:
+    """(all parameter elements, trainable elements, frozen parameter tensors) of an nn.Module;
+    (0, 0, 0) for other callables."""
     params = getattr(model, "parameters", None)
     if params is None:
-        return 0, 0
+        return 0, 0, 0
     try:
         ps = list(params())
     except Exception:
-        return 0, 0
-    return sum(p.numel() for p in ps), sum(p.numel() for p in ps if p.requires_grad)
+        return 0, 0, 0
+    return (sum(p.numel() for p in ps), sum(p.numel() for p in ps if p.requires_grad),
+            sum(1 for p in ps if not p.requires_grad))
 
 
 def model_fields(loaded: LoadedModel, device: str, config: dict[str, str]) -> dict[str, Any]:
@@ -178,7 +180,7 @@ def model_fields(loaded: LoadedModel, device: str, config: dict[str, str]) -> di
     from .outputs import flatten
     from .tensors import tensor_meta
 
-    total, trainable = parameter_counts(loaded.model)
+    total, trainable, frozen = parameter_counts(loaded.model)
     return {
         "model": loaded.label,
         "file": str(loaded.file),
@@ -189,6 +191,7 @@ def model_fields(loaded: LoadedModel, device: str, config: dict[str, str]) -> di
         "kwargs": loaded.kwargs,
         "parameters": total,
         "trainable": trainable,
+        "frozen": frozen,
     }
 
 
