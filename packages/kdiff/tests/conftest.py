@@ -32,3 +32,7 @@ def kdiff(tmp_path):
         return Result(p)
 
     return run
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "xdist_group(name): tests sharing one slow run, kept on one xdist worker")

@@ -274,3 +274,13 @@ def test_planted_relu_bug_still_fails_at_the_relu_under_either_precision(kdiff, 
     assert v["op"] == "aten.relu.default" and v["source"] == f"{PRECISE}:17"
     if precision == "as-configured":  # judged again without the model's TF32: still failing
         assert d["precision"]["harness_passed"] is False
+def test_grad_compares_only_the_leaves_that_get_a_gradient_and_counts_frozen_parameters_apart(kdiff):
+    r = kdiff(str(MODELS / "lora.py"), "--grad", "--no-localize")
+    assert r.code == 0, r.stderr
+    assert [d["output"] for d in r.kind("diff")] == ["out", "grad.l1.a", "grad.l1.b", "grad.l2.a", "grad.l2.b",
+                                                     "grad.inputs[0]"]
+    assert all(d["passed"] and d["metrics"] for d in r.kind("diff"))
+    (m,) = r.kind("model")
+    assert (m["trainable"], m["frozen"]) == (64, 6)
+    assert "lora.py: 6 frozen parameters: no gradient\n" in r.stderr
+    assert "lora.py: 6 of 6 leaves pass (inductor vs eager)" in r.stderr

@@ -55,3 +55,30 @@ def test_a_dynamic_shape_dynamo_graph_is_captured_with_arguments_it_runs_on():
     assert 6 in args and not any(isinstance(a, torch.SymInt) for a in args)  # the size, as this call's int
     (out,) = torch.fx.Interpreter(gm).run(*args)  # a SymInt argument: "expected to contain only concrete integers"
     assert torch.equal(out, x.tanh())
+
+
+def test_assert_same_compares_a_jagged_tensor_by_values_and_exact_offsets():
+    def njt(*rows):
+        return torch.nested.nested_tensor([torch.ones(n, 2) for n in rows], layout=torch.jagged)
+
+    kdiff.assert_same(njt(1, 3), njt(1, 3))
+    with pytest.raises(AssertionError) as e:
+        kdiff.assert_same(njt(2, 2), njt(1, 3))  # the same values, split differently
+    assert "1 of 2 leaves differ" in str(e.value)
+    assert [ln.split()[:2] for ln in str(e.value).splitlines()[2:]] == [["out", "ok"], ["out.offsets()", "FAIL"]]
+
+
+def test_a_gradient_on_one_side_only_fails_naming_the_leaf_and_none_on_both_is_no_diff():
+    from pt2kit.kdiff.records import compare_grads
+
+    g = torch.ones(2)
+    ref = [("grad.a", None), ("grad.b", g), ("grad.c", None), ("grad.d", g)]
+    test = [("grad.a", g), ("grad.b", None), ("grad.c", None), ("grad.d", g)]
+    diffs, neither = compare_grads(ref, test, ref="eager", test="inductor", atol=None, rtol=None, equal_nan=False,
+                                   store=None)
+    assert neither == ["grad.c"]
+    by = {d["output"]: d for d in diffs}
+    assert sorted(by) == ["grad.a", "grad.b", "grad.d"] and by["grad.d"]["passed"]
+    assert not by["grad.a"]["passed"] and not by["grad.b"]["passed"]
+    assert by["grad.a"]["note"] == "no gradient in the ref run (eager), a gradient in the test run (inductor)"
+    assert by["grad.b"]["note"] == "no gradient in the test run (inductor), a gradient in the ref run (eager)"

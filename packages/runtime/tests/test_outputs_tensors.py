@@ -65,3 +65,33 @@ def test_objects_pytree_does_not_know_are_walked_through_their_tensors():
                      "out['past_key_values'].layers[1].keys", "out['past_key_values'].layers[1].values", "out['empty']"]
     opaque = flatten(out)[-1][1]
     assert isinstance(opaque, _Cache) and not is_plain(opaque) and is_plain(None) and is_plain(3.5)
+
+
+def _njt(*lengths: int, width: int = 3):
+    return torch.nested.nested_tensor([torch.arange(n * width, dtype=torch.float32).reshape(n, width)
+                                       for n in lengths], layout=torch.jagged)
+
+
+def test_a_jagged_tensor_is_described_by_its_ragged_size_and_offsets():
+    from pt2kit.runtime.tensors import first_jagged, jagged, nested_from, tensor_meta
+
+    x = _njt(2, 4)
+    meta = tensor_meta("inputs[1]", x)
+    assert meta.shape[0] == 2 and meta.shape[2] == 3 and str(meta.shape[1]).startswith("j")  # j1, j2...: torch's count
+    assert (meta.layout, meta.offsets, meta.stride, meta.dtype) == ("jagged", [0, 2, 6], None, "float32")
+    j = jagged(x)
+    assert j.ragged_dim == 1 and j.values.shape == (6, 3) and j.offsets.tolist() == [0, 2, 6]
+    back = nested_from(j.values, j.offsets, j.ragged_dim)
+    assert [t.tolist() for t in back.unbind()] == [t.tolist() for t in x.unbind()]
+    assert jagged(torch.zeros(2, 3)) is None and jagged(None) is None
+    assert first_jagged((torch.zeros(1), {"mask": x})) == "inputs[1]['mask']"
+    assert first_jagged((torch.zeros(1),)) is None
+
+
+def test_a_jagged_leaf_is_compared_as_its_values_and_its_offsets():
+    from pt2kit.runtime.tensors import unjag
+
+    x, t = _njt(2, 4), torch.ones(1)
+    leaves = unjag([("out[0]", x), ("out[1]", t)])
+    assert [n for n, _ in leaves] == ["out[0]", "out[0].offsets()", "out[1]"]
+    assert leaves[0][1].shape == (6, 3) and leaves[1][1].tolist() == [0, 2, 6] and leaves[2][1] is t

@@ -224,7 +224,7 @@ def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, 
     code = EXIT_OK
     for (label, w, where, seen), out in zip(asks, outs, strict=True):
         if label not in models:
-            s.warn(f"{where}: no model record for {label}: skipped")
+            s.warn(f"{where}: no model record for {label} on stdin (the run that wrote this wrote none): skipped")
             continue
         spec, dev, c, mwhere = models[label]
         s.say(f"{mwhere}: running model file {spec} named by the stream")

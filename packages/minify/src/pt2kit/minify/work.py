@@ -197,6 +197,7 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     from pt2kit.runtime.config import apply_config
     from pt2kit.runtime.modelfile import load_model
     from pt2kit.runtime.outputs import flatten
+    from pt2kit.runtime.tensors import unjag  # a jagged output: its values and offsets
 
     job = msgspec.convert(payload, Job)
     send({"t": "stage", "stage": "load"})
@@ -223,7 +224,7 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     send({"t": "stage", "stage": "reproduce"})
     torch.manual_seed(job.seed)
     with torch.no_grad():
-        eager = flatten(loaded.call(loaded.model))
+        eager = unjag(flatten(loaded.call(loaded.model)))
     harness.sync()  # an eager kernel's device-side error is eager's: raised here, not in the compiled run
     backend = _backend(job.backend)
     try:
@@ -231,9 +232,9 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         with apply_config(job.config), torch.no_grad():
             torch.manual_seed(job.seed)
             if backend == "aoti":
-                test = flatten(_aoti_call(loaded))
+                test = unjag(flatten(_aoti_call(loaded)))
             else:
-                test = flatten(loaded.call(torch.compile(loaded.model, backend=backend)))
+                test = unjag(flatten(loaded.call(torch.compile(loaded.model, backend=backend))))
             harness.sync()  # a kernel's device-side error is the compiled side's: raised in this try
     except Exception as e:
         return {"kind": "compile-error", "signature": harness.exception_signature(e), "detail": str(e)[:2000]}
@@ -271,12 +272,13 @@ def _float64_outputs(loaded: Any, seed: int) -> dict[str, Any]:
 
     from pt2kit.runtime.accuracy import float64_copy, float64_mode
     from pt2kit.runtime.outputs import flatten
+    from pt2kit.runtime.tensors import unjag
 
     with contextlib.suppress(Exception):
         m64, in64 = float64_copy(loaded.model, loaded.inputs)
         with torch.no_grad(), float64_mode():
             torch.manual_seed(seed)
-            return dict(flatten(loaded.call(m64, in64)))
+            return dict(unjag(flatten(loaded.call(m64, in64))))
     return {}
 
 

@@ -111,6 +111,26 @@ def _lazy(fn: Callable[[Any], Iterable[str]], arg: Any) -> Iterator[str]:
     yield from fn(arg)
 
 
+def upstream_end(last: Line | None) -> str | None:
+    """Why a stream with no model record has none, when its last line says: a tool upstream crashed or
+    stopped with an error before it wrote one (``kdiff m.py | minify`` after kdiff died at load)."""
+    if last is None or last.kind not in ("crash", "error"):
+        return None
+    import msgspec
+
+    try:
+        r = msgspec.json.decode(last.raw)
+    except msgspec.DecodeError:
+        return None
+    where = f"{last.source}:{last.lineno}"
+    if last.kind == "crash":
+        why = ": ".join(str(x) for x in (r.get("exception") or r.get("signal"), r.get("message")) if x)
+        return (f"{where}: the run upstream crashed during {r.get('stage') or 'its work'}"
+                + (f" of {r['model']}" if r.get("model") else "") + (f" ({why})" if why else "")
+                + " before writing one")
+    return f"{where}: the run upstream stopped with an error before writing one ({r.get('message')})"
+
+
 class Session:
     """One invocation of a tool: its writer, its store, its stderr voice and its exit code."""
 
@@ -242,7 +262,9 @@ class Session:
         lines = self.read(["-"], want=[Model, *also], hint=hint)
         models = 0
         cli = dict(config or {})
+        last: Line | None = None
         for line in self._header_before_errors(lines, device, cli):
+            last = line
             model = None
             if line.kind == "model" and line.record is not None:
                 models += 1
@@ -259,6 +281,9 @@ class Session:
             yield line, model
         if not models:
             self.header(torch=torch_version(), device=device, config=cli)
+            ended = upstream_end(last)
+            if ended:
+                raise UsageError(f"no model record on stdin to work on: {ended}")
             self.warn("no model records on stdin: nothing to do")
 
     def _header_before_errors(self, lines: Iterator[Line], device: str | None,
