@@ -195,9 +195,10 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
 
     from pt2kit.kdiff.localize import capture_forward
     from pt2kit.runtime.config import apply_config
+    from pt2kit.runtime.errors import UsageError
     from pt2kit.runtime.modelfile import load_model
     from pt2kit.runtime.outputs import flatten
-    from pt2kit.runtime.tensors import unjag  # a jagged output: its values and offsets
+    from pt2kit.runtime.tensors import first_jagged, unjag  # a jagged output: its values and offsets
 
     job = msgspec.convert(payload, Job)
     send({"t": "stage", "stage": "load"})
@@ -206,6 +207,10 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         from pt2kit.runtime.modelfile import model_fields
 
         send({"t": "model", "fields": msgspec.to_builtins(model_fields(loaded, job.device, job.config))})
+    nested = first_jagged(loaded.inputs)
+    if nested is not None:  # AOTAutograd's capture of a jagged input fails: no graph to cut, said so
+        raise UsageError(f"{nested} is a torch.nested jagged tensor: minify cannot capture the aten graph of a "
+                         "model that takes one yet (kdiff, benchrun and fxcheck can run it)")
     config = _resolved_config(job.config)
     precision = _precision(job.precision)
     send({"t": "stage", "stage": "capture"})
