@@ -64,7 +64,7 @@ def test_kdiff_grad_compares_values_and_offsets_of_output_and_gradient(kdiff):
     assert diffs["out"]["shape"] == [8, 8] and diffs["out"]["metrics"]["numel"] == 64  # values(): 3 + 5 rows
     assert diffs["out.offsets()"]["dtype"] == "int64" and diffs["out.offsets()"]["atol"] == 0
     assert all(d["passed"] for d in diffs.values()) and _spec(kdiff)["offsets"] == [0, 3, 8]
-    assert "6 of 6 leaves pass (inductor vs eager)" in kdiff.stderr
+    assert "nested.py: 6 of 6 leaves pass (inductor vs eager" in kdiff.stderr
 
 
 def test_guardscan_varies_a_jagged_input_by_its_number_of_sequences(tmp_path):
