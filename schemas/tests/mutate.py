@@ -129,18 +129,35 @@ def hostile_stream(draw: Any, models: bool = True) -> tuple[bytes, bool]:
     return data, how == "endless"
 
 
+# The reader runs as a grandchild of a small launcher, which sets RLIMIT_AS and reads the reader's own peak
+# RSS from wait4: a child forked straight from pytest (as preexec_fn forces) starts its ru_maxrss at
+# pytest's size, and pytest holds torch after any in-process test (349 MiB "peak" for `pt2kit cat` on
+# an empty stdin).
+_LAUNCH = """
+import os, resource, sys
+n = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (n, n))
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[3], sys.argv[3:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[2], "w") as f:
+    f.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
 def feed(argv: list[str], data: bytes, endless: bool, *, env: dict[str, str], cwd: Any = None,
          address_space: int = 4 << 30, timeout: float = 120) -> tuple[int, str, int]:
     """Run ``argv`` with ``data`` on a pipe to its stdin (then zero bytes for ever when ``endless``),
     under an RLIMIT_AS of ``address_space``: (exit code, stderr, its own peak RSS in bytes)."""
     import os
-    import resource
+    import signal
     import subprocess
+    import sys
     import tempfile
     import threading
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
 
     def write() -> None:
         try:
@@ -152,16 +169,16 @@ def feed(argv: list[str], data: bytes, endless: bool, *, env: dict[str, str], cw
         except (OSError, ValueError):  # the reader stopped: a broken pipe
             pass
 
-    with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd,
-                             preexec_fn=limit)
+    with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile() as rss:
+        p = subprocess.Popen([sys.executable, "-c", _LAUNCH, str(address_space), rss.name, *argv], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=cwd, start_new_session=True)
         writer = threading.Thread(target=write, daemon=True)
         writer.start()
-        killer = threading.Timer(timeout, p.kill)
+        killer = threading.Timer(timeout, os.killpg, (p.pid, signal.SIGKILL))  # the launcher and the reader
         killer.start()
-        _, status, usage = os.wait4(p.pid, 0)  # this child's own rusage, not every child's
+        p.wait()
         killer.cancel()
-        p.returncode = os.waitstatus_to_exitcode(status)
         writer.join(10)
         err.seek(0)
-        return p.returncode, err.read().decode(errors="replace"), usage.ru_maxrss * 1024
+        peak = rss.read().strip()
+        return p.returncode, err.read().decode(errors="replace"), int(peak or 0) * 1024
