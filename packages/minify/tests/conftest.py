@@ -41,3 +41,8 @@ def run_repro(path: Path, **env: str) -> subprocess.CompletedProcess:
             f"runpy.run_path({str(path)!r}, run_name='__main__')")
     return subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd=path.parent,
                           env={**os.environ, **env}, timeout=300)
+
+
+def pytest_configure(config):
+    # pytest-xdist's --dist loadgroup keeps a group's tests (and their module fixture's one run) together
+    config.addinivalue_line("markers", "xdist_group(name): run these tests in one xdist worker")

@@ -18,9 +18,21 @@ def _violation(**kw):
 
 
 def test_a_failing_diff_brings_its_reference_and_a_passing_one_asks_nothing():
-    assert wanted(_diff(ref="eager64")) == {"kind": "accuracy", "ref": "eager64"}
-    assert wanted(_diff()) == {"kind": "accuracy", "ref": "eager"}
+    said = "the diff of out fails assert_close"
+    assert wanted(_diff(ref="eager64")) == {"kind": "accuracy", "ref": "eager64", "said": said}
+    assert wanted(_diff()) == {"kind": "accuracy", "ref": "eager", "said": said}
     assert wanted(_diff(passed=True)) is None
+
+
+def test_a_close_failure_keeps_its_rule_and_says_its_numbers():
+    metrics = {"numel": 512, "max_abs": 2.0, "mean_abs": 0.5, "max_rel": 2.0, "rmse": 0.9, "mismatches": 502,
+               "mismatch_share": 0.98}
+    assert wanted(_diff(rule="close", close=False, metrics=metrics)) == {
+        "kind": "accuracy", "ref": "eager", "rule": "close",
+        "said": "the diff of out fails assert_close (--verdict close), 98% of elements, max abs 2"}
+    fp64 = {"passed": False, "rmse_test": 0.5, "rmse_baseline": "nan", "multiplier": 2.0, "tol": 1e-4}
+    assert wanted(_diff(rule="fp64", close=False, accuracy=fp64))["said"] == \
+        "the diff of out fails PyTorch's float64 rule (compiled RMSE 0.5 vs eager nan from float64)"
 
 
 def test_an_alignment_violation_brings_its_tile_and_unchecked_rules_are_left():

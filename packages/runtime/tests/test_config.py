@@ -98,3 +98,43 @@ def test_a_tuple_setting_from_the_command_line_crosses_to_a_worker_as_a_tuple():
     assert key == "cpp.cxx" and value == ("/usr/bin/g++",)
     wire = msgspec.json.decode(msgspec.json.encode({key: literal(value)}))  # as minify's workers get it
     assert from_literal(wire[key]) == ("/usr/bin/g++",) and isinstance(from_literal(wire[key]), tuple)
+
+
+def test_worker_settings_are_what_the_process_has_whoever_set_them(tmp_path):
+    """A model file's module-level setting, an environment variable's and --config's all come back as
+    --config text that apply_config takes; a setting put back to its default, a callable and the
+    machine-specific compile_threads do not."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    model = tmp_path / "m.py"
+    model.write_text("import torch\n"
+                     "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'accuracy'\n"
+                     "torch._functorch.config.joint_custom_pass = print\n"  # a callable: not text
+                     "torch._dynamo.config.cache_size_limit = 3\n"
+                     "torch._dynamo.config.cache_size_limit = torch._dynamo.config.cache_size_limit * 0 + 8\n")
+    code = ("import json\n"
+            "from pt2kit.runtime.config import apply_config, kept_settings, worker_settings\n"
+            "from pt2kit.runtime.modelfile import exec_file\n"
+            "from pathlib import Path\n"
+            "import torch._inductor.config as ic\n"
+            "with kept_settings():\n"
+            "    with apply_config({'fx.use_duck_shape': 'false'}):\n"
+            f"        exec_file(Path({str(model)!r}))\n"
+            "        had = worker_settings()\n"
+            "print(json.dumps([had, worker_settings(), ic.cpp.inject_relu_bug_TESTING_ONLY]))\n")
+    env = {**os.environ, "TORCHINDUCTOR_USE_TORCH_PROFILER_BENCHMARKER": "1", "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    import json
+
+    had, after, relu = json.loads(p.stdout.splitlines()[-1])
+    assert had == {"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy", "inductor.use_torch_profiler_benchmarker": "True",
+                   "fx.use_duck_shape": "False"}
+    assert after == {"inductor.use_torch_profiler_benchmarker": "True"}  # the file's settings put back; the environment's stay
+    assert relu is None
+    from pt2kit.runtime.config import resolve
+
+    assert {(k, v) for _, k, v in resolve(had)} == {("cpp.inject_relu_bug_TESTING_ONLY", "accuracy"),
+                                                    ("use_torch_profiler_benchmarker", True), ("use_duck_shape", False)}

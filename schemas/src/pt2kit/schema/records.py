@@ -191,6 +191,10 @@ class Model(Record, tag="model", kw_only=True):
     entry: str | None = None  # NAME of a zero-argument factory, when FILE.py:NAME was given
     device: str = "cpu"
     config: dict[str, str] = {}  # --config KEY=VALUE as given
+    # (1.8) what the worker had once the model file ran: every non-default dynamo, inductor, functorch
+    # and fx setting, whoever set it (the file at module level, the environment, --config), as
+    # --config takes it ({"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}); minify starts from it
+    settings: dict[str, str] = {}
     inputs: list[TensorMeta] = []
     kwargs: bool = False  # example_inputs was a dict of keyword args
     parameters: int = 0

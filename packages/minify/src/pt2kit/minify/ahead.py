@@ -28,7 +28,7 @@ def accuracy_failure(job: Job, precision: dict[str, Any] | None = None) -> dict[
     settings the original run was judged under (pt2kit.runtime.precision), is applied by every query and
     by the repro."""
     return {"kind": "accuracy", "signature": "accuracy", **({"ref": job.ref} if job.ref != "eager" else {}),
-            **({"precision": precision} if precision else {})}
+            **({"rule": job.rule} if job.rule != "fp64" else {}), **({"precision": precision} if precision else {})}
 
 
 def worth_it(job: Job, want: dict[str, Any] | None, check_str: str | None) -> bool:

@@ -229,7 +229,7 @@ def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, 
         spec, dev, c, mwhere = models[label]
         s.say(f"{mwhere}: running model file {spec} named by the stream")
         narrate.failure(s.say, label, where, w)
-        o = dict(opts, failure=w["kind"], **({"ref": w["ref"]} if "ref" in w else {}))
+        o = dict(opts, failure=w["kind"], **{k: w[k] for k in ("ref", "rule") if k in w})
         # the run that found it had its own --config over the model record's (``seen``, this command
         # line's over both)
         code = max(code, _one(s, spec, dev or "cpu", {**c, **seen}, o, w, check_str, jobs, out, timeout, piped=True))

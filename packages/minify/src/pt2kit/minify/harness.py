@@ -210,10 +210,11 @@ def _rmse(a, b):
     return math.sqrt(float((d * d).mean())) if d.numel() else 0.0
 
 
-def differs(test, eager, fp64, ref="eager"):
+def differs(test, eager, fp64, ref="eager", rule="fp64"):
     """kdiff's verdict on one output: fails assert_close against the reference (eager, or with
     ref="eager64" the float64 run at eager's dtype) and is further from float64 than eager is
-    (torch._dynamo.utils.same's rule); "" when it passes, else why."""
+    (torch._dynamo.utils.same's rule; with rule="close", kdiff --verdict close, assert_close
+    alone); "" when it passes, else why."""
     if not isinstance(test, torch.Tensor) or not isinstance(eager, torch.Tensor):
         return "" if test == eager else f"{test!r} != {eager!r}"
     if test.shape != eager.shape:
@@ -229,7 +230,7 @@ def differs(test, eager, fp64, ref="eager"):
     close = torch.isclose(test, against, rtol=rtol, atol=atol, equal_nan=True)
     if bool(close.all()):
         return ""
-    if fp64 is not None and isinstance(fp64, torch.Tensor) and fp64.shape == test.shape:
+    if rule != "close" and isinstance(fp64, torch.Tensor) and fp64.shape == test.shape:
         m = 3.0 if eager.dtype in (torch.float16, torch.bfloat16) or eager.numel() < 1000 else 2.0
         tol = {torch.float16: 1e-3, torch.bfloat16: 1e-2}.get(eager.dtype, 1e-4)
         e_test, e_base = _rmse(fp64, test), _rmse(fp64, eager)
@@ -338,7 +339,8 @@ def outcome(module, inputs, backend, config, failure, dynamic=False, strict=Fals
         return bool(got) and sig == failure["signature"], sig or "finite", ""
     if kind == "accuracy":
         for i, (t, r) in enumerate(zip(test, eager, strict=False)):
-            why = differs(t, r, fp64[i] if fp64 is not None and i < len(fp64) else None, failure.get("ref", "eager"))
+            why = differs(t, r, fp64[i] if fp64 is not None and i < len(fp64) else None, failure.get("ref", "eager"),
+                          failure.get("rule", "fp64"))
             if why:
                 return True, "accuracy", f"output {i}: {why}"
         return False, "passes", ""

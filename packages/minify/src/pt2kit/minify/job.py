@@ -12,4 +12,5 @@ class Job(ModelJob, frozen=True, kw_only=True):
     seed: int = 0
     ref: str = "eager"  # eager | eager64: what an accuracy failure's output is held against
     precision: str = "harness"  # harness | as-configured: the settings an accuracy failure is judged under
+    rule: str = "fp64"  # fp64 | close: kdiff's verdict rule of the diff it was handed (--verdict close)
     profile: Profile | None = None  # fxcheck's constraints: the first violation they find is the failure

@@ -7,9 +7,10 @@ import re
 from typing import Any
 
 from pt2kit.runtime.config import from_literal
-from pt2kit.schema import Crash, Diff, Kernel, Store, Violation
+from pt2kit.schema import Crash, Diff, Kernel, Store, Violation, as_float
 
-SHORT = {"torch._inductor.config": "", "torch._dynamo.config": "dynamo.", "torch._functorch.config": "functorch."}
+SHORT = {"torch._inductor.config": "", "torch._dynamo.config": "dynamo.", "torch._functorch.config": "functorch.",
+         "torch.fx.experimental._config": "fx."}
 
 
 def config_strings(config: dict[str, dict[str, str]]) -> dict[str, str]:
@@ -28,7 +29,8 @@ KEPT_CONSTRAINTS = ("deny", "dtype", "align")
 def wanted(rec: Any) -> dict[str, Any] | None:
     """The failure a stream record names, or None (a passing diff, a finding-free kernel)."""
     if isinstance(rec, Diff) and not rec.passed:
-        return {"kind": "accuracy", "ref": "eager64" if rec.ref == "eager64" else "eager"}
+        return {"kind": "accuracy", "ref": "eager64" if rec.ref == "eager64" else "eager",
+                **({"rule": "close"} if rec.rule == "close" else {}), "said": diff_said(rec)}
     if isinstance(rec, Crash):
         return {"kind": "crash" if rec.signal else "compile-error"}
     if _keepable(rec) and unkept(rec) is None:
@@ -42,6 +44,18 @@ def wanted(rec: Any) -> dict[str, Any] | None:
     if isinstance(rec, Kernel) and rec.finding:
         return {"kind": "nan"}
     return None
+
+
+def diff_said(rec: Diff) -> str:
+    """A failing diff's verdict, with its numbers: what minify's own run is held against."""
+    m, a = rec.metrics, rec.accuracy
+    said = f"the diff of {rec.output} fails " + ("assert_close (--verdict close)" if rec.rule == "close" else
+                                                 "PyTorch's float64 rule" if a is not None else "assert_close")
+    if m is not None:
+        said += f", {100 * m.mismatch_share:.3g}% of elements, max abs {as_float(m.max_abs):.3g}"
+    if a is not None:
+        said += f" (compiled RMSE {as_float(a.rmse_test):.3g} vs eager {as_float(a.rmse_baseline):.3g} from float64)"
+    return said
 
 
 def _keepable(rec: Any) -> bool:

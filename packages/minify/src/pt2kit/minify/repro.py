@@ -66,7 +66,9 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
            model: str, graph: int, torch_version: str, dynamic: bool, seed: int, tool_version: str,
            level: str = "aten") -> str:
     against = "a float64 run" if failure.get("ref") == "eager64" else "eager"
-    what = {"accuracy": f"the compiled output differs from {against} beyond PyTorch's float64 accuracy rule",
+    rule = "assert_close (kdiff --verdict close)" if failure.get("rule") == "close" else \
+        "PyTorch's float64 accuracy rule"
+    what = {"accuracy": f"the compiled output differs from {against} beyond {rule}",
             "compile-error": f"the compiled side raises {failure.get('signature', '')}",
             "crash": f"the process dies with {failure.get('signature', '')}",
             "nan": f"the compiled output holds {failure.get('signature', '')}",

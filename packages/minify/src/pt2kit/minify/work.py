@@ -190,11 +190,20 @@ def _typed(config: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
 
 
 def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
+    """:func:`_capture`, leaving this warm worker's settings as they were before the model file ran:
+    the candidates it judges next run under their own config only."""
+    from pt2kit.runtime.config import kept_settings
+
+    with kept_settings():
+        return _capture(payload, send)
+
+
+def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     """Graphs first (sent at once, so a crash later still leaves them), then the original failure."""
     import torch
 
     from pt2kit.kdiff.localize import capture_forward
-    from pt2kit.runtime.config import apply_config
+    from pt2kit.runtime.config import apply_config, worker_settings
     from pt2kit.runtime.errors import UsageError
     from pt2kit.runtime.modelfile import load_model
     from pt2kit.runtime.outputs import flatten
@@ -203,16 +212,18 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     job = msgspec.convert(payload, Job)
     send({"t": "stage", "stage": "load"})
     loaded = load_model(job.model, device=job.device, from_stream=job.from_stream)
-    if job.emit_model:
-        from pt2kit.runtime.modelfile import model_fields
+    with apply_config(job.config):  # what the run compiles under: the file's own settings, the
+        settings = worker_settings()  # environment's and --config's; the search starts from them all
+        if job.emit_model:
+            from pt2kit.runtime.modelfile import model_fields
 
-        send({"t": "model", "fields": msgspec.to_builtins(model_fields(loaded, job.device, job.config))})
+            send({"t": "model", "fields": msgspec.to_builtins(model_fields(loaded, job.device, job.config))})
     nested = first_jagged(loaded.inputs)
     if nested is not None:  # AOTAutograd's capture of a jagged input fails: no graph to cut, said so
         raise UsageError(f"{nested} is a torch.nested jagged tensor: minify cannot capture the aten graph of a "
                          "model that takes one yet (kdiff, benchrun and fxcheck can run it)")
-    config = _resolved_config(job.config)
-    precision = _precision(job.precision)
+    config = _resolved_config(settings)
+    precision = _precision(job.precision)  # after the settings: the harness's fallback_random is not the file's
     send({"t": "stage", "stage": "capture"})
     dynamo: list[Any] = []
     with apply_config(job.config):
@@ -250,13 +261,34 @@ def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         return {"kind": "nan", "signature": f"{got} (eager too)"}
     pairs = list(zip(test, eager, strict=False))
     if job.ref == "eager" and not any(harness.differs(t, r, None) for (_, t), (_, r) in pairs):
-        return {"kind": None}  # close everywhere: no float64 run (a copy of the model) needed to say so
+        return {"kind": None, "detail": "passes assert_close"}  # no float64 run needed to say so
     fp64 = _float64_outputs(loaded, job.seed)
     for (name, t), (_, r) in pairs:
-        why = harness.differs(t, r, fp64.get(name), job.ref)
+        why = harness.differs(t, r, fp64.get(name), job.ref, job.rule)
         if why:
-            return {"kind": "accuracy", "signature": "accuracy", "detail": f"{name}: {why}"}
-    return {"kind": None}
+            return {"kind": "accuracy", "signature": "accuracy", "detail": f"{name}: {why}",
+                    "verdicts": _verdicts(t, r, fp64.get(name))}
+    return {"kind": None, "detail": next((f"{n}: {_verdicts(t, r, fp64.get(n))}" for (n, t), (_, r) in pairs
+                                          if harness.differs(t, r, None)), "passes")}
+
+
+def _verdicts(test: Any, eager: Any, fp64: Any) -> str:
+    """Both of kdiff's rules on one output, with their numbers: how much fails assert_close, and where
+    the compiled and eager runs stand against float64."""
+    import torch
+
+    if not (isinstance(test, torch.Tensor) and isinstance(eager, torch.Tensor) and eager.is_floating_point()
+            and test.shape == eager.shape):
+        return "differs"
+    atol, rtol = harness._TOL.get(eager.dtype, (1e-5, 1.3e-6))
+    bad = int((~torch.isclose(test.to(eager.device), eager, rtol=rtol, atol=atol, equal_nan=True)).sum())
+    said = f"fails assert_close, {100 * bad / max(eager.numel(), 1):.3g}% of elements" if bad else "passes assert_close"
+    if not isinstance(fp64, torch.Tensor) or fp64.shape != test.shape:
+        return said + " (no float64 run)"
+    within = not harness.differs(test, eager, fp64)
+    rmse = f"compiled RMSE {harness._rmse(fp64, test):.3g} vs eager {harness._rmse(fp64, eager):.3g}"
+    return f"{said}, {'but is within' if within and bad else 'and is within' if within else 'and fails'} " \
+           f"the float64 rule: {rmse}"
 
 
 def _precision(mode: str) -> dict[str, Any]:
@@ -376,7 +408,7 @@ def localize(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         test = harness.compile_and_run(cls(), harness.fresh(inputs), _backend(payload["backend"]),
                                        payload.get("dynamic", False))
     for name, t, r, f in zip(names, test, eager, fp64, strict=False):
-        if harness.differs(t, r, f, payload["failure"].get("ref", "eager")):
+        if harness.differs(t, r, f, payload["failure"].get("ref", "eager"), payload["failure"].get("rule", "fp64")):
             return {"node": name}
     return {"node": None}
 

@@ -257,7 +257,7 @@ class Session:
         runs one."""
         from pt2kit.schema import Model
 
-        from .trust import check_model_file, stream_config_for
+        from .trust import check_model_file, stream_config_for, stream_settings
 
         lines = self.read(["-"], want=[Model, *also], hint=hint)
         models = 0
@@ -273,7 +273,11 @@ class Session:
                 if not self.header_written:  # its part starts here, so the header can name the device
                     self.header(torch=torch_version(), device=device or m.device, config=cli)
                 spec = check_model_file(m.file, m.entry, where)
-                cfg = stream_config_for(dict(m.config or {}), dict(config or {}), where, use=stream_config)
+                settings, dropped = stream_settings(dict(m.settings or {}))
+                if dropped and stream_config:
+                    self.say(f"{where}: not taking {', '.join(dropped)} from the model record's settings: a stream "
+                             "may not set them (the model file sets its own again when it runs)")
+                cfg = stream_config_for({**settings, **(m.config or {})}, dict(config or {}), where, use=stream_config)
                 if m.config and not stream_config:
                     self.say(f"{where}: ignoring the model record's config ({', '.join(sorted(m.config))}): "
                              "--no-config-from-stream")

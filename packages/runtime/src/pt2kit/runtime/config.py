@@ -1,13 +1,19 @@
 """``--config KEY=VALUE``: settings of torch._inductor.config and torch._dynamo.config.
 
 ``KEY`` is a dotted name as the config module spells it (``cpp.inject_relu_bug_TESTING_ONLY``,
-``trace.provenance_tracking_level``). Prefix ``inductor.``, ``dynamo.`` or ``functorch.`` to pick the
-module; without a prefix Inductor's is tried first, then Dynamo's. VALUE is converted to the type
-of the current value (``true``/``false``/``1``/``0`` for booleans, Python literals for lists).
+``trace.provenance_tracking_level``). Prefix ``inductor.``, ``dynamo.``, ``functorch.`` or ``fx.``
+(``torch.fx.experimental._config``) to pick the module; without a prefix Inductor's is tried first,
+then Dynamo's. VALUE is converted to the type of the current value (``true``/``false``/``1``/``0``
+for booleans, Python literals for lists).
+
+:func:`worker_settings` is the other direction: what the process has now (the model file's own
+settings, the environment's, ``--config``), as ``KEY=VALUE`` text that :func:`apply_config` takes back.
 
 Guarantees: a typed value crosses a process boundary as :func:`literal` text and comes back from
 :func:`from_literal` equal and of the same types, nested ones included (JSON would turn a tuple into a
-list, and Inductor prints ``cpp.cxx`` into its error: the failure's text would change with it).
+list, and Inductor prints ``cpp.cxx`` into its error: the failure's text would change with it); a
+setting :func:`worker_settings` collects is written the same way (a string bare), so a tuple a model
+file set is a tuple again where it is applied.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ MODULES = {
     "inductor": "torch._inductor.config",
     "dynamo": "torch._dynamo.config",
     "functorch": "torch._functorch.config",
+    "fx": "torch.fx.experimental._config",
 }
 
 
@@ -116,7 +123,7 @@ def resolve(cfg: dict[str, str]) -> list[tuple[Any, str, Any]]:
         if prefix in modules and rest in keys[prefix]:
             candidates = [(prefix, rest)]
         else:
-            candidates = [(n, key) for n in ("inductor", "dynamo", "functorch") if key in keys[n]]
+            candidates = [(n, key) for n in ("inductor", "dynamo", "functorch", "fx") if key in keys[n]]
         if not candidates:
             every = [k for ks in keys.values() for k in ks]
             close = difflib.get_close_matches(rest if prefix in modules else key, every, n=3)
@@ -133,3 +140,72 @@ def apply_config(cfg: dict[str, str]) -> ExitStack:
     for module, key, value in resolve(cfg):
         stack.enter_context(module.patch({key: value}))
     return stack
+
+
+def _defaults(module: Any) -> dict[str, Any]:
+    """Each setting's default, as torch declares it (``ConfigModule._config[key].default``, private:
+    the one place it is read). A setting an environment variable changed is not at its default."""
+    return {k: entry.default for k, entry in module._config.items()}
+
+
+def _skipped(module: Any, key: str) -> bool:
+    """What torch's own repro writer leaves out (``_save_config_ignore``: callables, pickling
+    trouble), and what its cache key leaves out as machine-specific (``_cache_config_ignore_prefix``:
+    trace dumps, compile threads, worker start method, CUTLASS folders)."""
+    if key in getattr(module, "_save_config_ignore", ()):
+        return True
+    return any(key.startswith(p) for p in getattr(module, "_cache_config_ignore_prefix", ()))
+
+
+def _as_text(key: str, value: Any, default: Any) -> str | None:
+    """``value`` as --config VALUE text, or None where that text would not give ``value`` back
+    (a callable, an object, a string that reads as a literal). Anything but a string is its
+    :func:`literal` text: a tuple stays a tuple, an ``inf`` inside a list survives."""
+    text = value if isinstance(value, str) else literal(value)
+    try:
+        back = _coerce(key, text, default)
+    except UsageError:
+        return None
+    return text if type(back) is type(value) and back == value else None
+
+
+def worker_settings() -> dict[str, str]:
+    """Every setting of the dynamo, inductor, functorch and fx configs that is not at its default in
+    this process, whoever set it (a model file at module level, an environment variable torch reads
+    through its ``Config`` entries, ``--config``; one a config module reads into its default at import,
+    as ``TORCHINDUCTOR_FREEZING``, is that default here as in torch's own repro writer), as ``{"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}``: what
+    ``torch._dynamo.debug_utils.generate_config_string`` writes into PyTorch's own repros, less what it
+    skips, less machine-specific settings and values that do not survive as text."""
+    import importlib
+
+    out: dict[str, str] = {}
+    for name, path in MODULES.items():
+        module = importlib.import_module(path)
+        defaults = _defaults(module)
+        for key, value in config_keys(module).items():
+            if key not in defaults or _skipped(module, key) or value == defaults[key]:
+                continue
+            text = _as_text(key, value, defaults[key])
+            if text is not None:
+                out[f"{name}.{key}"] = text
+    return out
+
+
+class kept_settings:  # noqa: N801 (a context manager, named as one is used)
+    """Settings changed inside the block (a model file run at module level) are put back on leaving it,
+    so a warm worker that loaded one model file judges the next candidate under its own config only."""
+
+    def __enter__(self) -> kept_settings:
+        import importlib
+
+        self._before = {p: config_keys(importlib.import_module(p)) for p in MODULES.values()}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import importlib
+
+        for path, before in self._before.items():
+            module = importlib.import_module(path)
+            for key, value in config_keys(module).items():
+                if key in before and value != before[key]:
+                    setattr(module, key, before[key])

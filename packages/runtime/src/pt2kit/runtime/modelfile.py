@@ -176,7 +176,9 @@ def parameter_counts(model: Any) -> tuple[int, int, int]:
 
 
 def model_fields(loaded: LoadedModel, device: str, config: dict[str, str]) -> dict[str, Any]:
-    """The fields of a `model` record: enough for another tool to load and run it again."""
+    """The fields of a `model` record: enough for another tool to load and run it again. Called once the
+    file has run, under ``--config``: its ``settings`` are what the worker then has."""
+    from .config import worker_settings
     from .outputs import flatten
     from .tensors import tensor_meta
 
@@ -187,6 +189,7 @@ def model_fields(loaded: LoadedModel, device: str, config: dict[str, str]) -> di
         "entry": loaded.entry,
         "device": device,
         "config": dict(config),
+        "settings": worker_settings(),
         "inputs": [tensor_meta(n, v) for n, v in flatten(loaded.inputs, "inputs")],
         "kwargs": loaded.kwargs,
         "parameters": total,

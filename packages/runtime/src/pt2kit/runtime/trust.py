@@ -17,6 +17,9 @@ names is ever executed. Guarantees, for `model` records read from a pipe:
   a command-line flag, are refused unless the same key is given on the command line (whose value
   is then the one used). ``--no-config-from-stream`` drops the stream's
   config altogether.
+* A model record's ``settings`` (what the worker that wrote it had, the file's own included) are
+  taken under its ``config`` by the same rules, except that a setting they refuse is dropped, not
+  refused (:func:`stream_settings`): the file sets its own again when it runs.
 * Each refusal is one line and exit 2, before anything of that model runs.
 
 Nothing here imports torch: it runs in the parent, before the child starts.
@@ -89,6 +92,14 @@ def stream_config_for(stream: dict[str, str], cli: dict[str, str], where: str, *
                 f"give --config {key}=VALUE yourself, or pass --no-config-from-stream"
             )
     return {**stream, **cli}
+
+
+def stream_settings(settings: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """A model record's ``settings`` (what the upstream worker had) that a stream may set, and the keys
+    it may not. Those are dropped, not refused: the model file sets its own again when it runs here;
+    only what the upstream environment alone gave (a path, a host) is not taken from a stream."""
+    kept = {k: v for k, v in settings.items() if unsafe_config_reason(str(k), str(v)) is None}
+    return kept, sorted(set(settings) - set(kept))
 
 
 def _installation_dirs() -> list[str]:

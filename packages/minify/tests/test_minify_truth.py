@@ -1,0 +1,72 @@
+"""What the model file holds is the truth: the config it sets itself, and the verdict rule of the diff
+minify is handed (issue 37)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import msgspec
+import pytest
+from conftest import MODELS, Result, run_repro
+
+RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
+
+
+@pytest.fixture(scope="module")
+def piped(tmp_path_factory):
+    """``kdiff file_config.py | minify -o repro.py``, run once for the tests of this group."""
+    d = tmp_path_factory.mktemp("file-config")
+    store = str(d / "store")
+    k = subprocess.run([sys.executable, "-m", "pt2kit.kdiff", str(MODELS / "file_config.py"), "--store", store],
+                       capture_output=True, timeout=600, cwd=d)
+    m = subprocess.run([sys.executable, "-m", "pt2kit.minify", "-o", str(d / "repro.py"), "--store", store],
+                       input=k.stdout, capture_output=True, timeout=600, cwd=d)
+    return Result(k.returncode, k.stdout, k.stderr.decode()), Result(m.returncode, m.stdout, m.stderr.decode()), d
+
+
+@pytest.mark.xdist_group("file-config")
+def test_kdiff_finds_the_files_own_setting_and_its_model_record_keeps_it(piped):
+    kdiff, _, _ = piped
+    assert kdiff.code == 1, kdiff.stderr
+    (model,) = kdiff.kind("model")
+    assert model["config"] == {} and model["settings"] == {f"inductor.{RELU_BUG}": "accuracy"}
+
+
+@pytest.mark.xdist_group("file-config")
+def test_minify_starts_from_the_files_setting_and_the_repro_embeds_it(piped):
+    _, mini, d = piped
+    assert mini.code == 1, mini.stderr
+    (rep,) = mini.kind("repro")
+    assert rep["ops"] == ["aten.relu.default"] and rep["config"] == {RELU_BUG: "accuracy"}
+    assert rep["reproduced"] == 3 == rep["runs"], mini.stderr
+    out = d / "repro.py"
+    assert re.search(r"^CONFIG = \{'torch._inductor.config': \{'cpp.inject_relu_bug_TESTING_ONLY': 'accuracy'\}\}$",
+                     out.read_text(), re.M)
+    p = run_repro(out)
+    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
+    out.write_text(re.sub(r"^CONFIG = .*$", "CONFIG = {}", out.read_text(), count=1, flags=re.M))
+    p = run_repro(out)
+    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
+
+
+def _close_failure_of_clean(tmp_path) -> bytes:
+    from pt2kit.schema import Diff, Header, Metrics, Model
+
+    common = dict(tool_version="1", argv=["kdiff"], time="t", host="h", python="3", store=str(tmp_path))
+    metrics = Metrics(numel=16, max_abs=2.0, mean_abs=1.0, max_rel=2.0, rmse=1.2, mismatches=15,
+                      mismatch_share=0.98)
+    lines = [Header(v=1, run="a", tool="kdiff", **common),
+             Model(v=1, run="a", model="small.py:clean", file=str(MODELS / "small.py"), entry="clean"),
+             Diff(v=1, run="a", model="small.py:clean", output="out", ref="eager", test="inductor", dtype="float32",
+                  shape=[4, 4], atol=1e-5, rtol=1.3e-6, passed=False, rule="close", close=False, metrics=metrics)]
+    return b"".join(msgspec.json.encode(x) + b"\n" for x in lines)
+
+
+def test_a_close_failure_minify_does_not_see_is_both_verdicts_in_one_line_and_exit_0(minify, tmp_path):
+    r = minify(stdin=_close_failure_of_clean(tmp_path))
+    assert r.code == 0, r.stderr
+    assert "small.py:clean: the diff of out fails assert_close (--verdict close), 98% of elements, max abs 2; " \
+           "minify's own run of it: passes assert_close: nothing to minify" in r.stderr, r.stderr
+    assert "a accuracy" not in r.stderr and not r.kind("repro")
