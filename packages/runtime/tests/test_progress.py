@@ -84,3 +84,30 @@ def test_bad_input_while_loading_leaves_only_its_error_line():
         t.stage("load")
         raise UsageError("m.py: defines no `model`")
     assert out.getvalue() == ""
+
+
+def test_a_long_stage_says_it_is_still_running_and_for_how_long():
+    # the interval is injected (30 s in use): the test waits for the line, it times nothing
+    import re
+    import time
+
+    out = io.StringIO()
+    with Progress("kdiff", quiet=False, stream=out, heartbeat=0.02).task("m.py") as t:
+        t.stage("load")
+        t.stage("compile and run test (inductor)")
+        deadline = time.monotonic() + 60
+        while "still" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    lines = out.getvalue().splitlines()
+    still = [ln for ln in lines if "still" in ln]
+    assert still and re.fullmatch(r"kdiff: m\.py: \[\d+\.\ds\] still compile and run test \(inductor\), \d+s so far",
+                                  still[0]), lines
+    assert lines[-1].startswith("kdiff: m.py: done in ") and lines[1].endswith("] compile and run test (inductor)")
+
+
+def test_no_heartbeat_on_a_quick_stage():
+    out = io.StringIO()
+    with Progress("kdiff", quiet=False, stream=out).task("m.py") as t:
+        t.stage("load")
+        t.stage("compare")
+    assert "still" not in out.getvalue()
