@@ -75,3 +75,13 @@ def test_triton_kernel_under_the_interpreter():
                         "test_triton_kernel_matches_torch"], env=env, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert re.search(r"^8 passed", p.stdout, re.M), p.stdout[-500:]
+
+
+def test_a_complex_tensors_stats_are_of_its_magnitude_and_the_record_says_so():
+    from pt2kit.aotiprint.work import _kernel_arg
+
+    z = torch.tensor([3 + 4j, -6 - 8j], dtype=torch.complex64)
+    arg = _kernel_arg(None, "stats", "buf0", z, False, "after", 0, "k")
+    assert (arg.stats.of, arg.stats.min, arg.stats.max, arg.stats.mean) == ("magnitude", 5.0, 10.0, 7.5)
+    real = _kernel_arg(None, "stats", "buf1", torch.tensor([-1.0, 1.0]), False, "after", 0, "k")
+    assert real.stats.of is None and real.stats.min == -1.0

@@ -85,6 +85,7 @@ class Stats(_Struct):
     max: Num | None = None
     nan: int = 0
     inf: int = 0
+    of: str | None = None  # (1.8) "magnitude": the stats are of |x|, a complex tensor's
 
 
 class Metrics(_Struct):

@@ -64,7 +64,8 @@ def triton_usable(t: Any) -> bool:
 
 
 def tensor_stats(t: Any) -> dict[str, Any]:
-    """Stats of ``t`` (any dtype, any device) in one pass where a kernel exists."""
+    """Stats of ``t`` (any dtype, any device) in one pass where a kernel exists; of its magnitude for
+    a complex tensor (the record's ``stats.of`` says so)."""
     if t.is_complex():
         t = t.abs()
     if triton_usable(t):

@@ -111,7 +111,7 @@ def _kernel_arg(chan: Channel, mode: str, name: str, value: Any, uninitialised: 
         return arg
     s = tensor_stats(value)
     arg.stats = Stats(numel=s["numel"], mean=num(s["mean"]), min=num(s["min"]), max=num(s["max"]),
-                      nan=s["nan"], inf=s["inf"])
+                      nan=s["nan"], inf=s["inf"], of="magnitude" if value.is_complex() else None)
     if mode == "save":
         arg.blob = save_tensor(chan.store, value)
     return arg

@@ -191,7 +191,7 @@ def worker_settings() -> dict[str, str]:
     return out
 
 
-class kept_settings:  # noqa: N801 (a context manager, named as one is used)
+class kept_settings:  # a context manager, named as one is used
     """Settings changed inside the block (a model file run at module level) are put back on leaving it,
     so a warm worker that loaded one model file judges the next candidate under its own config only."""
 
