@@ -70,3 +70,18 @@ def test_a_close_failure_minify_does_not_see_is_both_verdicts_in_one_line_and_ex
     assert "small.py:clean: the diff of out fails assert_close (--verdict close), 98% of elements, max abs 2; " \
            "minify's own run of it: passes assert_close: nothing to minify" in r.stderr, r.stderr
     assert "a accuracy" not in r.stderr and not r.kind("repro")
+
+
+def test_a_tuple_the_model_file_sets_is_a_tuple_in_every_worker_and_in_the_repro(minify, tmp_path):
+    # the file's setting travels as literal text like --config's: were cpp.cxx a list in the workers,
+    # Inductor's error (it prints the setting) would change and the failure "not reproduce"
+    model, out = tmp_path / "cxx.py", tmp_path / "repro.py"
+    model.write_text((MODELS / "small.py").read_text() + "\ntorch._inductor.config.cpp.cxx = ('/nonexistent/cc',)\n")
+    r = minify(f"{model}:clean", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "compile-error" and rep["reproduced"] == 3, rep
+    assert rep["config"] == {"cpp.cxx": "('/nonexistent/cc',)"} and rep["ops"] == ["aten.relu.default"]
+    assert "CONFIG = {'torch._inductor.config': {'cpp.cxx': ('/nonexistent/cc',)}}\n" in out.read_text()
+    p = run_repro(out)
+    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: compile-error"), p.stdout + p.stderr

@@ -112,6 +112,7 @@ def test_worker_settings_are_what_the_process_has_whoever_set_them(tmp_path):
     model = tmp_path / "m.py"
     model.write_text("import torch\n"
                      "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'accuracy'\n"
+                     "torch._inductor.config.cpp.cxx = ('/usr/bin/g++',)\n"  # a tuple: its literal text
                      "torch._functorch.config.joint_custom_pass = print\n"  # a callable: not text
                      "torch._dynamo.config.cache_size_limit = 3\n"
                      "torch._dynamo.config.cache_size_limit = torch._dynamo.config.cache_size_limit * 0 + 8\n")
@@ -131,10 +132,11 @@ def test_worker_settings_are_what_the_process_has_whoever_set_them(tmp_path):
 
     had, after, relu = json.loads(p.stdout.splitlines()[-1])
     assert had == {"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy", "inductor.use_torch_profiler_benchmarker": "True",
-                   "fx.use_duck_shape": "False"}
+                   "fx.use_duck_shape": "False", "inductor.cpp.cxx": "('/usr/bin/g++',)"}
     assert after == {"inductor.use_torch_profiler_benchmarker": "True"}  # the file's settings put back; the environment's stay
     assert relu is None
     from pt2kit.runtime.config import resolve
 
-    assert {(k, v) for _, k, v in resolve(had)} == {("cpp.inject_relu_bug_TESTING_ONLY", "accuracy"),
-                                                    ("use_torch_profiler_benchmarker", True), ("use_duck_shape", False)}
+    assert {(k, v, type(v)) for _, k, v in resolve(had)} == {
+        ("cpp.inject_relu_bug_TESTING_ONLY", "accuracy", str), ("use_torch_profiler_benchmarker", True, bool),
+        ("use_duck_shape", False, bool), ("cpp.cxx", ("/usr/bin/g++",), tuple)}

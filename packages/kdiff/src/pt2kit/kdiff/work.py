@@ -56,8 +56,9 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             if own:
                 chan.note("precision_own", ", ".join(own))
             use_precision(HARNESS, inductor=False)  # the model file's own TF32 does not stand; --config's does
-        if job.emit_model:
-            chan.emit_new(Model, **model_fields(loaded, job.device, job.config))
+        if job.emit_model:  # its settings are the file's, the environment's, --config's: not the harness's
+            with apply_config({"inductor.fallback_random": "false"} if harness else {}):
+                chan.emit_new(Model, **model_fields(loaded, job.device, job.config))
         ref = backends.resolve(job.ref, role="ref")
         test = backends.resolve(job.test, role="test")
         seed = job.seed

@@ -222,7 +222,7 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     if nested is not None:  # AOTAutograd's capture of a jagged input fails: no graph to cut, said so
         raise UsageError(f"{nested} is a torch.nested jagged tensor: minify cannot capture the aten graph of a "
                          "model that takes one yet (kdiff, benchrun and fxcheck can run it)")
-    config = _resolved_config(settings)
+    config = _resolved_config({**settings, **job.config})  # a --config key torch's repro writer skips stays
     precision = _precision(job.precision)  # after the settings: the harness's fallback_random is not the file's
     send({"t": "stage", "stage": "capture"})
     dynamo: list[Any] = []
