@@ -279,6 +279,9 @@ class Divergence(Record, tag="divergence", kw_only=True):
     test_stats: Stats | None = None
     compiles: int = 0  # how many compiles the search took
     phase: str | None = None  # (1.3) forward | backward: the graph the node belongs to
+    # (1.8) the subgraph of a higher-order op the node lives in, from the graph down, e.g.
+    # "cond → true_graph_0"; None for a node of the graph itself
+    subgraph: str | None = None
 
 
 class GraphBreak(Record, tag="graph_break", kw_only=True):

@@ -187,6 +187,8 @@ def _run(s: Session, job: Any, env: dict[str, str] | None, timeout: float | None
     else:
         log, records, finding = _aoti_records(s, job, res)
     narrator.notes(records)
+    if res.notes.get("hops"):
+        s.say(f"{job.label}: {res.notes['hops']}")
     narrator.summary(records, finding, job.mode)
     wanted = job.kernels or []
     unmatched = [k for k in wanted if not any(r.name == k for r in records)]

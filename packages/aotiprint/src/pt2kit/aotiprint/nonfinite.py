@@ -48,24 +48,38 @@ def _masked_attention(func: Any, args: Any, kwargs: dict[str, Any]) -> bool:
     return mask is not None or bool(named.get("is_causal"))
 
 
-def eager_kinds(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
-    """Non-finite kinds any op of an eager run produces (its intermediates included)."""
+def eager_kinds(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                blind: list[str] | None = None) -> list[str]:
+    """Non-finite kinds any op of an eager run produces (its intermediates included, inside
+    higher-order ops' branches, loop bodies and score_mods too). ``blind``, when given, receives the
+    higher-order ops run whole, their insides unseen (only their outputs were looked at)."""
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
+
+    from pt2kit.runtime.hops import HopAwareMode, hop_name
 
     seen: set[str] = set()
 
-    class Watch(TorchDispatchMode):
-        def __torch_dispatch__(self, func: Any, types: Any, a: Any = (), kw: Any = None) -> Any:
-            if _masked_attention(func, a, kw or {}):
-                seen.add("inf")  # masked scores are -inf inside the fused kernel, where no op shows them
-            out = func(*a, **(kw or {}))
-            if len(seen) < 2:
-                for leaf in tree_leaves(out):
-                    seen.update(kinds_of(leaf))
-            return out
+    def look(out: Any) -> Any:
+        if len(seen) < 2:
+            for leaf in tree_leaves(out):
+                seen.update(kinds_of(leaf))
+        return out
 
-    with torch.no_grad(), Watch():
+    class Watch(HopAwareMode):
+        def watch(self, func: Any, a: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+            if _masked_attention(func, a, kw):
+                seen.add("inf")  # masked scores are -inf inside the fused kernel, where no op shows them
+            return look(func(*a, **kw))
+
+        def hop_out(self, func: Any, a: tuple[Any, ...], kw: dict[str, Any], out: Any) -> Any:
+            if hop_name(func) == "flex_attention":
+                seen.add("inf")  # its block mask makes -inf scores inside the op, as a fused SDPA's does
+            return look(out)
+
+    watch = Watch()
+    with torch.no_grad(), watch:
         model(*args, **kwargs)
+    if blind is not None:
+        blind.extend(watch.blind)
     return sorted(seen)

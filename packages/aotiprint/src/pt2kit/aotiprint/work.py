@@ -184,7 +184,11 @@ def _nonfinite(chan: Channel, lm: Any | None, out: Any, args: tuple[Any, ...], k
     result: dict[str, Any] = {"outputs_nonfinite": output_kinds(out), "eager_nonfinite": None}
     if lm is not None:
         chan.stage("eager run (which NaN/Inf the model makes itself)")
-        result["eager_nonfinite"] = eager_kinds(lm.model, args, kwargs)
+        blind: list[str] = []
+        result["eager_nonfinite"] = eager_kinds(lm.model, args, kwargs, blind)
+        if blind:
+            chan.note("hops", "the eager NaN/Inf watch ran " + ", ".join(blind)
+                      + " whole: what it makes inside is judged by its outputs alone")
     return result
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ import torch
 
 from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances, float64_mode
 from pt2kit.runtime.fxmeta import node_place
+from pt2kit.runtime.hops import materialise
 
 from .backends import Backend, to_float64
 from .metrics import Comparison, compare
@@ -57,6 +59,7 @@ class Divergence:
     compiles: int
     atol: float
     rtol: float
+    subgraph: str | None = None  # the higher-order op's subgraph it lies in: "cond → true_graph_0"
 
 
 def concrete(a: Any) -> Any:
@@ -143,7 +146,7 @@ def with_outputs(gm: torch.fx.GraphModule, nodes: list[torch.fx.Node]) -> torch.
     out.args = (tuple(keep),)
     g.graph.eliminate_dead_code()
     g.recompile()
-    return g
+    return materialise(g)
 
 
 def _run_compiled(g: torch.fx.GraphModule, args: list[Any], backend: Backend) -> list[torch.Tensor]:
@@ -166,12 +169,44 @@ def localize(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Back
         return None
     compiles = 0
     step = on_step or (lambda _: None)
+    kw = {"ref": ref, "test": test, "atol": atol, "rtol": rtol, "equal_nan": equal_nan, "fp64_rule": fp64_rule,
+          "step": step}
     for gi, (gm, args) in enumerate(capture_forward(model, call)):
-        found, compiles = _localize_graph(gi, gm, args, ref=ref, test=test, atol=atol, rtol=rtol,
-                                          equal_nan=equal_nan, compiles=compiles, fp64_rule=fp64_rule, step=step)
+        found, compiles = _locate(gi, gm, args, None, compiles, kw)
         if found is not None:
             return found
     return None
+
+
+def _locate(gi: int, gm: torch.fx.GraphModule, args: list[Any], path: str | None, compiles: int,
+            kw: dict[str, Any]) -> tuple[Divergence | None, int]:
+    """:func:`_localize_graph`, then into the higher-order op it names, where one of its subgraphs
+    diverges (:mod:`.descend`); else the op itself, at the user's line that called it."""
+    from pt2kit.runtime.hops import hop_name
+
+    from .descend import entered, hop_of
+
+    found, compiles = _localize_graph(gi, gm, args, compiles=compiles, **kw)
+    hop = hop_of(gm, found.node) if found is not None else None
+    if found is None or hop is None:
+        return (found if found is None else dataclasses.replace(found, subgraph=path)), compiles
+    name = hop_name(hop.target)
+    try:
+        subs = entered(gm, args, hop)
+    except Exception:  # the op's arguments could not be had: the op is the answer
+        subs = []
+    for attr, sub, sub_args in subs:
+        here = " → ".join(p for p in (path, name, attr) if p)
+        kw["step"](f"localize: into {here}")
+        try:
+            deeper, compiles = _locate(gi, sub, sub_args, here, compiles, kw)
+        except LocalizeError:
+            deeper = None
+        if deeper is not None:
+            return dataclasses.replace(deeper, compiles=compiles), compiles
+    source, code, module = node_place(hop)
+    return dataclasses.replace(found, op=f"higher_order.{name}", source=source, code=code, module=module,
+                               subgraph=path), compiles
 
 
 def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: Backend, test: Backend,
@@ -217,7 +252,7 @@ def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: 
         values = _run_compiled(with_outputs(gm, nodes), args, test)
     except Exception:  # the all-outputs graph does not compile: bisection still can
         values = None
-    for i, (n, v) in enumerate(zip(nodes, values or [], strict=True)):
+    for i, (n, v) in enumerate(zip(nodes, values, strict=True) if values is not None else ()):
         if n.name in refs and v.shape == refs[n.name].shape:
             bad, c, a, rt = verdict(n, v)
             if bad:

@@ -33,11 +33,12 @@ class Narrator:
         elif raw.startswith(b'{"kind":"divergence"'):
             v = msgspec.json.decode(raw)
             where = f" at {v['source']}" if v.get("source") else ""
-            self.say(f"{self.label}: first divergence: {v.get('op') or v['node']} (node {v['node']}){where}"
+            inside = f" in {v['subgraph']}" if v.get("subgraph") else ""
+            self.say(f"{self.label}: first divergence: {v.get('op') or v['node']} (node {v['node']}{inside}){where}"
                      + (f"  {v['code']}" if v.get("code") else ""))
 
     def summary(self, value: dict[str, Any], notes: dict[str, Any], test: str, ref: str) -> None:
-        for key in ("fp64", "narrowed", "localize"):
+        for key in ("fp64", "narrowed", "hops", "localize"):
             if key in notes:
                 self.say(f"{self.label}: {notes[key]}")
         if "precision_own" in notes:

@@ -190,4 +190,4 @@ def divergence_fields(located: Any, output: str) -> dict[str, Any]:
     return dict(output=output, node=located.node, op=located.op, index=located.index, source=located.source,
                 code=located.code, module=located.module, metrics=metrics_record(located.comparison),
                 ref_stats=stats(located.ref), test_stats=stats(located.test), compiles=located.compiles,
-                phase="forward")
+                phase="forward", subgraph=located.subgraph)

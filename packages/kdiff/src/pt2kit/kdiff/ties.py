@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+
+from pt2kit.runtime.hops import HopAwareMode
 
 _SELECT = {"topk", "sort", "argsort", "argmax", "argmin", "kthvalue", "median", "nms", "max", "min", "msort"}
 _DIM_ONLY = {"max", "min", "median"}  # max(x) is a value, not a selection; max(x, dim) picks an index
@@ -97,15 +98,15 @@ def _margin(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> float |
     return gap / scale
 
 
-class TieRecorder(TorchDispatchMode):
-    """Active around an eager run: ``sites`` lists every selection with its relative margin."""
+class TieRecorder(HopAwareMode):
+    """Active around an eager run: ``sites`` lists every selection with its relative margin, inside
+    higher-order ops' subgraphs too (``blind`` names those whose insides it could not see)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.sites: list[TieSite] = []
 
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        kwargs = kwargs or {}
+    def watch(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         packet = getattr(func, "overloadpacket", None)
         name = getattr(packet, "__name__", "")
         picks = name in _SELECT and not (name in _DIM_ONLY and func._overloadname not in ("dim", "dim_max", "dim_min"))

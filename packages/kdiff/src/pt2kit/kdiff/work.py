@@ -83,6 +83,9 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
 
         runs = _Runs(side, ref, test, job.verdict or "fp64", label, chan)
         rule, note = runs.rule, runs.note
+        if ties.blind:
+            chan.note("hops", "the near-tie watch ran " + ", ".join(ties.blind)
+                      + " whole: selections inside it are not checked for ties")
         tie = ties.nearest() if (job.verdict or "fp64") == "fp64" else None
         verdict = runs.verdict(tie)
         grad_counts: dict[str, Any] = {}
