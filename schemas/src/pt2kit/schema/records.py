@@ -396,6 +396,7 @@ class Repro(Record, tag="repro", kw_only=True):
     reproduces: bool
     signature: str | None = None  # (1.5) what "still fails" meant: exception type and message, signal, ...
     graph: int | None = None  # (1.5) which of the model's graphs
+    subgraph: str | None = None  # (1.8) the higher-order op's subgraph of that graph the repro is cut from
     ops: list[str] = []  # (1.5) the repro's aten ops
     inputs_before: int | None = None  # (1.5) input elements
     inputs_after: int | None = None  # (1.5)

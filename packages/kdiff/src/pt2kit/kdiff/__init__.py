@@ -13,7 +13,7 @@ Importing this package does not import torch; each name imports it when first us
 
 from typing import Any
 
-__version__ = "1.2.0"
+__version__ = "1.3.0"
 
 __all__ = ["assert_same", "compare", "localize"]
 

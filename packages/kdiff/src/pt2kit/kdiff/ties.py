@@ -50,7 +50,9 @@ def tie_eps(dtype: torch.dtype, device: torch.device | str) -> float:
 def _where() -> tuple[str | None, str | None]:
     for f in reversed(traceback.extract_stack()[:-3]):
         fn = f.filename.replace("\\", "/")
-        if "/torch/" in fn or fn.endswith("/ties.py") or "/torchvision/" in fn:
+        # nor FX's generated code (a branch as torch.cond compiles it), nor the mode's re-entry around it
+        if "/torch/" in fn or fn.endswith(("/ties.py", "/runtime/hops.py")) or "/torchvision/" in fn \
+                or fn.startswith("<eval_with_key>"):
             continue
         return f"{f.filename}:{f.lineno}", (f.line or "").strip() or None
     return None, None

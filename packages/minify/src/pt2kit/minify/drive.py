@@ -178,11 +178,11 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
         stage(f"verifying the repro ({best.nodes} ops) in {RUNS} fresh processes")
         text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
                             graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
-                            tool_version=__version__, level=g.level)
+                            tool_version=__version__, level=g.level, subgraph=g.subgraph)
         k, others = _verify(text, pool)
         for why in others:
             say(f"a fresh run of the repro did not fail: {why}")
-        fields = dict(failure=failure["kind"], signature=failure.get("signature"), graph=g.index,
+        fields = dict(failure=failure["kind"], signature=failure.get("signature"), graph=g.index, subgraph=g.subgraph,
                       nodes_before=whole.nodes, nodes_after=best.nodes, ops=best.ops,
                       inputs_before=whole.input_numel, inputs_after=best.input_numel,
                       config=config_strings(final_config),
@@ -191,7 +191,8 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: flo
         if k == 0:
             return Outcome(EXIT_CRASH, f"the repro ({best.nodes} ops) did not fail in any of {RUNS} fresh runs",
                            fields, text)
-        return Outcome(EXIT_FINDINGS, f"{whole.nodes} -> {best.nodes} ops ({', '.join(dict.fromkeys(best.ops))}), "
+        inside = f" inside {g.subgraph}" if g.subgraph else ""
+        return Outcome(EXIT_FINDINGS, f"{whole.nodes} -> {best.nodes} ops ({', '.join(dict.fromkeys(best.ops))}){inside}, "
                                       f"{queries} queries, reproduced {k} of {RUNS}", fields, text)
     finally:
         if "early" in got:  # stopped before the original run was judged (a bad model file)

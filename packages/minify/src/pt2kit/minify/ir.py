@@ -53,9 +53,11 @@ class Node(msgspec.Struct, frozen=True, kw_only=True):
     place: str | None = None  # the user's file:line
     code: str | None = None  # the user's source line
     output: bool = False  # an output of the captured graph
+    body: list[str] = []  # a higher-order op's subgraph: the nested function's lines (expr is DEFINED)
 
 
 UNWRITABLE = "__unwritable__"  # a node's expr where the call has no standalone source form
+DEFINED = "__defined__"  # a node's expr where ``body`` defines it (a subgraph: kept whole with its op)
 
 
 class Graph(msgspec.Struct, frozen=True, kw_only=True):
@@ -63,6 +65,7 @@ class Graph(msgspec.Struct, frozen=True, kw_only=True):
     nodes: list[Node]
     dynamic: bool = False
     level: str = "aten"  # aten: AOTAutograd's forward graph; dynamo: the graph Dynamo hands a backend
+    subgraph: str | None = None  # a higher-order op's subgraph of graph ``index`` that ran: "cond → true_graph_0"
 
     @property
     def compute(self) -> list[Node]:
@@ -145,9 +148,10 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
             code = f"  {n.code.strip()}" if n.code else ""
             lines.append(f"        # {n.place}{code}"[:160])
             last_place = n.place
-        expr = _resize(n.expr, rename) if rename else n.expr
-        expr = _FLOAT.sub(lambda m: consts.get(m.group(0), m.group(0)), expr) if consts else expr
-        lines.append(f"        {n.name} = {expr}")
+        for text in n.body or [f"{n.name} = {n.expr}"]:
+            text = _resize(text, rename) if rename else text
+            text = _FLOAT.sub(lambda m: consts.get(m.group(0), m.group(0)), text) if consts else text
+            lines.append(f"        {text}")
     lines.append(f"        return ({''.join(o.name + ', ' for o in outs)})")
     inputs = [p.spec if exact is True or (exact and p.name in exact) else _seeded(p.spec) for p in fed]  # type: ignore[arg-type]
     if rename:

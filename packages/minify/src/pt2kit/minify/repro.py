@@ -64,7 +64,7 @@ def _config_line(config: dict[str, dict[str, str]]) -> str:
 
 def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: dict[str, dict[str, str]],
            model: str, graph: int, torch_version: str, dynamic: bool, seed: int, tool_version: str,
-           level: str = "aten") -> str:
+           level: str = "aten", subgraph: str | None = None) -> str:
     against = "a float64 run" if failure.get("ref") == "eager64" else "eager"
     rule = "assert_close (kdiff --verdict close)" if failure.get("rule") == "close" else \
         "PyTorch's float64 accuracy rule"
@@ -78,7 +78,7 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
     head = f'''#!/usr/bin/env python3
 """A standalone repro made by pt2kit minify {tool_version} on torch {torch_version}.
 
-Model: {model} ({"the graph Dynamo hands the backend" if level == "dynamo" else "forward aten graph"} {graph}), cut to {c.nodes} op(s): {ops}.
+Model: {model} ({"the graph Dynamo hands the backend" if level == "dynamo" else "forward aten graph"} {graph}{f", its subgraph {subgraph}" if subgraph else ""}), cut to {c.nodes} op(s): {ops}.
 Failure: {what}.
 Backend: {backend}{", dynamic shapes" if dynamic else ""}.{_precision_line(failure)}
 {textwrap.fill("Needs: " + _needs(c, backend, config, torch_version) + ".", 110)}

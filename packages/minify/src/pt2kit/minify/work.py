@@ -14,6 +14,8 @@ from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.hops import hop_name
+
 from . import harness, ir
 from .job import Job
 
@@ -73,6 +75,26 @@ def _dotted(t: Any) -> str | None:
     return None
 
 
+def _subgraph_def(name: str, gm: Any) -> list[str]:
+    """A higher-order op's subgraph as a nested function a repro defines before the op's call (its
+    own subgraphs nested inside it); ValueError where some node has no source form."""
+    import torch
+
+    params = [_name(n) for n in gm.graph.nodes if n.op == "placeholder"]
+    lines = [f"def {name}({', '.join(params)}):"]
+    for n in gm.graph.nodes:
+        if n.op == "get_attr":
+            sub = getattr(gm, str(n.target), None)
+            if not isinstance(sub, torch.fx.GraphModule):
+                raise ValueError(f"a subgraph attribute a standalone repro cannot write: {n.target}")
+            lines += ["    " + ln for ln in _subgraph_def(_name(n), sub)]
+        elif n.op == "output":
+            lines.append(f"    return {_fmt(n.args[0])}")
+        elif n.op != "placeholder":
+            lines.append(f"    {_name(n)} = {_expr(n)[0]}")
+    return lines
+
+
 def _expr(n: Any) -> tuple[str, str]:
     """(the expression, the op's name) of a call node: an aten op, a torch function or a tensor
     method (a Dynamo graph), an operator."""
@@ -92,6 +114,9 @@ def _expr(n: Any) -> tuple[str, str]:
         return f"{_fmt(n.args[0])}[{_fmt(n.args[1])}]", "operator.getitem"
     if isinstance(t, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
         return f"torch.ops.{t}({', '.join(args)})", str(t)
+    hop = hop_name(t)
+    if hop is not None and getattr(torch.ops.higher_order, hop, None) is t:
+        return f"torch.ops.higher_order.{hop}({', '.join(args)})", f"higher_order.{hop}"
     dotted = _dotted(t)
     if dotted is None:
         raise ValueError(f"a call a standalone repro cannot write: {t}")
@@ -132,7 +157,8 @@ def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
     return None
 
 
-def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten") -> ir.Graph:
+def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten",
+          subgraph: str | None = None) -> ir.Graph:
     """The graph as :mod:`.ir` data, each value's spec taken from one run of it on ``args`` (its
     first call's real arguments). ``level``: "aten" (AOTAutograd's forward graph) or "dynamo" (the
     graph Dynamo hands a backend: torch functions and tensor methods)."""
@@ -159,7 +185,15 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
                                             and any(isinstance(d, torch.SymInt) for d in val.shape)):
             dynamic = True
         spec = _spec(val if val is not None else values.get(n.name), values.get(n.name), device)
-        if n.op in ("placeholder", "get_attr"):  # a constant attribute is fed in like an input
+        sub = getattr(gm, str(n.target), None) if n.op == "get_attr" else None
+        if isinstance(sub, torch.fx.GraphModule):  # a higher-order op's subgraph: a nested function
+            try:
+                body = _subgraph_def(_name(n), sub)
+            except ValueError:
+                body = []
+            nodes.append(ir.Node(name=_name(n), expr=ir.UNWRITABLE if not body else ir.DEFINED, op="subgraph",
+                                 body=body))
+        elif n.op in ("placeholder", "get_attr"):  # a constant attribute is fed in like an input
             nodes.append(ir.Node(name=_name(n), op="input", spec=spec))
         elif n.op != "output":
             try:
@@ -169,7 +203,24 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
             place, code, _ = node_place(n)
             nodes.append(ir.Node(name=_name(n), expr=expr, deps=[_name(d) for d in n.all_input_nodes],
                                  op=op, spec=spec, place=place, code=code, output=n.name in outputs))
-    return ir.Graph(index=index, nodes=nodes, dynamic=dynamic, level=level)
+    return ir.Graph(index=index, nodes=nodes, dynamic=dynamic, level=level, subgraph=subgraph)
+
+
+def _inside(gm: Any, args: list[Any], index: int, device: str) -> list[ir.Graph]:
+    """The subgraphs of ``gm``'s higher-order ops that ran (a cond's taken branch, a loop body on its
+    first iteration's values), each as a graph of its own: a bug inside one is cut to a repro without
+    the op around it where it shows so (else the search goes on to the whole graph, the op kept whole)."""
+    from pt2kit.kdiff.descend import entered
+    from pt2kit.runtime.hops import hop_name, is_hop, materialise
+
+    out = []
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and is_hop(n.target):
+            with contextlib.suppress(Exception):  # a subgraph that will not run on its own is not searched
+                for attr, sub, sub_args in entered(gm, args, n):
+                    out.append(to_ir(materialise(sub), sub_args, index, device,
+                                     subgraph=f"{hop_name(n.target)} → {attr}"))
+    return out
 
 
 def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, str]]:
@@ -329,6 +380,8 @@ def _graphs(aten: list[Any], dynamo: list[Any], job: Job) -> list[ir.Graph]:
     aten_ir = [] if users else [to_ir(gm, args, i, job.device) for i, (gm, args) in enumerate(aten)]
     if aten_only:
         return aten_ir
+    # a higher-order op's subgraph first: where the failure lies inside, the repro is that alone
+    aten_ir = [g for i, (gm, args) in enumerate(aten) if not users for g in _inside(gm, args, i, job.device)] + aten_ir
     dynamo_ir = []
     for i, (gm, args) in enumerate(dynamo):
         with contextlib.suppress(Exception):  # a graph that will not run on its own arguments is not searched
