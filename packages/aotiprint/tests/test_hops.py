@@ -34,7 +34,7 @@ def test_eager_watch_sees_nan_made_inside_a_cond_branch():
     class M(torch.nn.Module):
         def forward(self, x):
             # log of a negative number inside the branch; nan_to_num hides it from the output
-            return torch.cond(x.sum() > 0, lambda t: torch.nan_to_num(torch.log(t - 1)), lambda t: t, (x,))
+            return torch.cond(x.sum() > 0, lambda t: torch.nan_to_num(torch.log(t - 1)), lambda t: t * 2, (x,))
 
     blind: list[str] = []
     x = torch.tensor([0.5, 2.0, 3.0])

@@ -1,4 +1,5 @@
-"""kdiff on models with higher-order ops (torch.cond, while_loop, flex_attention): the eager reference
+"""kdiff on models with higher-order ops (torch.cond, while_loop, flex_attention; auto_functionalized,
+invoke_subgraph and tag_activation_checkpoint in `mixed`): the eager reference
 runs under kdiff's near-tie mode, and localisation descends into the branch that diverges."""
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ def _kdiff(cwd, *args: str) -> Result:
 @pytest.fixture(scope="module")
 def healthy(tmp_path_factory):
     d = tmp_path_factory.mktemp("hops")
-    return {m: _kdiff(d, f"{HOPS}:{m}") for m in ("cond", "while_loop", "flex")}
+    return {m: _kdiff(d, f"{HOPS}:{m}") for m in ("cond", "while_loop", "flex", "mixed")}
 
 
 @pytest.mark.xdist_group("kdiff_hops")
-@pytest.mark.parametrize("name", ["cond", "while_loop", "flex"])
+@pytest.mark.parametrize("name", ["cond", "while_loop", "flex", "mixed"])
 def test_a_healthy_model_with_a_higher_order_op_passes(healthy, name):
     r = healthy[name]
     assert r.code == 0, r.stderr

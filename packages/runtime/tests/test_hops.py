@@ -42,6 +42,20 @@ def test_while_loop_body_ops_are_seen_every_iteration():
     assert m.ops.count("aten.sin.default") == 3
 
 
+def test_scan_and_associative_scan_combine_fns_are_seen():
+    from torch._higher_order_ops.associative_scan import associative_scan
+    from torch._higher_order_ops.scan import scan
+
+    x = torch.arange(1.0, 7.0).reshape(2, 3)
+    want = scan(lambda c, r: (c + r.sin(), c.clone()), torch.zeros(3), x)
+    with Names() as m:
+        got = scan(lambda c, r: (c + r.sin(), c.clone()), torch.zeros(3), x)
+        prod = associative_scan(lambda a, b: a * b, x, dim=1, combine_mode="generic")
+    assert all(torch.equal(a, b) for a, b in zip(got, want, strict=True))
+    assert torch.equal(prod, torch.cumprod(x, 1)) and m.blind == []
+    assert "aten.sin.default" in m.ops and "aten.mul.Tensor" in m.ops
+
+
 def test_a_captured_cond_graph_compiles_once_materialised():
     captured = []
 

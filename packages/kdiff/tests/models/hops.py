@@ -77,3 +77,41 @@ class _Flex(torch.nn.Module):
 def flex():
     torch.manual_seed(0)
     return _Flex(), (torch.randn(2, 128, 16),)
+
+
+@torch.library.custom_op("pt2kit_tests::scale_", mutates_args=("x",))
+def _scale_(x: torch.Tensor, by: float) -> None:
+    x.mul_(by)
+
+
+@_scale_.register_fake
+def _(x, by):
+    return None
+
+
+class _Mixed(torch.nn.Module):
+    """The other higher-order ops a captured graph holds: a mutating custom op (auto_functionalized),
+    a checkpointed region (tag_activation_checkpoint), a compile region (invoke_subgraph)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+        self.b = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+
+        h = self.a(x).clone()
+        _scale_(h, 0.5)
+        h = checkpoint(lambda t: torch.sigmoid(self.b(t)), h, use_reentrant=False)
+        return _region(h) + _region(h * 2)
+
+
+@torch.compiler.nested_compile_region
+def _region(t):
+    return torch.tanh(t) * 3
+
+
+def mixed():
+    torch.manual_seed(0)
+    return _Mixed(), (torch.randn(4, 8),)
