@@ -279,7 +279,7 @@ class Divergence(Record, tag="divergence", kw_only=True):
     test_stats: Stats | None = None
     compiles: int = 0  # how many compiles the search took
     phase: str | None = None  # (1.3) forward | backward: the graph the node belongs to
-    # (1.8) the subgraph of a higher-order op the node lives in, from the graph down, e.g.
+    # (1.9) the subgraph of a higher-order op the node lives in, from the graph down, e.g.
     # "cond → true_graph_0"; None for a node of the graph itself
     subgraph: str | None = None
 
@@ -396,7 +396,7 @@ class Repro(Record, tag="repro", kw_only=True):
     reproduces: bool
     signature: str | None = None  # (1.5) what "still fails" meant: exception type and message, signal, ...
     graph: int | None = None  # (1.5) which of the model's graphs
-    subgraph: str | None = None  # (1.8) the higher-order op's subgraph of that graph the repro is cut from
+    subgraph: str | None = None  # (1.9) the higher-order op's subgraph of that graph the repro is cut from
     ops: list[str] = []  # (1.5) the repro's aten ops
     inputs_before: int | None = None  # (1.5) input elements
     inputs_after: int | None = None  # (1.5)
