@@ -3,6 +3,7 @@ the op stays, it stays whole (its subgraphs written as nested functions), and th
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -32,19 +33,24 @@ def test_relu_bug_inside_a_cond_branch_is_cut_to_the_relu_in_the_branch(minify, 
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
 
-@pytest.mark.parametrize("name", ["cond", "while_loop"])
-def test_a_higher_order_op_is_written_whole_and_runs_as_the_graph_does(name):
+@functools.cache
+def _models():
     import importlib.util
 
+    spec = importlib.util.spec_from_file_location("hops_models", HOPS)
+    models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(models)  # once: it registers a custom op
+    return models
+
+
+@pytest.mark.parametrize("name", ["cond", "while_loop"])
+def test_a_higher_order_op_is_written_whole_and_runs_as_the_graph_does(name):
     import torch
 
     from pt2kit.kdiff.localize import capture_forward
     from pt2kit.minify import ir, work
 
-    spec = importlib.util.spec_from_file_location("hops_models", HOPS)
-    models = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(models)
-    model, inputs = getattr(models, name)()
+    model, inputs = getattr(_models(), name)()
     ((gm, args),) = capture_forward(model, lambda fn: fn(*inputs))
     g = work.to_ir(gm, args, 0, "cpu")
     whole = ir.build(g, {n.name for n in g.compute}, exact=True)
