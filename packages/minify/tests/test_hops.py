@@ -48,11 +48,11 @@ def test_a_higher_order_op_is_written_whole_and_runs_as_the_graph_does(name):
     import torch
 
     from pt2kit.kdiff.localize import capture_forward
-    from pt2kit.minify import ir, work
+    from pt2kit.minify import ir, toir, work
 
     model, inputs = getattr(_models(), name)()
     ((gm, args),) = capture_forward(model, lambda fn: fn(*inputs))
-    g = work.to_ir(gm, args, 0, "cpu")
+    g = toir.to_ir(gm, args, 0, "cpu")
     whole = ir.build(g, {n.name for n in g.compute}, exact=True)
     assert whole is not None and f"= torch.ops.higher_order.{name}(" in whole.source
     hop = next(n for n in g.nodes if n.op == f"higher_order.{name}")

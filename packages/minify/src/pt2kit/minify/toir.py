@@ -1,0 +1,221 @@
+"""A captured FX graph as :mod:`.ir` data: each node as the source a standalone repro writes for it
+(an aten op, a torch function, a tensor method, a higher-order op with its subgraphs as nested
+functions), its value's spec from one run, and the user's line. Also the subgraphs of higher-order
+ops that ran, each as a graph of its own.
+
+Guarantees: a node with no source form is marked ``UNWRITABLE``, never written wrong; a subgraph is
+written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any
+
+from pt2kit.runtime.hops import hop_name
+
+from . import ir
+
+# names a candidate's module itself uses: a graph value of that name (a user's variable, in a Dynamo
+# graph) is renamed, so it cannot hide them
+RESERVED = frozenset({"torch", "math", "operator", "self", "Repro"})
+
+
+def _name(node: Any) -> str:
+    return f"{node.name}_" if node.name in RESERVED else node.name
+
+
+def _fmt(a: Any) -> str:
+    import torch
+
+    if isinstance(a, torch.fx.Node):
+        return _name(a)
+    if isinstance(a, list):
+        return "[" + ", ".join(_fmt(x) for x in a) + "]"
+    if isinstance(a, tuple):
+        return "(" + ", ".join(_fmt(x) for x in a) + ("," if len(a) == 1 else "") + ")"
+    if isinstance(a, dict) and all(isinstance(k, str) for k in a):
+        return "{" + ", ".join(f"{k!r}: {_fmt(v)}" for k, v in a.items()) + "}"
+    if isinstance(a, torch.dtype | torch.layout | torch.memory_format):
+        return str(a)
+    if isinstance(a, torch.device):
+        return f"torch.device({str(a)!r})"
+    if isinstance(a, float) and not math.isfinite(a):
+        return f"float({str(a)!r})"
+    if isinstance(a, bool | int | float | str | slice) or a is None or a is Ellipsis:
+        return repr(a)
+    raise ValueError(f"an argument a standalone repro cannot write: {type(a).__name__}")
+
+
+def _dotted(t: Any) -> str | None:
+    """The name a repro calls ``t`` by (a torch function of a Dynamo graph: ``torch.relu``,
+    ``torch.nn.functional.layer_norm``), when that name leads back to ``t`` itself; else None."""
+    import importlib
+
+    name, module = getattr(t, "__name__", None), getattr(t, "__module__", None)
+    if not isinstance(name, str):
+        return None
+    tries = [f"torch.{name}", f"torch.nn.functional.{name}"]
+    if isinstance(module, str) and module.split(".")[0] in ("torch", "math", "_operator", "operator"):
+        module = {"_operator": "operator"}.get(module, module)
+        tries += [f"{module}.{name}", f"{module}.{getattr(t, '__qualname__', name)}"]
+    for dotted in tries:
+        head, *rest = dotted.split(".")
+        try:
+            obj: Any = importlib.import_module(head)
+            for part in rest:
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError):
+            continue
+        if obj is t:
+            return dotted
+    return None
+
+
+def _subgraph_def(name: str, gm: Any) -> list[str]:
+    """A higher-order op's subgraph as a nested function a repro defines before the op's call (its
+    own subgraphs nested inside it); ValueError where some node has no source form."""
+    import torch
+
+    params = [_name(n) for n in gm.graph.nodes if n.op == "placeholder"]
+    lines = [f"def {name}({', '.join(params)}):"]
+    for n in gm.graph.nodes:
+        if n.op == "get_attr":
+            sub = getattr(gm, str(n.target), None)
+            if not isinstance(sub, torch.fx.GraphModule):
+                raise ValueError(f"a subgraph attribute a standalone repro cannot write: {n.target}")
+            lines += ["    " + ln for ln in _subgraph_def(_name(n), sub)]
+        elif n.op == "output":
+            lines.append(f"    return {_fmt(n.args[0])}")
+        elif n.op != "placeholder":
+            lines.append(f"    {_name(n)} = {_expr(n)[0]}")
+    return lines
+
+
+def _expr(n: Any) -> tuple[str, str]:
+    """(the expression, the op's name) of a call node: an aten op, a torch function or a tensor
+    method (a Dynamo graph), an operator."""
+    import operator
+
+    import torch
+
+    t = n.target
+    args = [_fmt(a) for a in n.args] + [f"{k}={_fmt(v)}" for k, v in n.kwargs.items()]
+    if n.op == "call_method":
+        if not n.args or not isinstance(t, str) or not t.isidentifier():
+            raise ValueError(f"a method call a standalone repro cannot write: {t}")
+        return f"{_fmt(n.args[0])}.{t}({', '.join(args[1:])})", f"Tensor.{t}"
+    if n.op != "call_function":
+        raise ValueError(f"a node a standalone repro cannot write: {n.op}")
+    if t is operator.getitem:
+        return f"{_fmt(n.args[0])}[{_fmt(n.args[1])}]", "operator.getitem"
+    if isinstance(t, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
+        return f"torch.ops.{t}({', '.join(args)})", str(t)
+    hop = hop_name(t)
+    if hop is not None and getattr(torch.ops.higher_order, hop, None) is t:
+        return f"torch.ops.higher_order.{hop}({', '.join(args)})", f"higher_order.{hop}"
+    dotted = _dotted(t)
+    if dotted is None:
+        raise ValueError(f"a call a standalone repro cannot write: {t}")
+    return f"{dotted}({', '.join(args)})", dotted
+
+
+# a tensor this small keeps its real values, for a failure seeded values do not show (ties, exact
+# zeros, a mask's pattern); a repro embeds them as literals, so a larger one is only ever seeded
+EXACT_MAX = 1024
+
+
+def _values(real: Any, shape: list[int]) -> list[Any] | None:
+    import torch
+
+    if not isinstance(real, torch.Tensor) or real.is_complex() or real.numel() > EXACT_MAX \
+            or list(real.shape) != shape or real.layout != torch.strided:
+        return None
+    flat = real.detach().cpu().reshape(-1).tolist()
+    return [v if not isinstance(v, float) or math.isfinite(v) else str(v) for v in flat]
+
+
+def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
+    import torch
+
+    if isinstance(val, torch.Tensor):
+        lo = hi = None
+        if isinstance(real, torch.Tensor) and not real.is_complex() and real.dtype != torch.bool and real.numel():
+            # the range the real values took: an index stays in bounds, a value a log reads stays positive
+            finite = real[torch.isfinite(real)] if real.is_floating_point() else real
+            if finite.numel():
+                lo, hi = float(finite.min()), float(finite.max())
+        shape = [int(d) for d in val.shape]
+        stride = [int(s) for s in val.stride()]
+        return ir.Spec("tensor", shape, stride, str(val.dtype).removeprefix("torch."), device, lo, hi,
+                       values=_values(real, shape))
+    if isinstance(real, bool | int | float) and (not isinstance(real, float) or math.isfinite(real)):
+        return ir.Spec("scalar", value=real)
+    return None
+
+
+def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten",
+          subgraph: str | None = None) -> ir.Graph:
+    """The graph as :mod:`.ir` data, each value's spec taken from one run of it on ``args`` (its
+    first call's real arguments). ``level``: "aten" (AOTAutograd's forward graph) or "dynamo" (the
+    graph Dynamo hands a backend: torch functions and tensor methods)."""
+    import torch
+
+    from pt2kit.runtime.fxmeta import node_place
+
+    values: dict[str, Any] = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n: Any) -> Any:
+            out = super().run_node(n)
+            values[n.name] = out
+            return out
+
+    with torch.no_grad():
+        Recorder(gm).run(*args)
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    outputs = {a.name for a in out_node.all_input_nodes}
+    nodes, dynamic = [], False
+    for n in gm.graph.nodes:
+        val = n.meta.get("val", n.meta.get("example_value"))
+        if isinstance(val, torch.SymInt) or (isinstance(val, torch.Tensor)
+                                            and any(isinstance(d, torch.SymInt) for d in val.shape)):
+            dynamic = True
+        spec = _spec(val if val is not None else values.get(n.name), values.get(n.name), device)
+        sub = getattr(gm, str(n.target), None) if n.op == "get_attr" else None
+        if isinstance(sub, torch.fx.GraphModule):  # a higher-order op's subgraph: a nested function
+            try:
+                body = _subgraph_def(_name(n), sub)
+            except ValueError:
+                body = []
+            nodes.append(ir.Node(name=_name(n), expr=ir.UNWRITABLE if not body else ir.DEFINED, op="subgraph",
+                                 body=body))
+        elif n.op in ("placeholder", "get_attr"):  # a constant attribute is fed in like an input
+            nodes.append(ir.Node(name=_name(n), op="input", spec=spec))
+        elif n.op != "output":
+            try:
+                expr, op = _expr(n)
+            except ValueError:
+                expr, op = ir.UNWRITABLE, str(n.target)
+            place, code, _ = node_place(n)
+            nodes.append(ir.Node(name=_name(n), expr=expr, deps=[_name(d) for d in n.all_input_nodes],
+                                 op=op, spec=spec, place=place, code=code, output=n.name in outputs))
+    return ir.Graph(index=index, nodes=nodes, dynamic=dynamic, level=level, subgraph=subgraph)
+
+
+def inside(gm: Any, args: list[Any], index: int, device: str) -> list[ir.Graph]:
+    """The subgraphs of ``gm``'s higher-order ops that ran (a cond's taken branch, a loop body on its
+    first iteration's values), each as a graph of its own: a bug inside one is cut to a repro without
+    the op around it where it shows so (else the search goes on to the whole graph, the op kept whole)."""
+    from pt2kit.kdiff.descend import entered
+    from pt2kit.runtime.hops import hop_name, is_hop, materialise
+
+    out = []
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and is_hop(n.target):
+            with contextlib.suppress(Exception):  # a subgraph that will not run on its own is not searched
+                for attr, sub, sub_args in entered(gm, args, n):
+                    out.append(to_ir(materialise(sub), sub_args, index, device,
+                                     subgraph=f"{hop_name(n.target)} → {attr}"))
+    return out
