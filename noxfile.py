@@ -34,6 +34,20 @@ PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 
 
+def _pytest_workers() -> str:
+    """pytest-xdist's worker count: one per core, at most 4. Most tests wait on a tool's child that is
+    mostly one thread (torch's import, a Dynamo trace, one g++ at a time), so two workers on CI's two
+    cores nearly halve a session. Tests that share one slow run (a module fixture, a cache) carry
+    ``xdist_group`` marks and `--dist loadgroup` keeps each group on one worker. ``-- -n 0`` runs serially."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return str(min(cores, 4)) if cores > 1 else "0"
+
+
+# pytest-xdist is the runner's, not the packages' (their test extras stay what a user's pytest needs)
+XDIST = "pytest-xdist"
+PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-n", _pytest_workers(), "--dist", "loadgroup")
+
+
 def _package_dirs() -> dict[str, Path]:
     """Distribution name -> source directory, for every package in the repo."""
     dirs = [ROOT / "schemas", *sorted(p.parent for p in (ROOT / "packages").glob("*/pyproject.toml"))]
@@ -66,7 +80,7 @@ def _install(session: nox.Session, names: list[str], extras: str = "test") -> No
     for n in names:
         path = PACKAGES[n]
         args += ["-e", f"{path}[{extras}]" if n == names[0] and extras else str(path)]
-    session.install(*CONSTRAINTS, *args)
+    session.install(*CONSTRAINTS, XDIST, *args)
 
 
 @nox.session(python=PYTHON)
@@ -75,22 +89,22 @@ def tests(session: nox.Session, package: str) -> None:
     """One package's tests, in a virtualenv with only what it declares."""
     _install(session, _local_closure(package))
     # the Triton kernels run on the CPU here, through Triton's interpreter (tests say where they need it)
-    session.run("pytest", "-q", "-p", "no:cacheprovider", str(PACKAGES[package] / "tests"), *session.posargs)
+    session.run(*PYTEST, str(PACKAGES[package] / "tests"), *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def e2e(session: nox.Session) -> None:
     """End-to-end tests across tools (pipes, the README's commands)."""
-    session.install(*CONSTRAINTS, "pytest", *(f"-e{PACKAGES[n]}[test]" for n in PACKAGES))
-    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests", "--ignore", str(ROOT / "tests" / "real"),
+    session.install(*CONSTRAINTS, "pytest", XDIST, *(f"-e{PACKAGES[n]}[test]" for n in PACKAGES))
+    session.run(*PYTEST, "tests", "--ignore", str(ROOT / "tests" / "real"),
                 *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def real(session: nox.Session) -> None:
     """Every tool on real transformers models (tests/real), verdicts against PyTorch's own."""
-    session.install(*CONSTRAINTS, "pytest", "transformers", *(f"-e{PACKAGES[n]}[test]" for n in PACKAGES))
-    session.run("pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / "real"), *session.posargs)
+    session.install(*CONSTRAINTS, "pytest", XDIST, "transformers", *(f"-e{PACKAGES[n]}[test]" for n in PACKAGES))
+    session.run(*PYTEST, str(ROOT / "tests" / "real"), *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -118,7 +132,7 @@ def browser(session: nox.Session) -> None:
     """reportgen's page in headless Chromium (Debian's /usr/bin/chromium; no browser download)."""
     _chromium(session)
     _install(session, _local_closure("pt2kit-reportgen"), extras="test,browser")
-    session.run("pytest", "-q", "-p", "no:cacheprovider", str(PACKAGES["pt2kit-reportgen"] / "tests" / "browser"),
+    session.run(*PYTEST, str(PACKAGES["pt2kit-reportgen"] / "tests" / "browser"),
                 *session.posargs)
 
 

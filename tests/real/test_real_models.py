@@ -22,6 +22,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 MODELS = ["bert_kwargs", "gpt2_cache", "llama_cast", "t5_encdec", "mixtral_moe", "switch_moe"]
+# kdiff's and minify's tests of a model share its _truth (a compile in this process): one xdist worker each
+TRUTH = [pytest.param(n, marks=pytest.mark.xdist_group(f"truth-{n}")) for n in MODELS]
+SWITCH_SCAN = pytest.mark.xdist_group("guardscan-switch_moe")  # tool()'s cached scan, for two tests
 
 
 @functools.cache  # kdiff's and minify's tests ask the same question of each model
@@ -60,7 +63,7 @@ def _truth(name: str) -> tuple[bool, dict[str, bool]]:
     return harness, close
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", TRUTH)
 def test_kdiff_agrees_with_the_benchmark_harness_and_assert_close(tool, name):
     r = tool("kdiff", model(name))
     assert r.code in (0, 1), r.stderr[-3000:]
@@ -89,7 +92,7 @@ def test_planted_relu_bug_is_pinned_to_the_relu_of_a_real_transformer(tool):
     assert v["code"] == "hidden_states = self.act(hidden_states)"
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", TRUTH)
 def test_minify_finds_a_failure_exactly_where_the_benchmark_harness_does(tool, name):
     r = tool("minify", model(name))
     harness, _ = _truth(name)
@@ -164,7 +167,8 @@ def _explain(name: str) -> tuple[int, int]:
     return e.graph_count, e.graph_break_count
 
 
-@pytest.mark.parametrize("name", ["bert_kwargs", "gpt2_cache", "t5_encdec", "switch_moe"])
+@pytest.mark.parametrize("name", ["bert_kwargs", "gpt2_cache", "t5_encdec",
+                                  pytest.param("switch_moe", marks=SWITCH_SCAN)])
 def test_guardscan_totals_match_explain_and_kwargs_recompiles_are_expected(tool, name):
     r = tool("guardscan", model(name))
     assert r.code in (0, 1), r.stderr[-3000:]
@@ -181,6 +185,7 @@ def test_guardscan_totals_match_explain_and_kwargs_recompiles_are_expected(tool,
         assert path.startswith(("/", "<")), g
 
 
+@SWITCH_SCAN
 def test_a_page_of_a_real_guardscan_run_stays_small(tool, tmp_path):
     import subprocess
     import sys

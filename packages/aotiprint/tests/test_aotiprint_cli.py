@@ -27,6 +27,7 @@ def stats_run(tmp_path_factory):
     return d, code, recs, err
 
 
+@pytest.mark.xdist_group("stats_run")  # one worker compiles the package for all three
 def test_stats_records_every_kernel_with_dtypes_and_pins_the_planted_nan(stats_run):
     d, code, recs, err = stats_run
     assert code == 1, err
@@ -46,6 +47,7 @@ def test_stats_records_every_kernel_with_dtypes_and_pins_the_planted_nan(stats_r
     assert (d / "m.pt2").is_file()
 
 
+@pytest.mark.xdist_group("stats_run")  # one worker compiles the package for all three
 def test_package_rerun_with_a_kernel_filter_keeps_only_that_kernel(stats_run):
     d = stats_run[0]
     code, recs, err = aotiprint("m.pt2", "--inputs", str(MODELS / "nanmodel.py"), "--kernels",
@@ -56,6 +58,7 @@ def test_package_rerun_with_a_kernel_filter_keeps_only_that_kernel(stats_run):
     assert [r.get("when", "after") for r in kernels] == ["before", "after"]
 
 
+@pytest.mark.xdist_group("stats_run")  # one worker compiles the package for all three
 def test_a_package_whose_library_segfaults_on_load_is_a_crash_at_stage_load(stats_run, tmp_path):
     """What the GPU machine's torch 2.11 does to every package: a segfault inside the load."""
     cc = shutil.which("cc") or shutil.which("gcc")

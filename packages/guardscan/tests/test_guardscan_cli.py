@@ -31,6 +31,7 @@ def runs(tmp_path_factory):
     return run
 
 
+@pytest.mark.xdist_group("item")  # runs() scans item.py once for both
 def test_item_gives_two_graphs_one_break_at_the_item_line(runs):
     r = runs(str(MODELS / "item.py"))
     assert r.code == 1, r.stderr
@@ -155,6 +156,7 @@ def test_keyword_arguments_give_the_expected_recompile_not_an_unexpected_one(run
     assert advice["mark_dynamic"]["change"].startswith("torch._dynamo.mark_dynamic(example_inputs['x'], 0)")
 
 
+@pytest.mark.xdist_group("item")  # runs() scans item.py once for both
 def test_totals_match_explain_and_guards_are_summarised(runs):
     import torch
 

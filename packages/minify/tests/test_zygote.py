@@ -9,7 +9,8 @@ import pytest
 
 from pt2kit.minify import zygote
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork server needs os.fork")
+pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="fork server needs os.fork"),
+              pytest.mark.xdist_group("zygote")]  # one server for the module, on one worker
 
 
 @pytest.fixture(scope="module")
