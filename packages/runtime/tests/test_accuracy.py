@@ -62,6 +62,33 @@ def test_an_op_without_a_float64_kernel_runs_in_float32():
     torch.testing.assert_close(y, x.float().double() * 2 + 1)
 
 
+class Branchy(torch.nn.Module):
+    """torch.cond with float32 constants inside its branches, then a while_loop carrying a float32 value."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        from torch._higher_order_ops.while_loop import while_loop
+
+        h = torch.cond(x.sum() > 0, lambda t: (t * torch.tensor(0.1)).tanh(),
+                       lambda t: t - torch.ones(8, dtype=torch.float32), (x,))
+        _, h = while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v.sin() + 0.5), (torch.tensor(0), h))
+        return h
+
+
+def test_higher_order_ops_run_in_float64_with_their_insides():
+    torch.manual_seed(0)
+    m, x = Branchy(), torch.randn(4, 8)
+    x64 = x.double()
+    mode = float64_mode()
+    with mode:  # raised NotImplementedError ("no rule registered for HigherOrderOperator cond") before
+        out = m(x64.float())  # a float32 input, as the model's own casts give: the mode widens it
+    assert out.dtype == torch.float64 and mode.blind == []
+    want = x64 * torch.tensor(0.1).double() if bool(x.sum() > 0) else x64 - 1  # the constant as float32 holds it
+    want = want.tanh() if bool(x.sum() > 0) else want
+    for _ in range(3):
+        want = want.sin() + 0.5
+    torch.testing.assert_close(out, want, rtol=1e-12, atol=1e-12)  # float64 throughout, not float32 widened
+
+
 def test_accuracy_rule_passes_rounding_noise_and_fails_a_bug():
     torch.manual_seed(0)
     fp64 = torch.randn(4096, dtype=torch.float64)
