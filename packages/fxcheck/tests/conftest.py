@@ -35,3 +35,8 @@ def fxcheck(tmp_path):
         return Result(p.returncode, p.stdout, p.stderr.decode())
 
     return run
+
+
+def pytest_configure(config):
+    # pytest-xdist --dist loadgroup keeps tests sharing one module fixture (one slow tool run) on one worker
+    config.addinivalue_line("markers", "xdist_group(name): tests that share a module fixture run on one xdist worker")

@@ -65,12 +65,13 @@ class Checker:
         self.emit(records.graph(gm, phase, index, run=self.run, model=self.model, store=self.store))
 
     def _check(self, view: graphview.GraphView, phase: str | None = None) -> int:
-        """Check one graph; one finding per distinct (constraint, op, tensor, message), with a count
-        (the same layer repeated, LayerNorm's mean and rstd of one shape)."""
+        """Check one graph; one finding per distinct (constraint, op, tensor, message, subgraph), with a
+        count (the same layer repeated, LayerNorm's mean and rstd of one shape). A branch or loop body
+        is a place of its own: a denied op in a cond branch is not folded into the same op outside."""
         distinct: dict[tuple[Any, ...], Violation] = {}
         for f in run_checks(view, self.profile):
             v = records.violation(f, phase or view.phase, view.index, run=self.run, model=self.model)
-            key = (v.constraint, v.op, v.dtype, tuple(v.shape or ()), v.message.split(": ", 1)[-1])
+            key = (v.constraint, v.op, v.dtype, tuple(v.shape or ()), v.message.split(": ", 1)[-1], v.subgraph)
             if key in distinct:
                 distinct[key].count += 1
             else:

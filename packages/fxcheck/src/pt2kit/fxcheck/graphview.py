@@ -2,12 +2,20 @@
 
 Building it is the only place that looks at FX nodes and fake tensors; constraints then work on
 plain data, so each can be tested on a hand-made view as well as on a real compile.
+
+Guarantees: a view holds every node of the graph *and of its subgraphs*: the branches, loop bodies,
+score and mask mods, checkpointed regions a higher-order op (``cond``, ``while_loop``, ``scan``,
+``flex_attention``, ``invoke_subgraph``, ``wrap``...) reaches through a ``get_attr`` submodule, at
+any depth, each node tagged with its ``subgraph`` path (``cond → false_graph_0``). So every
+constraint sees them without knowing they exist. A subgraph's placeholders are the operands its op
+was given (described where they were made), so they are not nodes of their own.
 """
 
 from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +56,7 @@ class NodeInfo:
     module: str | None = None
     label: str | None = None  # for a placeholder: the Dynamo input it stands for
     param: bool = False  # a parameter, buffer or constant of the model, not an activation
+    subgraph: str | None = None  # where it lives below the graph: "cond → false_graph_0"; None at the top
 
     @property
     def compute(self) -> bool:
@@ -123,21 +132,68 @@ def input_label(dynamo_name: str) -> str:
 
 def build(gm: torch.fx.GraphModule, phase: str, index: int, *, pre_functional: bool = False,
           fallback_modules: dict[Any, str] | None = None, inputs: list[str] | None = None) -> GraphView:
-    """Describe ``gm``.
+    """Describe ``gm`` and every subgraph below it.
 
     ``fallback_modules`` maps ``seq_nr`` to a module path for backward nodes; ``inputs`` are the
     Dynamo graph's placeholder names, to say which input an AOT placeholder is.
     """
+    nodes: list[NodeInfo] = []
+    for path, g in graphs(gm):
+        nodes.extend(_describe(g, phase, path, fallback_modules, inputs if path is None else None))
+    return GraphView(phase=phase, index=index, nodes=nodes, pre_functional=pre_functional)
+
+
+def graphs(gm: torch.fx.GraphModule) -> Iterator[tuple[str | None, torch.fx.GraphModule]]:
+    """``gm`` (path None), then each subgraph a higher-order op of it takes, depth first, with its path.
+
+    A subgraph is a GraphModule attribute a ``get_attr`` node reads; its path names the op that
+    uses it (``while_loop → while_loop_body_graph_0``), or the attribute alone if no op does. One
+    called twice (``invoke_subgraph`` of a repeated layer) is walked once.
+    """
+    seen: set[int] = set()
+
+    def walk(g: torch.fx.GraphModule, path: str | None) -> Iterator[tuple[str | None, torch.fx.GraphModule]]:
+        yield path, g
+        for n in g.graph.nodes:
+            sub = _attr(g, n.target) if n.op == "get_attr" else None
+            if not isinstance(sub, torch.fx.GraphModule) or id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            hop = next((u for u in n.users if u.op == "call_function"), None)
+            here = f"{_hop_name(hop.target)} → {n.target}" if hop is not None else str(n.target)
+            yield from walk(sub, f"{path} → {here}" if path else here)
+
+    return walk(gm, None)
+
+
+def _attr(gm: torch.fx.GraphModule, target: str) -> Any:
+    obj: Any = gm
+    for part in str(target).split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def _hop_name(target: Any) -> str:
+    return getattr(target, "__name__", None) or str(target)
+
+
+def _describe(gm: torch.fx.GraphModule, phase: str, path: str | None, fallback_modules: dict[Any, str] | None,
+              inputs: list[str] | None) -> list[NodeInfo]:
     nodes: list[NodeInfo] = []
     by_name: dict[str, NodeInfo] = {}
     for n in gm.graph.nodes:
         if n.op not in ("placeholder", "call_function", "get_attr"):
             continue
         val = n.meta.get("val", n.meta.get("example_value"))
-        info = NodeInfo(name=n.name, kind=n.op, outputs=_outputs(val))
+        info = NodeInfo(name=n.name, kind=n.op, outputs=_outputs(val), subgraph=path)
         if n.op == "get_attr":
+            if isinstance(_attr(gm, n.target), torch.fx.GraphModule):
+                continue  # a subgraph: its nodes are described on their own
             info.param = True
         if n.op == "placeholder":
+            if path is not None:  # an operand of the op, described where it was made
+                by_name[n.name] = info
+                continue
             idx, token = torchapi.aot_input(n)
             if token:
                 continue
@@ -168,13 +224,13 @@ def build(gm: torch.fx.GraphModule, phase: str, index: int, *, pre_functional: b
                 info.module = fallback_modules.get(n.meta.get("seq_nr"))
         nodes.append(info)
         by_name[n.name] = info
-    return GraphView(phase=phase, index=index, nodes=nodes, pre_functional=pre_functional)
+    return nodes
 
 
 def seq_nr_modules(gm: torch.fx.GraphModule) -> dict[Any, str]:
     """``seq_nr`` -> module path, from a joint graph's forward nodes (backward nodes share seq_nr)."""
     out: dict[Any, str] = {}
-    for n in gm.graph.nodes:
+    for n in (n for _, g in graphs(gm) for n in g.graph.nodes):
         path = module_path(n.meta.get("nn_module_stack"))
         if path and "seq_nr" in n.meta:
             out.setdefault(n.meta["seq_nr"], path)
@@ -182,8 +238,9 @@ def seq_nr_modules(gm: torch.fx.GraphModule) -> dict[Any, str]:
 
 
 def op_counts(gm: torch.fx.GraphModule) -> dict[str, int]:
+    """Each op's count in the graph and its subgraphs (a branch's tanh is the graph's too)."""
     counts: dict[str, int] = {}
-    for n in gm.graph.nodes:
+    for n in (n for _, g in graphs(gm) for n in g.graph.nodes):
         if n.op == "call_function":
             name = _op_name(n.target)[0] or str(n.target)
             counts[name] = counts.get(name, 0) + 1

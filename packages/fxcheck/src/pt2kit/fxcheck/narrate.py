@@ -31,7 +31,8 @@ class Narrator:
             module = f" [{v['module']}]" if v.get("module") else ""
             at = f"{where(v['source'])}: " if v.get("source") else ""
             count = f" (x{v['count']})" if v.get("count", 1) > 1 else ""
-            self.say(f"{at}{v['constraint']}: {v['message']}{module} ({v['phase']}){count}")
+            inside = f", in {v['subgraph']}" if v.get("subgraph") else ""
+            self.say(f"{at}{v['constraint']}: {v['message']}{module} ({v['phase']}{inside}){count}")
         elif raw.startswith(b'{"kind":"error"'):
             e = msgspec.json.decode(raw)
             self.errors.append(e)

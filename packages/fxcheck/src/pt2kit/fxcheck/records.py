@@ -28,7 +28,7 @@ def violation(f: Finding, phase: str, index: int, *, run: str, model: str | None
         v=SCHEMA_MAJOR, run=run, model=model, constraint=f.constraint, message=f.message,
         phase=phase, graph=index, node=f.node.name, op=f.op or f.node.op,
         dtype=t.dtype if t else None, shape=list(t.shape) if t else None,
-        source=f.node.source, code=f.node.code, module=f.node.module,
+        source=f.node.source, code=f.node.code, module=f.node.module, subgraph=f.node.subgraph,
     )
 
 
