@@ -141,3 +141,21 @@ def test_recompile_reason_on_a_keyword_argument():
 def test_frozen_module_location_is_kept_whole():
     (g,) = parse_guards("+- TYPE_MATCH: ___check_type_id(L['m'], 1)  # return x  # <frozen _collections_abc>:780 in get")
     assert (g.file, g.line) == ("<frozen _collections_abc>", 780)
+
+
+def test_why_explains_counts_differ_only_where_they_do():
+    from pt2kit.guardscan.analyze import Compile, Findings, Frame
+    from pt2kit.guardscan.records import why_counts
+
+    # the first call compiled frame 0 twice (a recompile inside the call) and frame 1 once: explain says
+    # 3 graphs, 2 breaks; guardscan 2 distinct graphs, no graph break with a reason
+    f = Findings(frames=[Frame("0/0", 0), Frame("1/0", 1, function="cond", file="/t/_higher_order_ops/cond.py")],
+                 compiles=[Compile("0/0", 0, 0, graph="g", variant="x"), Compile("0/1", 0, 1, graph="g", variant="x"),
+                           Compile("1/0", 1, 0, graph="g", variant="x")],
+                 totals={"x": [3, 2]})
+    assert why_counts(f, "x") == (
+        "1 of its graph(s) recompiled a frame already compiled in that call, counted again; explain counts every "
+        "graph after the first as a break (2), though only 0 came from a graph break torch gave a reason for (the "
+        "others are separate frames Dynamo compiled on their own: cond (cond.py), or recompiles)")
+    assert why_counts(Findings(frames=[Frame("0/0", 0)], compiles=[Compile("0/0", 0, 0, graph="g", variant="x")],
+                               totals={"x": [1, 0]}), "x") == ""

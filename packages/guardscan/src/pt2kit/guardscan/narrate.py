@@ -41,8 +41,9 @@ class Narrator:
         expected = counts["recompiles"] - counts["unexpected"]
         totals = ""
         if counts.get("all_graphs"):
+            why = f": {counts['why_counts']}" if counts.get("why_counts") else ""
             totals = (f" (as torch._dynamo.explain counts the first call: {counts['all_graphs']} graph(s), "
-                      f"{counts['all_breaks']} break(s))")
+                      f"{counts['all_breaks']} break(s){why})")
         self.say(f"{self.label}: {counts['graphs']} distinct graph(s), {counts['breaks']} distinct graph break(s)"
                  f"{totals}, {counts['unexpected']} recompile(s)" + (f" (+{expected} expected)" if expected else "")
                  + f", {counts['guards']} guards")

@@ -98,8 +98,36 @@ def emit_findings(f: Findings, emit: Emit, store: Store | None, *, model: str | 
     advice = advise(f)
     for a in advice:
         emit(Advice, model=model, rule=a.rule, message=a.message, change=a.change, source=a.source)
-    first = f.totals.get(calls[0].label) if calls else f.totals.get(None)
+    label = calls[0].label if calls else None
+    first = f.totals.get(label)
     return {"graphs": len(f.frames), "breaks": len(f.breaks), "recompiles": len(f.recompiles),
             "all_graphs": first[0] if first else 0, "all_breaks": first[1] if first else 0,
+            "why_counts": why_counts(f, label),
             "unexpected": sum(not r.expected for r in f.recompiles), "advice": len(advice),
             "guards": sum(len(c.guards) for c in f.compiles)}
+
+
+def why_counts(f: Any, label: str | None) -> str:
+    """Why explain's counts of one call differ from guardscan's distinct ones ("" where they agree).
+
+    explain counts every graph Dynamo compiled during the call (a frame compiled again counts again)
+    and calls each graph after the first a break, whether or not a break made it; guardscan counts
+    each frame's graph once over all calls, and a break only where torch gave a reason."""
+    totals = f.totals.get(label)
+    if not totals or (totals[0], totals[1]) == (len(f.frames), len(f.breaks)):
+        return ""
+    frames = {c.frame_id for c in f.compiles if c.variant == label and c.graph is not None}
+    why = []
+    again = totals[0] - len(frames)
+    if again > 0:
+        why.append(f"{again} of its graph(s) recompiled a frame already compiled in that call, counted again")
+    if totals[1] > len(f.breaks):
+        others = [fr for fr in f.frames if fr.frame_id in frames][1:]
+        named = ", ".join(f"{fr.function} ({fr.file.rpartition('/')[2]})" if fr.function and fr.file else f"frame {fr.frame_id}"
+                          for fr in others)
+        why.append(f"explain counts every graph after the first as a break ({totals[1]}), though only "
+                   f"{len(f.breaks)} came from a graph break torch gave a reason for (the others are separate frames "
+                   f"Dynamo compiled on their own{f': {named}' if named else ''}, or recompiles)")
+    if len(f.frames) > len(frames):
+        why.append(f"{len(f.frames) - len(frames)} distinct graph(s) came from later calls")
+    return "; ".join(why)
