@@ -102,3 +102,23 @@ def test_accuracy_rule_passes_rounding_noise_and_fails_a_bug():
     nan = eager.clone()
     nan[0] = float("nan")
     assert not accuracy_rule(nan, eager, fp64).passed
+
+
+def test_nan_and_the_same_inf_on_both_sides_agree_the_rest_is_still_judged():
+    from pt2kit.runtime.accuracy import differs
+
+    eager = torch.tensor([1.0, float("nan"), float("inf"), -float("inf"), 2.0])
+    fp64 = eager.double()
+    assert differs(eager.clone(), eager, fp64) == ""
+    assert differs(eager.clone(), eager, None) == ""
+    nan_only_in_test = eager.clone()
+    nan_only_in_test[0] = float("nan")
+    assert differs(nan_only_in_test, eager, fp64).startswith("1 of 5 elements differ (RMSE vs float64 nan")
+    flipped = eager.clone()
+    flipped[2] = -float("inf")
+    assert differs(flipped, eager, fp64).startswith("1 of 5 elements differ")
+    # agreeing NaN no longer hides a bug in the finite part (same() passes when both RMSEs are NaN)
+    bug = eager.clone()
+    bug[4] = 3.0
+    assert differs(bug, eager, fp64).startswith("1 of 5 elements differ (RMSE vs float64 0.707 > 3 x eager's 0")
+    assert accuracy_rule(bug, eager, fp64).rmse_test == 0.5 ** 0.5  # over the 2 elements not NaN/Inf on both

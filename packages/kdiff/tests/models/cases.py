@@ -129,3 +129,20 @@ def uninitialised():
         return torch.relu(e - 1)
 
     return f, (torch.randn(8, 16),)
+
+
+class _LogHead(torch.nn.Module):
+    """A head that makes NaN itself: log(h + 0.5) wherever h < -0.5, eagerly and compiled alike."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return torch.log(h + 0.5)
+
+
+def log_head():
+    torch.manual_seed(0)
+    return _LogHead(), (torch.randn(4, 8),)

@@ -67,7 +67,9 @@ def kdiff(
                                                show_default=False)] = None,
     rtol: Annotated[float | None, typer.Option(help="Relative tolerance [default: assert_close's for the dtype].",
                                                show_default=False)] = None,
-    equal_nan: Annotated[bool, typer.Option("--equal-nan", help="NaN on both sides counts as equal.")] = False,
+    equal_nan: Annotated[bool, typer.Option(
+        "--equal-nan/--no-equal-nan", help="NaN on both sides (and the same ±Inf) agrees, as in PyTorch's benchmark "
+        "harness; the model made it, and a passing leaf says so.")] = True,
     grad: Annotated[bool, typer.Option("--grad", help="Also compare parameter and input gradients.")] = False,
     localize: Annotated[bool, typer.Option(help="When an output fails, find the first diverging aten node.")] = True,
     device: DeviceFromRecord = None,

@@ -18,7 +18,9 @@ class Narrator:
     def record(self, raw: bytes) -> None:
         if raw.startswith(b'{"kind":"diff"'):
             d = msgspec.json.decode(raw)
-            if d.get("rule") == "tie":
+            if d["passed"] and (d.get("note") or "").startswith("the reference holds"):
+                self.say(f"{self.label}: {d['output']}: {d['note']}")
+            elif d.get("rule") == "tie":
                 self.say(f"{self.label}: TIE {d['output']}: {d.get('note')}")
             elif d.get("rule") == "precision":
                 self.say(f"{self.label}: PRECISION {d['output']}: {d.get('note')}")

@@ -5,7 +5,8 @@ Guarantees (the repro's contract): imports only torch and the standard library; 
 seeded generator and the specs written in the repro, or, where the failure needs them, a small input's
 real values written there as literals (never a pickle); the verdict of an accuracy
 failure is kdiff's (torch.testing.assert_close's tolerances, then PyTorch's float64 RMSE rule from
-torch._dynamo.utils.same, so rounding noise is not a failure); a failure's signature is an
+torch._dynamo.utils.same, so rounding noise is not a failure; pt2kit.runtime.accuracy.differs, NaN on
+both sides agreeing); a failure's signature is an
 exception's type and normalised message, a signal, a non-finite kind, or a constraint and op; the
 repro's answer is 1 (the failure is present) or 0 (it ran, and the failure is gone) only where every
 side the failure needs ran to its verdict (:mod:`.answer`); anything else is 125.
@@ -13,7 +14,6 @@ side the failure needs ran to its verdict (:mod:`.answer`); anything else is 125
 
 import contextlib
 import importlib
-import math
 import os
 import re
 import tempfile
@@ -201,47 +201,8 @@ def one_line(e):
 
 # -- verdicts ----------------------------------------------------------------------------------
 
-_TOL = {torch.float16: (1e-5, 1e-3), torch.bfloat16: (1e-5, 1.6e-2), torch.float32: (1e-5, 1.3e-6),
-        torch.float64: (1e-7, 1e-7), torch.complex64: (1e-5, 1.3e-6)}
-
-
-def _rmse(a, b):
-    d = a.reshape(-1).to(torch.float64) - b.reshape(-1).to(a.device, torch.float64)
-    return math.sqrt(float((d * d).mean())) if d.numel() else 0.0
-
-
-def differs(test, eager, fp64, ref="eager", rule="fp64"):
-    """kdiff's verdict on one output: fails assert_close against the reference (eager, or with
-    ref="eager64" the float64 run at eager's dtype) and is further from float64 than eager is
-    (torch._dynamo.utils.same's rule; with rule="close", kdiff --verdict close, assert_close
-    alone); "" when it passes, else why."""
-    if not isinstance(test, torch.Tensor) or not isinstance(eager, torch.Tensor):
-        return "" if test == eager else f"{test!r} != {eager!r}"
-    if test.shape != eager.shape:
-        return f"shape {list(test.shape)} != {list(eager.shape)}"
-    test = test.to(eager.device)
-    if not eager.is_floating_point():
-        bad = int((test != eager).sum())
-        return f"{bad} of {eager.numel()} elements differ" if bad else ""
-    atol, rtol = _TOL.get(eager.dtype, (1e-5, 1.3e-6))
-    against = eager
-    if ref == "eager64" and isinstance(fp64, torch.Tensor) and fp64.shape == test.shape:
-        against = fp64.to(test.device, eager.dtype)
-    close = torch.isclose(test, against, rtol=rtol, atol=atol, equal_nan=True)
-    if bool(close.all()):
-        return ""
-    if rule != "close" and isinstance(fp64, torch.Tensor) and fp64.shape == test.shape:
-        m = 3.0 if eager.dtype in (torch.float16, torch.bfloat16) or eager.numel() < 1000 else 2.0
-        tol = {torch.float16: 1e-3, torch.bfloat16: 1e-2}.get(eager.dtype, 1e-4)
-        e_test, e_base = _rmse(fp64, test), _rmse(fp64, eager)
-        if e_test <= m * e_base + tol / 10.0:  # NaN compares false: a NaN is never rounding noise
-            return ""
-        why = f"RMSE vs float64 {e_test:.3g} > {m:g} x eager's {e_base:.3g}"
-    else:
-        why = "assert_close fails"
-    i = int((~close).reshape(-1).nonzero()[0])
-    return f"{int((~close).sum())} of {eager.numel()} elements differ ({why}; e.g. {float(test.reshape(-1)[i]):.6g} " \
-           f"vs {float(against.reshape(-1)[i]):.6g})"
+if "differs" not in globals():  # in minify's workers; a repro carries accuracy's verdict above this file's text
+    differs = importlib.import_module("pt2kit.runtime.accuracy").differs  # kdiff's and benchrun's verdict too
 
 
 def nonfinite(outputs):

@@ -1,5 +1,6 @@
 """repro.py as text: the minimal graph as module code (the user's lines as comments), its input specs,
-backend, config and failure, then :mod:`.harness` verbatim.
+backend, config and failure, then pt2kit.runtime.accuracy's verdict (:func:`verdict_source`),
+:mod:`.harness` and :mod:`.answer` verbatim.
 
 Guarantees: the repro imports only torch and the standard library, and its docstring names all else it
 needs (the torch it was made on, the device, a backend file, the config it sets); it exits 1 while the
@@ -26,6 +27,18 @@ def _embedded() -> str:
     """harness.py, then answer.py without its import of harness's names (defined just above it)."""
     answer = [ln for ln in ANSWER.read_text().splitlines(keepends=True) if not ln.startswith("from .harness import")]
     return HARNESS.read_text() + "\n\n" + "".join(answer)
+
+
+def verdict_source() -> str:
+    """pt2kit.runtime.accuracy's verdict on a leaf (:func:`~pt2kit.runtime.accuracy.differs` and what it
+    calls), as source: the repro judges with the very code minify and kdiff judge with."""
+    import inspect
+
+    from pt2kit.runtime import accuracy as a
+
+    parts = [inspect.getsource(f) for f in (a.RuleResult, a.multiplier_for, a.tol_for, a.rmse, a.agreeing_nonfinite,
+                                             a.accuracy_rule, a.default_tolerances, a.differs)]
+    return "_CLOSE = " + pprint.pformat(a._CLOSE, width=110) + "\n\n\n" + "\n\n".join(parts)
 
 
 def _backend_file(backend: str) -> tuple[str, str] | None:
@@ -90,6 +103,8 @@ unable to run the graph): what `git bisect run python repro.py` reads as "cannot
 import math
 import operator
 import sys
+from dataclasses import dataclass
+from typing import Any
 
 try:
     import torch
@@ -110,6 +125,9 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
             "", "",
             "# ---- pt2kit.runtime.precision, verbatim: the precision settings FAILURE['precision'] names ----",
             PRECISION.read_text(),
+            "# ---- pt2kit.runtime.accuracy's verdict on an output leaf, verbatim ----",
+            verdict_source(),
+            "",
             "# ---- pt2kit minify's harness.py and answer.py, verbatim: inputs, runs, verdicts, exit codes ----",
             _embedded(),
             "",

@@ -124,16 +124,19 @@ def _verdicts(test: Any, eager: Any, fp64: Any) -> str:
     the compiled and eager runs stand against float64."""
     import torch
 
+    from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances
+
     if not (isinstance(test, torch.Tensor) and isinstance(eager, torch.Tensor) and eager.is_floating_point()
             and test.shape == eager.shape):
         return "differs"
-    atol, rtol = harness._TOL.get(eager.dtype, (1e-5, 1.3e-6))
+    atol, rtol = default_tolerances(eager.dtype)
     bad = int((~torch.isclose(test.to(eager.device), eager, rtol=rtol, atol=atol, equal_nan=True)).sum())
     said = f"fails assert_close, {100 * bad / max(eager.numel(), 1):.3g}% of elements" if bad else "passes assert_close"
     if not isinstance(fp64, torch.Tensor) or fp64.shape != test.shape:
         return said + " (no float64 run)"
     within = not harness.differs(test, eager, fp64)
-    rmse = f"compiled RMSE {harness._rmse(fp64, test):.3g} vs eager {harness._rmse(fp64, eager):.3g}"
+    r = accuracy_rule(test.to(eager.device), eager, fp64)  # the RMSEs differs judged by (agreeing NaN left out)
+    rmse = f"compiled RMSE {r.rmse_test:.3g} vs eager {r.rmse_baseline:.3g}"
     return f"{said}, {'but is within' if within and bad else 'and is within' if within else 'and fails'} " \
            f"the float64 rule: {rmse}"
 

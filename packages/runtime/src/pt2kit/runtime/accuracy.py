@@ -17,8 +17,10 @@ Guarantees:
   ``rmse(test, fp64) <= multiplier * rmse(baseline, fp64) + tol / 10``; the multiplier is same()'s
   (2, or 3 for float16/bfloat16 and for tensors under 1000 elements, as the benchmark harness asks for
   small ones). Rounding noise on any device passes; a real bug is far outside.
-* :func:`judge_leaves` applies both, assert_close first, to a model's flattened outputs, and says
-  which leaf fails and by how much (benchrun's accuracy status).
+* :func:`differs` is the one verdict on an output leaf: assert_close first, then the float64 rule
+  (assert_close alone under kdiff's ``--verdict close``); NaN where both sides hold NaN, and the same ±Inf, agree (the benchmark harness's ``equal_nan``).
+  kdiff's verdict, minify's reproduction check (its repro.py carries these functions verbatim) and
+  :func:`judge_leaves` (benchrun's accuracy status: which leaf fails and by how much) all use it.
 """
 
 from __future__ import annotations
@@ -153,16 +155,74 @@ def rmse(a: Any, b: Any) -> float:
     return math.sqrt(total / n)
 
 
-def accuracy_rule(test: Any, baseline: Any, fp64: Any) -> RuleResult:
-    """same()'s float64 test for a leaf that already failed assert_close against the baseline."""
+def agreeing_nonfinite(a: Any, b: Any) -> Any:
+    """Where both sides hold NaN, or the same infinity: the model made those values, and both agree."""
+    return (a.isnan() & b.isnan()) | (a.isinf() & (a == b))
+
+
+def accuracy_rule(test: Any, baseline: Any, fp64: Any, equal_nan: bool = True) -> RuleResult:
+    """same()'s float64 test for a leaf that already failed assert_close against the baseline.
+
+    NaN where test and baseline both hold NaN (and the same infinity) agrees, as same() with the
+    harness's ``equal_nan``; those elements are left out of both RMSEs, so the rest is still judged
+    (same() passes any leaf whose two RMSEs are both NaN, whatever its finite part holds); without
+    ``equal_nan`` every NaN counts."""
     if fp64.shape != test.shape or baseline.shape != test.shape:
         return RuleResult(False, math.nan, math.nan, 0.0, 0.0)
     m = multiplier_for(test.dtype, test.numel())
     tol = tol_for(test.dtype)
+    fp64 = fp64.to(test.device)
+    keep = ~agreeing_nonfinite(test, baseline.to(test.device))
+    if equal_nan and not bool(keep.all()):
+        test, baseline, fp64 = test[keep], baseline.to(test.device)[keep], fp64[keep]
     e_test = rmse(fp64, test)
     e_base = rmse(fp64, baseline)
-    # NaN compares false, as in same(): a NaN on the tested side is never rounding noise
+    # NaN compares false, as in same(): a NaN on the tested side alone is never rounding noise
     return RuleResult(e_test <= m * e_base + tol / 10.0, e_test, e_base, m, tol)
+
+
+def differs(test: Any, eager: Any, fp64: Any = None, ref: str = "eager", rule: str = "fp64") -> str:
+    """THE verdict on one output leaf (kdiff's, minify's reproduction check, benchrun's): "" when it
+    passes, else why.
+
+    It fails when it fails assert_close (default tolerances; NaN where the reference holds NaN too,
+    and the same ±Inf, agree) against the reference (eager, or with ``ref="eager64"`` the float64 run
+    at eager's dtype) and :func:`accuracy_rule` against ``fp64`` (when there is one); with
+    ``rule="close"`` (a diff kdiff judged with ``--verdict close``) assert_close alone. Written with
+    torch and the standard library only: minify's repro.py carries it verbatim."""
+    import torch
+
+    if not isinstance(test, torch.Tensor) or not isinstance(eager, torch.Tensor):
+        same = test == eager or (isinstance(test, float) and isinstance(eager, float) and test != test and eager != eager)
+        return "" if same else f"{test!r} != {eager!r}"
+    if test.shape != eager.shape:
+        return f"shape {list(test.shape)} != {list(eager.shape)}"
+    test = test.detach().to(eager.device)
+    if not (eager.is_floating_point() or eager.is_complex()):
+        bad = int((test != eager).sum())
+        return f"{bad} of {eager.numel()} elements differ" if bad else ""
+    atol, rtol = default_tolerances(eager.dtype)
+    if (atol, rtol) == (0.0, 0.0):
+        atol, rtol = 1e-5, 1.3e-6
+    against = eager
+    if ref == "eager64" and isinstance(fp64, torch.Tensor) and fp64.shape == test.shape:
+        against = fp64.to(test.device, eager.dtype)
+    close = torch.isclose(test, against, rtol=rtol, atol=atol, equal_nan=True)
+    if bool(close.all()):
+        return ""
+    if rule == "close":
+        why = "assert_close fails"
+    elif isinstance(fp64, torch.Tensor) and fp64.shape == test.shape and not eager.is_complex():
+        r = accuracy_rule(test, eager.detach(), fp64.detach())
+        if r.passed:
+            return ""
+        why = f"RMSE vs float64 {r.rmse_test:.3g} > {r.multiplier:g} x eager's {r.rmse_baseline:.3g}"
+    else:
+        why = "assert_close fails and there is no float64 run to judge by"
+    i = int((~close).reshape(-1).nonzero()[0])
+    return f"{int((~close).sum())} of {eager.numel()} elements differ ({why}; e.g. " \
+           f"{complex(test.reshape(-1)[i]) if test.is_complex() else float(test.reshape(-1)[i]):.6g} vs " \
+           f"{complex(against.reshape(-1)[i]) if test.is_complex() else float(against.reshape(-1)[i]):.6g})"
 
 
 # torch.testing.assert_close's defaults, by dtype name: (rtol, atol)
@@ -183,8 +243,6 @@ def judge_leaves(test: list[tuple[str, Any]], baseline: list[tuple[str, Any]],
 
     A floating leaf passes when it passes ``assert_close`` (default tolerances) against the
     baseline, or :func:`accuracy_rule` against the float64 run; any other leaf must be equal."""
-    import torch
-
     from .tensors import unjag
 
     test, baseline, fp64 = unjag(test), unjag(baseline), unjag(fp64 or [])  # a jagged leaf: values, offsets
@@ -193,31 +251,9 @@ def judge_leaves(test: list[tuple[str, Any]], baseline: list[tuple[str, Any]],
         if name not in tests:
             return f"{name}: missing from the compiled outputs"
         t = tests.pop(name)
-        if not isinstance(base, torch.Tensor) or not isinstance(t, torch.Tensor):
-            if type(base) is not type(t) or (base != t and not (base != base and t != t)):
-                return f"{name}: {t!r} != {base!r}"
-            continue
-        if t.shape != base.shape:
-            return f"{name}: shape {list(t.shape)} != {list(base.shape)}"
-        t = t.detach().to(base.device)
-        if not (base.is_floating_point() or base.is_complex()):
-            bad = int((t != base).sum())
-            if bad:
-                return f"{name}: {bad} of {base.numel()} elements differ"
-            continue
-        atol, rtol = default_tolerances(base.dtype) if str(base.dtype).removeprefix("torch.") in _CLOSE \
-            else (1e-5, 1.3e-6)
-        close = torch.isclose(t, base, rtol=rtol, atol=atol, equal_nan=True)
-        if bool(close.all()):
-            continue
-        ref = f64.get(name)
-        why = "assert_close fails and there is no float64 run to judge by"
-        if isinstance(ref, torch.Tensor) and not base.is_complex():
-            r = accuracy_rule(t, base.detach(), ref.detach())
-            if r.passed:
-                continue
-            why = f"RMSE vs float64 {r.rmse_test:.3g} > {r.multiplier:g} x eager's {r.rmse_baseline:.3g}"
-        return f"{name}: {int((~close).sum())} of {base.numel()} elements differ ({why})"
+        why = f"{t!r} != {base!r}" if type(base) is not type(t) else differs(t, base, f64.get(name))
+        if why:
+            return f"{name}: {why}"
     if tests:
         return f"{next(iter(tests))}: only in the compiled outputs"
     return ""

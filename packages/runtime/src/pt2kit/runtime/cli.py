@@ -76,6 +76,12 @@ def summary_line(message: str) -> str:
     return out[:500]
 
 
+def exception_line(e: BaseException) -> str:
+    """``RuntimeError: first line``: how every tool names an exception in one line (benchrun's
+    ``fail_to_run``, kdiff's eager failures)."""
+    return f"{type(e).__name__}: {summary_line(str(e))}"[:500]
+
+
 def torch_version() -> str | None:
     """The installed torch's version, read from its metadata (torch is not imported)."""
     from importlib.metadata import PackageNotFoundError, version
