@@ -40,12 +40,34 @@ def test_relative_error_near_1000_passes_under_default_rtol(kdiff):
     assert d["passed"] and d["metrics"]["max_abs"] > 0  # a real difference, inside atol + rtol * |ref|
 
 
-def test_nan_on_both_sides_passes_only_with_equal_nan(kdiff):
-    r = kdiff(f"{CASES}:nans", "--test", "aot_eager", "--no-localize")
+def test_nan_on_both_sides_agrees_unless_no_equal_nan(kdiff):
+    r = kdiff(f"{CASES}:nans", "--test", "aot_eager", "--no-localize", "--no-equal-nan")
     assert r.code == 1
     (d,) = r.kind("diff")
     assert d["metrics"]["nan_ref"] == 2 and d["metrics"]["nan_test"] == 2 and d["worst_index"] == [1]
-    assert kdiff(f"{CASES}:nans", "--test", "aot_eager", "--equal-nan").code == 0
+    assert kdiff(f"{CASES}:nans", "--test", "aot_eager").code == 0
+
+
+def test_a_head_that_makes_nan_passes_and_points_at_aotiprint(kdiff):
+    # log(h + 0.5) is NaN wherever h < -0.5, eagerly and compiled alike: agreement, not a divergence
+    r = kdiff(f"{CASES}:log_head")
+    assert r.code == 0, r.stderr
+    (d,) = r.kind("diff")
+    assert d["passed"] and d["equal_nan"] and d["metrics"]["nan_ref"] == d["metrics"]["nan_test"] == 9
+    assert d["note"].startswith("the reference holds 9 NaN and the test the same: the model itself makes them")
+    assert "`aotiprint --jit MODEL.py` names the op" in r.stderr and r.kind("divergence") == []
+
+
+def test_eager_backward_failing_is_bad_input_after_the_forward_verdict(kdiff):
+    r = kdiff(str(MODELS / "noautograd.py"), "--grad")
+    assert r.code == 2, r.stderr
+    assert [(d["output"], d["passed"]) for d in r.kind("diff")] == [("out", True)]  # the forward verdict stands
+    (line,) = [ln for ln in r.stderr.splitlines() if "error:" in ln]
+    assert line == ("kdiff: error: noautograd.py: outputs: 1 of 1 leaves pass; gradients: the model's own eager backward "
+                    "fails, so there are none to compare (the model, not the compiler): RuntimeError: Trying to backward "
+                    "through pt2kit_kdiff_test.scale.default but no autograd formula was registered. Please use "
+                    "register_autograd to add one.")
+    assert "Traceback" not in r.stderr
 
 
 def test_float64_difference_of_1e9_fails_at_zero_tolerance(kdiff):

@@ -21,17 +21,13 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.cli import summary_line
+from pt2kit.runtime.cli import exception_line as _why
 from pt2kit.runtime.errors import UsageError
 from pt2kit.schema import Model
 
 from . import timing, torchapi
 
 PROFILE_ITERS = 5
-
-
-def _why(e: BaseException) -> str:
-    return f"{type(e).__name__}: {summary_line(str(e))}"[:500]
 
 
 def compiled(fn: Any, spec: str) -> Any:

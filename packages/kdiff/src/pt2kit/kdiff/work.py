@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.cli import exception_line as _why
 from pt2kit.runtime.errors import UsageError
 from pt2kit.schema import Diff, Divergence, Model
 
@@ -24,9 +25,16 @@ def _seeded(seed: int, fn: Any) -> Any:
     return fn()
 
 
-def _why(e: BaseException) -> str:
-    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
-    return f"{type(e).__name__}: {lines[0] if lines else ''}"[:300]
+def _eager_fails(label: str, what: str, e: BaseException, again: Any) -> BaseException:
+    """The model's own eager run failing is bad input (exit 2, one line), not a crash: there is nothing
+    to compare against. Unless ``again()`` (the same run without kdiff's dispatch modes) succeeds: then
+    the failure is kdiff's own, and ``e`` stays a crash."""
+    try:
+        again()
+    except Exception:
+        return UsageError(f"{label}: the model's own {what} fails, so there is nothing to compare against "
+                          f"(the model, not the compiler): {_why(e)}")
+    return e
 
 
 def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
@@ -75,8 +83,15 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             chan.stage(f"{verb} {role} ({backend.name})")
             watch = ties if backend.compile is None and tie_watch[0] else contextlib.nullcontext()
             tie_watch[0] = tie_watch[0] and backend.compile is not None
-            with torch.no_grad(), backends.context(backend), watch:
-                out = _seeded(seed, lambda: loaded.call(fn, inputs))
+            try:
+                with torch.no_grad(), backends.context(backend), watch:
+                    out = _seeded(seed, lambda: loaded.call(fn, inputs))
+            except Exception as e:
+                if backend.compile is not None or backend.float64:
+                    raise
+                with torch.no_grad():
+                    raise _eager_fails(label, "eager run", e, lambda: _seeded(seed, lambda: loaded.call(fn, inputs))) \
+                        from None
             torch._dynamo.reset()
             states[role] = precision_state()
             return unjag(flatten(out))
@@ -91,9 +106,17 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
         grad_counts: dict[str, Any] = {}
         diffs = compare_trees(runs.ref_leaves, runs.test_leaves, ref=ref.name, test=test.name, store=chan.store,
                               verdict=verdict, **tol)
+        no_grads: BaseException | None = None  # the model's own eager backward failed: said after the forward verdict
         if job.grad:
             chan.stage("gradients")
-            g = {"ref": grads_of(loaded, ref, seed), "test": grads_of(loaded, test, seed)}
+            try:
+                g = {"ref": grads_of(loaded, ref, seed)}
+            except Exception as e:
+                if ref.compile is not None or ref.float64:
+                    raise
+                no_grads = e
+        if job.grad and no_grads is None:
+            g["test"] = grads_of(loaded, test, seed)
             if rule == "fp64":
                 g["fp64"] = g["ref"] if ref.float64 else grads_of(loaded, runs.f64, seed)
                 g["base"] = grads_of(loaded, backends.Backend("eager"), seed) if ref.float64 else g["ref"]
@@ -122,6 +145,10 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
         failed = [d for d in diffs if not d["passed"]]
         for d in diffs:
             chan.emit_new(Diff, model=label, **d)
+        if no_grads is not None:
+            raise UsageError(f"{label}: outputs: {len(diffs) - len(failed)} of {len(diffs)} leaves pass; gradients: the "
+                             "model's own eager backward fails, so there are none to compare (the model, not the "
+                             f"compiler): {_why(no_grads)}") from None
         located = None
         failed_outputs = [d for d in failed if not d["output"].startswith("grad.")]
         if failed_outputs and job.localize:
