@@ -122,3 +122,16 @@ def test_nan_and_the_same_inf_on_both_sides_agree_the_rest_is_still_judged():
     bug[4] = 3.0
     assert differs(bug, eager, fp64).startswith("1 of 5 elements differ (RMSE vs float64 0.707 > 3 x eager's 0")
     assert accuracy_rule(bug, eager, fp64).rmse_test == 0.5 ** 0.5  # over the 2 elements not NaN/Inf on both
+
+
+def test_verdict_close_judges_by_assert_close_alone():
+    from pt2kit.runtime.accuracy import differs
+
+    torch.manual_seed(0)
+    fp64 = torch.randn(4096, dtype=torch.float64)
+    eager = fp64.float()
+    drift = (fp64 * (1 + 5e-6 * torch.randn(4096, dtype=torch.float64))).float()  # within the float64 rule
+    assert differs(drift, eager, fp64) == ""
+    # kdiff --verdict close's diff, as minify judges it
+    assert differs(drift, eager, fp64, rule="close") == \
+        "155 of 4096 elements differ (assert_close fails; e.g. -1.29564 vs -1.29563)"
