@@ -234,7 +234,7 @@ class Violation(Record, tag="violation", kw_only=True):
     code: str | None = None  # that line's text
     module: str | None = None  # nn.Module path, e.g. layers.0.conv
     count: int = 1  # (1.3) how many nodes of this graph share this finding (op, tensor and message); the first is named
-    # (1.8) the subgraph of a higher-order op the node lives in, from the graph down, e.g. "cond → false_graph_0"
+    # (1.9) the subgraph of a higher-order op the node lives in, from the graph down, e.g. "cond → false_graph_0"
     # or "while_loop → while_loop_body_graph_0"; None for a node of the graph itself
     subgraph: str | None = None
 

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from pt2kit.runtime.fxmeta import module_path, user_frame
+from pt2kit.runtime.hops import hop_name
 
 from . import torchapi
 
@@ -160,7 +161,7 @@ def graphs(gm: torch.fx.GraphModule) -> Iterator[tuple[str | None, torch.fx.Grap
                 continue
             seen.add(id(sub))
             hop = next((u for u in n.users if u.op == "call_function"), None)
-            here = f"{_hop_name(hop.target)} → {n.target}" if hop is not None else str(n.target)
+            here = f"{hop_name(hop.target) or hop.target} → {n.target}" if hop is not None else str(n.target)
             yield from walk(sub, f"{path} → {here}" if path else here)
 
     return walk(gm, None)
@@ -171,10 +172,6 @@ def _attr(gm: torch.fx.GraphModule, target: str) -> Any:
     for part in str(target).split("."):
         obj = getattr(obj, part, None)
     return obj
-
-
-def _hop_name(target: Any) -> str:
-    return getattr(target, "__name__", None) or str(target)
 
 
 def _describe(gm: torch.fx.GraphModule, phase: str, path: str | None, fallback_modules: dict[Any, str] | None,
