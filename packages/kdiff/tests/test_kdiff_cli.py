@@ -120,12 +120,14 @@ def test_fxcheck_model_record_on_stdin_is_diffed_and_lines_forwarded(kdiff, tmp_
     assert r.kind("model") == [msg for msg in r.kind("model") if msg["run"] == "upstream"]  # no second model record
 
 
-def test_crash_in_the_model_is_a_crash_record_and_exit_3(kdiff):
+def test_a_model_whose_own_eager_run_raises_is_bad_input_exit_2(kdiff):
+    # the model's bug, not the compiler's (issue 33): one line naming why, an error record, no crash record
     r = kdiff(str(MODELS / "crashes.py"))
-    assert r.code == 3
-    (c,) = r.kind("crash")
-    assert c["exception"] == "RuntimeError" and c["message"] == "the model blew up"
-    assert c["stage"] == "run reference (eager)"
+    assert r.code == 2 and not r.kind("crash")
+    (e,) = r.kind("error")
+    assert e["exit_code"] == 2 and e["message"].endswith("RuntimeError: the model blew up")
+    err = [ln for ln in r.stderr.splitlines() if "error:" in ln]
+    assert err == [f"kdiff: error: {e['message']}"] and "the model's own eager run fails" in err[0]
 
 
 def test_bad_usage(kdiff, tmp_path):
