@@ -163,6 +163,17 @@ def test_bad_inputs_are_one_line_and_exit_2(minify, tmp_path):
         assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
+def test_a_model_whose_own_eager_run_raises_is_bad_input_exit_2(minify):
+    # the model's bug, not the compiler's (issue 33), as kdiff says it: was exit 3 "the original run failed
+    # before the backend did"
+    r = minify(f"{MODELS / 'small.py'}:raises")
+    assert r.code == 2 and not r.kind("crash") and not r.kind("repro"), r.stderr
+    (e,) = r.kind("error")
+    assert e["message"].endswith("the model's own eager run fails, so there is no compiler failure to minify "
+                                 "(the model, not the compiler): RuntimeError: the model blew up")
+    assert r.stderr.strip().splitlines()[-1] == f"minify: error: {e['message']}"
+
+
 def test_a_dynamic_shape_graph_gives_a_dynamic_repro_that_reproduces(minify, tmp_path):
     out = tmp_path / "repro.py"
     r = minify(f"{MODELS / 'dynamic_view.py'}:make", "--config", f"{RELU_BUG}=accuracy", "-o", str(out))

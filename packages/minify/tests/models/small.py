@@ -98,3 +98,17 @@ def no_bf16_backend(gm, example_inputs):
     if any(getattr(x, "dtype", None) == torch.bfloat16 for x in example_inputs):
         raise NotImplementedError("bfloat16 is not supported by this backend")
     return gm.forward
+
+
+class Raises(nn.Module):
+    """A model with its own bug: its eager run raises, compiled or not."""
+
+    def forward(self, x):
+        h = torch.tanh(x)
+        if True:
+            raise RuntimeError("the model blew up")
+        return h
+
+
+def raises():
+    return Raises(), (torch.randn(4),)

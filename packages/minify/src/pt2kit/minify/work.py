@@ -50,9 +50,10 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     import torch
 
     from pt2kit.kdiff.localize import capture_forward
+    from pt2kit.runtime.cli import exception_line
     from pt2kit.runtime.config import apply_config, worker_settings
     from pt2kit.runtime.errors import UsageError
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.modelfile import label_of, load_model, parse_spec
     from pt2kit.runtime.outputs import flatten
     from pt2kit.runtime.tensors import first_jagged, unjag  # a jagged output: its values and offsets
 
@@ -87,7 +88,11 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     send({"t": "stage", "stage": "reproduce"})
     torch.manual_seed(job.seed)
     with torch.no_grad():
-        eager = unjag(flatten(loaded.call(loaded.model)))
+        try:
+            eager = unjag(flatten(loaded.call(loaded.model)))
+        except Exception as e:  # the model's own bug, as kdiff says it: bad input, not a failure to minify
+            raise UsageError(f"{label_of(*parse_spec(job.model))}: the model's own eager run fails, so there is no "
+                             f"compiler failure to minify (the model, not the compiler): {exception_line(e)}") from None
     harness.sync()  # an eager kernel's device-side error is eager's: raised here, not in the compiled run
     backend = _backend(job.backend)
     try:
