@@ -11,13 +11,7 @@
 set -u
 cd "$(dirname "$0")/../../.."  # the repository root
 OUT=${OUT:-/tmp/gpu33-out}
-mkdir -p "$OUT"
-PY=python3
-$PY -c 'import msgspec' 2>/dev/null || $PY -m pip install -q --no-index --find-links .devrun/wheels \
-  --target .devrun/site msgspec >"$OUT/pip.log" 2>&1 || echo "pip install msgspec failed: see pip.log" | tee -a "$OUT/summary.txt"
-SRC="$PWD/schemas/src"
-for p in packages/*/src; do SRC="$SRC:$PWD/$p"; done
-export PYTHONPATH="$SRC:$PWD/.devrun/site${PYTHONPATH:+:$PYTHONPATH}"
+. tests/real/gpu/device_env.sh
 export PT2KIT_STORE="$OUT/store"
 HOPS=packages/kdiff/tests/models/hops.py
 BUG=triton.inject_relu_bug_TESTING_ONLY=accuracy

@@ -1,19 +1,12 @@
 #!/usr/bin/env bash
 # Issue 30 on the GPU machine (torch 2.11, transformers, timm; no network): the precision tests in
 # tests/real/gpu/test_precision_gpu.py. Installs nothing from the network: pt2kit runs from its source
-# trees on PYTHONPATH, msgspec/typer/rich/click/pytest/matplotlib come from .devrun/wheels (carried) where
-# the machine lacks them. Results under $OUT: pytest's log and junit xml, nvidia-smi, versions.
+# trees on PYTHONPATH, msgspec from .devrun/wheels (carried;
+# device_env.sh). Results under $OUT: pytest's log and junit xml, nvidia-smi, versions.
 set -u
 cd "$(dirname "$0")/../../.."  # the repository root
 OUT=${OUT:-/tmp/gpu30-out}
-mkdir -p "$OUT"
-PY=python3
-# the machine's python is a venv holding torch, click, typer, rich, pytest, matplotlib: add msgspec beside it
-$PY -c 'import msgspec' 2>/dev/null || $PY -m pip install -q --no-index --find-links .devrun/wheels \
-  --target .devrun/site msgspec >"$OUT/pip.log" 2>&1 || echo "pip install msgspec failed: see pip.log" | tee -a "$OUT/summary.txt"
-SRC="$PWD/schemas/src"
-for p in packages/*/src; do SRC="$SRC:$PWD/$p"; done
-export PYTHONPATH="$SRC:$PWD/.devrun/site${PYTHONPATH:+:$PYTHONPATH}"
+. tests/real/gpu/device_env.sh
 { nvidia-smi; $PY -c 'import torch, sys; print(sys.version); print("torch", torch.__version__, torch.version.cuda, torch.cuda.get_device_name())'
   $PY -c 'import transformers; print("transformers", transformers.__version__)'; } >"$OUT/env.txt" 2>&1
 # the issue's own command first, as a user types it
