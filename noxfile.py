@@ -37,15 +37,16 @@ CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
 def _pytest_workers() -> str:
     """pytest-xdist's worker count: one per core, at most 4. Most tests wait on a tool's child that is
     mostly one thread (torch's import, a Dynamo trace, one g++ at a time): serially aotiprint's and
-    guardscan's tests used one core's CPU time, minify's (its own worker pool) 1.6. Tests that share one slow run (a module fixture, a cache) carry
-    ``xdist_group`` marks and `--dist loadgroup` keeps each group on one worker. ``-- -n 0`` runs serially."""
+    guardscan's tests used one core's CPU time, minify's (its own worker pool) 1.6. Tests that share one
+    slow run (a module fixture, a cache) carry ``xdist_group`` marks and `--dist loadgroup` keeps each group on one worker. ``-- -n 0`` runs serially."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return str(min(cores, 4)) if cores > 1 else "0"
 
 
 # pytest-xdist is the runner's, not the packages' (their test extras stay what a user's pytest needs)
 XDIST = "pytest-xdist"
-PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-n", _pytest_workers(), "--dist", "loadgroup")
+# --durations: CI's log names the slowest tests, where the next minutes of a run are to be won
+PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-n", _pytest_workers(), "--dist", "loadgroup", "--durations=12")
 
 
 def _package_dirs() -> dict[str, Path]:
