@@ -36,13 +36,14 @@ def test_assert_same_names_structure_differences_and_takes_tolerances():
 
 
 def test_the_package_says_what_is_public():
-    assert kdiff.__all__ == ["assert_same", "compare", "localize"]
+    assert kdiff.__all__ == ["__version__", "assert_same", "compare", "localize"]
+    assert all(getattr(kdiff, name) is not None for name in kdiff.__all__)
     with pytest.raises(AttributeError):
         kdiff.nothing_here  # noqa: B018
 
 
 def test_a_dynamic_shape_dynamo_graph_is_captured_with_arguments_it_runs_on():
-    from pt2kit.kdiff.localize import capture_forward
+    from pt2kit.runtime.capture import capture_forward
 
     def f(x):
         return x.view(-1, x.shape[-1]).tanh()

@@ -47,8 +47,8 @@ def _models():
 def test_a_higher_order_op_is_written_whole_and_runs_as_the_graph_does(name):
     import torch
 
-    from pt2kit.kdiff.localize import capture_forward
     from pt2kit.minify import ir, toir, work
+    from pt2kit.runtime.capture import capture_forward
 
     model, inputs = getattr(_models(), name)()
     ((gm, args),) = capture_forward(model, lambda fn: fn(*inputs))

@@ -41,7 +41,7 @@ def test_abort_is_sigabrt(tmp_path):
 
 
 def test_exception_is_a_crash_with_type_and_whole_message(tmp_path):
-    from pt2kit.runtime.cli import summary_line
+    from pt2kit.runtime.text import summary_line
 
     res, _ = go("raises", tmp_path=tmp_path)
     assert res.crash["exception"] == "RuntimeError"

@@ -8,7 +8,7 @@ import sys
 
 import msgspec
 
-from pt2kit.runtime.cli import Session
+from pt2kit.runtime.session import Session
 
 GRAPH = b'{"kind":"graph","v":1,"run":"a","phase":"dynamo"}\n'
 
@@ -21,7 +21,7 @@ def test_help_does_not_import_torch():
     code = ("import sys; from pt2kit.runtime.__main__ import app\n"
             "try:\n    app(['cat', '--help'])\nexcept SystemExit:\n    pass\n"
             "assert 'pydantic' not in sys.modules\n"
-            "import pt2kit.runtime.cli, pt2kit.runtime.child, pt2kit.runtime.modelfile, pt2kit.runtime.config\n"
+            "import pt2kit.runtime.session, pt2kit.runtime.child, pt2kit.runtime.modelfile, pt2kit.runtime.config\n"
             "assert 'torch' not in sys.modules\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -29,10 +29,10 @@ from typing import Annotated, Any
 import click
 import typer
 
-from pt2kit.runtime.cli import Session, torch_version
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, ModelFileError, UsageError
 from pt2kit.runtime.modelfile import parse_spec
 from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, tool_app
+from pt2kit.runtime.session import Session, torch_version
 from pt2kit.runtime.writes import check_output, write_output
 
 from . import __version__

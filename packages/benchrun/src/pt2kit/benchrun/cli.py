@@ -26,7 +26,6 @@ from typing import Annotated
 import click
 import typer
 
-from pt2kit.runtime.cli import Session
 from pt2kit.runtime.options import (
     Config,
     Debug,
@@ -40,6 +39,7 @@ from pt2kit.runtime.options import (
     command,
     tool_app,
 )
+from pt2kit.runtime.session import Session
 
 from . import __version__
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pt2kit.runtime.cli import Session, torch_version
 from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 from pt2kit.runtime.flags import check_finite, check_range, check_seconds, check_seed
+from pt2kit.runtime.session import Session, torch_version
 
 from . import narrate
 from .plan import MAX_CALLS, JobSpec, backends_of, durations_from, parse_shard, shard_jobs

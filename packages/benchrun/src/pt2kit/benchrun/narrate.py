@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pt2kit.runtime.cli import summary_line
+from pt2kit.runtime.text import summary_line
 
 
 def ms(seconds: float | None) -> str:

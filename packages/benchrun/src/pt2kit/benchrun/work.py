@@ -21,8 +21,8 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.cli import exception_line as _why
 from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.text import exception_line as _why
 from pt2kit.schema import Model
 
 from . import timing, torchapi

@@ -7,20 +7,18 @@ Library use::
     torch.compile(model, backend=be)(x)
     be.findings  # violation records
 
-Importing this package does not import torch; ``backend()`` does.
+For tools built on fxcheck (minify's constraint repros): ``resolve_profile(name_or_file, flags)`` and
+``parse_dtypes(text, flag)`` read a profile as the command does; ``graph_view(gm, phase)`` is the
+checked view of an aten graph and ``run_checks(view, profile)`` its violations.
+
+Importing this package does not import torch; each name imports it when first used.
 """
 
-from __future__ import annotations
-
-from typing import Any
+from pt2kit.runtime.api import exports
 
 __version__ = "1.2.0"
 
-
-def backend(profile: Any = None, *, strict: bool | None = None, **overrides: Any) -> Any:
-    from .capture import backend as _backend
-
-    return _backend(profile, strict=strict, **overrides)
-
-
-__all__ = ["__version__", "backend"]
+_PUBLIC = {"backend": ".capture", "resolve_profile": ".profiles:resolve", "parse_dtypes": ".profiles",
+           "graph_view": ".graphview:build", "run_checks": ".checks"}
+__all__ = ["__version__", *_PUBLIC]
+__getattr__, __dir__ = exports(__name__, _PUBLIC)

@@ -15,10 +15,10 @@ from typing import Annotated, Any
 import click
 import typer
 
-from pt2kit.runtime.cli import Session
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
 from pt2kit.runtime.flags import check_range, check_seconds
 from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, tool_app
+from pt2kit.runtime.session import Session
 
 from . import __version__
 

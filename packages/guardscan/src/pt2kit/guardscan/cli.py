@@ -20,7 +20,6 @@ from typing import Annotated, Any
 
 import typer
 
-from pt2kit.runtime.cli import Session, torch_version
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from pt2kit.runtime.flags import check_seconds
 from pt2kit.runtime.options import (
@@ -35,6 +34,7 @@ from pt2kit.runtime.options import (
     command,
     tool_app,
 )
+from pt2kit.runtime.session import Session, torch_version
 
 from . import __version__
 

@@ -11,24 +11,10 @@ Public (everything else is private):
 Importing this package does not import torch; each name imports it when first used.
 """
 
-from typing import Any
+from pt2kit.runtime.api import exports
 
 __version__ = "1.3.0"
 
-__all__ = ["assert_same", "compare", "localize"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "assert_same":
-        from .check import assert_same
-
-        return assert_same
-    if name == "compare":
-        from .metrics import compare
-
-        return compare
-    if name == "localize":
-        from .localize import localize
-
-        return localize
-    raise AttributeError(f"module 'pt2kit.kdiff' has no attribute {name!r}")
+_PUBLIC = {"assert_same": ".check", "compare": ".metrics", "localize": ".localize"}
+__all__ = ["__version__", *_PUBLIC]
+__getattr__, __dir__ = exports(__name__, _PUBLIC)

@@ -21,14 +21,12 @@ Without MODEL, reads records on stdin, forwards every line, and diffs each `mode
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import click
 import typer
 
-from pt2kit.runtime.cli import Session
-from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from pt2kit.runtime.flags import check_finite, check_seconds, check_seed
+from pt2kit.runtime.config import parse_config
 from pt2kit.runtime.options import (
     Config,
     Debug,
@@ -42,10 +40,14 @@ from pt2kit.runtime.options import (
     command,
     tool_app,
 )
+from pt2kit.runtime.session import Session
 
 from . import __version__
+from .job import Job
+from .narrate import Narrator
 
 REFS = ("eager", "eager64", "aot_eager", "inductor")
+HINT = "give a MODEL.py, or pipe records: `fxcheck m.py | kdiff`"
 
 app = tool_app("kdiff", __doc__ or "")
 
@@ -56,9 +58,9 @@ def kdiff(
     ref: Annotated[str, typer.Option(click_type=click.Choice(REFS),
                                      help="The reference: eager64 runs a float64 copy, to tell rounding noise from bugs."
                                      )] = "eager",
-    test: Annotated[str, typer.Option("--test", metavar="BACKEND",
-                                      help="inductor, aot_eager, eager, FILE.py:NAME or module:attr (any torch.compile "
-                                      "backend).")] = "inductor",
+    backend: Annotated[str, typer.Option(metavar="BACKEND", help="The backend under test: inductor, aot_eager, eager, "
+                                         "FILE.py:NAME or module:attr (any torch.compile backend).")] = "inductor",
+    test: Annotated[str | None, typer.Option("--test", hidden=True, help="--backend's old name.")] = None,
     verdict: Annotated[str | None, typer.Option(
         click_type=click.Choice(("fp64", "close")), show_default=False,
         help="fp64: PyTorch's accuracy rule against a float64 run; close: assert_close against the reference alone "
@@ -83,51 +85,13 @@ def kdiff(
     debug: Debug = False,
     version: Version = False,
 ) -> None:
-    s = Session("kdiff", __version__, store=store, quiet=quiet, debug=debug)
-    s.precision = precision
     if verdict is None:
         verdict = "close" if atol is not None or rtol is not None else "fp64"
-    opts = {"ref": ref, "test": test, "atol": atol, "rtol": rtol, "equal_nan": equal_nan, "grad": grad,
-            "localize": localize, "seed": seed, "verdict": verdict, "precision": precision}
-    s.run(lambda: _work(s, model, opts, device, list(config or ()), timeout, not no_stream_config))
-
-
-def _work(s: Session, model: str | None, opts: dict[str, Any], device: str | None, config: list[str],
-          timeout: float | None, stream_config: bool) -> int:
-    from pt2kit.runtime.config import parse_config
-    check_finite("--atol", opts["atol"])
-    check_finite("--rtol", opts["rtol"])
-    check_seconds("--timeout", timeout)
-    check_seed("--seed", opts["seed"])
-    cfg = parse_config(config)
-    if opts["test"] == "eager64":
-        raise UsageError("--test eager64: eager64 is a reference; use it with --ref")
-    hint = "give a MODEL.py, or pipe records: `fxcheck m.py | kdiff`"
-    return s.for_each_model(model, device=device, config=cfg, stream_config=stream_config, hint=hint,
-                            run=lambda spec, dev, c, piped: _diff_one(s, spec, dev, c, opts, timeout,
-                                                                      emit_model=not piped))
-
-
-def _diff_one(s: Session, spec: str, device: str, cfg: dict[str, str], opts: dict[str, Any], timeout: float | None,
-              *, emit_model: bool) -> int:
-    from pt2kit.runtime.modelfile import label_of, parse_spec
-
-    from .job import Job
-    from .narrate import Narrator
-
-    label = label_of(*parse_spec(spec))
-    narrator = Narrator(s.say, label)
-
-    def on_record(raw: bytes) -> None:
-        s.writer.forward(raw)
-        narrator.record(raw)
-
-    job = Job(model=spec, device=device, config=cfg, emit_model=emit_model, from_stream=not emit_model, **opts)
-    res = s.run_child(label, "pt2kit.kdiff.work:run", job, on_record=on_record, timeout=timeout)
-    if res.crash is not None:
-        return s.crash(label, res.crash)
-    narrator.summary(res.value, res.notes, job.test, job.ref)
-    return EXIT_FINDINGS if narrator.failing else EXIT_OK
+    with Session("kdiff", __version__, store=store, quiet=quiet, debug=debug, precision=precision) as s:
+        job = Job(model=model, device=device, config=parse_config(config), stream_config=not no_stream_config,
+                  timeout=timeout, ref=ref, test=test or backend, verdict=verdict, atol=atol, rtol=rtol, equal_nan=equal_nan,
+                  grad=grad, localize=localize, seed=seed, precision=precision)
+        s.done(s.each_model(job, target="pt2kit.kdiff.work:run", narrator=Narrator, hint=HINT))
 
 
 def main() -> None:

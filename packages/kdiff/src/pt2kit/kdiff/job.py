@@ -1,13 +1,15 @@
-"""What the parent hands kdiff's worker: one immutable, typed job (never a dict)."""
+"""kdiff's options, typed: the one Struct the flags build, the parent runs and the worker decodes."""
 
 from __future__ import annotations
 
+from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.flags import check_finite, check_seed
 from pt2kit.runtime.job import ModelJob
 
 
 class Job(ModelJob, frozen=True, kw_only=True):
     ref: str = "eager"
-    test: str = "inductor"
+    test: str = "inductor"  # --backend: the backend under test
     verdict: str = "fp64"  # fp64 | close
     atol: float | None = None
     rtol: float | None = None
@@ -16,3 +18,11 @@ class Job(ModelJob, frozen=True, kw_only=True):
     localize: bool = True
     seed: int = 0
     precision: str = "harness"  # harness | as-configured
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_finite("--atol", self.atol)
+        check_finite("--rtol", self.rtol)
+        check_seed("--seed", self.seed)
+        if self.test == "eager64":
+            raise UsageError("--backend eager64: eager64 is a reference; use it with --ref")

@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances, float64_mode
+from pt2kit.runtime.capture import capture_forward
 from pt2kit.runtime.fxmeta import node_place
 from pt2kit.runtime.hops import materialise
 
@@ -60,54 +61,6 @@ class Divergence:
     atol: float
     rtol: float
     subgraph: str | None = None  # the higher-order op's subgraph it lies in: "cond → true_graph_0"
-
-
-def concrete(a: Any) -> Any:
-    """A Dynamo graph's example argument as a value it runs on outside Dynamo: a tensor copied, a
-    symbolic size (a dynamic-shape graph's SymInt) as the int it stands for in this call. Private
-    torch API (``SymInt.node.hint``), kept here alone."""
-    if isinstance(a, torch.Tensor):
-        return a.detach().clone()
-    if isinstance(a, torch.SymInt):
-        hint = getattr(getattr(a, "node", None), "hint", None)
-        return int(hint) if hint is not None else a
-    return a
-
-
-def capture_forward(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | None = None
-                    ) -> list[tuple[torch.fx.GraphModule, list[Any]]]:
-    """(aten forward graph, the real arguments of its first call) for each graph Dynamo compiles.
-
-    ``dynamo``, when given, also receives (Dynamo's graph, its real arguments) for each, before
-    AOTAutograd traces it: what a torch.compile backend is handed, kept even where AOTAutograd fails."""
-    from functorch.compile import make_boxed_func
-    from torch._dynamo.backends.common import aot_autograd
-
-    captured: list[dict[str, Any]] = []
-
-    def fw(gm: torch.fx.GraphModule, _example: list[Any]) -> Any:
-        slot: dict[str, Any] = {"gm": gm, "args": None}
-        captured.append(slot)
-
-        def run(*args: Any) -> Any:
-            if slot["args"] is None:
-                slot["args"] = [concrete(a) for a in args]
-            return gm(*args)
-
-        return make_boxed_func(run)
-
-    aot = aot_autograd(fw_compiler=fw)
-
-    def backend(gm: torch.fx.GraphModule, example: list[Any]) -> Any:
-        if dynamo is not None:
-            dynamo.append((gm, [concrete(a) for a in example]))
-        return aot(gm, example)
-
-    torch._dynamo.reset()
-    with torch.no_grad():
-        call(torch.compile(model, backend=backend))
-    torch._dynamo.reset()
-    return [(s["gm"], s["args"]) for s in captured if s["args"] is not None]
 
 
 def _uninitialised(n: torch.fx.Node) -> bool:
@@ -182,9 +135,8 @@ def _locate(gi: int, gm: torch.fx.GraphModule, args: list[Any], path: str | None
             kw: dict[str, Any]) -> tuple[Divergence | None, int]:
     """:func:`_localize_graph`, then into the higher-order op it names, where one of its subgraphs
     diverges (:mod:`.descend`); else the op itself, at the user's line that called it."""
+    from pt2kit.runtime.descend import entered, hop_of
     from pt2kit.runtime.hops import hop_name
-
-    from .descend import entered, hop_of
 
     found, compiles = _localize_graph(gi, gm, args, compiles=compiles, **kw)
     hop = hop_of(gm, found.node) if found is not None else None

@@ -24,7 +24,6 @@ from typing import Annotated, Any
 import click
 import typer
 
-from pt2kit.runtime.cli import Session, torch_version
 from pt2kit.runtime.errors import EXIT_OK, UsageError
 from pt2kit.runtime.flags import check_range, check_seconds, check_seed, usable_cpus, worker_cap
 from pt2kit.runtime.options import (
@@ -40,6 +39,7 @@ from pt2kit.runtime.options import (
     command,
     tool_app,
 )
+from pt2kit.runtime.session import Session, torch_version
 from pt2kit.runtime.writes import check_output, write_output
 
 from . import __version__
@@ -171,11 +171,11 @@ def _inputs(model: str | None, backend: str, profile: str | None) -> list[tuple[
 def _profile(rules: dict[str, Any], deny: str | None) -> Any:
     """fxcheck's profile from minify's flags (its environment's PT2KIT_PROFILE is not read: minify keeps
     a violation only when asked on its command line)."""
-    from pt2kit.fxcheck.profiles import parse_dtypes, resolve
+    from pt2kit.fxcheck import parse_dtypes, resolve_profile
 
     flags = {"align": rules["align"], "deny": [deny] if deny else None,
              "dtypes": parse_dtypes(rules["dtypes"], "--dtypes") if rules["dtypes"] else None}
-    return resolve(rules["profile"], flags, environ={})
+    return resolve_profile(rules["profile"], flags, environ={})
 
 
 def _stream(s: Session, opts: dict[str, Any], check_str: str | None, jobs: int, output: Path | None,

@@ -208,7 +208,7 @@ def inside(gm: Any, args: list[Any], index: int, device: str) -> list[ir.Graph]:
     """The subgraphs of ``gm``'s higher-order ops that ran (a cond's taken branch, a loop body on its
     first iteration's values), each as a graph of its own: a bug inside one is cut to a repro without
     the op around it where it shows so (else the search goes on to the whole graph, the op kept whole)."""
-    from pt2kit.kdiff.descend import entered
+    from pt2kit.runtime.descend import entered
     from pt2kit.runtime.hops import hop_name, is_hop, materialise
 
     out = []

@@ -49,13 +49,13 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     """Graphs first (sent at once, so a crash later still leaves them), then the original failure."""
     import torch
 
-    from pt2kit.kdiff.localize import capture_forward
-    from pt2kit.runtime.cli import exception_line
+    from pt2kit.runtime.capture import capture_forward
     from pt2kit.runtime.config import apply_config, worker_settings
     from pt2kit.runtime.errors import UsageError
     from pt2kit.runtime.modelfile import label_of, load_model, parse_spec
     from pt2kit.runtime.outputs import flatten
     from pt2kit.runtime.tensors import first_jagged, unjag  # a jagged output: its values and offsets
+    from pt2kit.runtime.text import exception_line
 
     job = msgspec.convert(payload, Job)
     send({"t": "stage", "stage": "load"})
@@ -195,14 +195,13 @@ def _graphs(aten: list[Any], dynamo: list[Any], job: Job) -> list[ir.Graph]:
 
 def _first_violation(captured: list[Any], profile: Any) -> dict[str, Any] | None:
     """The first finding of fxcheck's checks, on the forward graphs, that minify can keep."""
-    from pt2kit.fxcheck.checks import run_checks
-    from pt2kit.fxcheck.graphview import build
+    from pt2kit.fxcheck import graph_view, run_checks
     from pt2kit.schema import SCHEMA_MAJOR, Violation
 
     from .records import wanted
 
     for i, (gm, _) in enumerate(captured):
-        for f in run_checks(build(gm, "forward", i), profile):
+        for f in run_checks(graph_view(gm, "forward", i), profile):
             t = f.tensor
             rec = Violation(v=SCHEMA_MAJOR, run="-", constraint=f.constraint, message=f.message, phase="forward", graph=i,
                             node=f.node.name, op=f.op or f.node.op, dtype=t.dtype if t else None)

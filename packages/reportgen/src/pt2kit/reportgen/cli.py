@@ -22,9 +22,9 @@ from typing import Annotated
 import click
 import typer
 
-from pt2kit.runtime.cli import Session
 from pt2kit.runtime.errors import EXIT_FINDINGS, UsageError
 from pt2kit.runtime.options import Debug, Quiet, Store, Version, command, tool_app
+from pt2kit.runtime.session import Session
 from pt2kit.runtime.writes import check_output, write_output
 
 from . import __version__

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pt2kit.runtime.cli import printable
+from pt2kit.runtime.text import printable
 
 from .collect import Collection, speedup_text
 from .summary import _md

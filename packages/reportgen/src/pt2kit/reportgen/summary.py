@@ -3,7 +3,7 @@
 
 Every field in `md` is escaped (:func:`_md` for text, :func:`_code` for code spans, fences longer
 than any backtick run), so a record cannot format, link or inject HTML into an issue; `text` shows
-control characters as escapes (:func:`pt2kit.runtime.cli.printable`).
+control characters as escapes (:func:`pt2kit.runtime.session.printable`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.cli import printable
+from pt2kit.runtime.text import printable
 
 from .collect import (
     Collection,

@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from . import __version__
-from .cli import Session, printable
 from .errors import UsageError
 from .options import Debug, Quiet, Store, Version, command, tool_app
+from .session import Session, printable
 
 app = tool_app("pt2kit", __doc__ or "", group=True)
 

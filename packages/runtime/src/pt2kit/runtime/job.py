@@ -1,13 +1,25 @@
-"""The fields every worker job that loads a model shares; each tool's ``job.py`` adds its own."""
+"""The fields every worker job that loads a model shares; each tool's ``job.py`` adds its own.
+
+A Job is the one typed form of a tool's options: ``cli.py`` builds it from the flags, the parent runs
+it (:meth:`pt2kit.runtime.session.Session.each_model`), the worker decodes the same Struct. Its
+``__post_init__`` checks ranges, so a bad value is exit 2 before anything runs, in every tool alike.
+"""
 
 from __future__ import annotations
 
 import msgspec
 
+from .flags import check_seconds
+
 
 class ModelJob(msgspec.Struct, frozen=True, kw_only=True):
-    model: str  # FILE.py[:NAME]
-    device: str
+    model: str | None = None  # FILE.py[:NAME]; None: each `model` record on stdin
+    device: str | None = None  # None: the record's, or cpu
     config: dict[str, str] = {}
     emit_model: bool = True  # False when the model record came down the pipe (it is forwarded already)
     from_stream: bool = False  # the model was named by a stream: the trust rules of pt2kit.runtime.trust
+    stream_config: bool = True  # take a piped model record's config (--no-config-from-stream: False)
+    timeout: float | None = None  # the parent's limit on one model's worker, seconds
+
+    def __post_init__(self) -> None:
+        check_seconds("--timeout", self.timeout)

@@ -31,7 +31,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _one_line(name: str, run: Any) -> Any:
-    from .cli import printable
+    from .text import printable
 
     try:
         return run()

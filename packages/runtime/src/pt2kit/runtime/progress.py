@@ -31,7 +31,7 @@ from .errors import UsageError
 
 
 def _printable(text: str) -> str:
-    from .cli import printable
+    from .text import printable
 
     return printable(text)
 

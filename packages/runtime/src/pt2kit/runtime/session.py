@@ -1,4 +1,8 @@
-"""The conventions every pt2kit command keeps, in one place.
+"""The Session: one invocation of a tool, and the conventions every pt2kit command keeps, in one place.
+
+A tool's ``cli.py`` builds its frozen Job from the flags inside ``with Session(...) as s:`` and makes one
+call: :meth:`Session.each_model` (a worker per model, the model given or each one piped) or its own
+``drive.run(s, job)``; ``s.done(code)`` sets the exit code, and leaving the block exits with it.
 
 * stdout carries records only; everything for humans goes to stderr (``--quiet`` silences it).
 * Errors the user can fix are one line on stderr and exit 2; ``--debug`` adds the traceback.
@@ -8,6 +12,10 @@
 * Text that came from a stream or a model reaches the terminal only through :func:`printable`:
   escape sequences and other control characters are shown, never obeyed.
 * This module imports neither torch nor anything heavy: ``--help`` stays instant.
+
+Not guaranteed: that a record written before a crash of the parent itself (an internal error) is
+followed by an ``error`` record when stdout is already closed; that stderr lines are whole when several
+tools share one terminal; that a worker which ignores SIGTERM dies before the grace period ends.
 """
 
 from __future__ import annotations
@@ -18,7 +26,6 @@ import signal
 import sys
 import time
 import traceback
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,43 +51,10 @@ from .errors import (
     Terminated,
     UsageError,
 )
+from .narrate import Narrator
+from .text import exception_line, printable, summary_line
 
-_BIDI = {0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F}
-
-
-def printable(text: object, *, newlines: bool = False) -> str:
-    """``text`` safe for a terminal: control characters (ESC and every other C0/C1 code, DEL) and
-    bidi overrides are written as ``\\x1b``-style escapes, so a stream cannot move the cursor,
-    retitle the window or hide text. Tabs stay; newlines stay only when ``newlines``."""
-    out = []
-    for ch in str(text):
-        o = ord(ch)
-        if ch == "\t" or (ch == "\n" and newlines):
-            out.append(ch)
-        elif o < 0x20 or 0x7F <= o < 0xA0 or o in _BIDI or unicodedata.category(ch) in ("Cs", "Co"):
-            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def summary_line(message: str) -> str:
-    """One line of a many-line exception text: its first line, and the next one where the first only
-    introduces it (``backend='inductor' raised:``)."""
-    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
-    if not lines:
-        return ""
-    out = lines[0]
-    if out.endswith(":") and len(lines) > 1:
-        out = f"{out} {lines[1]}"
-    return out[:500]
-
-
-def exception_line(e: BaseException) -> str:
-    """``RuntimeError: first line``: how every tool names an exception in one line (benchrun's
-    ``fail_to_run``, kdiff's eager failures)."""
-    return f"{type(e).__name__}: {summary_line(str(e))}"[:500]
-
+__all__ = ["Session", "exception_line", "printable", "summary_line", "torch_version", "upstream_end"]
 
 def torch_version() -> str | None:
     """The installed torch's version, read from its metadata (torch is not imported)."""
@@ -149,6 +123,7 @@ class Session:
         quiet: bool = False,
         debug: bool = False,
         stdout: Any = None,
+        precision: str | None = None,
     ) -> None:
         self.tool = tool
         self.version = version
@@ -157,7 +132,24 @@ class Session:
         self.store = Store(store)
         self.writer = RecordWriter(stdout if stdout is not None else sys.stdout.buffer)
         self.header_written = False
-        self.precision: str | None = None  # --precision, for the header of a tool that judges accuracy
+        self.precision = precision  # --precision, for the header of a tool that judges accuracy
+        self.exit_code = 0
+
+    # -- the command body: ``with Session(...) as s: s.done(work(s, job))`` ------------------
+    def __enter__(self) -> Session:
+        _terminate_like_interrupt()
+        return self
+
+    def done(self, code: int | None) -> None:
+        """The exit code the block leaves with, when nothing raises."""
+        self.exit_code = int(code or 0)
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        """Turn what the body raised into pt2kit's exit codes, flush stdout, and exit. Never returns."""
+        if isinstance(exc, SystemExit):
+            return None
+        code = self.exit_code if exc is None else self._code_for(exc)
+        raise SystemExit(self._flushed(code))
 
     # -- output ----------------------------------------------------------------------------
     def say(self, msg: str) -> None:
@@ -306,6 +298,40 @@ class Session:
                 self.header(torch=torch_version(), device=device, config=config)
             raise
 
+    def each_model(self, job: Any, *, target: str, narrator: Callable[[Callable[[str], None], str, Any], Narrator],
+                   hint: str, env: dict[str, str] | None = None) -> int:
+        """Run ``job`` (a :class:`~pt2kit.runtime.job.ModelJob`) in a worker (``target``) for the model it
+        names, or, when it names none, for each `model` record on stdin with that record's model, device
+        and config; each worker's records are narrated by ``narrator(say, label, job)``. Returns the
+        worst exit code of them all."""
+        from msgspec.structs import replace
+
+        from .modelfile import label_of, parse_spec
+
+        if job.model is not None:
+            job = replace(job, device=job.device or "cpu")
+            label = self.open_model(job.model, device=job.device)
+            return self.run_model(target, job, narrator(self.say, label, job), env=env)
+        code = 0
+        for spec, dev, cfg in self.piped_models(device=job.device, hint=hint, config=job.config,
+                                                stream_config=job.stream_config):
+            one = replace(job, model=spec, device=dev, config=cfg, emit_model=False, from_stream=True)
+            code = max(code, self.run_model(target, one, narrator(self.say, label_of(*parse_spec(spec)), one), env=env))
+        return code
+
+    def run_model(self, target: str, job: Any, narrator: Narrator, *, env: dict[str, str] | None = None) -> int:
+        """One worker for one model: its records forwarded and narrated, its crash recorded (exit 3), else
+        the narrator's verdict (:meth:`Narrator.finish`)."""
+
+        def on_record(raw: bytes) -> None:
+            self.writer.forward(raw)
+            narrator.record(raw)
+
+        res = self.run_child(narrator.label, target, job, on_record=on_record, timeout=job.timeout, env=env)
+        if res.crash is not None:
+            return self.crash(narrator.label, res.crash)
+        return narrator.finish(res.value, res.notes)
+
     def for_each_model(self, model: str | None, *, device: str | None, config: dict[str, str], stream_config: bool,
                        hint: str, run: Callable[[str, str, dict[str, str], bool], int]) -> int:
         """The model given on the command line, or each `model` record on stdin: ``run(spec, device,
@@ -348,7 +374,15 @@ class Session:
     def run(self, work: Callable[[], int | None]) -> None:
         """Run the command body and exit with pt2kit's exit codes. Never returns."""
         _terminate_like_interrupt()
-        code = self._run(work)
+        try:
+            code = int(work() or 0)
+        except Exception as e:
+            code = self._code_for(e)
+        except (KeyboardInterrupt, Terminated) as e:
+            code = self._code_for(e)
+        raise SystemExit(self._flushed(code))
+
+    def _flushed(self, code: int) -> int:
         try:
             sys.stdout.flush()
             self.writer.out.flush()
@@ -357,32 +391,32 @@ class Session:
             code = EXIT_BROKEN_PIPE
         except (OSError, ValueError):
             pass
-        raise SystemExit(code)
+        return code
 
-    def _run(self, work: Callable[[], int | None]) -> int:
-        try:
-            return int(work() or 0)
-        except BrokenPipeError:
+    def _code_for(self, e: BaseException) -> int:
+        """The exit code for what a command body raised, said on stderr (and as an ``error`` record)."""
+        if isinstance(e, BrokenPipeError):
             _stdout_to_devnull()
             return EXIT_BROKEN_PIPE
-        except Terminated:
+        if isinstance(e, Terminated):
             print(f"{self.tool}: terminated", file=sys.stderr)
             return EXIT_TERMINATED
-        except KeyboardInterrupt:
+        if isinstance(e, KeyboardInterrupt):
             print(f"{self.tool}: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
-        except (UsageError, StreamError, BlobError) as e:
-            return self._fail(str(e), EXIT_USAGE)
-        except OSError as e:  # an output that cannot be written, a name too long: the user's to fix
+        if isinstance(e, UsageError | StreamError | BlobError):
+            return self._fail(str(e), EXIT_USAGE, e)
+        if isinstance(e, OSError):  # an output that cannot be written, a name too long: the user's to fix
             where = f"{e.filename}: " if getattr(e, "filename", None) else ""
-            return self._fail(f"{where}{e.strerror or e}", EXIT_USAGE)
-        except Exception as e:  # our own bug: say so in one line, keep the stream valid
-            return self._fail(f"internal error: {type(e).__name__}: {e}", EXIT_CRASH)
+            return self._fail(f"{where}{e.strerror or e}", EXIT_USAGE, e)
+        if isinstance(e, Exception):  # our own bug: say so in one line, keep the stream valid
+            return self._fail(f"internal error: {type(e).__name__}: {e}", EXIT_CRASH, e)
+        raise e
 
-    def _fail(self, message: str, code: int) -> int:
+    def _fail(self, message: str, code: int, exc: BaseException | None = None) -> int:
         message = " ".join(message.split("\n")[:1]) or "error"
-        if self.debug:
-            traceback.print_exc()
+        if self.debug and exc is not None:
+            traceback.print_exception(exc)
         print(
             printable(f"{self.tool}: error: {message}")
             + ("" if self.debug else "  (--debug for the traceback)" * (code != 2)),

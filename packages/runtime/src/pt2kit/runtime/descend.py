@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from pt2kit.runtime.hops import hop_name, is_hop
+from .hops import hop_name, is_hop
 
 
 class _Reached(Exception):
