@@ -205,7 +205,7 @@ def test_help_imports_neither_torch_nor_ray():
 
 
 def test_speedup_interval_is_the_bootstrap_of_the_samples():
-    from pt2kit.benchrun.stats import quantile, speedup_interval, summary
+    from pt2kit.benchrun.latency import quantile, speedup_interval, summary
 
     eager = [10.0 + 0.1 * (i % 7) for i in range(50)]
     test = [5.0 + 0.05 * (i % 5) for i in range(50)]

@@ -6,6 +6,7 @@ import pytest
 
 from pt2kit.benchrun.plan import JobSpec, backends_of, durations_from, parse_backend, parse_shard, shard_jobs
 from pt2kit.runtime.errors import UsageError
+from pt2kit.schema import Bench
 
 
 def _jobs(n: int) -> list[JobSpec]:
@@ -32,7 +33,7 @@ def test_shards_by_count_partition_the_jobs(n_jobs, shards):
 
 def test_durations_balance_better_than_counts():
     jobs = _jobs(6)
-    records = [{"kind": "bench", "model": j.label, "backend": j.backend, "wall_s": w}
+    records = [Bench(v=1, run="r", model=j.label, backend=j.backend, wall_s=w)
                for j, w in zip(jobs, [100, 1, 100, 1, 1, 1], strict=True)]
     d = durations_from(records)
     by_time = [sum(d[j.key] for j in shard_jobs(jobs, i, 2, d)) for i in (1, 2)]

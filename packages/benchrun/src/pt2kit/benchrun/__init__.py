@@ -1,8 +1,9 @@
 """benchrun: eager vs compiled benchmarks a performance engineer can trust.
 
-Public: the ``benchrun`` command only; ``zoo/`` holds the model files ``benchrun --zoo`` lists.
+Public: the ``benchrun`` command only (no library API); ``zoo/`` holds the model files
+``benchrun --zoo`` lists.
 """
 
 __version__ = "0.1.0"
 
-__all__: list[str] = []
+__all__ = ["__version__"]

@@ -26,6 +26,7 @@ from typing import Annotated
 import click
 import typer
 
+from pt2kit.runtime.config import parse_config
 from pt2kit.runtime.options import (
     Config,
     Debug,
@@ -41,7 +42,9 @@ from pt2kit.runtime.options import (
 )
 from pt2kit.runtime.session import Session
 
-from . import __version__
+from . import __version__, drive
+from .job import Job
+from .plan import backends_of, parse_shard
 
 app = tool_app("benchrun", __doc__ or "")
 
@@ -96,20 +99,15 @@ def benchrun(
     debug: Debug = False,
     version: Version = False,
 ) -> None:
-    s = Session("benchrun", __version__, store=store, quiet=quiet, debug=debug)
-    s.precision = precision if accuracy else None
-    if zoo:
-        from .zoo import listing
-
-        s.run(lambda: listing())
-    from .drive import Options, drive
-
-    opts = Options(backends=list(backend or ()), mode=mode, device=device, dtype=dtype, repeat=repeat, warmup=warmup,
-                   budget=budget, timer=timer, accuracy=accuracy, profile_kernels=profile_kernels,
-                   fail_below=fail_below, shard=shard, durations=durations, executor=executor,
-                   ray_address=ray_address, seed=seed, precision=precision, timeout=timeout, config=list(config or ()),
-                   stream_config=not no_stream_config)
-    s.run(lambda: drive(s, list(models or ()), opts))
+    with Session("benchrun", __version__, store=store, quiet=quiet, debug=debug,
+                 precision=precision if accuracy else None) as s:
+        job = Job(models=tuple(models or ()), backends=tuple(backends_of(backend)), mode=mode, device=device,
+                  dtype=dtype, repeat=repeat, warmup=warmup, budget_s=budget, timer=timer, accuracy=accuracy,
+                  profile_kernels=profile_kernels, fail_below=fail_below, shard=parse_shard(shard),
+                  durations=None if durations is None else str(durations), executor=executor,
+                  ray_address=ray_address, zoo=zoo, seed=seed, precision=precision, timeout=timeout,
+                  config=parse_config(config), stream_config=not no_stream_config)
+        s.done(drive.run(s, job))
 
 
 def main() -> None:

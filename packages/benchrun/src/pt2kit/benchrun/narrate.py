@@ -1,10 +1,18 @@
-"""What benchrun says on stderr: a line per job as it ends, a table at the end. Built from records."""
+"""What benchrun says on stderr: a line per job as its record is made, a table at the end.
+
+The sweep's parent makes the `bench` and `crash` records itself and hands each typed record to
+:meth:`Narrator.on`; :meth:`Narrator.finish` says the table and returns the sweep's exit code.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK
+from pt2kit.runtime.narrate import Narrator as Base
+from pt2kit.runtime.narrate import Say
 from pt2kit.runtime.text import summary_line
+from pt2kit.schema import Bench, Crash
 
 
 def ms(seconds: float | None) -> str:
@@ -17,52 +25,88 @@ def mib(n: int | None) -> str:
     return "-" if n is None else f"{n / 2**20:.0f} MiB"
 
 
-def speedup(b: dict[str, Any]) -> str:
-    if b.get("speedup") is None:
+def speedup(b: Bench) -> str:
+    if b.speedup is None:
         return "-"
-    return f"{b['speedup']:.2f}x [{b['speedup_lo']:.2f}, {b['speedup_hi']:.2f}]"
+    return f"{b.speedup:.2f}x [{b.speedup_lo:.2f}, {b.speedup_hi:.2f}]"
 
 
-def job_line(b: dict[str, Any]) -> str:
+def job_line(b: Bench) -> str:
     """One line for a `bench` record."""
-    head = f"{b['model']} × {b['backend']}"
-    if b.get("error"):
-        return f"{head}: FAIL TO RUN: {summary_line(b['error'])}"
+    head = f"{b.model} × {b.backend}"
+    if b.error:
+        return f"{head}: FAIL TO RUN: {summary_line(b.error)}"
     parts = []
-    if b.get("latency") and b.get("eager"):
-        parts.append(f"{speedup(b)} (eager {ms(b['eager']['median'])} -> {ms(b['latency']['median'])}, "
-                     f"n={b['latency']['n']})")
-    cold, warm = b.get("compile_cold"), b.get("compile_warm")
+    if b.latency and b.eager:
+        parts.append(f"{speedup(b)} (eager {ms(b.eager.median)} -> {ms(b.latency.median)}, n={b.latency.n})")
+    cold, warm = b.compile_cold, b.compile_warm
     if cold:
-        parts.append(f"compile {cold['total_s']:.1f} s cold" + (f", {warm['total_s']:.1f} s warm" if warm else ""))
-    mem = b.get("memory") or {}
-    if mem.get("warm_allocated"):
-        parts.append(f"peak {mib(mem['warm_allocated'])} warm, {mib(mem.get('cold_allocated'))} cold")
-    if b.get("graphs") is not None:
-        parts.append(f"{b['graphs']} graph(s), {b.get('breaks', 0)} break(s), {b.get('recompiles', 0)} recompile(s)")
-    acc = b.get("accuracy")
-    if acc:
-        parts.append(f"accuracy {acc}" + (f" ({b['accuracy_note']})" if b.get("accuracy_note") else ""))
+        parts.append(f"compile {cold.total_s:.1f} s cold" + (f", {warm.total_s:.1f} s warm" if warm else ""))
+    if b.memory and b.memory.warm_allocated:
+        parts.append(f"peak {mib(b.memory.warm_allocated)} warm, {mib(b.memory.cold_allocated)} cold")
+    if b.graphs is not None:
+        parts.append(f"{b.graphs} graph(s), {b.breaks or 0} break(s), {b.recompiles or 0} recompile(s)")
+    if b.accuracy:
+        parts.append(f"accuracy {b.accuracy}" + (f" ({b.accuracy_note})" if b.accuracy_note else ""))
     return f"{head}: " + "; ".join(parts)
 
 
-def crash_line(c: dict[str, Any]) -> str:
-    what = c.get("message") or c.get("signal") or c.get("exception") or "crashed"
-    if str(what).startswith("timed out"):
-        return f"{c['model']} × {c['backend']}: TIMEOUT: {what}"
-    return f"{c['model']} × {c['backend']}: CRASH during {c.get('stage')}: {summary_line(str(what))}"
+def crash_line(c: Crash) -> str:
+    what = c.message or c.signal or c.exception or "crashed"
+    if what.startswith("timed out"):
+        return f"{c.model} × {c.backend}: TIMEOUT: {what}"
+    return f"{c.model} × {c.backend}: CRASH during {c.stage}: {summary_line(what)}"
 
 
-def table(rows: list[dict[str, Any]]) -> list[str]:
+def table(rows: list[Bench | Crash]) -> list[str]:
     """The sweep's summary, one line a job: model, backend, eager and compiled medians, speedup, accuracy."""
     out = [f"{'model':<28} {'backend':<22} {'eager':>10} {'compiled':>10} {'speedup [95% CI]':>24} {'compile':>9}"
            "  accuracy"]
     for r in rows:
-        if r.get("kind") == "crash":
-            out.append(f"{r['model'][:28]:<28} {r['backend'][:22]:<22} {'crash':>10}")
+        model, backend = (r.model or "")[:28], (r.backend or "")[:22]
+        if isinstance(r, Crash):
+            out.append(f"{model:<28} {backend:<22} {'crash':>10}")
             continue
-        cold = r.get("compile_cold") or {}
-        out.append(f"{r['model'][:28]:<28} {r['backend'][:22]:<22} {ms((r.get('eager') or {}).get('median')):>10} "
-                   f"{ms((r.get('latency') or {}).get('median')):>10} {speedup(r):>24} "
-                   f"{(str(round(cold['total_s'], 1)) + ' s') if cold else '-':>9}  {r.get('accuracy') or '-'}")
+        cold = r.compile_cold
+        out.append(f"{model:<28} {backend:<22} {ms(r.eager.median if r.eager else None):>10} "
+                   f"{ms(r.latency.median if r.latency else None):>10} {speedup(r):>24} "
+                   f"{(str(round(cold.total_s, 1)) + ' s') if cold else '-':>9}  {r.accuracy or '-'}")
     return out
+
+
+def exit_for(b: Bench, fail_below: float | None) -> int:
+    """A job's exit code: 3 fail_to_run, 1 fail_accuracy or a speedup wholly below ``fail_below``."""
+    if b.accuracy == "fail_to_run":
+        return EXIT_CRASH
+    if b.accuracy == "fail_accuracy":
+        return EXIT_FINDINGS
+    if fail_below is not None and b.speedup_hi is not None and b.speedup_hi < fail_below:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+class Narrator(Base):
+    """The sweep's voice. ``job`` is the sweep's Job (its --fail-below); ``label`` is unused: each line
+    names its job (``MODEL × BACKEND``)."""
+
+    def __init__(self, say: Say, label: str = "", job: Any = None) -> None:
+        super().__init__(say, label, job)
+        self.rows: list[Bench | Crash] = []
+        self.code = EXIT_OK
+
+    def on_bench(self, b: Bench) -> None:
+        self.rows.append(b)
+        self.code = max(self.code, exit_for(b, self.job.fail_below if self.job is not None else None))
+        self.say(job_line(b))
+
+    def on_crash(self, c: Crash) -> None:
+        self.rows.append(c)
+        self.code = max(self.code, EXIT_CRASH)
+        self.say(crash_line(c))
+
+    def finish(self, value: Any = None, notes: dict[str, Any] | None = None) -> int:
+        """The table, when the sweep ran more than one job; the worst job's exit code."""
+        if len(self.rows) > 1:
+            for line in table(self.rows):
+                self.say(line)
+        return self.code

@@ -18,10 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pt2kit.runtime.errors import UsageError
+from pt2kit.schema import Bench, Crash
 
-# --repeat and --warmup, per side: the speedup's bootstrap resamples every sample 2000 times in pure
-# Python, so 10000 samples already take seconds there; more only makes a run that does not end
-MAX_CALLS = 10_000
 BUILTINS = ("eager", "aot_eager", "inductor")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -82,13 +80,13 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     return shard, total
 
 
-def durations_from(records: Iterable[dict[str, object]]) -> dict[str, float]:
-    """``MODEL × BACKEND`` -> seconds, from the ``bench`` (and ``crash``) records of an earlier run."""
+def durations_from(records: Iterable[object]) -> dict[str, float]:
+    """``MODEL × BACKEND`` -> seconds, from the ``bench`` (and ``crash``) records of an earlier run
+    (records of other kinds are passed over)."""
     out: dict[str, float] = {}
     for r in records:
-        wall = r.get("wall_s")
-        if r.get("kind") in ("bench", "crash") and isinstance(wall, int | float) and r.get("backend"):
-            out[f"{r.get('model')} × {r.get('backend')}"] = float(wall)
+        if isinstance(r, Bench | Crash) and r.wall_s is not None and r.backend:
+            out[f"{r.model} × {r.backend}"] = float(r.wall_s)
     return out
 
 

@@ -25,57 +25,71 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from msgspec.structs import replace
+
+from .job import Job
 from .plan import JobSpec
 
 TARGET = "pt2kit.benchrun.work:run"
 
 
-def run_job(spec: JobSpec, opts: dict[str, Any], *, run: str, store: str, quiet: bool,
-            timeout: float | None, on_stage: Callable[[str], None] | None = None,
-            env: dict[str, str] | None = None) -> dict[str, Any]:
-    """One job, cold then warm: {"records": [raw lines], "bench": fields | None, "crash": fields | None}."""
+@dataclass
+class Outcome:
+    """What one job left: its children's lines (to forward), then the fields of its `bench` record,
+    or of its `crash` record when ``crashed`` (records.py's, typed), and why the warm child did not
+    finish, if it did not."""
+
+    lines: list[bytes]
+    fields: dict[str, Any]
+    crashed: bool = False
+    warm_crash: str | None = None
+
+
+def run_job(spec: JobSpec, job: Job, *, run: str, store: str, quiet: bool,
+            on_stage: Callable[[str], None] | None = None, env: dict[str, str] | None = None) -> Outcome:
+    """One job, cold then warm, each child given ``job`` narrowed to ``spec``'s model and backend."""
     from pt2kit.runtime.child import run_in_child
 
-    from .job import Job
     from .records import bench_fields, crash_fields
 
     lines: list[bytes] = []
     start = time.monotonic()
     cache = tempfile.mkdtemp(prefix="benchrun-inductor-")
     child_env = dict(os.environ if env is None else env, TORCHINDUCTOR_CACHE_DIR=cache)
-    common = {"model": spec.model, "device": spec.device, "config": dict(spec.config),
-              "from_stream": spec.from_stream, "backend": spec.backend, **opts}
+    one = replace(job, model=spec.model, device=spec.device, config=dict(spec.config), from_stream=spec.from_stream,
+                  backend=spec.backend)
     try:
-        res = run_in_child(TARGET, Job(**common, phase="cold", emit_model=spec.first_of_model), run=run, store=store,
-                           on_record=lines.append, quiet=quiet, env=child_env, timeout=timeout, on_stage=on_stage)
+        res = run_in_child(TARGET, replace(one, phase="cold", emit_model=spec.first_of_model), run=run, store=store,
+                           on_record=lines.append, quiet=quiet, env=child_env, timeout=job.timeout,
+                           on_stage=on_stage)
         if res.crash is not None:
-            return {"records": lines, "bench": None,
-                    "crash": crash_fields(spec, res.crash, time.monotonic() - start)}
-        cold, warm = res.value, None
+            return Outcome(lines, crash_fields(spec, res.crash, time.monotonic() - start), crashed=True)
+        cold, warm, warm_crash = res.value, None, None
         if spec.backend != "eager" and not cold.get("error"):
             if on_stage is not None:
                 on_stage("warm cache: a fresh process compiles again")
-            w = run_in_child(TARGET, Job(**common, phase="warm", emit_model=False), run=run, store=store,
-                             on_record=lines.append, quiet=quiet, env=child_env, timeout=timeout)
+            w = run_in_child(TARGET, replace(one, phase="warm", emit_model=False), run=run, store=store,
+                             on_record=lines.append, quiet=quiet, env=child_env, timeout=job.timeout)
             warm = w.value if w.crash is None else None
             if w.crash is not None:
-                cold["warm_crash"] = w.crash.get("message")
-        fields = bench_fields(spec, cold, warm, wall_s=time.monotonic() - start, timer=opts["timer"],
-                              mode=opts["mode"], dtype=opts["dtype"])
-        return {"records": lines, "bench": fields, "crash": None, "warm_crash": cold.get("warm_crash")}
+                warm_crash = w.crash.get("message")
+        return Outcome(lines, bench_fields(spec, job, cold, warm, wall_s=time.monotonic() - start),
+                       warm_crash=warm_crash)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
 
-def run_local(jobs: list[JobSpec], opts: dict[str, Any], *, gpus: int, done: Callable[[JobSpec, dict[str, Any]], None],
-              task: Callable[[JobSpec], Any], **kw: Any) -> None:
-    """Every job here: one at a time, or one per GPU on ``gpus`` GPUs."""
+def run_local(jobs: list[JobSpec], job: Job, *, gpus: int, done: Callable[[JobSpec, Outcome], None],
+              progress: Any, **kw: Any) -> None:
+    """Every job here: one at a time, or one per GPU on ``gpus`` GPUs, each a task of ``progress``
+    (a :class:`pt2kit.runtime.progress.Progress`)."""
     if gpus <= 1:
         for j in jobs:
-            with task(j) as t:
-                out = run_job(j, opts, on_stage=t.stage, **kw)
+            with progress.task(j.key) as t:
+                out = run_job(j, job, on_stage=t.stage, **kw)
             done(j, out)
         return
     lock = threading.Lock()
@@ -90,8 +104,8 @@ def run_local(jobs: list[JobSpec], opts: dict[str, Any], *, gpus: int, done: Cal
                     return
                 j = queue.pop()
             try:
-                with task(j) as t:
-                    out = run_job(j, opts, on_stage=t.stage, env=env, **kw)
+                with progress.task(j.key) as t:
+                    out = run_job(j, job, on_stage=t.stage, env=env, **kw)
                 with lock:
                     done(j, out)
             except BaseException as e:  # stop the other workers at their next job
@@ -107,8 +121,8 @@ def run_local(jobs: list[JobSpec], opts: dict[str, Any], *, gpus: int, done: Cal
         raise failure[0]
 
 
-def run_ray(jobs: list[JobSpec], opts: dict[str, Any], *, address: str | None, done: Callable[[JobSpec, dict[str, Any]], None],
-            say: Callable[[str], None], **kw: Any) -> None:
+def run_ray(jobs: list[JobSpec], job: Job, *, done: Callable[[JobSpec, Outcome], None], say: Callable[[str], None],
+            **kw: Any) -> None:
     """Every job as a Ray task; results handed to ``done`` as tasks finish."""
     try:
         import ray
@@ -116,6 +130,7 @@ def run_ray(jobs: list[JobSpec], opts: dict[str, Any], *, address: str | None, d
         from pt2kit.runtime.errors import UsageError
 
         raise UsageError("--executor ray: ray is not installed (pip install 'pt2kit-benchrun[ray]')") from None
+    address = job.ray_address
     if not ray.is_initialized():
         ray.init(address=address, log_to_driver=False, include_dashboard=False,
                  runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}})
@@ -124,8 +139,8 @@ def run_ray(jobs: list[JobSpec], opts: dict[str, Any], *, address: str | None, d
     cpus = 1 if gpu else min((n["Resources"].get("CPU", 1) for n in ray.nodes() if n.get("Alive")), default=1)
 
     @ray.remote(max_retries=0)
-    def task(j: JobSpec) -> dict[str, Any]:
-        return run_job(j, opts, **kw)
+    def task(j: JobSpec) -> Outcome:
+        return run_job(j, job, **kw)
 
     pending = {task.options(num_gpus=gpu, num_cpus=cpus).remote(j): j for j in jobs}
     say(f"{len(jobs)} job(s) submitted to Ray at {address or 'a local cluster'}")

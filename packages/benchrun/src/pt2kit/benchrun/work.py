@@ -50,12 +50,11 @@ def _cast(loaded: Any, dtype: str | None) -> None:
     if dtype is None:
         return
     import torch
-    from torch.utils._pytree import tree_map
 
     dt = getattr(torch, dtype)
     if isinstance(loaded.model, torch.nn.Module):
         loaded.model = loaded.model.to(dt)
-    loaded.inputs = tree_map(lambda x: x.to(dt) if isinstance(x, torch.Tensor) and x.is_floating_point() else x,
+    loaded.inputs = torchapi.tree_map(lambda x: x.to(dt) if isinstance(x, torch.Tensor) and x.is_floating_point() else x,
                              loaded.inputs)
 
 
@@ -138,8 +137,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             loaded.model.train(train)
         torch.set_grad_enabled(train)
         if job.profile_kernels and not job.device.startswith("cuda"):
-            # Inductor's C++ kernels show in the profiler only when built with a RECORD_FUNCTION each
-            torch._inductor.config.cpp.enable_kernel_profile = True
+            torchapi.profile_cpp_kernels()  # else Inductor's C++ kernels do not show in the profiler
         return _bench(job, loaded, chan)
 
 
@@ -307,8 +305,6 @@ def _judged(job: Any, loaded: Any, model_c: Any) -> dict[str, Any]:
     """The accuracy status under the settings in force now (``model_c`` None: compile afresh)."""
     import contextlib
 
-    import torch
-
     from pt2kit.runtime.accuracy import float64_copy, float64_mode, judge_leaves
 
     mode, seed = job.mode, job.seed
@@ -317,8 +313,8 @@ def _judged(job: Any, loaded: Any, model_c: Any) -> dict[str, Any]:
         return {"accuracy": "pass"}
     patch = contextlib.nullcontext()
     if mode == "train" or model_c is None:
-        torch._dynamo.reset()
-        patch = torch._inductor.config.patch(fallback_random=True) if mode == "train" else patch
+        torchapi.reset_dynamo()
+        patch = torchapi.fallback_random() if mode == "train" else patch
         model_c = compiled(loaded.model, job.backend)
     with patch:
         try:

@@ -1,4 +1,5 @@
-"""Latency statistics and the speedup's confidence interval, in plain Python (no torch, no numpy).
+"""Latency statistics (a `Latency` record's fields) and the speedup's confidence interval, in plain
+Python (no torch, no numpy). Statistics of a tensor are "stats" elsewhere in pt2kit; timing is latency.
 
 Guarantees:
 
