@@ -1,15 +1,25 @@
 """reportgen: one self-contained page from any pt2kit records. Never imports torch.
 
+Public (everything else is private):
+
+* ``collect(lines)``: the lines of any streams (:func:`pt2kit.schema.read_stream`'s) into one
+  ``Collection``: runs, records by kind, the counts a summary shows.
+* ``render(collection, fmt, *, store=None, out_dir=None, title="pt2kit report")``: the report as
+  ``fmt`` says (html, json, md, text), as a string.
+
 Library use::
 
     from pt2kit.schema import read_stream
     from pt2kit.reportgen import collect, render
     html = render(collect(read_stream(["run.ndjson"])), "html")
+
+Importing this package imports neither; each name is imported when first used.
 """
+
+from pt2kit.runtime.api import exports
 
 __version__ = "1.2.0"
 
-from .collect import collect
-from .render import render
-
-__all__ = ["__version__", "collect", "render"]
+_PUBLIC = {"collect": ".collection", "render": ".formats"}
+__all__ = ["__version__", *_PUBLIC]
+__getattr__, __dir__ = exports(__name__, _PUBLIC)

@@ -24,7 +24,7 @@ from typing import Any
 
 from pt2kit.runtime.text import printable
 
-from .collect import Collection, speedup_text
+from .collection import Collection, speedup_text
 from .summary import _md
 
 
@@ -179,3 +179,12 @@ def to_html(cmp: Comparison, title: str) -> str:
     from .html import CSP, _env
 
     return _env().get_template("compare.html.j2").render(cmp=cmp, sections=SECTIONS, title=title, csp=CSP)
+
+
+def to_format(cmp: Comparison, fmt: str, title: str) -> str:
+    """The comparison as ``fmt`` says: html, json, md or text."""
+    if fmt == "html":
+        return to_html(cmp, title)
+    if fmt == "json":
+        return to_json(cmp)
+    return to_text(cmp, markdown=fmt == "md")

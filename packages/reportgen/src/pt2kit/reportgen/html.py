@@ -16,7 +16,7 @@ from pt2kit.schema import as_float
 
 from . import __version__, plots
 from .blobs import Blobs
-from .collect import Collection, by_constraint, counts, environment, fmt, group_violations, kernel_nonfinite
+from .collection import Collection, by_constraint, counts, environment, fmt, group_violations, kernel_nonfinite
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'none'; base-uri 'none'; form-action 'none'"
 

@@ -14,7 +14,7 @@ import msgspec
 
 from pt2kit.runtime.text import printable
 
-from .collect import (
+from .collection import (
     Collection,
     by_constraint,
     counts,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .collect import Collection
+from .collection import Collection
 
 
 def render(c: Collection, fmt: str, *, store: str | os.PathLike[str] | None = None, out_dir: Path | None = None,
