@@ -21,7 +21,7 @@ SUFFIXES = {".html": "html", ".htm": "html", ".json": "json", ".md": "md", ".txt
 
 def run(s: Session, job: Job) -> int:
     """The report ``job`` asks for, or with --compare the comparison: 1 when something regressed."""
-    return compare(s, job) if job.compare else report(s, job)
+    return comparison(s, job) if job.compare else report(s, job)
 
 
 def report(s: Session, job: Job) -> int:
@@ -43,16 +43,15 @@ def report(s: Session, job: Job) -> int:
     return EXIT_OK
 
 
-def compare(s: Session, job: Job) -> int:
+def comparison(s: Session, job: Job) -> int:
     from .collection import collect
-    from .compare import compare as compare_runs
-    from .compare import to_format
+    from .compare import compare, to_format
 
     before, after = job.inputs
     _check_output(job.output, [before, after])
     sides = [collect(s.read([x], forward=False, hint="e.g. `reportgen --compare before.ndjson after.ndjson`"))
              for x in (before, after)]
-    cmp = compare_runs(sides[0], sides[1], (before, after))
+    cmp = compare(sides[0], sides[1], (before, after))
     fmt = job.fmt or _suffix_format(job.output, "text")
     text = to_format(cmp, fmt, job.title or "pt2kit comparison")
     s.say(f"{len(cmp.regressions)} regression(s) from {before} to {after}")
