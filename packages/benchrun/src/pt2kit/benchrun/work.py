@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.text import exception_line as _why
+from pt2kit.runtime.text import exception_line
 from pt2kit.schema import Model
 
 from . import timing, torchapi
@@ -153,7 +153,7 @@ def _bench(job: Any, loaded: Any, chan: Any) -> dict[str, Any]:
     except UsageError:  # the model cannot be benchmarked this way (--mode train, no output needing grad)
         raise
     except Exception as e:
-        return {"accuracy": "fail_to_run", "error": f"eager: {_why(e)}"}
+        return {"accuracy": "fail_to_run", "error": f"eager: {exception_line(e)}"}
     # eager's steady state before anything is compiled: what a user without torch.compile needs
     e_warm = timing.peak_memory(eager, 3, dev) if job.phase == "cold" else None
     is_compiled = job.backend != "eager"
@@ -168,7 +168,7 @@ def _bench(job: Any, loaded: Any, chan: Any) -> dict[str, Any]:
         try:
             t_first, t_cold = _first_call(test, dev)
         except Exception as e:
-            return {"accuracy": "fail_to_run", "error": f"{job.backend}: {_why(e)}"}
+            return {"accuracy": "fail_to_run", "error": f"{job.backend}: {exception_line(e)}"}
         out["compile"] = _compile_time(t_first)
         if job.phase == "warm":
             return out
@@ -320,7 +320,7 @@ def _judged(job: Any, loaded: Any, model_c: Any) -> dict[str, Any]:
         try:
             test = _leaves(loaded, model_c, loaded.model, loaded.inputs, mode, seed)
         except Exception as e:
-            return {"accuracy": "fail_to_run", "accuracy_note": f"{job.backend}: {_why(e)}"}
+            return {"accuracy": "fail_to_run", "accuracy_note": f"{job.backend}: {exception_line(e)}"}
     fp64, note = None, None
     try:
         m64, i64 = float64_copy(loaded.model, loaded.inputs)
@@ -328,7 +328,7 @@ def _judged(job: Any, loaded: Any, model_c: Any) -> dict[str, Any]:
             fp64 = _leaves(loaded, m64, m64 if mode == "train" else None, i64, mode, seed)
         del m64, i64
     except Exception as e:
-        note = f"the float64 run fails ({_why(e)}): judged by assert_close alone"
+        note = f"the float64 run fails ({exception_line(e)}): judged by assert_close alone"
     why = judge_leaves(test, base, fp64)
     if why:
         return {"accuracy": "fail_accuracy", "accuracy_note": why}
