@@ -36,6 +36,7 @@ from pt2kit.runtime.hops import materialise
 
 from .backends import Backend, to_float64
 from .metrics import Comparison, compare
+from .torchapi import reset_dynamo
 
 UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided",
                            "empty_permuted"})
@@ -103,10 +104,10 @@ def with_outputs(gm: torch.fx.GraphModule, nodes: list[torch.fx.Node]) -> torch.
 
 
 def _run_compiled(g: torch.fx.GraphModule, args: list[Any], backend: Backend) -> list[torch.Tensor]:
-    torch._dynamo.reset()
+    reset_dynamo()
     with torch.no_grad():
         out = torch.compile(g, backend=backend.compile)(*args)
-    torch._dynamo.reset()
+    reset_dynamo()
     return list(out)
 
 

@@ -43,11 +43,10 @@ def as_configured(diffs: list[dict[str, Any]], states: dict[str, dict[str, Any]]
                   tol: dict[str, Any], chan: Any, *, locate: Callable[[], Any] | None) -> None:
     """Attach the modes to ``diffs`` and judge failing outputs again (see the module docstring); the
     diffs are changed in place."""
-    import torch
-
     from pt2kit.runtime.precision import HARNESS, reduced_modes, use_precision
 
     from .records import compare_trees
+    from .torchapi import reset_dynamo
 
     ref_state, test_state = states.get("reference", {}), states.get("test", {})
     modes = {"ref": reduced_modes(ref_state, device), "test": reduced_modes(test_state, device)}
@@ -60,7 +59,7 @@ def as_configured(diffs: list[dict[str, Any]], states: dict[str, dict[str, Any]]
     if not failing or not settings:
         return
     use_precision(HARNESS)
-    torch._dynamo.reset()
+    reset_dynamo()
     ref_leaves, test_leaves, verdict = runs.again("(harness precision)")
     again = {d["output"]: d for d in compare_trees(ref_leaves, test_leaves, ref=runs.ref.name, test=runs.test.name,
                                                   store=None, verdict=verdict, **tol)}
@@ -75,11 +74,11 @@ def as_configured(diffs: list[dict[str, Any]], states: dict[str, dict[str, Any]]
     op = source = None
     if locate is not None:  # where the difference starts with the modes on
         use_precision(test_state)
-        torch._dynamo.reset()
+        reset_dynamo()
         located = locate()
         op, source = (located.op or located.node, located.source) if located is not None else (None, None)
         use_precision(HARNESS)  # what is still failing is localised without the modes
-        torch._dynamo.reset()
+        reset_dynamo()
     named = sorted(set(modes["ref"]) | set(modes["test"]))
     others = [x for x in settings if x.split("=", 1)[0] not in ("matmul", "cudnn", "cpu_matmul")]
     what = ", ".join(named) + (f" (with {', '.join(others)})" if others else "") if named else ", ".join(others)

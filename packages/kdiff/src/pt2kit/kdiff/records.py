@@ -14,6 +14,7 @@ from pt2kit.runtime.outputs import is_plain
 from pt2kit.schema import Accuracy, Metrics, Stats, Store, Tie, num
 
 from .metrics import compare
+from .torchapi import original_module, reset_dynamo, tree_map
 
 
 def metrics_record(c: Any) -> Metrics:
@@ -127,8 +128,6 @@ def grads_of(loaded: Any, backend: Any, seed: int) -> list[tuple[str, Any]]:
     (a frozen one, ``requires_grad=False``, has none to compare: see :func:`frozen_parameters`) and the
     floating inputs, named grad.<param> and grad.inputs[i]; None where backward reached no such leaf.
     A jagged gradient is two leaves, its values and offsets (:func:`~pt2kit.runtime.tensors.unjag`)."""
-    from torch.utils._pytree import tree_map
-
     from pt2kit.runtime.outputs import flatten
     from pt2kit.runtime.tensors import unjag
 
@@ -137,7 +136,7 @@ def grads_of(loaded: Any, backend: Any, seed: int) -> list[tuple[str, Any]]:
     fn, inputs = prepare(loaded.model, loaded.inputs, backend)
     inputs = tree_map(lambda x: x.detach().clone().requires_grad_(True)
                       if isinstance(x, torch.Tensor) and x.is_floating_point() else x, inputs)
-    module = getattr(fn, "_orig_mod", fn)
+    module = original_module(fn)
     params = [(n, p) for n, p in module.named_parameters() if p.requires_grad] \
         if isinstance(module, torch.nn.Module) else []
     for _, p in params:
@@ -153,7 +152,7 @@ def grads_of(loaded: Any, backend: Any, seed: int) -> list[tuple[str, Any]]:
               for n, x in flatten(inputs, "inputs") if isinstance(x, torch.Tensor) and x.requires_grad]
     for _, p in params:
         p.grad = None
-    torch._dynamo.reset()
+    reset_dynamo()
     return unjag(grads)
 
 

@@ -22,6 +22,8 @@ import torch
 
 from pt2kit.runtime.hops import HopAwareMode
 
+from .torchapi import overload_name
+
 _SELECT = {"topk", "sort", "argsort", "argmax", "argmin", "kthvalue", "median", "nms", "max", "min", "msort"}
 _DIM_ONLY = {"max", "min", "median"}  # max(x) is a value, not a selection; max(x, dim) picks an index
 
@@ -111,7 +113,7 @@ class TieRecorder(HopAwareMode):
     def watch(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         packet = getattr(func, "overloadpacket", None)
         name = getattr(packet, "__name__", "")
-        picks = name in _SELECT and not (name in _DIM_ONLY and func._overloadname not in ("dim", "dim_max", "dim_min"))
+        picks = name in _SELECT and not (name in _DIM_ONLY and overload_name(func) not in ("dim", "dim_max", "dim_min"))
         if picks:
             try:
                 margin = _margin(name, tuple(args), kwargs)
@@ -120,7 +122,7 @@ class TieRecorder(HopAwareMode):
             if margin is not None:
                 x = args[1] if name == "nms" else args[0]
                 ns = str(func).split(".")[0] if "." in str(func) else "aten"
-                self.sites.append(TieSite(f"{ns}.{name}.{func._overloadname}", margin, tie_eps(x.dtype, x.device),
+                self.sites.append(TieSite(f"{ns}.{name}.{overload_name(func)}", margin, tie_eps(x.dtype, x.device),
                                           *_where()))
         return func(*args, **kwargs)
 

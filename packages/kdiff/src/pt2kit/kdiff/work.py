@@ -53,6 +53,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from . import backends
     from .records import Verdict, compare_grads, compare_trees, divergence_fields, frozen_parameters, grads_of
     from .ties import TieRecorder
+    from .torchapi import reset_dynamo
 
     harness = job.precision == "harness"
     if harness:  # before the model: CUBLAS_WORKSPACE_CONFIG must precede any cuBLAS work
@@ -92,7 +93,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
                 with torch.no_grad():
                     raise _eager_fails(label, "eager run", e, lambda: _seeded(seed, lambda: loaded.call(fn, inputs))) \
                         from None
-            torch._dynamo.reset()
+            reset_dynamo()
             states[role] = precision_state()
             return unjag(flatten(out))
 

@@ -1,0 +1,36 @@
+"""Every private (or moving) torch API kdiff uses, each behind one small function (tests/test_torchapi.py).
+
+Checked on torch 2.13 (CPU, CI) and 2.11 (the GPU machine). Guarantees: each function does what its
+docstring says on those two versions, and kdiff calls private torch API nowhere else. Not guaranteed:
+any other torch version; where one renames or drops an API, the function raises (AttributeError,
+ImportError), except :func:`original_module`, which falls back to what it was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+
+def reset_dynamo() -> None:
+    """Forget every compiled frame and its guards, so the next torch.compile call compiles afresh."""
+    torch._dynamo.reset()
+
+
+def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
+    """``tree`` with ``fn`` applied to each leaf, in the containers torch's pytree knows."""
+    from torch.utils._pytree import tree_map as _tree_map
+
+    return _tree_map(fn, tree)
+
+
+def original_module(fn: Any) -> Any:
+    """The module a ``torch.compile`` wrapper (OptimizedModule) wraps; ``fn`` itself for anything else."""
+    return getattr(fn, "_orig_mod", fn)
+
+
+def overload_name(func: Any) -> str:
+    """An aten OpOverload's overload: ``"dim"`` for ``aten.max.dim``, ``"default"`` for ``aten.topk.default``."""
+    return func._overloadname
