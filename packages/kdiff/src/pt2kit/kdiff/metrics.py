@@ -18,6 +18,8 @@ from typing import Any
 
 import torch
 
+from .dtypes import compute_dtype
+
 CHUNK = 1 << 22
 
 @dataclass
@@ -44,15 +46,6 @@ class Comparison:
     @property
     def mismatch_share(self) -> float:
         return self.mismatches / self.numel if self.numel else 0.0
-
-
-def compute_dtype(ref: torch.Tensor, test: torch.Tensor) -> torch.dtype:
-    dtype = torch.promote_types(ref.dtype, test.dtype)
-    if dtype.is_complex:
-        return torch.complex128
-    if not dtype.is_floating_point:
-        return torch.float64
-    return dtype if dtype == torch.float64 else torch.float32
 
 
 def unravel(flat: int, shape: tuple[int, ...]) -> list[int]:

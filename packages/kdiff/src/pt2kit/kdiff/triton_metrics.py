@@ -26,6 +26,8 @@ import triton.language as tl
 from pt2kit.runtime.kernelgrid import persistent_programs
 from pt2kit.runtime.tritoncompat import patch_interpreter_index
 
+from .dtypes import compute_dtype
+
 patch_interpreter_index()
 
 # The best of a sweep on an H200 (benchmarks/bench_kdiff.py, 2026-11-22): 0.58 ms for 2 x 1 GiB, kernel
@@ -178,8 +180,6 @@ def _sums_without_nan(a: torch.Tensor, b: torch.Tensor, f64: bool) -> tuple[floa
 
 def partials(a: torch.Tensor, b: torch.Tensor, *, atol: float, rtol: float, equal_nan: bool) -> dict[str, Any]:
     """The reductions :func:`.metrics._finish` needs, from one pass of the kernel over ``a`` and ``b``."""
-    from .metrics import compute_dtype
-
     f64 = compute_dtype(a, b) == torch.float64
     a = a.contiguous()
     b = b.contiguous()
