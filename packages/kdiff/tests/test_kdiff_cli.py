@@ -22,7 +22,7 @@ def test_clean_model_passes_with_named_leaves(kdiff):
 def test_corrupting_backend_fails_with_exact_index_and_values(kdiff, tmp_path):
     from pt2kit.schema import BlobRef, Store
 
-    r = kdiff(f"{CASES}:small", "--test", f"{CASES}:corrupt_one", "--no-localize")
+    r = kdiff(f"{CASES}:small", "--backend", f"{CASES}:corrupt_one", "--no-localize")
     assert r.code == 1
     (d,) = r.kind("diff")
     assert d["passed"] is False and d["worst_index"] == [1, 2]
@@ -34,18 +34,18 @@ def test_corrupting_backend_fails_with_exact_index_and_values(kdiff, tmp_path):
 
 
 def test_relative_error_near_1000_passes_under_default_rtol(kdiff):
-    r = kdiff(f"{CASES}:big_values", "--test", f"{CASES}:scale_1e6")
+    r = kdiff(f"{CASES}:big_values", "--backend", f"{CASES}:scale_1e6")
     assert r.code == 0, r.stderr
     (d,) = r.kind("diff")
     assert d["passed"] and d["metrics"]["max_abs"] > 0  # a real difference, inside atol + rtol * |ref|
 
 
 def test_nan_on_both_sides_agrees_unless_no_equal_nan(kdiff):
-    r = kdiff(f"{CASES}:nans", "--test", "aot_eager", "--no-localize", "--no-equal-nan")
+    r = kdiff(f"{CASES}:nans", "--backend", "aot_eager", "--no-localize", "--no-equal-nan")
     assert r.code == 1
     (d,) = r.kind("diff")
     assert d["metrics"]["nan_ref"] == 2 and d["metrics"]["nan_test"] == 2 and d["worst_index"] == [1]
-    assert kdiff(f"{CASES}:nans", "--test", "aot_eager").code == 0
+    assert kdiff(f"{CASES}:nans", "--backend", "aot_eager").code == 0
 
 
 def test_a_head_that_makes_nan_passes_and_points_at_aotiprint(kdiff):
@@ -71,12 +71,12 @@ def test_eager_backward_failing_is_bad_input_after_the_forward_verdict(kdiff):
 
 
 def test_float64_difference_of_1e9_fails_at_zero_tolerance(kdiff):
-    r = kdiff(f"{CASES}:float64", "--test", f"{CASES}:add_1e9", "--atol", "0", "--rtol", "0", "--no-localize")
+    r = kdiff(f"{CASES}:float64", "--backend", f"{CASES}:add_1e9", "--atol", "0", "--rtol", "0", "--no-localize")
     assert r.code == 1
     (d,) = r.kind("diff")
     assert d["dtype"] == "float64" and d["worst_index"] == [3]
     assert abs(d["metrics"]["max_abs"] - 1e-9) < 1e-15  # compared in float64, never downcast
-    assert kdiff(f"{CASES}:float64", "--test", f"{CASES}:add_1e9").code == 0  # inside float64's default atol 1e-7
+    assert kdiff(f"{CASES}:float64", "--backend", f"{CASES}:add_1e9").code == 0  # inside float64's default atol 1e-7
 
 
 def test_planted_relu_bug_is_localised_to_the_relu_and_its_line(kdiff):
@@ -111,7 +111,7 @@ def test_fxcheck_model_record_on_stdin_is_diffed_and_lines_forwarded(kdiff, tmp_
     w = RecordWriter(buf, run="upstream")
     w.forward(b'{"kind":"future_kind","v":1,"run":"upstream"}')
     w.emit_new(Model, model="cases.py:small", file=str(CASES), entry="small", device="cpu")
-    r = kdiff("--test", f"{CASES}:corrupt_one", "--no-localize", stdin=buf.getvalue())
+    r = kdiff("--backend", f"{CASES}:corrupt_one", "--no-localize", stdin=buf.getvalue())
     assert r.code == 1
     (head,) = r.kind("header")
     assert head["tool"] == "kdiff" and head["device"] == "cpu"  # the device the piped model ran on
@@ -133,11 +133,13 @@ def test_a_model_whose_own_eager_run_raises_is_bad_input_exit_2(kdiff):
 def test_bad_usage(kdiff, tmp_path):
     r = kdiff(str(tmp_path / "nope.py"))
     assert r.code == 2 and "no such model file" in r.stderr and r.stderr.count("\n") == 1
-    r = kdiff(str(MODELS / "mlp.py"), "--test", "eager64")
+    r = kdiff(str(MODELS / "mlp.py"), "--backend", "eager64")
     assert r.code == 2 and "eager64 is a reference" in r.stderr
+    # --test is --backend's old name: still taken, and the error names the flag by its name now
     r = kdiff(str(MODELS / "mlp.py"), "--test", "nosuch")
     assert r.code == 2 and "expected inductor, aot_eager, eager, FILE.py:NAME or module:attr" in r.stderr
-    r = kdiff(str(MODELS / "mlp.py"), "--test", f"{CASES}:missing")
+    assert "--backend nosuch: expected" in r.stderr
+    r = kdiff(str(MODELS / "mlp.py"), "--backend", f"{CASES}:missing")
     assert r.code == 2 and "is not a callable torch.compile backend" in r.stderr
 
 
@@ -151,6 +153,7 @@ def test_help_imports_no_torch():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "--equal-nan" in p.stdout and "Exit codes:" in p.stdout
+    assert "--backend BACKEND" in p.stdout and "--test" not in p.stdout  # the old name works, unlisted
 
 
 def test_cache_objects_are_compared_tensor_by_tensor(kdiff):
@@ -169,7 +172,7 @@ def test_eager64_keeps_explicit_casts_in_float64(kdiff):
 
 
 def test_a_near_tie_in_a_selection_is_named_not_called_a_bug(kdiff):
-    r = kdiff(f"{CASES}:near_tie", "--test", f"{CASES}:nudge_inputs", "--no-localize")
+    r = kdiff(f"{CASES}:near_tie", "--backend", f"{CASES}:nudge_inputs", "--no-localize")
     assert r.code == 0, r.stderr
     (d,) = r.kind("diff")
     assert d["close"] is False and d["passed"] is True and d["rule"] == "tie"
@@ -177,7 +180,7 @@ def test_a_near_tie_in_a_selection_is_named_not_called_a_bug(kdiff):
     assert d["tie"]["source"].endswith("cases.py:" + str(_line_of("idx = (s * 1.0).topk")))
     assert "TIE out" in r.stderr and "near-tie in aten.topk.default" in r.stderr
     # the same difference judged by assert_close alone is a failure, as before
-    assert kdiff(f"{CASES}:near_tie", "--test", f"{CASES}:nudge_inputs", "--no-localize", "--verdict", "close").code == 1
+    assert kdiff(f"{CASES}:near_tie", "--backend", f"{CASES}:nudge_inputs", "--no-localize", "--verdict", "close").code == 1
 
 
 def test_localisation_never_names_uninitialised_memory(kdiff):

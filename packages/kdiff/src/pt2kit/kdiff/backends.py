@@ -1,4 +1,4 @@
-"""What ``--ref`` and ``--test`` name, turned into something that runs a model.
+"""What ``--ref`` and ``--backend`` (old name ``--test``) name, turned into something that runs a model.
 
 ``eager`` and ``eager64`` (a float64 copy of the model and inputs, kept in float64 through the
 model's own casts: maintainers' reference for telling noise from bugs) run without compiling; ``aot_eager`` and ``inductor`` are torch.compile
@@ -35,17 +35,17 @@ def resolve(spec: str, *, role: str) -> Backend:
         return Backend("eager")
     if spec == "eager64":
         if role != "ref":
-            raise UsageError("--test eager64: eager64 is a reference; use it with --ref")
+            raise UsageError("--backend eager64: eager64 is a reference; use it with --ref")
         return Backend("eager64", float64=True)
     if spec in ("aot_eager", "inductor"):
         return Backend(spec, compile=spec)
     if role == "ref":
         raise UsageError(f"--ref {spec}: expected one of {', '.join(REFS)}")
     if ":" not in spec:
-        raise UsageError(f"--test {spec}: expected {', '.join(BUILTIN_TESTS)}, FILE.py:NAME or module:attr")
+        raise UsageError(f"--backend {spec}: expected {', '.join(BUILTIN_TESTS)}, FILE.py:NAME or module:attr")
     from pt2kit.runtime.modelfile import backend_callable
 
-    obj = backend_callable(spec, "--test")
+    obj = backend_callable(spec, "--backend")
     return Backend(spec, compile=obj)
 
 
