@@ -10,17 +10,19 @@ record). A profile's `strict` keeps its library meaning: `fxcheck.backend(...)` 
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import click
 import typer
 
-from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
-from pt2kit.runtime.flags import check_range, check_seconds
+from pt2kit.runtime.config import parse_config
 from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, tool_app
 from pt2kit.runtime.session import Session
 
 from . import __version__
+from .job import Job, ProfileFlags
+from .narrate import Narrator
+from .profiles import parse_bytes, parse_dtypes, resolve
 
 app = tool_app("fxcheck", __doc__ or "")
 
@@ -64,44 +66,16 @@ def fxcheck(
     debug: Debug = False,
     version: Version = False,
 ) -> None:
-    s = Session("fxcheck", __version__, store=store, quiet=quiet, debug=debug)
-    s.run(lambda: _work(s, model, profile, dict(
-        dtypes=dtypes, align=align, align_min_size=align_min_size, align_scope=align_scope, max_tensor_bytes=max_tensor_bytes,
-        contiguous=contiguous, deny=list(deny or ()) or None, strict=strict, backward=backward,
-    ), inductor, timeout, device, tuple(config or ()), exit_zero))
-
-
-def _work(s: Session, model: str, profile_arg: str | None, flags: dict[str, Any], inductor: bool,
-          timeout: float | None, device: str, config: tuple[str, ...], exit_zero: bool = False) -> int:
-    from pt2kit.runtime.config import parse_config
-
-    from .profiles import parse_bytes, parse_dtypes, resolve
-
-    check_seconds("--timeout", timeout)
-    check_range("--align-min-size", flags["align_min_size"], 0)
-    if flags["dtypes"] is not None:
-        flags["dtypes"] = parse_dtypes(flags["dtypes"], "--dtypes")
-    if flags["max_tensor_bytes"] is not None:
-        flags["max_tensor_bytes"] = parse_bytes(flags["max_tensor_bytes"], "--max-tensor-bytes")
-    prof = resolve(profile_arg, flags)
-    cfg = parse_config(list(config))
-    label = s.open_model(model, device=device)
-    from .job import Job
-    from .narrate import Narrator
-
-    narrator = Narrator(s.say)
-
-    def on_record(raw: bytes) -> None:
-        s.writer.forward(raw)
-        narrator.record(raw)
-
-    job = Job(model=model, device=device, config=cfg, profile=prof, backward=bool(prof.backward), inductor=inductor)
-    res = s.run_child(label, "pt2kit.fxcheck.work:run", job, on_record=on_record, timeout=timeout)
-    if res.crash is not None:
-        return s.crash(label, res.crash)
-    narrator.summary(res.value["graphs"], exit_zero=exit_zero)
-    found = narrator.findings or narrator.errors  # a graph that could not be checked is no clean bill
-    return EXIT_FINDINGS if found and not exit_zero else EXIT_OK
+    with Session("fxcheck", __version__, store=store, quiet=quiet, debug=debug) as s:
+        flags = ProfileFlags(
+            dtypes=None if dtypes is None else parse_dtypes(dtypes, "--dtypes"), align=align,
+            align_min_size=align_min_size, align_scope=align_scope, contiguous=contiguous, deny=deny or None,
+            max_tensor_bytes=None if max_tensor_bytes is None else parse_bytes(max_tensor_bytes, "--max-tensor-bytes"),
+            strict=strict, backward=backward)
+        job = Job(model=model, device=device, config=parse_config(config), timeout=timeout,
+                  profile=resolve(profile, flags), inductor=inductor, exit_zero=exit_zero)
+        label = s.open_model(model, device=device)
+        s.done(s.run_model("pt2kit.fxcheck.work:run", job, Narrator(s.say, label, job)))
 
 
 def main() -> None:

@@ -113,9 +113,9 @@ def _outputs(val: Any) -> list[TensorInfo]:
 
 
 def _op_name(target: Any) -> tuple[str | None, str | None, bool]:
-    if isinstance(target, torch._ops.OpOverload):
+    if torchapi.is_op_overload(target):
         return str(target), str(target.overloadpacket), True
-    if isinstance(target, torch._ops.HigherOrderOperator):
+    if torchapi.is_higher_order(target):
         return f"higher_order.{target.__name__}", None, False
     if target is operator.getitem:
         return "getitem", None, False

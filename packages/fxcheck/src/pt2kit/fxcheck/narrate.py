@@ -1,11 +1,14 @@
-"""What fxcheck says on stderr, read back from the records its worker writes."""
+"""What fxcheck says on stderr, read from the typed records its worker writes."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-import msgspec
+from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
+from pt2kit.runtime.narrate import Narrator as Base
+from pt2kit.runtime.narrate import Say
+from pt2kit.schema import Error, Violation
 
 
 def where(source: str) -> str:
@@ -18,36 +21,37 @@ def where(source: str) -> str:
     return f"{rel if not rel.startswith('..') else path}:{line}"
 
 
-class Narrator:
-    def __init__(self, say: Any) -> None:
-        self.say = say
-        self.findings: list[dict[str, Any]] = []
-        self.errors: list[dict[str, Any]] = []
+class Narrator(Base):
+    def __init__(self, say: Say, label: str, job: Any = None) -> None:
+        super().__init__(say, label, job)
+        self.findings: list[Violation] = []
+        self.errors: list[Error] = []
 
-    def record(self, raw: bytes) -> None:
-        if raw.startswith(b'{"kind":"violation"'):
-            v = msgspec.json.decode(raw)
-            self.findings.append(v)
-            module = f" [{v['module']}]" if v.get("module") else ""
-            at = f"{where(v['source'])}: " if v.get("source") else ""
-            count = f" (x{v['count']})" if v.get("count", 1) > 1 else ""
-            inside = f", in {v['subgraph']}" if v.get("subgraph") else ""
-            self.say(f"{at}{v['constraint']}: {v['message']}{module} ({v['phase']}{inside}){count}")
-        elif raw.startswith(b'{"kind":"error"'):
-            e = msgspec.json.decode(raw)
-            self.errors.append(e)
-            self.say(f"error: {e['message']}")
+    def on_violation(self, v: Violation) -> None:
+        self.findings.append(v)
+        module = f" [{v.module}]" if v.module else ""
+        at = f"{where(v.source)}: " if v.source else ""
+        count = f" (x{v.count})" if v.count > 1 else ""
+        inside = f", in {v.subgraph}" if v.subgraph else ""
+        self.say(f"{at}{v.constraint}: {v.message}{module} ({v.phase}{inside}){count}")
 
-    def summary(self, graphs: int, *, exit_zero: bool) -> None:
+    def on_error(self, e: Error) -> None:
+        self.errors.append(e)
+        self.say(f"error: {e.message}")
+
+    def finish(self, value: dict[str, Any], notes: dict[str, Any]) -> int:
+        """The summary line; exit 1 on a finding or a graph not captured (no clean bill), unless --exit-zero."""
+        graphs, exit_zero = value["graphs"], bool(self.job is not None and self.job.exit_zero)
         n = len(self.findings)
         failed = f"; {len(self.errors)} of them not captured (error records): what is counted is part of the model" \
             if self.errors else ""
         if n:
             by: dict[str, int] = {}
             for v in self.findings:
-                by[v["constraint"]] = by.get(v["constraint"], 0) + 1
+                by[v.constraint] = by.get(v.constraint, 0) + 1
             detail = ", ".join(f"{k} {c}" for k, c in sorted(by.items()))
             self.say(f"{n} finding{'s' * (n != 1)} in {graphs} graph(s) ({detail}){failed}"
                      + ("; exit 0 with --exit-zero" if exit_zero else ""))
         else:
             self.say(f"clean: {graphs} graph(s), no findings{failed}")
+        return EXIT_FINDINGS if (self.findings or self.errors) and not exit_zero else EXIT_OK

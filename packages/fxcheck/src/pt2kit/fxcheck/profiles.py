@@ -126,7 +126,10 @@ def env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
-def merge(base: Profile, overrides: Mapping[str, Any]) -> Profile:
+def merge(base: Profile, overrides: Mapping[str, Any] | msgspec.Struct) -> Profile:
+    """``base`` with every override that is not None (a mapping, or fxcheck's ProfileFlags) over it."""
+    if isinstance(overrides, msgspec.Struct):
+        overrides = msgspec.structs.asdict(overrides)
     data = msgspec.to_builtins(base)
     data.update({k: v for k, v in overrides.items() if v is not None})
     try:
@@ -135,7 +138,8 @@ def merge(base: Profile, overrides: Mapping[str, Any]) -> Profile:
         raise UsageError(f"profile: {e}") from None
 
 
-def resolve(profile_arg: str | None, flags: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Profile:
+def resolve(profile_arg: str | None, flags: Mapping[str, Any] | msgspec.Struct,
+            environ: Mapping[str, str] | None = None) -> Profile:
     environ = os.environ if environ is None else environ
     name = profile_arg or environ.get("PT2KIT_PROFILE")
     base = load_profile(name) if name else Profile()

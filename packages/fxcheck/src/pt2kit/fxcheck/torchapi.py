@@ -144,6 +144,23 @@ def aot_input(node: Any) -> tuple[int | None, bool]:
     return (idx if isinstance(idx, int) else None), False
 
 
+def is_op_overload(target: Any) -> bool:
+    """An aten (or other library) op overload, ``aten.addmm.default``: what AOT graphs call."""
+    return isinstance(target, torch._ops.OpOverload)
+
+
+def is_higher_order(target: Any) -> bool:
+    """A higher-order operator (``cond``, ``while_loop``, ``flex_attention``...): it takes subgraphs."""
+    return isinstance(target, torch._ops.HigherOrderOperator)
+
+
+def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
+    """``fn`` applied to every leaf of a pytree (tuples, lists, dicts of tensors), the structure kept."""
+    from torch.utils._pytree import tree_map as _tree_map
+
+    return _tree_map(fn, tree)
+
+
 def qualified_name(target: Any) -> str:
     """``torch._C._nn.linear``, ``torch.relu``: how FX itself names a function target."""
     from torch.fx.node import _get_qualified_name

@@ -60,11 +60,12 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
 
 def _inputs_requiring_grad(inputs: Any) -> Any:
     import torch
-    from torch.utils._pytree import tree_map
+
+    from . import torchapi
 
     def leaf(x: Any) -> Any:
         if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()):
             return x.detach().clone().requires_grad_(True)
         return x
 
-    return tree_map(leaf, inputs)
+    return torchapi.tree_map(leaf, inputs)
