@@ -21,9 +21,9 @@ from pathlib import Path
 
 import torch
 
-from pt2kit.guardscan.analyze import analyze
+from pt2kit.guardscan.findings import analyze
+from pt2kit.guardscan.live import scan
 from pt2kit.guardscan.records import emit_findings
-from pt2kit.guardscan.scan import scan
 from pt2kit.guardscan.torchapi import quiet_dynamo
 from pt2kit.guardscan.variants import default_variants
 from pt2kit.schema import RecordWriter, Store

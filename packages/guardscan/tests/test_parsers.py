@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pt2kit.guardscan.analyze import describe_reason, ops_of, source_of
 from pt2kit.guardscan.breaks import parse_break
+from pt2kit.guardscan.findings import describe_reason, ops_of, source_of
 from pt2kit.guardscan.guards import parse_guards, resolve_path
 from pt2kit.guardscan.tracelog import Trace, parse_lines
 from pt2kit.guardscan.variants import parse_vary
@@ -144,7 +144,7 @@ def test_frozen_module_location_is_kept_whole():
 
 
 def test_why_explains_counts_differ_only_where_they_do():
-    from pt2kit.guardscan.analyze import Compile, Findings, Frame
+    from pt2kit.guardscan.findings import Compile, Findings, Frame
     from pt2kit.guardscan.records import why_counts
 
     # the first call compiled frame 0 twice (a recompile inside the call) and frame 1 once: explain says
@@ -159,3 +159,14 @@ def test_why_explains_counts_differ_only_where_they_do():
         "others are separate frames Dynamo compiled on their own: cond (cond.py), or recompiles)")
     assert why_counts(Findings(frames=[Frame("0/0", 0)], compiles=[Compile("0/0", 0, 0, graph="g", variant="x")],
                                totals={"x": [1, 0]}), "x") == ""
+
+
+def test_public_names_are_the_functions_the_docstring_promises():
+    # a public name that is also a module's name would come back as the module once that module loads
+    import pt2kit.guardscan as gs
+    import pt2kit.guardscan.records  # noqa: F401  (loads every module behind the public names)
+    from pt2kit.guardscan import analyze, read_trace, scan
+
+    assert gs.__all__ == ["__version__", "analyze", "read_trace", "scan"]
+    assert [(f.__name__, callable(f)) for f in (analyze, read_trace, scan)] == \
+        [("analyze", True), ("read_trace", True), ("scan", True)]

@@ -1,15 +1,28 @@
-"""What the parent hands guardscan's worker: one immutable, typed job (never a dict)."""
+"""guardscan's options, typed: the one Struct the flags build, the parent runs and the worker decodes."""
 
 from __future__ import annotations
 
 import msgspec
 
+from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.flags import check_range
 from pt2kit.runtime.job import ModelJob
+
+from .variants import parse_vary
 
 
 class Job(ModelJob, frozen=True, kw_only=True):
-    vary: list[str] = msgspec.field(default_factory=list)
-    default_vary: bool = True
-    dynamic: bool | None = None
-    recompile_limit: int | None = None
+    trace: str | None = None  # --trace DIR: read a TORCH_TRACE directory (or one log) in place of a model
+    vary: list[str] = msgspec.field(default_factory=list)  # --vary specs, checked here, applied in the worker
+    default_vary: bool = True  # dim 0 of every tensor input doubled, then halved
+    dynamic: bool | None = None  # torch.compile(dynamic=...); None: automatic dynamic shapes
+    recompile_limit: int | None = None  # None: torch's
     backend: str = "eager"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_range("--recompile-limit", self.recompile_limit, 1)
+        for v in self.vary:
+            parse_vary(v)  # a bad spec is exit 2 before anything loads
+        if self.trace is not None and self.model is not None:
+            raise UsageError("give a MODEL.py or --trace DIR, not both")

@@ -1,4 +1,4 @@
-"""What guardscan says on stderr, read back from the records it writes (live runs and traces alike)."""
+"""What guardscan says on stderr, read from the typed records it writes (live runs and traces alike)."""
 
 from __future__ import annotations
 
@@ -6,44 +6,47 @@ from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
+from pt2kit.runtime.narrate import Narrator as Base
+from pt2kit.schema import Advice, GraphBreak, Recompile, Variant
 
-class Narrator:
-    def __init__(self, say: Any, label: str) -> None:
-        self.say = say
-        self.label = label
+from .records import Counts
 
-    def record(self, raw: bytes) -> None:
-        head = raw[:40]
-        if b'"kind":"graph_break"' in head:
-            b = msgspec.json.decode(raw)
-            code = f"  {b['code']}" if b.get("code") else ""
-            gb = f" [{b['gb_id']}]" if b.get("gb_id") else ""
-            self.say(f"{self.label}: graph break at {b.get('source') or '?'}{code}: {b['reason']}{gb}")
-        elif b'"kind":"recompile"' in head:
-            r = msgspec.json.decode(raw)
-            what = "expected (automatic dynamic shapes)" if r.get("expected") else "recompiled"
-            if not r.get("compiled", True):
-                what = "recompile limit hit, ran eagerly"
-            at = f" at {r['source']}" if r.get("source") else ""
-            trig = f" on {r['trigger']}" if r.get("trigger") else ""
-            self.say(f"{self.label}: {r['frame']} {what}{trig}: guard {r.get('guard') or r['reason']} failed{at}")
-        elif b'"kind":"variant"' in head:
-            v = msgspec.json.decode(raw)
-            frames = f" ({', '.join(v['frames'])})" if v.get("frames") else ""
-            err = f": {v['error']}" if v.get("error") else ""
-            self.say(f"{self.label}: call with {v['name']}: {v['outcome']}{frames}{err}")
-        elif b'"kind":"advice"' in head:
-            a = msgspec.json.decode(raw)
-            change = f"\n    {a['change']}" if a.get("change") else ""
-            self.say(f"{self.label}: advice [{a['rule']}]: {a['message']}{change}")
 
-    def summary(self, counts: dict[str, int]) -> None:
-        expected = counts["recompiles"] - counts["unexpected"]
+class Narrator(Base):
+    def on_graph_break(self, b: GraphBreak) -> None:
+        code = f"  {b.code}" if b.code else ""
+        gb = f" [{b.gb_id}]" if b.gb_id else ""
+        self.say(f"{self.label}: graph break at {b.source or '?'}{code}: {b.reason}{gb}")
+
+    def on_recompile(self, r: Recompile) -> None:
+        what = "expected (automatic dynamic shapes)" if r.expected else "recompiled"
+        if not r.compiled:
+            what = "recompile limit hit, ran eagerly"
+        at = f" at {r.source}" if r.source else ""
+        trig = f" on {r.trigger}" if r.trigger else ""
+        self.say(f"{self.label}: {r.frame} {what}{trig}: guard {r.guard or r.reason} failed{at}")
+
+    def on_variant(self, v: Variant) -> None:
+        frames = f" ({', '.join(v.frames)})" if v.frames else ""
+        err = f": {v.error}" if v.error else ""
+        self.say(f"{self.label}: call with {v.name}: {v.outcome}{frames}{err}")
+
+    def on_advice(self, a: Advice) -> None:
+        change = f"\n    {a.change}" if a.change else ""
+        self.say(f"{self.label}: advice [{a.rule}]: {a.message}{change}")
+
+    def finish(self, value: Counts | dict[str, Any], notes: dict[str, Any]) -> int:
+        """The summary of one model's (or one trace log's) :class:`Counts` (a worker's come back as a dict);
+        exit 1 on a graph break, an unexpected recompile or the recompile limit hit."""
+        c = value if isinstance(value, Counts) else msgspec.convert(value, Counts)
+        expected = c.recompiles - c.unexpected
         totals = ""
-        if counts.get("all_graphs"):
-            why = f": {counts['why_counts']}" if counts.get("why_counts") else ""
-            totals = (f" (as torch._dynamo.explain counts the first call: {counts['all_graphs']} graph(s), "
-                      f"{counts['all_breaks']} break(s){why})")
-        self.say(f"{self.label}: {counts['graphs']} distinct graph(s), {counts['breaks']} distinct graph break(s)"
-                 f"{totals}, {counts['unexpected']} recompile(s)" + (f" (+{expected} expected)" if expected else "")
-                 + f", {counts['guards']} guards")
+        if c.all_graphs:
+            why = f": {c.why_counts}" if c.why_counts else ""
+            totals = (f" (as torch._dynamo.explain counts the first call: {c.all_graphs} graph(s), "
+                      f"{c.all_breaks} break(s){why})")
+        self.say(f"{self.label}: {c.graphs} distinct graph(s), {c.breaks} distinct graph break(s)"
+                 f"{totals}, {c.unexpected} recompile(s)" + (f" (+{expected} expected)" if expected else "")
+                 + f", {c.guards} guards")
+        return EXIT_FINDINGS if c.breaks or c.unexpected or c.limit_hits else EXIT_OK

@@ -18,14 +18,31 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from pt2kit.schema import Advice, Graph, GraphBreak, Guard, Recompile, Store, Variant
 
 from .advice import advise
-from .analyze import Findings
+from .findings import Findings
 from .guards import resolve_path
-from .scan import Call
+from .live import Call
 
 Emit = Callable[..., Any]
+
+
+class Counts(msgspec.Struct, kw_only=True):
+    """What one model's (or one trace log's) records came to: the summary line and the exit code read it."""
+
+    graphs: int  # distinct graphs (one per compiled frame)
+    breaks: int  # distinct graph breaks
+    recompiles: int
+    unexpected: int  # recompiles automatic dynamic shapes does not explain
+    advice: int
+    guards: int  # every guard of every compile, summarised records included
+    all_graphs: int = 0  # the first call's graphs, as torch._dynamo.explain counts them
+    all_breaks: int = 0  # the first call's breaks, as explain counts them
+    why_counts: str = ""  # why explain's counts differ from the distinct ones ("" where they agree)
+    limit_hits: int = 0  # compiles the recompile limit stopped
 
 
 def _line(path: str | None, line: int | None) -> tuple[str | None, str | None]:
@@ -57,7 +74,7 @@ def _user_made(path: str | None, torch_dir: str | None) -> bool:
 
 
 def emit_findings(f: Findings, emit: Emit, store: Store | None, *, model: str | None = None,
-                  calls: list[Call] | None = None) -> dict[str, int]:
+                  calls: list[Call] | None = None) -> Counts:
     for fr in f.frames:
         code = store.put_text(fr.code, "text/x-python", ".py") if (store is not None and fr.code) else None
         where = f"{fr.function} ({fr.file}:{fr.firstline})" if fr.function else None
@@ -100,11 +117,10 @@ def emit_findings(f: Findings, emit: Emit, store: Store | None, *, model: str | 
         emit(Advice, model=model, rule=a.rule, message=a.message, change=a.change, source=a.source)
     label = calls[0].label if calls else None
     first = f.totals.get(label)
-    return {"graphs": len(f.frames), "breaks": len(f.breaks), "recompiles": len(f.recompiles),
-            "all_graphs": first[0] if first else 0, "all_breaks": first[1] if first else 0,
-            "why_counts": why_counts(f, label),
-            "unexpected": sum(not r.expected for r in f.recompiles), "advice": len(advice),
-            "guards": sum(len(c.guards) for c in f.compiles)}
+    return Counts(graphs=len(f.frames), breaks=len(f.breaks), recompiles=len(f.recompiles),
+                  all_graphs=first[0] if first else 0, all_breaks=first[1] if first else 0,
+                  why_counts=why_counts(f, label), unexpected=sum(not r.expected for r in f.recompiles),
+                  advice=len(advice), guards=sum(len(c.guards) for c in f.compiles), limit_hits=len(f.limit_hits))
 
 
 def why_counts(f: Any, label: str | None) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 from pt2kit.schema import Model
 
 
-def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
+def run(payload: dict[str, Any], chan: Any) -> Any:
     import msgspec
 
     from .job import Job
@@ -18,9 +18,9 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from pt2kit.runtime.modelfile import load_model, model_fields
 
     from . import torchapi
-    from .analyze import analyze
+    from .findings import analyze
+    from .live import Scan, scan
     from .records import emit_findings
-    from .scan import Scan, scan
     from .variants import default_variants, parse_vary
 
     variants = ([*default_variants()] if job.default_vary else []) + [parse_vary(v) for v in job.vary]
@@ -41,4 +41,4 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             # a crash in a later call keeps what the earlier calls showed
             findings = analyze(result.trace, torch_dir=torchapi.torch_dir())
             counts = emit_findings(findings, chan.emit_new, chan.store, model=loaded.label, calls=result.calls)
-    return {**counts, "limit_hits": len(findings.limit_hits)}
+    return counts  # records.Counts, for the parent's narrator

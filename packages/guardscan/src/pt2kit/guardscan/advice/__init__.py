@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..analyze import Findings
+from ..findings import Findings
 from .base import AdviceItem, Rule
 from .dynamic_output_shapes import DYNAMIC_OUTPUT_SHAPES
 from .graph_break import GRAPH_BREAK

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..analyze import Findings
+from ..findings import Findings
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analyze import Findings
+from ..findings import Findings
 from .base import AdviceItem, Rule, where
 
 MARKERS = ("dynamic shape operator", "capture_dynamic_output_shape_ops", "data-dependent output shape",

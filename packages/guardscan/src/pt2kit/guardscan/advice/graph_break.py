@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analyze import Findings
+from ..findings import Findings
 from .base import AdviceItem, Rule, where
 from .dynamic_output_shapes import MARKERS as DYN_MARKERS
 from .scalar_outputs import is_scalar_break

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analyze import Findings
+from ..findings import Findings
 from .base import AdviceItem, Rule, tensor_var
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..analyze import Findings
+from ..findings import Findings
 from .base import AdviceItem, Rule, where
 
 MARKERS = ("capture_scalar_outputs", "Tensor.item()", "Tensor.tolist()", "GB0124")
