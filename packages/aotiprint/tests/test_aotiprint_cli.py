@@ -80,6 +80,7 @@ def test_a_package_whose_library_segfaults_on_load_is_a_crash_at_stage_load(stat
 
 
 def test_a_crash_in_a_kernel_is_a_crash_record_with_stage_and_last_kernel(tmp_path):
+    # --mode: --detail's old name, kept as a hidden alias
     code, recs, err = aotiprint(str(MODELS / "nanmodel.py"), "--mode", "names", "--config",
                                 "cpp.inject_relu_bug_TESTING_ONLY=runtime_error", cwd=tmp_path)
     assert code == 3, err
@@ -139,6 +140,7 @@ def test_help_does_not_import_torch():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "Exit 0 clean, 1 NaN/Inf found" in p.stdout
+    assert "--detail [names|stats|save]" in p.stdout and "--mode" not in p.stdout  # the old name is hidden
 
 
 def test_a_kernels_filter_that_matches_nothing_is_a_warning_and_exit_2(tmp_path):

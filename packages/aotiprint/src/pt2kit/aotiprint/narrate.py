@@ -1,38 +1,56 @@
-"""What aotiprint says on stderr: one line per finding, one summary."""
+"""What aotiprint says on stderr, read from the typed `kernel` records the parent writes: a line per
+launch whose NaN/Inf is information only, one summary, and the finding with the user's lines."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
-from pt2kit.schema import as_float
+from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from pt2kit.runtime.narrate import Narrator as Base
+from pt2kit.schema import Kernel, as_float
 
 
-class Narrator:
-    def __init__(self, say: Callable[[str], None], label: str) -> None:
-        self.say = say
-        self.label = label
+class Narrator(Base):
+    def __init__(self, say: Any, label: str, job: Any = None) -> None:
+        super().__init__(say, label, job)
+        self.kernels: list[Kernel] = []
 
-    def notes(self, records: list[Any]) -> None:
-        for r in records:
-            if getattr(r, "note", None):
-                self.say(f"{self.label}: kernel {r.name} (launch {r.launch}): {r.note}")
+    def on_kernel(self, r: Kernel) -> None:
+        self.kernels.append(r)
+        if r.note:
+            self.say(f"{self.label}: kernel {r.name} (launch {r.launch}): {r.note}")
 
-    def summary(self, records: list[Any], finding: Any, mode: str) -> None:
+    def finish(self, value: dict[str, Any] | None, notes: dict[str, Any]) -> int:
+        """The summary; ``value`` is None when the worker crashed (the parent records the crash)."""
+        if notes.get("hops"):
+            self.say(f"{self.label}: {notes['hops']}")
+        finding = next((r for r in self.kernels if r.finding), None)
+        self._summary(finding)
+        wanted = self.job.kernels or []
+        unmatched = [k for k in wanted if not any(r.name == k for r in self.kernels)]
+        if unmatched and value is not None:
+            self.say(f"warning: --kernels: no kernel named {', '.join(unmatched)} ran (names as the printer shows "
+                     "them; run without --kernels to see them)")
+            if len(unmatched) == len(wanted):
+                return EXIT_USAGE
+        return EXIT_FINDINGS if finding is not None else EXIT_OK
+
+    def _summary(self, finding: Kernel | None) -> None:
+        records, detail = self.kernels, self.job.detail
         launches = {r.launch for r in records if r.launch >= 0}
         kernels = {r.name for r in records if r.launch >= 0}
         uninit = sum(1 for r in records for a in r.args if a.uninitialised)
         tail = f"; {uninit} output buffers before launch marked uninitialised" if uninit else ""
-        self.say(f"{self.label}: {len(launches)} launches of {len(kernels)} kernels recorded ({mode}){tail}")
+        self.say(f"{self.label}: {len(launches)} launches of {len(kernels)} kernels recorded ({detail}){tail}")
         if finding is None:
-            if mode != "names" and launches:
-                noted = any(getattr(r, "note", None) for r in records)
+            if detail != "names" and launches:
+                noted = any(r.note for r in records)
                 self.say(f"{self.label}: " + ("no NaN/Inf finding: the outputs are finite, and the kernels' NaN/Inf "
                                               "is the model's own (see above)" if noted else
                                               "no NaN or Inf in any recorded kernel output"))
             return
-        what = {"nan": "NaN", "inf": "Inf", "nan+inf": "NaN and Inf"}[finding.finding]
+        what = {"nan": "NaN", "inf": "Inf", "nan+inf": "NaN and Inf"}[finding.finding or ""]
         if finding.launch < 0:
             bad = [a.name for a in finding.args if a.stats is not None and (a.stats.nan or a.stats.inf)]
             self.say(f"{self.label}: {what} already in the model's inputs ({', '.join(bad)})")

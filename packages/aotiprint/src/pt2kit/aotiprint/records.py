@@ -203,3 +203,27 @@ def decide(records: list[Any], outputs: list[str] | None, eager: list[str] | Non
             noted |= quiet
             notes[i] = MASK_NOTE.format(what=" and ".join({"nan": "NaN", "inf": "Inf"}[x] for x in sorted(quiet)))
     return found[0], found[1], notes
+
+
+def decided(records: list[Any], value: dict[str, Any] | None) -> list[Any]:
+    """``records`` (fields or `kernel` records) with ``finding`` on the one launch :func:`decide` names,
+    notes on the launches whose NaN/Inf is information only, and no candidate left elsewhere.
+    ``value``: the worker's result (None after a crash: then every kind matters)."""
+    value = value or {}
+    i, kind, notes = decide(records, value.get("outputs_nonfinite"), value.get("eager_nonfinite"))
+    for j, r in enumerate(records):
+        r.finding = kind if j == i else None
+        if j in notes:
+            r.note = notes[j]
+    return records
+
+
+def last_kernel(log: PrinterLog | None, records: list[Any]) -> str | None:
+    """The launch the printer's output stops inside, else the last one it shows (AOTI), else the last record."""
+    if log is not None:
+        la = log.last_started
+        if la is not None:
+            return la.kernel
+        if log.launches:
+            return log.launches[-1].kernel
+    return records[-1].name if records else None

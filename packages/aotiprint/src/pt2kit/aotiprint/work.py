@@ -128,7 +128,7 @@ def _jit(job: Job, chan: Channel, lm: Any) -> dict[str, Any]:
     from .jitwrap import instrument
     from .provenance import for_launch, resolve
 
-    mode, device = job.mode, job.device
+    mode, device = job.detail, job.device
     launches: list[str] = []
 
     arts: dict[str, Any] = {}
@@ -201,7 +201,7 @@ def _aoti(job: Job, chan: Channel, lm: Any | None, inputs_value: Any = None) -> 
     from . import torchapi
     from .wrapper import number_save_sites
 
-    mode, device = job.mode, job.device
+    mode, device = job.detail, job.device
     package = job.package
     if package is None:
         assert lm is not None
