@@ -11,7 +11,8 @@ import sys
 import pytest
 import torch
 
-from pt2kit.aotiprint.stats import finite_stats_torch, tensor_stats
+from pt2kit.aotiprint.stats import tensor_stats
+from pt2kit.aotiprint.torch_stats import finite_stats_torch
 
 
 def _expect(t: torch.Tensor) -> dict:

@@ -54,9 +54,10 @@ def eager_kinds(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
     higher-order ops' branches, loop bodies and score_mods too). ``blind``, when given, receives the
     higher-order ops run whole, their insides unseen (only their outputs were looked at)."""
     import torch
-    from torch.utils._pytree import tree_leaves
 
     from pt2kit.runtime.hops import HopAwareMode, hop_name
+
+    from .torchapi import tree_leaves
 
     seen: set[str] = set()
 

@@ -63,7 +63,27 @@ def rewrite_wrapper(fn: Callable[[str, bool], str]) -> Iterator[None]:
         GraphLowering.codegen = orig  # type: ignore[method-assign]
 
 
+def inductor_config(cfg: dict[str, Any]) -> contextlib.AbstractContextManager[Any]:
+    """Inductor's config set to ``cfg`` (dotted keys) for the block, as it was after it."""
+    import torch._inductor.config as c
+
+    return c.patch(cfg)
+
+
+def reset_dynamo() -> None:
+    """Dynamo forgets every frame it compiled, so this compile is of exactly this model."""
+    torch._dynamo.reset()
+
+
+def tree_leaves(tree: Any) -> list[Any]:
+    """The leaves of a pytree (tuples, lists, dicts, dataclasses torch knows), in its order."""
+    from torch.utils._pytree import tree_leaves as leaves
+
+    return leaves(tree)
+
+
 def compile_package(ep: Any, path: str, config: dict[str, Any]) -> str:
+    """AOT Inductor: the ExportedProgram ``ep`` compiled with ``config`` into a package at ``path``."""
     return torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=config)
 
 

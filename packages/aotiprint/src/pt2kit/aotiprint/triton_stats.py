@@ -22,7 +22,7 @@ import triton.language as tl
 from pt2kit.runtime.kernelgrid import persistent_programs
 from pt2kit.runtime.tritoncompat import patch_interpreter_index
 
-from .stats import finite_stats_torch
+from .torch_stats import CHUNK, finite_stats_torch
 
 patch_interpreter_index()
 
@@ -33,7 +33,6 @@ PROGRAMS_PER_SM = 4
 NUM_STAGES = 5
 EVICT = "evict_first"  # each element is read once: keep it out of L2's way
 NCOLS = 5  # sum, min, max, nan, inf per program (the counts only on the counting pass)
-CHUNK = 1 << 24  # elements per chunk of the torch path, for sums past float32's range
 
 
 @triton.jit

@@ -164,9 +164,9 @@ def _jit(job: Job, chan: Channel, lm: Any) -> dict[str, Any]:
     args, kwargs = _split(lm.inputs)
     cfg = {**torchapi.no_caches(), **torchapi.provenance_config()}
     chan.stage("compile and run")
-    with apply_config(job.config), torch._inductor.config.patch(cfg), \
+    with apply_config(job.config), torchapi.inductor_config(cfg), \
             torchapi.rewrite_wrapper(rewrite), capture_trace(_provenance_events(arts)), torch.no_grad():
-        torch._dynamo.reset()
+        torchapi.reset_dynamo()
         compiled = torch.compile(lm.model, backend="inductor")
         probe.RECORDER = rec
         try:
