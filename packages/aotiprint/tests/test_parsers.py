@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
+
 from pt2kit.aotiprint.jitwrap import instrument
 from pt2kit.aotiprint.printer import parse, parse_file
 from pt2kit.aotiprint.provenance import for_launch, resolve
@@ -139,3 +141,14 @@ def test_provenance_gives_each_launch_its_nodes_and_user_lines():
     assert for_launch(prov, "cpp_fused_log_1", 0) == {"nodes": ["z"], "sources": ["/u/m.py:11"], "code": [""]}
     assert for_launch(prov, "aoti_torch_cpu_addmm_out", 1)["nodes"] == ["linear"]
     assert for_launch(prov, "nope", 0) is None
+
+
+def test_the_package_says_what_is_public():
+    import pt2kit.aotiprint as aotiprint
+    from pt2kit.aotiprint import jitwrap, printer, records, stats
+
+    assert aotiprint.__all__ == ["__version__", "parse_printer", "kernel_fields", "instrument_wrapper", "tensor_stats"]
+    assert (aotiprint.parse_printer, aotiprint.kernel_fields, aotiprint.instrument_wrapper, aotiprint.tensor_stats) \
+        == (printer.parse, records.from_printer, jitwrap.instrument, stats.tensor_stats)
+    with pytest.raises(AttributeError):
+        aotiprint.nothing_here  # noqa: B018
