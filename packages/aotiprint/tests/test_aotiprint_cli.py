@@ -91,6 +91,19 @@ def test_a_crash_in_a_kernel_is_a_crash_record_with_stage_and_last_kernel(tmp_pa
     assert started[-1].get("when") == "before" and started[-1]["name"] == crash["last_kernel"]
 
 
+def test_a_crash_in_an_extern_call_the_printer_does_not_wrap_names_that_call(tmp_path):
+    """A custom op runs through the proxy executor, unprinted: the crash is in it, not in the fused
+    kernel whose after_launch is the printer's last line (issue 37)."""
+    code, recs, err = aotiprint(str(MODELS / "externcrash.py"), "--detail", "names", cwd=tmp_path)
+    assert code == 3, err
+    crash = recs[-1]
+    assert crash["kind"] == "crash" and crash["stage"] == "run" and "boom: the custom op failed" in crash["message"]
+    assert crash["last_kernel"] == "aoti_torch_proxy_executor_call_function(pt2kit_test::boom)", crash
+    ran = [r for r in recs if r["kind"] == "kernel"]  # the printer's output: the fused kernel before it, finished
+    assert [(r["launch"], r.get("when", "after")) for r in ran] == [(0, "before"), (0, "after")]
+    assert ran[0]["name"].startswith("cpp_fused") and ran[0]["name"] != crash["last_kernel"]
+
+
 def test_jit_probes_every_kernel_and_pins_the_nan(tmp_path):
     code, recs, err = aotiprint(str(MODELS / "nanmodel.py"), "--jit", cwd=tmp_path)
     assert code == 1, err

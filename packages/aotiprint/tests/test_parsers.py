@@ -10,7 +10,7 @@ import pytest
 from pt2kit.aotiprint.jitwrap import instrument
 from pt2kit.aotiprint.printer import parse, parse_file
 from pt2kit.aotiprint.provenance import for_launch, resolve
-from pt2kit.aotiprint.records import decide, from_printer
+from pt2kit.aotiprint.records import decide, from_printer, last_kernel
 from pt2kit.aotiprint.wrapper import analyse, number_save_sites, save_id_of
 
 DATA = Path(__file__).parent / "data"
@@ -152,3 +152,31 @@ def test_the_package_says_what_is_public():
         == (printer.parse, records.from_printer, jitwrap.instrument, stats.tensor_stats)
     with pytest.raises(AttributeError):
         aotiprint.nothing_here  # noqa: B018
+
+
+EXTERN_WRAPPER = """void AOTInductorModel::run_impl(
+    printf("[ before_launch: cpp_fused_add_relu_0 ]\\n");
+    cpp_fused_add_relu_0((const float*)(arg0_1.data_ptr()), (float*)(buf0.data_ptr()));
+    printf("[ after_launch: cpp_fused_add_relu_0 ]\\n");
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_new_uninitialized_tensor(&buf2_handle));
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_proxy_executor_call_function(proxy_executor, 0, 0, std::array<int64_t, 0>{}.data(), 2, std::array<AtenTensorHandle, 2>{buf0, buf2}.data()));
+    printf("[ before_launch: aoti_torch_cpu_addmm_out ]\\n");
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_addmm_out(buf3, buf2, arg2_1, 1L, 1L));
+    printf("[ after_launch: aoti_torch_cpu_addmm_out ]\\n");
+    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu__weight_int4pack_mm(buf4, buf3));
+} // AOTInductorModel::run_impl
+"""
+
+
+def test_a_crash_after_a_finished_launch_names_the_unprinted_extern_call_after_it():
+    w = analyse(EXTERN_WRAPPER)
+    assert [la.kernel for la in w.launches] == ["cpp_fused_add_relu_0", "aoti_torch_cpu_addmm_out"]
+    first = parse(["[ before_launch: cpp_fused_add_relu_0 ]", "[ after_launch: cpp_fused_add_relu_0 ]"])
+    assert last_kernel(first, [], w, ["aten::_grouped_mm"]) == "aoti_torch_proxy_executor_call_function(aten::_grouped_mm)"
+    assert last_kernel(first, [], w, []) == "aoti_torch_proxy_executor_call_function(extern node 0)"
+    assert last_kernel(first, [], None) == "cpp_fused_add_relu_0"  # no wrapper: the last launch shown
+    both = parse(["[ before_launch: cpp_fused_add_relu_0 ]", "[ after_launch: cpp_fused_add_relu_0 ]",
+                  "[ before_launch: aoti_torch_cpu_addmm_out ]", "[ after_launch: aoti_torch_cpu_addmm_out ]"])
+    assert last_kernel(both, [], w, []) == "aoti_torch_cpu__weight_int4pack_mm"  # a shim call nothing prints
+    inside = parse(["[ before_launch: cpp_fused_add_relu_0 ]"])
+    assert last_kernel(inside, [], w, []) == "cpp_fused_add_relu_0"  # the launch it stopped inside

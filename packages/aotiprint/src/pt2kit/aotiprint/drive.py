@@ -5,9 +5,11 @@ Guarantees: every input the user can get wrong (a missing package, one built wit
 --save-package that would overwrite the model file) is exit 2 in one line before the header. The
 worker's `kernel` records and the AOTI printer's output are held in this process and written after
 the run, whether it ended or crashed, so a worker that dies loses none of them; a crash record names
-the last kernel launched. Not guaranteed: the kernel a crash record names on a CUDA device without
---ima (launches are asynchronous: the printer may have printed past the one that faulted).
-Imports no torch.
+the last kernel launched, or the unprinted extern call after it (:func:`.records.last_kernel`). Not
+guaranteed: which of several unprinted extern calls between two printed launches died (all are
+named); the call named for a package built with a kernel filter (the fused kernels it leaves unprinted
+are not seen); the kernel named on a CUDA device without --ima (launches are asynchronous: the printer
+may have printed past the one that faulted). Imports no torch.
 """
 
 from __future__ import annotations
@@ -72,21 +74,22 @@ def _one(s: Session, job: Job, env: dict[str, str] | None) -> int:
             narrator.on(rec)
 
     res = s.run_child(job.label, "pt2kit.aotiprint.work:run", job, on_record=on_record, timeout=job.timeout, env=env)
-    log = None
+    log = wrapper = None
+    targets: list[str] = []
     if job.jit:
         kernels = records.decided(held, res.value)
         for r in kernels:
             s.writer.emit(r)
             narrator.on(r)
     else:
-        log, kernels = _aoti_kernels(s, job, res)
+        log, wrapper, targets, kernels = _aoti_kernels(s, job, res)
         for r in kernels:
             narrator.on(r)
     code = narrator.finish(res.value if res.crash is None else None, res.notes)
     if res.crash is None:
         return code
     crash = dict(res.crash)
-    crash["last_kernel"] = crash.get("last_kernel") or records.last_kernel(log, kernels)
+    crash["last_kernel"] = crash.get("last_kernel") or records.last_kernel(log, kernels, wrapper, targets)
     code = s.crash(job.label, crash)
     if crash.get("stage") == "load":
         # seen on torch 2.11: every AOTI package segfaults in its own container constructor
@@ -95,10 +98,10 @@ def _one(s: Session, job: Job, env: dict[str, str] | None) -> int:
     return code
 
 
-def _aoti_kernels(s: Session, job: Job, res: Any) -> tuple[Any, list[Kernel]]:
-    """(the parsed printer log, the `kernel` records written from it)."""
+def _aoti_kernels(s: Session, job: Job, res: Any) -> tuple[Any, Any, list[str], list[Kernel]]:
+    """(the parsed printer log, the package's wrapper, its proxy-executor ops, the `kernel` records written)."""
     from .printer import parse_file
-    from .wrapper import analyse, read_wrapper
+    from .wrapper import analyse, read_extern_targets, read_wrapper
 
     log = parse_file(job.log)
     package = job.package or res.notes.get("package")
@@ -107,7 +110,8 @@ def _aoti_kernels(s: Session, job: Job, res: Any) -> tuple[Any, list[Kernel]]:
     saved = (res.value or {}).get("saved") if res.value else None
     fields = records.decided(records.from_printer(log, wrapper, res.notes.get("provenance") or {}, saved,
                                                   job.kernels), res.value)
-    return log, [s.emit(Kernel, model=job.label, **f.as_dict()) for f in fields]
+    targets = read_extern_targets(package) if package and wrapper is not None and wrapper.externs else []
+    return log, wrapper, targets, [s.emit(Kernel, model=job.label, **f.as_dict()) for f in fields]
 
 
 def _keep_package(s: Session, built: Path, dest: Path) -> None:

@@ -21,7 +21,7 @@ from pt2kit.schema import KernelArg, Stats, num
 
 from .printer import Arg, Launch, PrinterLog
 from .provenance import for_launch
-from .wrapper import Wrapper, WrapperLaunch, save_id_of
+from .wrapper import PROXY_CALL, Wrapper, WrapperLaunch, save_id_of
 
 
 @dataclass
@@ -218,12 +218,35 @@ def decided(records: list[Any], value: dict[str, Any] | None) -> list[Any]:
     return records
 
 
-def last_kernel(log: PrinterLog | None, records: list[Any]) -> str | None:
-    """The launch the printer's output stops inside, else the last one it shows (AOTI), else the last record."""
+def last_kernel(log: PrinterLog | None, records: list[Any], wrapper: Wrapper | None = None,
+                targets: list[str] | None = None) -> str | None:
+    """The launch the printer's output stops inside; else the extern call(s) the wrapper makes, unprinted,
+    right after the last launch it shows (``targets``: the proxy executor's ops, see
+    :func:`.wrapper.read_extern_targets`); else that launch (AOTI); else the last record."""
     if log is not None:
         la = log.last_started
         if la is not None:
             return la.kernel
+        after = _externs_after(log, wrapper, targets or [])
+        if after:
+            return after
         if log.launches:
             return log.launches[-1].kernel
     return records[-1].name if records else None
+
+
+def _externs_after(log: PrinterLog, wrapper: Wrapper | None, targets: list[str]) -> str | None:
+    """The unprinted extern calls between the last printed launch and the next, when the wrapper's
+    printed launches line up with the output's (a package built with a kernel filter may not)."""
+    if wrapper is None:
+        return None
+    k = len(log.launches)
+    if k > len(wrapper.launches) or (k and wrapper.launches[k - 1].kernel != log.launches[-1].kernel):
+        return None
+    names = []
+    for call in wrapper.externs:
+        if call.after == k:
+            op = targets[call.node] if call.node is not None and call.node < len(targets) else ""
+            names.append(f"{PROXY_CALL}({op or f'extern node {call.node}'})" if call.name == PROXY_CALL
+                         else call.name)
+    return " or ".join(names) or None

@@ -6,6 +6,10 @@
 them. The printer's calls name each argument and launch, so walking the lines in order says, for
 each argument printed or saved before a launch, whether anything has written it yet.
 
+An extern call the printer does not wrap (the proxy executor's, for an op with no C shim: a custom
+op, or ``aten._grouped_mm`` where no shim exists) is kept as an :class:`ExternCall` with its place
+among the printed launches, so a crash the printer's output stops after can be named by it.
+
 Save-mode lines are made unique per call site by :func:`number_save_sites` (the stock printer names
 its files after kernel and argument only, so a kernel launched twice overwrites its own files).
 """
@@ -24,6 +28,9 @@ _NAMES = re.compile(r'printf\("\[ (before_launch|after_launch): (\S+) \]')
 _SAVE = re.compile(r'aoti_torch_save_tensor_handle\((.+?), "(\S+)", "(before_launch|after_launch)(@\d+)?", "(\S+)"\)')
 _DECL = re.compile(r"^\s*(AtenTensorHandle \w+_handle;|RAIIAtenTensorHandle \w+\(\w+_handle\);)\s*$")
 _BUF = re.compile(r"\bbuf\d+\b")
+_PROXY = re.compile(r"\baoti_torch_proxy_executor_call_function\(\s*\w+,\s*(\d+)\s*,")
+_SHIM = re.compile(r"\bAOTI_TORCH_ERROR_CODE_CHECK\((aoti_torch_(?:cpu|cuda|xpu|mps)_\w+)\(")
+PROXY_CALL = "aoti_torch_proxy_executor_call_function"
 
 
 @dataclass
@@ -45,10 +52,18 @@ class WrapperLaunch:
 
 
 @dataclass
+class ExternCall:
+    after: int  # how many printed launches the wrapper makes before this call
+    name: str  # the C shim function, or PROXY_CALL
+    node: int | None = None  # the proxy executor's extern node (its index in the package's wrapper.json)
+
+
+@dataclass
 class Wrapper:
     launches: list[WrapperLaunch] = field(default_factory=list)
     modes: set[str] = field(default_factory=set)  # stats | names | save: what the package was built with
     saves: dict[int, Site] = field(default_factory=dict)
+    externs: list[ExternCall] = field(default_factory=list)  # extern calls the printer does not wrap
 
 
 def _body(src: str) -> list[str]:
@@ -110,6 +125,14 @@ def analyse(src: str) -> Wrapper:
             continue
         if _DECL.match(line) or "aoti_torch_print_tensor_handle" in line:
             continue
+        m = _PROXY.search(line)
+        if m:
+            w.externs.append(ExternCall(len(w.launches), PROXY_CALL, int(m.group(1))))
+        else:
+            m = _SHIM.search(line)
+            printed = last is not None and last_when == "before" and m is not None and last.kernel == m.group(1)
+            if m and not printed:
+                w.externs.append(ExternCall(len(w.launches), m.group(1)))
         # anything else that names a buffer (a launch, a copy) counts as writing it
         fresh.difference_update(_BUF.findall(line))
     return w
@@ -131,6 +154,20 @@ def read_wrapper(package: str) -> str | None:
             return z.read(names[0]).decode("utf-8", "replace") if names else None
     except (OSError, zipfile.BadZipFile, KeyError):
         return None
+
+
+def read_extern_targets(package: str) -> list[str]:
+    """The op of each extern node the proxy executor calls (``pt2kit_test::boom``), from the package's
+    ``*.wrapper.json``, in node order; [] when it holds none or cannot be read."""
+    import json
+
+    try:
+        with zipfile.ZipFile(package) as z:
+            names = [n for n in z.namelist() if n.endswith(".wrapper.json")]
+            nodes = json.loads(z.read(names[0])).get("nodes", []) if names else []
+        return [str((n.get("node") or {}).get("target") or "") for n in nodes]
+    except (OSError, zipfile.BadZipFile, KeyError, ValueError, AttributeError, TypeError):
+        return []
 
 
 def save_id_of(path: str) -> int | None:
