@@ -102,15 +102,16 @@ def test_bad_outputs_and_numbers_are_one_line_before_any_work(minify, tmp_path):
 
 
 def test_jobs_past_what_the_machine_serves_is_capped_with_a_warning(monkeypatch, capsys):
-    from pt2kit.minify import cli
+    from pt2kit.minify import drive
+    from pt2kit.minify.job import parse_jobs
     from pt2kit.runtime.session import Session
 
-    monkeypatch.setattr(cli, "worker_cap", lambda per: (3, "3 usable CPU(s)"))
+    monkeypatch.setattr(drive, "worker_cap", lambda per: (3, "3 usable CPU(s)"))
     s = Session("minify", "0", stdout=io.BytesIO())
-    assert cli._jobs(s, "100000") == 3
+    assert drive.workers(s, parse_jobs("100000")) == 3
     assert capsys.readouterr().err == ("minify: warning: --jobs 100000: capped at 3 worker(s), what this machine "
                                        "serves (3 usable CPU(s))\n")
-    assert cli._jobs(s, "2") == 2 and cli._jobs(s, "auto") in (1, 2, 3)
+    assert drive.workers(s, parse_jobs("2")) == 2 and drive.workers(s, parse_jobs("auto")) in (1, 2, 3)
     assert capsys.readouterr().err == ""
 
 

@@ -31,11 +31,11 @@ def accuracy_failure(job: Job, precision: dict[str, Any] | None = None) -> dict[
             **({"rule": job.rule} if job.rule != "fp64" else {}), **({"precision": precision} if precision else {})}
 
 
-def worth_it(job: Job, want: dict[str, Any] | None, check_str: str | None) -> bool:
+def worth_it(job: Job, want: dict[str, Any] | None) -> bool:
     """Whether the failure may be an accuracy failure minify searches for by localising (the pool then
     gets a second worker for it)."""
     kind = (want or {}).get("kind") or job.failure
-    return kind in ("auto", "accuracy") and job.backend != "aoti" and job.profile is None and not check_str
+    return kind in ("auto", "accuracy") and job.backend != "aoti" and job.profile is None and not job.check_str
 
 
 class Ahead:

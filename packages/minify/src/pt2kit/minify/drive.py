@@ -1,5 +1,6 @@
-"""One model, parent side: warm the workers, capture and reproduce the failure, search, write and
-verify the repro. Torch-free (the workers hold torch)."""
+"""minify's parent side: the model given, or each failure a stream asks for (:mod:`.targets`); for each,
+warm the workers, capture and reproduce the failure, search, write and verify the repro, and write its
+`repro` record. Torch-free (the workers hold torch)."""
 
 from __future__ import annotations
 
@@ -8,31 +9,128 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec.structs import replace
 
 from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
+from pt2kit.runtime.flags import usable_cpus, worker_cap
+from pt2kit.runtime.modelfile import label_of, parse_spec
+from pt2kit.runtime.session import Session, torch_version
+from pt2kit.runtime.writes import check_output, write_output
 
 from . import __version__, ir, repro
 from .ahead import Ahead, accuracy_failure, worth_it
 from .job import Job
+from .narrate import Narrator
 from .pool import Pool
-from .records import config_strings
+from .records import Outcome, config_strings, repro_fields
 from .search import Searcher
 
 RUNS = 3
 NOT_A_BUG = ": not a compiler bug by PyTorch's float64 rule"
+# A warm worker after an Inductor compile holds about this much (each forks from one zygote, so
+# torch's own pages are shared; the compile's are not)
+WORKER_BYTES = 2**30
 
 
-@dataclass
-class Outcome:
-    code: int
-    message: str
-    fields: dict[str, Any] = field(default_factory=dict)  # the repro record's, when one was made
-    text: str | None = None  # repro.py
+def run(s: Session, job: Job) -> int:
+    """The model ``job`` names, or each failure stdin asks for: the worst exit code of them all."""
+    job = replace(job, jobs=workers(s, job.jobs))
+    inputs = _inputs(job)
+    if job.output is not None:
+        check_output("-o", job.output, inputs)
+    if job.model is None:
+        return _piped(s, job, inputs)
+    job = replace(job, device=job.device or "cpu")
+    label = s.open_model(job.model, device=job.device)
+    want = {"kind": "violation", "constraint": "deny", "op": job.deny} if job.deny and job.profile is None else None
+    return _one(s, job, want, Narrator(s.say, label, job))
+
+
+def workers(s: Session, asked: int | None) -> int:
+    """--jobs: auto (None), or the number asked capped at what this machine serves (with a warning)."""
+    cap, why = worker_cap(WORKER_BYTES)
+    if asked is None:
+        # a worker's compile already keeps two cores busy (Inductor's compile threads): on two cores one
+        # worker beat two on every planted bug measured (accuracy 16-17 s vs 19, compile error 20.5 vs 23.5)
+        return min(cap, max(1, min(4, usable_cpus() // 2)))
+    if asked > cap:
+        s.warn(f"--jobs {asked}: capped at {cap} worker(s), what this machine serves ({why})")
+        return cap
+    return asked
+
+
+def _inputs(job: Job) -> list[tuple[str, str]]:
+    """The files this run reads (``-`` for stdin), which -o may not be."""
+    out = [("the model file", str(parse_spec(job.model)[0]))] if job.model is not None else [("stdin", "-")]
+    if ":" in job.backend:
+        out.append(("the backend file", job.backend.rpartition(":")[0]))
+    if job.profile_name and job.profile_name.endswith(".toml"):
+        out.append(("the profile file", job.profile_name))
+    return out
+
+
+def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
+    from .targets import read
+
+    got = read(s, job)
+    if not got.targets:
+        if got.models:
+            s.say("no failing diff, crash, violation or NaN/Inf kernel on stdin: nothing to minify")
+        return EXIT_OK
+    o, n = Path(job.output) if job.output else None, len(got.targets)
+    outs = [None if o is None else str(o if n == 1 else o.with_name(f"{o.stem}-{i + 1}{o.suffix}")) for i in range(n)]
+    # the stream's model files are inputs too: every -o name is checked against them before anything runs
+    inputs = inputs + [("the model file", str(parse_spec(m.spec)[0])) for m in got.models.values()]
+    for out in outs:
+        if out is not None:
+            check_output("-o", out, inputs)
+    code = EXIT_OK
+    for t, out in zip(got.targets, outs, strict=True):
+        if t.model is None:
+            s.warn(f"{t.where}: no model record for {t.label} on stdin (the run that wrote this wrote none): skipped")
+            continue
+        s.say(f"{t.model.where}: running model file {t.model.spec} named by the stream")
+        # the run that found it had its own --config over the model record's (this command line's over both)
+        one = replace(job, model=t.model.spec, device=t.model.device or "cpu", config=t.config, emit_model=False,
+                      from_stream=True, failure=t.want["kind"], deny=None, output=out,
+                      **{k: t.want[k] for k in ("ref", "rule") if k in t.want})
+        narrator = Narrator(s.say, label_of(*parse_spec(one.model)), one)
+        narrator.minifying(t)
+        code = max(code, _one(s, one, t.want, narrator))
+    return code
+
+
+def _one(s: Session, job: Job, want: dict[str, Any] | None, narrator: Narrator) -> int:
+    """One model: its repro made, written (-o, and the store) and recorded; its exit code."""
+    from pt2kit.runtime.progress import Progress
+    from pt2kit.schema import Repro
+
+    with Progress("minify", quiet=s.quiet).task(narrator.label) as task:
+        o = minify_one(job, want=want, stage=task.stage, torch_version=torch_version(),
+                       on_model=partial(_model_record, s))
+    written = None
+    if o.text is not None:
+        try:
+            if job.output is not None:
+                write_output(job.output, o.text)
+                written = job.output
+        except OSError as e:  # checked before the run, gone since: the repro stays in the store, the record says where
+            s.warn(f"-o {job.output}: cannot write it now ({e.strerror or e}); the repro is in the store: "
+                   f"{s.store.path(s.store.put_text(o.text, 'text/x-python', '.py'))}")
+        narrator.on(s.emit(Repro, **repro_fields(o.fields, o.text, s.store, narrator.label, written)))
+    return narrator.finish(o)
+
+
+def _model_record(s: Session, fields: dict[str, Any]) -> None:
+    """The `model` record of a model given on the command line, from the fields its worker sent."""
+    from pt2kit.schema import SCHEMA_MAJOR, Model
+
+    s.writer.emit(msgspec.convert({**fields, "v": SCHEMA_MAJOR, "run": s.writer.run}, Model))
 
 
 def _original(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, Any], ahead: bool
@@ -101,18 +199,20 @@ def _verify(text: str, pool: Pool) -> tuple[int, list[str]]:
     return RUNS - len(others), others
 
 
-def minify_one(job: Job, *, want: dict[str, Any] | None, jobs: int, timeout: float | None, stage: Any,
-               torch_version: str, check_str: str | None = None, on_model: Any = None) -> Outcome:
-    """``want``: the failure a stream record named (kind, and for a violation its constraint and op)."""
+def minify_one(job: Job, *, want: dict[str, Any] | None, stage: Any, torch_version: str,
+               on_model: Any = None) -> Outcome:
+    """``want``: the failure a stream record named (kind, and for a violation its constraint and op);
+    ``job.jobs``: the workers, decided (:func:`workers`)."""
     start = time.monotonic()
+    jobs, check_str = job.jobs or 1, job.check_str
     lock = threading.Lock()
 
     def say(m: str) -> None:  # the search ahead speaks from its own thread
         with lock:
             stage(m)
 
-    bet = worth_it(job, want, check_str)
-    pool = Pool(max(jobs, 2) if bet else jobs, timeout=timeout)
+    bet = worth_it(job, want)
+    pool = Pool(max(jobs, 2) if bet else jobs, timeout=job.timeout)
     got: dict[str, Any] = {}
     try:
         graphs, config, seen = _original(pool, job, say, on_model or (lambda f: None), got, bet)

@@ -1,9 +1,17 @@
-"""What the parent hands minify's capture worker: one immutable, typed job (never a dict)."""
+"""minify's options, typed: the one Struct the flags build, the parent runs and the capture worker decodes
+(never a dict). Ranges and clashes between flags are checked in ``__post_init__``: exit 2 before any work."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.flags import check_range, check_seed
 from pt2kit.runtime.job import ModelJob
 from pt2kit.schema import Profile
+
+BACKENDS = ("inductor", "aot_eager", "aoti")
+KEEPS_A_VIOLATION = ("auto", "violation")
 
 
 class Job(ModelJob, frozen=True, kw_only=True):
@@ -13,4 +21,51 @@ class Job(ModelJob, frozen=True, kw_only=True):
     ref: str = "eager"  # eager | eager64: what an accuracy failure's output is held against
     precision: str = "harness"  # harness | as-configured: the settings an accuracy failure is judged under
     rule: str = "fp64"  # fp64 | close: kdiff's verdict rule of the diff it was handed (--verdict close)
-    profile: Profile | None = None  # fxcheck's constraints: the first violation they find is the failure
+    deny: str | None = None  # --deny OP: keep the violation of this op staying in the graph
+    profile: Profile | None = None  # fxcheck's constraints (--profile, --align, --dtypes): the first violation
+    profile_name: str | None = None  # --profile as given: a shipped NAME, or FILE.toml (an input -o may not be)
+    check_str: str | None = None  # an error counts only if its message holds this
+    jobs: int | None = None  # workers judging candidates; None: auto (drive.workers decides, capped)
+    output: str | None = None  # -o: the repro is also written here
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_seed("--seed", self.seed)
+        check_range("--jobs", self.jobs, 1, what="a number of workers (or auto)")
+        if self.deny and self.failure not in KEEPS_A_VIOLATION:
+            raise UsageError(f"--deny with --failure {self.failure}: --deny keeps a violation")
+        if self.profile is not None:
+            if self.failure not in KEEPS_A_VIOLATION:
+                raise UsageError(f"--profile, --align or --dtypes with --failure {self.failure}: they keep a violation")
+            if self.model is None:
+                raise UsageError("--profile, --align and --dtypes check a MODEL; for a stream, pipe fxcheck's "
+                                 "violations (`fxcheck m.py --align 16 | minify`)")
+        be = self.backend
+        if be not in BACKENDS and not (":" in be and be.rpartition(":")[0].endswith(".py")):
+            raise UsageError(f"--backend {be}: expected inductor, aot_eager, aoti or FILE.py:NAME")
+        if ":" in be and not Path(be.rpartition(":")[0]).is_file():
+            raise UsageError(f"--backend {be}: no such file {be.rpartition(':')[0]}")
+
+
+def parse_jobs(text: str) -> int | None:
+    """--jobs: ``auto`` (None) or a number (its range is the Job's to check)."""
+    if text == "auto":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"--jobs {text}: expected a number of workers >= 1, or auto") from None
+
+
+def violation_profile(profile: str | None, align: int | None, dtypes: str | None, deny: str | None) -> Profile | None:
+    """fxcheck's profile from minify's --profile, --align, --dtypes (and --deny with them); None when none
+    is given. Its environment's PT2KIT_PROFILE is not read: minify keeps a violation only when asked on
+    its command line."""
+    check_range("--align", align, 1)
+    if profile is None and align is None and dtypes is None:
+        return None
+    from pt2kit.fxcheck import parse_dtypes, resolve_profile
+
+    flags = {"align": align, "deny": [deny] if deny else None,
+             "dtypes": parse_dtypes(dtypes, "--dtypes") if dtypes else None}
+    return resolve_profile(profile, flags, environ={})

@@ -1,16 +1,36 @@
-"""What minify says on stderr: one line per model, from the outcome and the repro record's fields."""
+"""What minify says on stderr about one model: the failure a stream asked it to keep, then one line of
+outcome (and where the repro was written), from the `repro` record it made."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pt2kit.runtime.narrate import Narrator as Base
+from pt2kit.schema import Repro
+
+from .records import Outcome
+
+if TYPE_CHECKING:
+    from .targets import Target
 
 
-def outcome(say: Any, label: str, message: str, fields: dict[str, Any], output: str | None) -> None:
-    say(f"{label}: {message}")
-    if fields and output:
-        say(f"{label}: repro written to {output}; run it with `python {output}` (exit 1 while the bug is present, 0 once fixed, 125 where it cannot run)")
+class Narrator(Base):
+    def __init__(self, say: Any, label: str, job: Any = None) -> None:
+        super().__init__(say, label, job)
+        self.repro: Repro | None = None
 
+    def minifying(self, t: Target) -> None:
+        w = t.want
+        what = w["kind"] + (f" ({w['constraint']}: {w['op']})" if w.get("op") else "")
+        self.say(f"{t.where}: minifying the {what} failure of {t.label}")
 
-def failure(say: Any, label: str, where: str, want: dict[str, Any]) -> None:
-    what = want["kind"] + (f" ({want['constraint']}: {want['op']})" if want.get("op") else "")
-    say(f"{where}: minifying the {what} failure of {label}")
+    def on_repro(self, r: Repro) -> None:
+        self.repro = r
+
+    def finish(self, value: Outcome, notes: dict[str, Any] | None = None) -> int:
+        self.say(f"{self.label}: {value.message}")
+        if self.repro is not None and self.repro.output:
+            out = self.repro.output
+            self.say(f"{self.label}: repro written to {out}; run it with `python {out}` (exit 1 while the bug is "
+                     "present, 0 once fixed, 125 where it cannot run)")
+        return value.code

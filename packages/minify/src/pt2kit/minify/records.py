@@ -4,6 +4,7 @@ a stream record names (what minify is asked to keep)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from pt2kit.runtime.config import from_literal
@@ -17,6 +18,17 @@ def config_strings(config: dict[str, dict[str, str]]) -> dict[str, str]:
     """{module: {key: literal text}} as the ``--config`` settings a user writes (a string bare)."""
     return {f"{SHORT.get(m, m + '.')}{k}": v if not isinstance(value := from_literal(v), str) else value
             for m, s in config.items() for k, v in s.items()}
+
+
+@dataclass
+class Outcome:
+    """One model's end: its exit code, the line that says it, and the repro (its record's fields, its text)
+    when one was made."""
+
+    code: int
+    message: str
+    fields: dict[str, Any] = field(default_factory=dict)  # the repro record's, when one was made
+    text: str | None = None  # repro.py
 
 
 def repro_fields(fields: dict[str, Any], text: str, store: Store, model: str, output: str | None) -> dict[str, Any]:

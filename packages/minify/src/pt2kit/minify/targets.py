@@ -1,0 +1,86 @@
+"""What a stream asks minify to minify: each model's first failure of each kind (a failing `diff`, a
+`crash`, a `violation`, a `kernel` with a NaN/Inf finding), as one typed :class:`Target` each.
+
+Guarantees: every line is forwarded as it is read (by the Session); a model file is run only once its
+`model` record passed the stream trust rules (pt2kit.runtime.trust); the config a target runs under is
+its model record's, then the `--config` of the header of the run that wrote the failing record, then
+this command line's. Not guaranteed: that a failure whose model record never came is minified (it is
+skipped with a warning), nor that a second failure of the same kind of the same model is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pt2kit.runtime.session import Session
+from pt2kit.schema import Crash, Diff, Header, Kernel, Violation
+
+from .job import Job
+from .records import unkept, wanted
+
+HINT = "give a MODEL.py, or pipe records: `kdiff m.py | minify`"
+Failing = Diff | Crash | Violation | Kernel
+
+
+@dataclass(frozen=True)
+class Model:
+    """A `model` record, checked: the file it names, the device and config it runs with, where it was."""
+
+    spec: str
+    device: str | None
+    config: dict[str, str]
+    where: str
+
+
+@dataclass(frozen=True)
+class Target:
+    label: str  # the model, as the failing record names it
+    record: Failing  # the failing record it came with
+    where: str  # source:line of that record
+    want: dict[str, Any]  # the failure minify keeps of it (:func:`.records.wanted`)
+    seen: dict[str, str]  # the config the run that wrote it had (its header's, over this command line's)
+    model: Model | None = None  # None: the stream had no model record for it
+
+    @property
+    def config(self) -> dict[str, str]:
+        """The model record's config, with the run that found the failure's own over it."""
+        return {**(self.model.config if self.model else {}), **self.seen}
+
+
+@dataclass
+class Piped:
+    targets: list[Target] = field(default_factory=list)
+    models: dict[str, Model] = field(default_factory=dict)  # by label: every model record the stream had
+
+
+def read(s: Session, job: Job) -> Piped:
+    """Read stdin to its end (each line forwarded), and what it asks minify to do."""
+    from pt2kit.runtime.trust import stream_config_for
+
+    out = Piped()
+    found: list[Target] = []
+    told: set[str] = set()
+    runs: dict[str, tuple[dict[str, str], str]] = {}  # each upstream run's --config: its findings were seen so
+    for line, model in s.piped(device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config,
+                               also=[Header, Diff, Crash, Violation, Kernel]):
+        rec = line.record
+        where = f"{line.source}:{line.lineno}"
+        if model is not None:
+            out.models[rec.model] = Model(*model)  # type: ignore[union-attr]
+        elif isinstance(rec, Header):
+            runs[rec.run] = (dict(rec.config), where)
+        elif isinstance(rec, Failing):
+            why = unkept(rec)
+            if why and why not in told:
+                told.add(why)
+                s.say(f"{where}: {why}")
+            w = wanted(rec)
+            label = getattr(rec, "model", None)
+            if w and label and not any(t.label == label and t.want["kind"] == w["kind"] for t in found):
+                run_cfg, run_where = runs.get(rec.run, ({}, ""))
+                found.append(Target(label, rec, where, w, stream_config_for(
+                    run_cfg, job.config, run_where, use=job.stream_config,
+                    what=f"the header of the run that wrote this {line.kind}")))
+    out.targets = [replace(t, model=out.models.get(t.label)) for t in found]
+    return out
