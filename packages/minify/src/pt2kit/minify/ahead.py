@@ -19,8 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 from . import ir
+from .ir import Config
 from .job import Job
-from .search import Cancelled, Config, Searcher
+from .search import Cancelled, Searcher
 
 
 def accuracy_failure(job: Job, precision: dict[str, Any] | None = None) -> dict[str, Any]:

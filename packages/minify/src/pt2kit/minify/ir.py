@@ -15,6 +15,8 @@ import re
 
 import msgspec
 
+Config = dict[str, dict[str, str]]  # {config module: {key: the value's Python literal text}}
+
 
 class Spec(msgspec.Struct, frozen=True, array_like=True):
     """("tensor", shape, stride, dtype, device, lo, hi[, values]) or ("scalar", value): harness.make_inputs's

@@ -1,5 +1,5 @@
-"""Warm worker processes, crash-safe: ``python -m pt2kit.minify.pool`` answers requests on stdin until
-stdin closes; the parent keeps ``jobs`` of them. A worker that dies (segfault, abort, CUDA error,
+"""Warm worker processes, crash-safe: each (:mod:`.worker`, forked from the :mod:`.zygote` where it can
+be) answers requests on stdin until stdin closes; the parent keeps ``jobs`` of them. A worker that dies (segfault, abort, CUDA error,
 os._exit) or overruns the timeout is replaced, and its request's answer says how it ended, which is
 itself a failure signature. A worker whose CUDA context a query left dead (a device-side assert)
 answers, then exits: the next question goes to a fresh one, never to a context that fails whatever
@@ -20,23 +20,24 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.flags import usable_cpus
+
 from . import zygote
+from .worker import THREADS
 from .zygote import Zygote
 
 STDERR_LINES = 40
-THREADS = "PT2KIT_MINIFY_COMPILE_THREADS"  # a worker's share of the cores for Inductor's compilers
 
 
 class Worker:
     def __init__(self, env: dict[str, str], zygote: Zygote | None = None) -> None:
         forked = zygote.spawn("worker", env=env) if zygote is not None else None
-        self.proc: Any = forked or subprocess.Popen([sys.executable, "-m", "pt2kit.minify.pool"],
+        self.proc: Any = forked or subprocess.Popen([sys.executable, "-m", "pt2kit.minify.worker"],
                                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                     stderr=subprocess.PIPE, env=env)
         self.tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
@@ -106,7 +107,7 @@ class Pool:
         self.env.setdefault("PYTHONUNBUFFERED", "1")
         self.timeout = timeout
         self.zygote = zygote.start(self.env) if fork and not self.env.get("PT2KIT_MINIFY_NO_FORK") else None
-        share = compile_share(os.cpu_count() or 1, max(1, jobs), self.env)
+        share = compile_share(usable_cpus(), max(1, jobs), self.env)
         # the workers' own environment; self.env stays what a repro run gets
         self.worker_env = self.env if share is None else {**self.env, THREADS: str(share)}
         self.workers = [Worker(self.worker_env, self.zygote) for _ in range(max(1, jobs))]
@@ -178,37 +179,6 @@ class Lane:
             w.kill()
 
 
-def main() -> int:
-    """The worker loop."""
-    proto = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)  # prints go to stderr; the protocol has its own descriptor
-    sys.stdout = sys.stderr
-    import faulthandler
-
-    faulthandler.enable()
-    threads = os.environ.pop(THREADS, None)
-    if threads:
-        compile_threads(int(threads))
-    from .work import HANDLERS
-
-    enc = msgspec.json.Encoder()
-
-    def send(msg: dict[str, Any]) -> None:
-        proto.write(enc.encode(msg) + b"\n")
-
-    for raw in sys.stdin.buffer:
-        req = msgspec.json.decode(raw)
-        start = time.monotonic()
-        try:
-            send({"t": "done", "result": HANDLERS[req["op"]](req["payload"], send), "s": time.monotonic() - start})
-        except Exception as e:
-            send({"t": "raised", "type": type(e).__name__, "message": str(e)[:4000],
-                  "usage": getattr(e, "usage", False)})
-        if _cuda_broken():
-            return 0  # the answer stands; the parent forks a fresh worker for the next question
-    return 0
-
-
 def compile_share(cores: int, workers: int, env: dict[str, str]) -> int | None:
     """How many compilers each worker's Inductor runs at once; None: Inductor's default, one per core.
 
@@ -221,31 +191,3 @@ def compile_share(cores: int, workers: int, env: dict[str, str]) -> int | None:
     if "TORCHINDUCTOR_COMPILE_THREADS" in env or cores // workers >= 2:
         return None
     return 1
-
-
-def compile_threads(n: int) -> None:
-    """How many compilers Inductor runs at once in this process: read from the environment where
-    Inductor's config is not imported yet (a CUDA build's fork server leaves it out), set on the
-    config where it is."""
-    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = str(n)
-    config = sys.modules.get("torch._inductor.config")
-    if config is not None:
-        config.compile_threads = n  # type: ignore[attr-defined]
-
-
-def _cuda_broken() -> bool:
-    """Whether this process's CUDA context is dead (a device-side assert, an illegal address: every
-    later CUDA call would fail the same way, whatever the candidate)."""
-    torch = sys.modules.get("torch")
-    if torch is None or not torch.cuda.is_initialized():
-        return False
-    try:
-        torch.cuda.synchronize()
-        torch.zeros(1, device="cuda").add_(1).cpu()
-    except Exception:
-        return True
-    return False
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

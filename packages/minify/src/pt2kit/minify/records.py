@@ -7,11 +7,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pt2kit.runtime.config import from_literal
+from pt2kit.runtime.config import MODULES, from_literal
 from pt2kit.schema import Crash, Diff, Kernel, Store, Violation, as_float
 
-SHORT = {"torch._inductor.config": "", "torch._dynamo.config": "dynamo.", "torch._functorch.config": "functorch.",
-         "torch.fx.experimental._config": "fx."}
+# each config module's --config prefix (Inductor's settings go bare)
+SHORT = {module: "" if prefix == "inductor" else f"{prefix}." for prefix, module in MODULES.items()}
 
 
 def config_strings(config: dict[str, dict[str, str]]) -> dict[str, str]:

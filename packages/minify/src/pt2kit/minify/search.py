@@ -28,8 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import ir, shrink
-
-Config = dict[str, dict[str, str]]  # {config module: {key: the value's Python literal text}}
+from .ir import Config
 
 
 class Cancelled(Exception):

@@ -4,12 +4,27 @@ does not need. Each keeps a change only where the candidate still fails the same
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from . import ir
+from .ir import Config
 
-if TYPE_CHECKING:
-    from .search import Config, Searcher
+
+class Searcher(Protocol):
+    """What these steps use of :class:`.search.Searcher` (declared here, so that search imports shrink
+    and never the other way round)."""
+
+    graph: ir.Graph
+    failure: dict[str, Any]
+    config: Config
+    exact: bool | set[str]
+    consts: dict[str, str]
+
+    def build(self, keep: set[str], **kw: Any) -> ir.Candidate | None: ...
+
+    def fails(self, cands: list[ir.Candidate | None], configs: list[Config] | None = None) -> list[bool]: ...
+
+    def step(self, what: str, nodes: int) -> None: ...
 
 
 def shapes(sr: Searcher, keep: set[str], best: ir.Candidate, budget: int = 12) -> tuple[ir.Candidate, dict[int, int]]:

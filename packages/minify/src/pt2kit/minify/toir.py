@@ -16,6 +16,7 @@ from typing import Any
 from pt2kit.runtime.hops import hop_name
 
 from . import ir
+from .torchapi import is_op_overload
 
 # names a candidate's module itself uses: a graph value of that name (a user's variable, in a Dynamo
 # graph) is renamed, so it cannot hide them
@@ -110,7 +111,7 @@ def _expr(n: Any) -> tuple[str, str]:
         raise ValueError(f"a node a standalone repro cannot write: {n.op}")
     if t is operator.getitem:
         return f"{_fmt(n.args[0])}[{_fmt(n.args[1])}]", "operator.getitem"
-    if isinstance(t, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
+    if is_op_overload(t):
         return f"torch.ops.{t}({', '.join(args)})", str(t)
     hop = hop_name(t)
     if hop is not None and getattr(torch.ops.higher_order, hop, None) is t:

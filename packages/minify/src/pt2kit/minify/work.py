@@ -17,6 +17,7 @@ import msgspec
 from . import harness, ir
 from .job import Job
 from .toir import inside, to_ir
+from .torchapi import reset_dynamo
 
 
 def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, str]]:
@@ -96,7 +97,7 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     harness.sync()  # an eager kernel's device-side error is eager's: raised here, not in the compiled run
     backend = _backend(job.backend)
     try:
-        torch._dynamo.reset()
+        reset_dynamo()
         with apply_config(job.config), torch.no_grad():
             torch.manual_seed(job.seed)
             if backend == "aoti":

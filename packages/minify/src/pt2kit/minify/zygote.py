@@ -5,12 +5,29 @@ not three interpreters).
 
 Guarantees:
 - a forked process has run nothing but imports and Inductor's once-a-process probes of the machine
-  (:func:`warm_inductor`): no tensor op, no compile of a graph, no CUDA, no thread of ours. A repro
-  run forked here is what ``python repro.py`` is once its ``import torch`` is done;
+  (:func:`.torchapi.warm_inductor`): no tensor op, no compile of a graph, no CUDA, no thread of ours.
+  A repro run forked here runs as ``__main__``, with ``sys.argv`` and ``sys.path[0]`` as
+  ``python repro.py`` sets them;
 - each child gets its own stdin, stdout and stderr (pipes the parent made, passed over a Unix
   socket), its own working directory and environment, and the parent hears how it ended (exit code,
   or minus the signal, as :class:`subprocess.Popen` says it) from this server, which reaps it;
 - the server ends when the parent closes the control socket, killing the children left.
+
+Not guaranteed:
+- that a child is a fresh interpreter in every respect: more than torch is imported already (Dynamo,
+  Inductor's compiler on a CPU build, minify's worker modules), and what torch read from the
+  environment while importing (a ``TORCHINDUCTOR_*`` variable read into a config default) is the
+  server's, not the environment the child is given. Callers fork a repro run only where its
+  environment is the one the server imported under, and start ``python repro.py`` otherwise;
+- that the probes' answers are the child's own: they are the server's, computed once (a fact about
+  the machine and installation, unless either changes while minify runs);
+- that a child's own children are stopped: close kills the processes it forked, not what they
+  started; and where the server itself is killed (SIGKILL), its children are left running while
+  :meth:`Child.poll` already reads ``-SIGKILL`` and :meth:`Child.kill` does nothing (a worker still
+  ends when its stdin closes; a repro run goes on to its end);
+- isolation: a child is the user's process with the user's files and limits, not a sandbox;
+- an exit code before the child's pipes are drained: read them to their end before trusting that
+  nothing more will come.
 
 Where fork or descriptor passing is missing (Windows), where the imports left CUDA unable to fork, or
 with ``PT2KIT_MINIFY_NO_FORK=1`` in the environment, the callers start plain subprocesses instead.
@@ -28,11 +45,9 @@ import sys
 import threading
 from typing import IO, Any
 
-PRELOAD = ("torch", "torch._dynamo", "pt2kit.minify.work", "pt2kit.kdiff.localize", "pt2kit.runtime.modelfile",
-           "pt2kit.runtime.accuracy")
-# Inductor's import asks CUDA for its devices where torch is built with CUDA, and a process that has
-# asked can no longer fork a child that uses CUDA (torch "poisons" the fork): preloaded on CPU builds only.
-PRELOAD_CPU_BUILD = ("torch._inductor.compile_fx",)
+# minify's own modules a worker runs (torch's: torchapi.preload)
+PRELOAD = ("pt2kit.minify.worker", "pt2kit.minify.work", "pt2kit.runtime.capture", "pt2kit.runtime.descend",
+           "pt2kit.runtime.modelfile", "pt2kit.runtime.accuracy")
 
 
 # -- parent side -----------------------------------------------------------------------------------
@@ -171,7 +186,7 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
         os.environ.update(req["env"])
         os.chdir(req["cwd"])
         if req["op"] == "worker":
-            from .pool import main as worker_main
+            from .worker import main as worker_main
 
             code = worker_main()
         else:
@@ -203,48 +218,14 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
 
 def fork_poisoned() -> bool:
     """Whether a child forked now could not use CUDA (torch marks such a fork bad once CUDA was asked
-    anything). Private torch API, kept here alone: ``torch.cuda._is_in_bad_fork``, read in a probe child."""
+    anything), read in a probe child."""
     pid = os.fork()
     if pid == 0:
-        import torch
+        from .torchapi import in_bad_fork
 
-        bad = getattr(torch.cuda, "_is_in_bad_fork", lambda: False)
-        os._exit(3 if bad() else 0)
+        os._exit(3 if in_bad_fork() else 0)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status) != 0
-
-
-def warm_inductor() -> None:
-    """Inductor's once-a-process probes, answered before forking so that no child pays them again:
-    the CPU's vector ISAs (a test compile per ISA its flags claim, each dlopened in a child Python:
-    1-1.4 s in turn on a 2-core machine) and the hashes of torch's and triton's sources that key its
-    caches (0.6 s). Each is a fact about this machine and installation, memoised in the process; a
-    fresh ``python repro.py`` computes the same answers itself. Each ISA is probed in a thread of its
-    own (each mostly waits on its child: 0.6 s at once), beside the hashing; all are joined before
-    this returns. Private torch API, kept here alone."""
-    import threading
-
-    try:
-        from torch._inductor import codecache, cpu_vec_isa
-
-        probes = (codecache.torch_key, codecache.CacheBase.get_system)
-        flags = cpu_vec_isa.x86_isa_checker() if hasattr(cpu_vec_isa, "x86_isa_checker") else []
-        # bool(isa) memoises its probe on the instance valid_vec_isa_list then asks again
-        claimed = [isa for isa in getattr(cpu_vec_isa, "supported_vec_isa_list", [])
-                   if flags and all(f in flags for f in str(isa).split())]
-        threads = [threading.Thread(target=bool, args=(isa,), daemon=True) for isa in claimed]
-    except Exception:  # another torch: its children pay the probes themselves
-        return
-    for t in threads:
-        t.start()
-    try:
-        for answer in probes:
-            answer()
-        for t in threads:
-            t.join()
-        cpu_vec_isa.valid_vec_isa_list()  # every ISA's answer is memoised by now: this assembles the list
-    except Exception:  # a probe that fails here fails in the child too, where it is reported
-        pass
 
 
 def main(fd: int) -> int:
@@ -256,8 +237,11 @@ def main(fd: int) -> int:
     warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
     import torch
 
+    from .torchapi import preload, warm_inductor
+
     cpu_build = torch.version.cuda is None and torch.version.hip is None
-    for name in PRELOAD + (PRELOAD_CPU_BUILD if cpu_build else ()):
+    preload(cpu_build)
+    for name in PRELOAD:
         importlib.import_module(name)
     if cpu_build:
         # not beside the imports: two threads importing torch's modules at once can see one half
