@@ -1,9 +1,12 @@
 """minify: the smallest standalone repro of a torch.compile failure (compile error, crash, accuracy,
 NaN/Inf, constraint violation), crash-safe and fast.
 
-Public: the ``minify`` command only. ``harness.py`` is the code every repro.py embeds.
+Public: the ``minify`` command only; no library API (every module here is private and may change in
+any release). ``harness.py`` is the code every repro.py embeds. minify builds on runtime (the
+Session, capture, HOP descent) and on fxcheck's public names (resolve_profile, parse_dtypes,
+graph_view, run_checks) for a violation's checks.
 """
 
 __version__ = "0.1.0"
 
-__all__: list[str] = []
+__all__ = ["__version__"]
