@@ -112,3 +112,27 @@ class Raises(nn.Module):
 
 def raises():
     return Raises(), (torch.randn(4),)
+
+
+class Chaotic(nn.Module):
+    """The logistic map at r = 3.9, 40 steps: float32 rounding alone leaves float64's orbit (issue 37)."""
+
+    def forward(self, x):
+        for _ in range(40):
+            x = 3.9 * x * (1 - x)
+        return x
+
+
+def chaotic():
+    torch.manual_seed(0)
+    return Chaotic(), (torch.rand(256) * 0.8 + 0.1,)
+
+
+def nudge_backend(gm, example_inputs):
+    """A torch.compile backend that rounds differently: its inputs nudged by one part in a million, as a
+    reordered reduction would, which a chaotic model turns into an output far from eager's."""
+
+    def run(*args):
+        return gm(*[a * (1 + 1e-6) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args])
+
+    return run
