@@ -72,31 +72,50 @@ def test_a_close_failure_minify_does_not_see_is_both_verdicts_in_one_line_and_ex
     assert "a accuracy" not in r.stderr and not r.kind("repro")
 
 
-def test_an_fp64_failure_minify_finds_within_the_float64_rule_is_both_verdicts_with_numbers_and_exit_0(minify, tmp_path):
-    """A diff that fails PyTorch's float64 rule, where minify's own run of the model is within it (a
-    chaotic model: eager's float32 orbit is as far from float64's as the compiled one): the diff's
-    numbers and minify's own in one line, not a compiler bug, exit 0 (issue 37: never 3)."""
+def _chaotic_failure(tmp_path, rule: str) -> bytes:
+    """A kdiff stream whose diff of small.py:chaotic fails by ``rule`` (fp64 with its numbers, or close)."""
     from pt2kit.schema import Accuracy, Diff, Header, Metrics, Model
 
     common = dict(tool_version="1", argv=["kdiff"], time="t", host="h", python="3", store=str(tmp_path))
     metrics = Metrics(numel=256, max_abs=0.9, mean_abs=0.4, max_rel=9.0, rmse=0.5, mismatches=250,
                       mismatch_share=0.98)
-    fp64 = Accuracy(passed=False, rmse_test=0.861, rmse_baseline=0.3, multiplier=2.0, tol=1e-4)
+    fp64 = Accuracy(passed=False, rmse_test=0.861, rmse_baseline=0.3, multiplier=2.0, tol=1e-4) if rule == "fp64" else None
     lines = [Header(v=1, run="a", tool="kdiff", **common),
              Model(v=1, run="a", model="small.py:chaotic", file=str(MODELS / "small.py"), entry="chaotic"),
              Diff(v=1, run="a", model="small.py:chaotic", output="out", ref="eager", test="inductor", dtype="float32",
-                  shape=[256], atol=1e-5, rtol=1.3e-6, passed=False, rule="fp64", close=False, metrics=metrics,
+                  shape=[256], atol=1e-5, rtol=1.3e-6, passed=False, rule=rule, close=False, metrics=metrics,
                   accuracy=fp64)]
-    r = minify("--backend", f"{MODELS / 'small.py'}:nudge_backend",
-               stdin=b"".join(msgspec.json.encode(x) + b"\n" for x in lines))
+    return b"".join(msgspec.json.encode(x) + b"\n" for x in lines)
+
+
+# minify's own run, within the float64 rule: a chaotic model (eager's float32 orbit is as far from float64's
+# as the compiled one), through a backend that nudges its inputs by 1e-6
+WITHIN = (r"out: fails assert_close, \d+(\.\d+)?% of elements, but is within the float64 rule: compiled RMSE "
+          r"[\d.]+ vs eager [\d.]+: not a compiler bug by PyTorch's float64 rule")
+NUDGE = f"{MODELS / 'small.py'}:nudge_backend"
+
+
+def test_an_fp64_failure_minify_finds_within_the_float64_rule_is_both_verdicts_with_numbers_and_exit_0(minify, tmp_path):
+    """The diff fails PyTorch's float64 rule, minify's own run does not: the diff's numbers and minify's
+    own in one line, not a compiler bug, exit 0 (issue 37: never 3)."""
+    r = minify("--backend", NUDGE, stdin=_chaotic_failure(tmp_path, "fp64"))
     assert r.code == 0, r.stderr
     said = ("minify: small.py:chaotic: the diff of out fails PyTorch's float64 rule, 98% of elements, max abs 0.9 (compiled "
             "RMSE 0.861 vs eager 0.3 from float64); minify's own run of it: ")
     (line,) = [ln for ln in r.stderr.splitlines() if ln.startswith(said)]
-    assert re.fullmatch(r"out: fails assert_close, \d+(\.\d+)?% of elements, but is within the float64 rule: "
-                        r"compiled RMSE [\d.]+ vs eager [\d.]+: not a compiler bug by PyTorch's float64 rule: "
-                        "nothing to minify", line[len(said):]), line
+    assert re.fullmatch(WITHIN + ": nothing to minify", line[len(said):]), line
     assert not r.kind("repro") and not r.kind("crash")
+
+
+def test_a_close_failure_within_the_float64_rule_says_so_with_numbers_and_is_minified_as_close_exit_1(minify, tmp_path):
+    """The diff fails --verdict close; minify's own run fails assert_close too but is within the float64
+    rule: it says both in one line and minifies the close failure the user chose (issue 37: never 3)."""
+    r = minify("--backend", NUDGE, stdin=_chaotic_failure(tmp_path, "close"))
+    assert r.code == 1, r.stderr
+    assert re.search(r"^minify: small\.py:chaotic: \[[\d.]+s\] " + WITHIN + "; minified as the close failure the "
+                     r"diff's --verdict close asks for$", r.stderr, re.M), r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "accuracy" and rep["reproduced"] == 3 and rep["nodes_after"] < rep["nodes_before"]
 
 
 def test_a_tuple_the_model_file_sets_is_a_tuple_in_every_worker_and_in_the_repro(minify, tmp_path):

@@ -120,7 +120,7 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         why = harness.differs(t, r, fp64.get(name), job.ref, job.rule)
         if why:
             return {"kind": "accuracy", "signature": "accuracy", "detail": f"{name}: {why}",
-                    "verdicts": _verdicts(t, r, fp64.get(name))}
+                    "verdicts": f"{name}: {_verdicts(t, r, fp64.get(name))}"}
     return {"kind": None, "detail": next((f"{n}: {_verdicts(t, r, fp64.get(n))}" for (n, t), (_, r) in pairs
                                           if harness.differs(t, r, None)), "passes")}
 
