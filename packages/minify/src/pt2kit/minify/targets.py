@@ -24,7 +24,7 @@ Failing = Diff | Crash | Violation | Kernel
 
 
 @dataclass(frozen=True)
-class Model:
+class PipedModel:
     """A `model` record, checked: the file it names, the device and config it runs with, where it was."""
 
     spec: str
@@ -40,7 +40,7 @@ class Target:
     where: str  # source:line of that record
     want: dict[str, Any]  # the failure minify keeps of it (:func:`.records.wanted`)
     seen: dict[str, str]  # the config the run that wrote it had (its header's, over this command line's)
-    model: Model | None = None  # None: the stream had no model record for it
+    model: PipedModel | None = None  # None: the stream had no model record for it
 
     @property
     def config(self) -> dict[str, str]:
@@ -51,7 +51,7 @@ class Target:
 @dataclass
 class Piped:
     targets: list[Target] = field(default_factory=list)
-    models: dict[str, Model] = field(default_factory=dict)  # by label: every model record the stream had
+    models: dict[str, PipedModel] = field(default_factory=dict)  # by label: every model record the stream had
 
 
 def read(s: Session, job: Job) -> Piped:
@@ -67,7 +67,7 @@ def read(s: Session, job: Job) -> Piped:
         rec = line.record
         where = f"{line.source}:{line.lineno}"
         if model is not None:
-            out.models[rec.model] = Model(*model)  # type: ignore[union-attr]
+            out.models[rec.model] = PipedModel(*model)  # type: ignore[union-attr]
         elif isinstance(rec, Header):
             runs[rec.run] = (dict(rec.config), where)
         elif isinstance(rec, Failing):
