@@ -38,6 +38,10 @@ def test_assert_same_names_structure_differences_and_takes_tolerances():
 def test_the_package_says_what_is_public():
     assert kdiff.__all__ == ["__version__", "assert_same", "compare", "localize"]
     assert all(getattr(kdiff, name) is not None for name in kdiff.__all__)
+    import pt2kit.kdiff.localization  # noqa: F401  (a submodule named like a public name would hide it)
+
+    assert [getattr(kdiff, n).__name__ for n in ("assert_same", "compare", "localize")] == [
+        "assert_same", "compare", "localize"]
     with pytest.raises(AttributeError):
         kdiff.nothing_here  # noqa: B018
 

@@ -15,6 +15,6 @@ from pt2kit.runtime.api import exports
 
 __version__ = "1.3.0"
 
-_PUBLIC = {"assert_same": ".check", "compare": ".metrics", "localize": ".localize"}
+_PUBLIC = {"assert_same": ".check", "compare": ".metrics", "localize": ".localization"}
 __all__ = ["__version__", *_PUBLIC]
 __getattr__, __dir__ = exports(__name__, _PUBLIC)

@@ -193,7 +193,7 @@ def stats(t: Any) -> Stats:
 
 
 def divergence_fields(located: Any, output: str) -> dict[str, Any]:
-    """A `divergence` record's fields for :func:`.localize.localize`'s answer on a failing output."""
+    """A `divergence` record's fields for :func:`.localization.localize`'s answer on a failing output."""
     return dict(output=output, node=located.node, op=located.op, index=located.index, source=located.source,
                 code=located.code, module=located.module, metrics=metrics_record(located.comparison),
                 ref_stats=stats(located.ref), test_stats=stats(located.test), compiles=located.compiles,

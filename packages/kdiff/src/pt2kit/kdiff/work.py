@@ -129,7 +129,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             grad_counts = {"frozen": frozen_parameters(loaded.model), "no_grad": no_grad}
 
         def locate() -> Any:
-            from .localize import LocalizeError, localize
+            from .localization import LocalizeError, localize
 
             try:
                 return localize(loaded.model, lambda fn: _seeded(seed, lambda: loaded.call(fn)), ref=ref,
