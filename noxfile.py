@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tomllib
 from pathlib import Path
 
 import nox
-import tomllib
 
 ROOT = Path(__file__).parent
 nox.options.default_venv_backend = "uv|virtualenv"

@@ -39,10 +39,8 @@ class ProfileError(ValueError):
 
 
 def profile_from_toml(text: str, where: str = "<profile>") -> Profile:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    import tomllib  # lazy: only profile files need it
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
