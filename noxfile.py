@@ -1,4 +1,4 @@
-"""pt2kit's sessions. `nox -s lint tests e2e real browser` is the test command (what .ci/run runs, after
+"""pt2kit's sessions. `nox -s lint floors tests e2e real browser` is the test command (what .ci/run runs, after
 installing nox and uv, in the README's one line); `nox -s demo` the main job.
 
 Every package is tested in a virtualenv of its own holding only what it declares (plus its test
@@ -9,7 +9,9 @@ constraints.txt, never from a lock.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -58,6 +60,10 @@ def _package_dirs() -> dict[str, Path]:
 PACKAGES = _package_dirs()
 
 
+def _requirement_name(dep: str) -> str:
+    return re.split(r"[<>=!~\[; ]", dep, maxsplit=1)[0].strip()
+
+
 def _local_closure(name: str) -> list[str]:
     """The package and the local packages it depends on, transitively."""
     seen: list[str] = []
@@ -68,7 +74,7 @@ def _local_closure(name: str) -> list[str]:
         seen.append(n)
         deps = tomllib.loads((PACKAGES[n] / "pyproject.toml").read_text())["project"].get("dependencies", [])
         for dep in deps:
-            dep_name = dep.split(">")[0].split("<")[0].split("=")[0].split("[")[0].strip()
+            dep_name = _requirement_name(dep)
             if dep_name in PACKAGES:
                 visit(dep_name)
 
@@ -91,6 +97,116 @@ def tests(session: nox.Session, package: str) -> None:
     _install(session, _local_closure(package))
     # the Triton kernels run on the CPU here, through Triton's interpreter (tests say where they need it)
     session.run(*PYTEST, str(PACKAGES[package] / "tests"), *session.posargs)
+
+
+# -- floors: each package against its pt2kit-* dependencies at the oldest versions it accepts -----------
+
+# Its own fast tests that go through what it takes from them (the header Session writes, records built
+# and encoded, the public names other tools import), beside its --help and an import of every public name.
+FLOOR_TESTS = {
+    "pt2kit-runtime": ["test_runtime_cli.py", "test_writes.py"],
+    "pt2kit-fxcheck": ["test_profiles.py"],
+    "pt2kit-kdiff": ["test_library.py"],
+    "pt2kit-guardscan": ["test_parsers.py"],
+    "pt2kit-aotiprint": ["test_parsers.py"],
+    "pt2kit-minify": ["test_records.py", "test_ir.py"],
+    "pt2kit-benchrun": ["test_plan.py"],
+    "pt2kit-reportgen": ["test_compare.py"],
+}
+
+
+def _project(directory: Path) -> dict:
+    return tomllib.loads((directory / "pyproject.toml").read_text())
+
+
+def _floors_of(directory: Path) -> dict[str, tuple[int, ...]]:
+    """pt2kit-* dependency -> the floor (``>=X.Y``) the package at ``directory`` declares for it."""
+    floors = {}
+    for dep in _project(directory)["project"].get("dependencies", []):
+        name = _requirement_name(dep)
+        if name in PACKAGES:
+            floor = re.search(r">=\s*([0-9.]+)", dep)
+            if floor is None:
+                raise ValueError(f"{directory.name}: {dep!r} has no >= floor")
+            floors[name] = _version(floor[1])
+    return floors
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = tuple(int(p) for p in text.split("."))
+    return parts + (0,) * (3 - len(parts))
+
+
+def _text_version(text: str) -> tuple[int, ...] | None:
+    found = re.search(r"^__version__ = [\"']([0-9.]+)[\"']", text, re.M)
+    return _version(found[1]) if found else None
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], check=True, capture_output=True, text=True).stdout
+
+
+def _floor_source(session: nox.Session, name: str, floor: tuple[int, ...]) -> tuple[Path, tuple[int, ...]]:
+    """The package as it was at the first commit whose version is ``floor`` or newer: the oldest code
+    pip could pick for ``>=floor`` (a version's first commit holds the least of what that version has).
+    The working tree where no commit has it yet (a bump not committed). Extracted once under .nox/."""
+    rel = PACKAGES[name].relative_to(ROOT)
+    init = rel / _project(PACKAGES[name])["tool"]["hatch"]["version"]["path"]
+    if _git("rev-parse", "--is-shallow-repository").strip() == "true":
+        session.error("nox -s floors builds old versions from git history: a shallow clone has none")
+    for commit in _git("rev-list", "--reverse", "HEAD", "--", str(init)).split():
+        version = _text_version(_git("show", f"{commit}:{init}"))
+        if version is not None and version >= floor:
+            break
+    else:
+        version = _text_version((ROOT / init).read_text())
+        if version is None or version < floor:
+            session.error(f"{name} {'.'.join(map(str, floor))} is required but no version of it is that new")
+        return PACKAGES[name], version
+    dest = ROOT / ".nox" / "_floors" / f"{name}-{'.'.join(map(str, version))}-{commit[:12]}"
+    if not dest.exists():
+        part = dest.with_name(dest.name + ".part")
+        shutil.rmtree(part, ignore_errors=True)
+        part.mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, str(rel)], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(part)], input=archive, check=True)
+        part.rename(dest)
+    return dest / rel, version
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("package", [n for n in PACKAGES if _floors_of(PACKAGES[n])])
+def floors(session: nox.Session, package: str) -> None:
+    """The package with each pt2kit-* dependency at its floor (built from this repo's history), then its
+    --help, its public names and its FLOOR_TESTS: a floor too low for what the package uses fails here,
+    not at a user's first header. A dependency's own floors must hold too (a floor of ours below what
+    another of our floors needs is one pip never installs)."""
+    wanted = {dep: (floor, package) for dep, floor in _floors_of(PACKAGES[package]).items()}
+    sources: dict[str, tuple[Path, tuple[int, ...]]] = {}
+    while pending := [d for d in wanted if d not in sources]:
+        for dep in pending:
+            sources[dep] = _floor_source(session, dep, wanted[dep][0])
+            for sub, floor in _floors_of(sources[dep][0]).items():
+                wanted.setdefault(sub, (floor, dep))
+    for dep, (where, _) in sources.items():
+        for sub, floor in _floors_of(where).items():
+            have = sources[sub][1]
+            if have < floor:
+                session.error(f"{package} accepts {sub} {'.'.join(map(str, have))}, but {dep} (at its "
+                              f"floor) needs {sub}>={'.'.join(map(str, floor))}: raise {package}'s floor")
+    args = []
+    for dep, (where, version) in sources.items():
+        session.log(f"{dep} {'.'.join(map(str, version))} from {where.relative_to(ROOT)}")
+        args += ["-e", str(where)] if where == PACKAGES[dep] else [str(where)]
+    session.install(*CONSTRAINTS, XDIST, "-e", f"{PACKAGES[package]}[test]", *args)
+    module = "pt2kit." + package.removeprefix("pt2kit-")
+    session.run("python", "-c", f"import {module} as m; [getattr(m, n) for n in getattr(m, '__all__', ())]")
+    for script in _project(PACKAGES[package])["project"].get("scripts", {}):
+        session.run(script, "--help", silent=True)
+    tests = PACKAGES[package] / "tests"
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
+                *(str(tests / t) for t in FLOOR_TESTS[package]), *session.posargs)
 
 
 @nox.session(python=PYTHON)
