@@ -226,9 +226,11 @@ def real(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff over the whole tree, and schemas/json up to date with the Structs."""
+    """ruff over the whole tree, the import graph (no circles, no tool inside another; read with ast, so
+    no package is imported), and schemas/json up to date with the Structs."""
     session.install(*CONSTRAINTS, "ruff", "-e", str(PACKAGES["pt2kit-schema"]))
     session.run("ruff", "check", ".")
+    session.run("python", str(ROOT / "tests" / "test_import_graph.py"))
     session.run("python", "-m", "pt2kit.schema", "check", str(ROOT / "schemas" / "json"))
 
 
