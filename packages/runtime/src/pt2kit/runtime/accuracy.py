@@ -30,10 +30,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .torchapi import is_mutable, tree_map
+
 
 def to_float64(x: Any) -> Any:
     import torch
-    from torch.utils._pytree import tree_map
 
     def up(t: Any) -> Any:
         if isinstance(t, torch.Tensor):
@@ -63,7 +64,6 @@ def float64_copy(model: Any, inputs: Any) -> tuple[Any, Any]:
 def float64_mode() -> Any:
     """A dispatch mode under which float32 results come out as float64 (see the module docstring)."""
     import torch
-    from torch.utils._pytree import tree_map
 
     from .hops import HopAwareMode, is_hop
 
@@ -98,7 +98,7 @@ def float64_mode() -> Any:
             kwargs = dict(kwargs or {})
             if kwargs.get("dtype") in up:
                 kwargs["dtype"] = up[kwargs["dtype"]]
-            mutable = func._schema.is_mutable  # in-place and out=: the result is an existing tensor
+            mutable = is_mutable(func)  # in-place and out=: the result is an existing tensor
             try:
                 out = func(*args, **kwargs)
             except (RuntimeError, NotImplementedError):

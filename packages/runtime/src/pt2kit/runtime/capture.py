@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from .torchapi import aot_autograd, reset_dynamo
+
 
 def concrete(a: Any) -> Any:
     """A Dynamo graph's example argument as a value it runs on outside Dynamo: a tensor copied, a
@@ -34,8 +36,6 @@ def capture_forward(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | 
     ``dynamo``, when given, also receives (Dynamo's graph, its real arguments) for each, before
     AOTAutograd traces it: what a torch.compile backend is handed, kept even where AOTAutograd fails."""
     from functorch.compile import make_boxed_func
-    from torch._dynamo.backends.common import aot_autograd
-
     captured: list[dict[str, Any]] = []
 
     def fw(gm: torch.fx.GraphModule, _example: list[Any]) -> Any:
@@ -56,8 +56,8 @@ def capture_forward(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | 
             dynamo.append((gm, [concrete(a) for a in example]))
         return aot(gm, example)
 
-    torch._dynamo.reset()
+    reset_dynamo()
     with torch.no_grad():
         call(torch.compile(model, backend=backend))
-    torch._dynamo.reset()
+    reset_dynamo()
     return [(s["gm"], s["args"]) for s in captured if s["args"] is not None]

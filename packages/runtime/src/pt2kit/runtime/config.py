@@ -25,13 +25,8 @@ from contextlib import ExitStack
 from typing import Any
 
 from .errors import UsageError
-
-MODULES = {
-    "inductor": "torch._inductor.config",
-    "dynamo": "torch._dynamo.config",
-    "functorch": "torch._functorch.config",
-    "fx": "torch.fx.experimental._config",
-}
+from .torchapi import CONFIG_MODULES as MODULES
+from .torchapi import config_defaults, config_module, left_out_of_repros
 
 
 def parse_config(items: list[str] | None) -> dict[str, str]:
@@ -113,9 +108,7 @@ def from_literal(text: str) -> Any:
 
 def resolve(cfg: dict[str, str]) -> list[tuple[Any, str, Any]]:
     """(config module, key, typed value) for each setting; UsageError for unknown keys."""
-    import importlib
-
-    modules = {name: importlib.import_module(path) for name, path in MODULES.items()}
+    modules = {name: config_module(path) for name, path in MODULES.items()}
     keys = {name: config_keys(m) for name, m in modules.items()}
     out = []
     for key, raw in cfg.items():
@@ -142,21 +135,6 @@ def apply_config(cfg: dict[str, str]) -> ExitStack:
     return stack
 
 
-def _defaults(module: Any) -> dict[str, Any]:
-    """Each setting's default, as torch declares it (``ConfigModule._config[key].default``, private:
-    the one place it is read). A setting an environment variable changed is not at its default."""
-    return {k: entry.default for k, entry in module._config.items()}
-
-
-def _skipped(module: Any, key: str) -> bool:
-    """What torch's own repro writer leaves out (``_save_config_ignore``: callables, pickling
-    trouble), and what its cache key leaves out as machine-specific (``_cache_config_ignore_prefix``:
-    trace dumps, compile threads, worker start method, CUTLASS folders)."""
-    if key in getattr(module, "_save_config_ignore", ()):
-        return True
-    return any(key.startswith(p) for p in getattr(module, "_cache_config_ignore_prefix", ()))
-
-
 def _as_text(key: str, value: Any, default: Any) -> str | None:
     """``value`` as --config VALUE text, or None where that text would not give ``value`` back
     (a callable, an object, a string that reads as a literal). Anything but a string is its
@@ -176,14 +154,12 @@ def worker_settings() -> dict[str, str]:
     as ``TORCHINDUCTOR_FREEZING``, is that default here as in torch's own repro writer), as ``{"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}``: what
     ``torch._dynamo.debug_utils.generate_config_string`` writes into PyTorch's own repros, less what it
     skips, less machine-specific settings and values that do not survive as text."""
-    import importlib
-
     out: dict[str, str] = {}
     for name, path in MODULES.items():
-        module = importlib.import_module(path)
-        defaults = _defaults(module)
+        module = config_module(path)
+        defaults = config_defaults(module)
         for key, value in config_keys(module).items():
-            if key not in defaults or _skipped(module, key) or value == defaults[key]:
+            if key not in defaults or left_out_of_repros(module, key) or value == defaults[key]:
                 continue
             text = _as_text(key, value, defaults[key])
             if text is not None:
@@ -196,16 +172,12 @@ class kept_settings:  # a context manager, named as one is used
     so a warm worker that loaded one model file judges the next candidate under its own config only."""
 
     def __enter__(self) -> kept_settings:
-        import importlib
-
-        self._before = {p: config_keys(importlib.import_module(p)) for p in MODULES.values()}
+        self._before = {p: config_keys(config_module(p)) for p in MODULES.values()}
         return self
 
     def __exit__(self, *exc: object) -> None:
-        import importlib
-
         for path, before in self._before.items():
-            module = importlib.import_module(path)
+            module = config_module(path)
             for key, value in config_keys(module).items():
                 if key in before and value != before[key]:
                     setattr(module, key, before[key])

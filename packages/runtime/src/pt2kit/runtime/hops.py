@@ -1,5 +1,5 @@
 """Higher-order ops (torch.cond, while_loop, scan, flex_attention, invoke_subgraph, checkpoint...) under
-our own TorchDispatchModes, and in captured FX graphs. The private torch API lives here alone.
+our own TorchDispatchModes, and in captured FX graphs. The private torch API it uses is behind pt2kit.runtime.torchapi.
 
 A TorchDispatchMode with no rule for a higher-order op makes torch raise NotImplementedError: a
 model with ``torch.cond`` crashed kdiff's eager reference. :class:`HopAwareMode` takes the op and
@@ -20,20 +20,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+
+from .torchapi import dispatch_mode, generate_code, hop_name, is_hop, is_op_overload
+
+__all__ = ["HopAwareMode", "hop_name", "is_hop", "materialise", "subgraphs"]
 
 
-def is_hop(func: Any) -> bool:
-    """Whether ``func`` (what a mode's ``__torch_dispatch__`` is handed) is a higher-order op."""
-    return isinstance(func, torch._ops.HigherOrderOperator)
-
-
-def hop_name(target: Any) -> str | None:
-    """The name of a higher-order op (``cond``, ``while_loop``, ``flex_attention``), or None."""
-    return getattr(target, "_name", None) or getattr(target, "__name__", None) if is_hop(target) else None
-
-
-class HopAwareMode(TorchDispatchMode):
+class HopAwareMode(dispatch_mode()):
     """A mode that also sees inside higher-order ops. Subclasses implement :meth:`watch` (an ordinary
     op: run it, look at it) in place of ``__torch_dispatch__``."""
 
@@ -82,7 +75,7 @@ def _wrap_callables(a: Any, inside: Any) -> Any:
     if isinstance(a, tuple | list):
         return type(a)(_wrap_callables(x, inside) for x in a)
     if callable(a) and not isinstance(a, torch.Tensor | type) and not is_hop(a) \
-            and not isinstance(a, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
+            and not is_op_overload(a):
         return inside(a)
     return a
 
@@ -112,9 +105,7 @@ def materialise(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """``gm`` with the Python code of it and every subgraph generated now. FX generates it lazily, on
     the first call, and Dynamo refuses to trace a lazy subgraph: torch.compile of a captured graph
     holding a cond failed with "Attempted to inline function marked as skipped"."""
-    from torch.fx._lazy_graph_module import _LazyGraphModule
-
     for m in gm.modules():
         if isinstance(m, torch.fx.GraphModule):
-            _LazyGraphModule.force_recompile(m)
+            generate_code(m)
     return gm

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ModelFileError
+from .torchapi import tree_map
 
 NEEDS = "a model file defines module-level `model` and `example_inputs`, or is given as FILE.py:NAME"
 
@@ -156,8 +157,6 @@ def to_device(loaded: LoadedModel, device: str) -> None:
         raise ModelFileError(f"--device {device}: CUDA is not available on this machine")
     if isinstance(loaded.model, torch.nn.Module):
         loaded.model = loaded.model.to(dev)
-    from torch.utils._pytree import tree_map
-
     loaded.inputs = tree_map(lambda x: x.to(dev) if isinstance(x, torch.Tensor) else x, loaded.inputs)
 
 

@@ -26,8 +26,9 @@ Guarantees:
 """
 
 import contextlib
-import importlib
 import os
+
+from .torchapi import fallback_random, set_fallback_random
 
 HARNESS = {
     "matmul": "ieee",  # cuBLAS float32 matmuls: ieee | tf32
@@ -86,7 +87,7 @@ def precision_state():
         "mkldnn_deterministic": bool(_get(lambda: b.mkldnn.deterministic, False)),
         "sdp_reduced_reduction": bool(_get(sdp, False)) if sdp is not None else False,
         "cublas_workspace": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
-        "fallback_random": bool(_get(lambda: importlib.import_module("torch._inductor.config").fallback_random, False)),
+        "fallback_random": bool(_get(fallback_random, False)),
     }
 
 
@@ -149,7 +150,7 @@ def use_precision(settings, inductor=True):
     if settings.get("cublas_workspace"):
         os.environ["CUBLAS_WORKSPACE_CONFIG"] = settings["cublas_workspace"]
     if inductor and "fallback_random" in settings:
-        importlib.import_module("torch._inductor.config").fallback_random = bool(settings["fallback_random"])
+        set_fallback_random(settings["fallback_random"])
 
 
 def reduced_modes(state, device="cuda"):

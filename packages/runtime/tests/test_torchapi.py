@@ -1,0 +1,119 @@
+"""pt2kit.runtime.torchapi: every function run on the installed torch, so a torch release that moves a
+private API fails here, by name, rather than deep inside a tool."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from pt2kit.runtime import torchapi  # noqa: E402
+
+
+def test_importing_it_does_not_import_torch():
+    code = "import sys, pt2kit.runtime.torchapi; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+def test_config_modules_import_and_declare_their_defaults():
+    for prefix, path in torchapi.CONFIG_MODULES.items():
+        module = torchapi.config_module(path)
+        assert module.__name__ == path, prefix
+        assert torchapi.config_defaults(module), prefix
+    inductor = torchapi.config_module("torch._inductor.config")
+    assert torchapi.config_defaults(inductor)["cpp.inject_relu_bug_TESTING_ONLY"] is None
+    with inductor.patch({"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}):
+        # the default is what torch declares, not the value now
+        assert torchapi.config_defaults(inductor)["cpp.inject_relu_bug_TESTING_ONLY"] is None
+
+
+def test_settings_torchs_repro_writer_leaves_out():
+    inductor = torchapi.config_module("torch._inductor.config")
+    assert torchapi.left_out_of_repros(inductor, "trace.enabled")  # a cache-key prefix: machine-specific
+    assert not torchapi.left_out_of_repros(inductor, "cpp.inject_relu_bug_TESTING_ONLY")
+
+
+def test_fallback_random_reads_and_sets_inductors_setting():
+    inductor = torchapi.config_module("torch._inductor.config")
+    before = inductor.fallback_random
+    try:
+        torchapi.set_fallback_random(not before)
+        assert torchapi.fallback_random() is (not before) and inductor.fallback_random is (not before)
+    finally:
+        inductor.fallback_random = before
+
+
+def test_reset_dynamo_makes_the_next_call_compile_again():
+    graphs = []
+
+    def backend(gm, example):
+        graphs.append(gm)
+        return gm.forward
+
+    f = torch.compile(lambda x: x.sin() + 1, backend=backend)
+    x = torch.ones(3)
+    f(x)
+    f(x)
+    assert len(graphs) == 1
+    torchapi.reset_dynamo()
+    f(x)
+    assert len(graphs) == 2
+
+
+def test_aot_autograd_hands_the_forward_as_an_aten_graph():
+    from functorch.compile import make_boxed_func
+
+    seen = []
+
+    def fw(gm, example):
+        seen.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+        return make_boxed_func(gm.forward)
+
+    torchapi.reset_dynamo()
+    out = torch.compile(lambda x: x.sin() * 2, backend=torchapi.aot_autograd(fw_compiler=fw))(torch.ones(2))
+    torchapi.reset_dynamo()
+    assert seen == ["aten.sin.default", "aten.mul.Tensor"]
+    assert torch.equal(out, torch.ones(2).sin() * 2)
+
+
+def test_tree_map_reaches_every_leaf():
+    assert torchapi.tree_map(lambda v: v * 10, {"a": [1, (2, 3)], "b": 4}) == {"a": [10, (20, 30)], "b": 40}
+
+
+def test_ops_and_higher_order_ops_are_told_apart():
+    cond = torch.ops.higher_order.cond
+    assert torchapi.is_hop(cond) and torchapi.hop_name(cond) == "cond"
+    add = torch.ops.aten.add.Tensor
+    assert not torchapi.is_hop(add) and torchapi.hop_name(add) is None
+    assert torchapi.is_op_overload(add) and torchapi.is_op_overload(torch.ops.aten.add)
+    assert not torchapi.is_op_overload(lambda x: x) and not torchapi.is_op_overload(cond)
+    assert torchapi.is_mutable(torch.ops.aten.add_.Tensor) and not torchapi.is_mutable(add)
+
+
+def test_dispatch_mode_sees_each_aten_op():
+    class Seen(torchapi.dispatch_mode()):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = torch.ones(2)
+    with Seen() as mode:
+        (x + 1).neg()
+    assert mode.ops == ["aten.add.Tensor", "aten.neg.default"]
+
+
+def test_generate_code_makes_a_graphs_code_before_its_first_call():
+    from torch.fx._lazy_graph_module import _LazyGraphModule, _use_lazy_graph_module
+
+    with _use_lazy_graph_module(True):
+        gm = torch.fx.symbolic_trace(lambda x: x.cos())
+    assert isinstance(gm, _LazyGraphModule) and gm._needs_recompile()
+    torchapi.generate_code(gm)
+    assert not gm._needs_recompile() and "cos" in gm.code
