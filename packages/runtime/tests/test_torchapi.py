@@ -36,16 +36,6 @@ def test_settings_torchs_repro_writer_leaves_out():
     assert not torchapi.left_out_of_repros(inductor, "cpp.inject_relu_bug_TESTING_ONLY")
 
 
-def test_fallback_random_reads_and_sets_inductors_setting():
-    inductor = torchapi.config_module("torch._inductor.config")
-    before = inductor.fallback_random
-    try:
-        torchapi.set_fallback_random(not before)
-        assert torchapi.fallback_random() is (not before) and inductor.fallback_random is (not before)
-    finally:
-        inductor.fallback_random = before
-
-
 def test_reset_dynamo_makes_the_next_call_compile_again():
     graphs = []
 

@@ -2,7 +2,8 @@
 
 Private API moves between torch releases without notice; here is the one place to mend when it does,
 and tests/test_torchapi.py runs every function on the installed torch. The tools keep theirs in their
-own ``torchapi.py``; the code a repro embeds (minify's harness) is torch-only by contract and exempt.
+own ``torchapi.py``; the code a repro embeds (minify's harness, this package's precision.py) is
+torch-only by contract and exempt.
 
 Guarantees: importing this module does not import torch (each function imports what it needs when
 called); every function works on torch 2.11 and 2.13. Not guaranteed: any other torch version (a
@@ -43,15 +44,6 @@ def left_out_of_repros(module: Any, key: str) -> bool:
     if key in getattr(module, "_save_config_ignore", ()):
         return True
     return any(key.startswith(p) for p in getattr(module, "_cache_config_ignore_prefix", ()))
-
-
-def fallback_random() -> bool:
-    """Inductor's ``fallback_random`` (random ops as eager's, so both sides draw the same numbers)."""
-    return bool(config_module(CONFIG_MODULES["inductor"]).fallback_random)
-
-
-def set_fallback_random(value: bool) -> None:
-    config_module(CONFIG_MODULES["inductor"]).fallback_random = bool(value)
 
 
 def reset_dynamo() -> None:
