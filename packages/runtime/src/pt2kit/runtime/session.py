@@ -3,6 +3,7 @@
 A tool's ``cli.py`` builds its frozen Job from the flags inside ``with Session(...) as s:`` and makes one
 call: :meth:`Session.each_model` (a worker per model, the model given or each one piped) or its own
 ``drive.run(s, job)``; ``s.done(code)`` sets the exit code, and leaving the block exits with it.
+Reading the models a piped stream names is :mod:`.piped`'s (``s.piped``, ``s.piped_models``).
 
 * stdout carries records only; everything for humans goes to stderr (``--quiet`` silences it).
 * Errors the user can fix are one line on stderr and exit 2; ``--debug`` adds the traceback.
@@ -54,7 +55,7 @@ from .errors import (
 from .narrate import Narrator
 from .text import exception_line, printable, summary_line
 
-__all__ = ["Session", "exception_line", "printable", "summary_line", "torch_version", "upstream_end"]
+__all__ = ["Session", "exception_line", "printable", "summary_line", "torch_version"]
 
 def torch_version() -> str | None:
     """The installed torch's version, read from its metadata (torch is not imported)."""
@@ -89,26 +90,6 @@ def _stdout_to_devnull() -> None:
 
 def _lazy(fn: Callable[[Any], Iterable[str]], arg: Any) -> Iterator[str]:
     yield from fn(arg)
-
-
-def upstream_end(last: Line | None) -> str | None:
-    """Why a stream with no model record has none, when its last line says: a tool upstream crashed or
-    stopped with an error before it wrote one (``kdiff m.py | minify`` after kdiff died at load)."""
-    if last is None or last.kind not in ("crash", "error"):
-        return None
-    import msgspec
-
-    try:
-        r = msgspec.json.decode(last.raw)
-    except msgspec.DecodeError:
-        return None
-    where = f"{last.source}:{last.lineno}"
-    if last.kind == "crash":
-        why = ": ".join(str(x) for x in (r.get("exception") or r.get("signal"), r.get("message")) if x)
-        return (f"{where}: the run upstream crashed during {r.get('stage') or 'its work'}"
-                + (f" of {r['model']}" if r.get("model") else "") + (f" ({why})" if why else "")
-                + " before writing one")
-    return f"{where}: the run upstream stopped with an error before writing one ({r.get('message')})"
 
 
 class Session:
@@ -233,70 +214,24 @@ class Session:
     def piped_models(
         self, *, device: str | None, hint: str, config: dict[str, str] | None = None, stream_config: bool = True
     ) -> Iterator[tuple[str, str, dict[str, str]]]:
-        """(spec, device, config) of each `model` record on stdin, which is forwarded as read.
+        """(spec, device, config) of each `model` record on stdin: :func:`pt2kit.runtime.piped.piped_models`."""
+        from .piped import piped_models
 
-        A stream is data (see :mod:`.trust`): each model file is checked before anything runs and
-        named on stderr; the record's config is merged under ``config`` (the command line's, which
-        wins) after its unsafe keys are refused, or dropped when ``stream_config`` is False. This tool's
-        header comes at the first model record, with its device (``device`` or the record's), so the
-        upstream lines before it are forwarded first; warns when no model came.
-        """
-        for _, model in self.piped(device=device, hint=hint, config=config, stream_config=stream_config):
-            if model is not None:
-                self.say(f"{model[3]}: running model file {model[0]} named by the stream")
-                yield model[:3]
+        return piped_models(self, device=device, hint=hint, config=config, stream_config=stream_config)
 
     def piped(
         self, *, device: str | None, hint: str, config: dict[str, str] | None = None, stream_config: bool = True,
         also: Sequence[type] = (),
     ) -> Iterator[tuple[Line, tuple[str, str, dict[str, str], str] | None]]:
-        """:meth:`piped_models`'s reading, for a tool that also wants other kinds (``also``): each line
-        with, for a model record, its checked (spec, device, config, where); the tool says when it
-        runs one."""
-        from pt2kit.schema import Model
+        """Each line of stdin with, for a model record, its checked (spec, device, config, where):
+        :func:`pt2kit.runtime.piped.piped`."""
+        from .piped import piped
 
-        from .trust import check_model_file, stream_config_for, stream_settings
+        return piped(self, device=device, hint=hint, config=config, stream_config=stream_config, also=also)
 
-        lines = self.read(["-"], want=[Model, *also], hint=hint)
-        models = 0
-        cli = dict(config or {})
-        last: Line | None = None
-        for line in self._header_before_errors(lines, device, cli):
-            last = line
-            model = None
-            if line.kind == "model" and line.record is not None:
-                models += 1
-                m = line.record
-                where = f"{line.source}:{line.lineno}"
-                if not self.header_written:  # its part starts here, so the header can name the device
-                    self.header(torch=torch_version(), device=device or m.device, config=cli)
-                spec = check_model_file(m.file, m.entry, where)
-                settings, dropped = stream_settings(dict(m.settings or {}))
-                if dropped and stream_config:
-                    self.say(f"{where}: not taking {', '.join(dropped)} from the model record's settings: a stream "
-                             "may not set them (the model file sets its own again when it runs)")
-                cfg = stream_config_for({**settings, **(m.config or {})}, dict(config or {}), where, use=stream_config)
-                if m.config and not stream_config:
-                    self.say(f"{where}: ignoring the model record's config ({', '.join(sorted(m.config))}): "
-                             "--no-config-from-stream")
-                model = (spec, device or m.device, cfg, where)
-            yield line, model
-        if not models:
-            self.header(torch=torch_version(), device=device, config=cli)
-            ended = upstream_end(last)
-            if ended:
-                raise UsageError(f"no model record on stdin to work on: {ended}")
-            self.warn("no model records on stdin: nothing to do")
-
-    def _header_before_errors(self, lines: Iterator[Line], device: str | None,
-                              config: dict[str, str]) -> Iterator[Line]:
-        """``lines``, with this tool's header written before a bad line's error ends the stream."""
-        try:
-            yield from lines
-        except StreamError:
-            if not self.header_written:
-                self.header(torch=torch_version(), device=device, config=config)
-            raise
+    def begin(self, *, device: str | None, config: dict[str, str] | None = None) -> Header:
+        """This tool's header, naming the installed torch: its part of the stream starts here."""
+        return self.header(torch=torch_version(), device=device, config=config)
 
     def each_model(self, job: Any, *, target: str, narrator: Callable[[Callable[[str], None], str, Any], Narrator],
                    hint: str, env: dict[str, str] | None = None) -> int:
@@ -355,7 +290,7 @@ class Session:
         path, entry = parse_spec(spec)
         if not path.is_file():
             raise ModelFileError(f"{path}: no such model file")
-        self.header(torch=torch_version(), device=device)
+        self.begin(device=device)
         return label_of(path, entry)
 
     # -- running ---------------------------------------------------------------------------
