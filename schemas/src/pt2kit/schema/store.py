@@ -20,6 +20,16 @@ Guarantees:
 * The root is ``--store``, else ``$PT2KIT_STORE``, else ``./pt2kit-out``. A record's
   :class:`~pt2kit.schema.records.BlobRef` holds the path relative to the root, so a store directory
   can be moved or copied with the stream.
+
+Not guaranteed:
+
+* Durability: nothing is fsynced, so a power loss may lose or truncate recent files.
+* That a blob a stream names is still there: ``pt2kit gc`` removes blobs no stream it is shown refers
+  to (once older than its grace period), and a stream read on another machine finds its blobs only if the store
+  directory was copied with it.
+* A bound on the store's size: nothing evicts but ``pt2kit gc``.
+* That a blob's extension says what its bytes are: it is the writer's word (a reader checks size and
+  sha256, not the format).
 """
 
 from __future__ import annotations

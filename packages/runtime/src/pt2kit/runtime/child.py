@@ -17,6 +17,19 @@ Guarantees:
   (SIGKILL) notices within a second and stops itself. Either way the temporary files a killed child
   left in the store are swept, so an interrupted run leaves no ``.tmp`` file behind.
 * The parent never imports torch for this.
+
+Not guaranteed:
+
+* Isolation: the child is not a sandbox. It runs with the user's privileges, environment and
+  working directory; what a model file does outside the store (files, network, GPU state) stays done.
+* Processes the work itself started (Inductor's compile workers, a Triton build) are not tracked:
+  they are left to notice their parent's death on their own.
+* The crash's stage is the last one the work announced, not necessarily where it died; the stderr
+  kept with it is the last ``STDERR_TAIL_LINES`` lines (``STDERR_TAIL_CHARS`` characters), and a
+  message the child raised is cut at the worker's ``MESSAGE_CHARS``.
+* A child stuck in native code that ignores SIGTERM gets no chance to sweep: it is killed after
+  ``GRACE`` seconds and the parent sweeps for it, so a temporary file survives only a parent killed
+  at the same moment.
 """
 
 from __future__ import annotations

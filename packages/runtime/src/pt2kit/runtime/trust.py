@@ -23,6 +23,16 @@ names is ever executed. Guarantees, for `model` records read from a pipe:
 * Each refusal is one line and exit 2, before anything of that model runs.
 
 Nothing here imports torch: it runs in the parent, before the child starts.
+
+Not guaranteed:
+
+* That a model file named by a stream is harmless: these checks narrow *which* files run (the same
+  ones a user could name on the command line), not what they do. Pipe streams you would run by hand.
+* That the file is the one the upstream tool ran, or unchanged between this check and the child
+  loading it: no hash of it is taken or compared.
+* That every dangerous config setting is caught: keys are judged by their names and their values'
+  form, so a setting torch adds later under a name none of the patterns match passes (the refused
+  patterns are kept with torch's own repro writer's list in mind, not proven complete).
 """
 
 from __future__ import annotations

@@ -1,4 +1,18 @@
-"""The child side of :mod:`.child`: ``python -m pt2kit.runtime.worker`` (reads its job on stdin)."""
+"""The child side of :mod:`.child`: ``python -m pt2kit.runtime.worker`` (reads its job on stdin).
+
+Guarantees: the job's ``target`` runs in this process's main thread with a :class:`Channel` to the
+parent on the original stdout (fd 1 is pointed at stderr first, so the model's prints cannot enter the
+stream); a UsageError or StreamError it raises reaches the parent as one usage line (exit 2), anything
+else as an exception message (exit 3) with the traceback on stderr; on SIGTERM or SIGINT, and within
+a second of the parent dying, it sweeps its temporary files from the store and exits
+(:func:`~pt2kit.schema.store.sweep_temp_files`); it exits with ``os._exit``, skipping interpreter
+teardown.
+
+Not guaranteed: that a signal is handled while the work is inside native code (Python runs handlers
+between bytecodes: the parent's kill after its grace period covers that); that atexit hooks, finally
+blocks of the work or buffered output of other threads run at exit; that a message is kept whole past
+``MESSAGE_CHARS`` characters.
+"""
 
 from __future__ import annotations
 
