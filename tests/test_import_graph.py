@@ -31,12 +31,10 @@ SHARED = ("pt2kit.schema", "pt2kit.runtime")  # the layers under the tools, in o
 # merging their branches. Circles are named by their modules, sorted.
 ALLOWED = {
     "circle: pt2kit.aotiprint.stats <-> pt2kit.aotiprint.triton_stats",
-    "circle: pt2kit.kdiff.metrics <-> pt2kit.kdiff.triton_metrics",
     "circle: pt2kit.minify.pool <-> pt2kit.minify.zygote",
     "circle: pt2kit.minify.search <-> pt2kit.minify.shrink",
     "pt2kit.minify.zygote names pt2kit.kdiff.localize, a module of another tool",
     "pt2kit.aotiprint has no __all__",
-    "pt2kit.benchrun has no __all__",
     "pt2kit.guardscan has no __all__",
     "pt2kit.minify has no __all__",
 }
