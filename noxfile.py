@@ -64,16 +64,22 @@ def _requirement_name(dep: str) -> str:
     return re.split(r"[<>=!~\[; ]", dep, maxsplit=1)[0].strip()
 
 
-def _local_closure(name: str) -> list[str]:
-    """The package and the local packages it depends on, transitively."""
+def _requirements(directory: Path, extras: str = "") -> list[str]:
+    """The package's dependencies, and those of the extras named (``"test,browser"``)."""
+    project = tomllib.loads((directory / "pyproject.toml").read_text())["project"]
+    optional = project.get("optional-dependencies", {})
+    return [*project.get("dependencies", []), *(d for e in filter(None, extras.split(",")) for d in optional.get(e, []))]
+
+
+def _local_closure(name: str, extras: str = "") -> list[str]:
+    """The package (with the extras named) and the local packages it depends on, transitively."""
     seen: list[str] = []
 
     def visit(n: str) -> None:
         if n in seen:
             return
         seen.append(n)
-        deps = tomllib.loads((PACKAGES[n] / "pyproject.toml").read_text())["project"].get("dependencies", [])
-        for dep in deps:
+        for dep in _requirements(PACKAGES[n], extras if n == name else ""):
             dep_name = _requirement_name(dep)
             if dep_name in PACKAGES:
                 visit(dep_name)
@@ -94,7 +100,7 @@ def _install(session: nox.Session, names: list[str], extras: str = "test") -> No
 @nox.parametrize("package", list(PACKAGES))
 def tests(session: nox.Session, package: str) -> None:
     """One package's tests, in a virtualenv with only what it declares."""
-    _install(session, _local_closure(package))
+    _install(session, _local_closure(package, "test"))
     # the Triton kernels run on the CPU here, through Triton's interpreter (tests say where they need it)
     session.run(*PYTEST, str(PACKAGES[package] / "tests"), *session.posargs)
 
@@ -119,10 +125,11 @@ def _project(directory: Path) -> dict:
     return tomllib.loads((directory / "pyproject.toml").read_text())
 
 
-def _floors_of(directory: Path) -> dict[str, tuple[int, ...]]:
-    """pt2kit-* dependency -> the floor (``>=X.Y``) the package at ``directory`` declares for it."""
+def _floors_of(directory: Path, extras: str = "") -> dict[str, tuple[int, ...]]:
+    """pt2kit-* dependency -> the floor (``>=X.Y``) the package at ``directory`` declares for it (its
+    extras' too, where named: a test extra's tools are installed at their floors as well)."""
     floors = {}
-    for dep in _project(directory)["project"].get("dependencies", []):
+    for dep in _requirements(directory, extras):
         name = _requirement_name(dep)
         if name in PACKAGES:
             floor = re.search(r">=\s*([0-9.]+)", dep)
@@ -182,7 +189,7 @@ def floors(session: nox.Session, package: str) -> None:
     --help, its public names and its FLOOR_TESTS: a floor too low for what the package uses fails here,
     not at a user's first header. A dependency's own floors must hold too (a floor of ours below what
     another of our floors needs is one pip never installs)."""
-    wanted = {dep: (floor, package) for dep, floor in _floors_of(PACKAGES[package]).items()}
+    wanted = {dep: (floor, package) for dep, floor in _floors_of(PACKAGES[package], "test").items()}
     sources: dict[str, tuple[Path, tuple[int, ...]]] = {}
     while pending := [d for d in wanted if d not in sources]:
         for dep in pending:
@@ -250,7 +257,7 @@ def _chromium(session: nox.Session) -> None:
 def browser(session: nox.Session) -> None:
     """reportgen's page in headless Chromium (Debian's /usr/bin/chromium; no browser download)."""
     _chromium(session)
-    _install(session, _local_closure("pt2kit-reportgen"), extras="test,browser")
+    _install(session, _local_closure("pt2kit-reportgen", "test,browser"), extras="test,browser")
     session.run(*PYTEST, str(PACKAGES["pt2kit-reportgen"] / "tests" / "browser"),
                 *session.posargs)
 
