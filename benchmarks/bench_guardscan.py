@@ -26,7 +26,8 @@ from pt2kit.guardscan.live import scan
 from pt2kit.guardscan.records import emit_findings
 from pt2kit.guardscan.torchapi import quiet_dynamo
 from pt2kit.guardscan.variants import default_variants
-from pt2kit.schema import RecordWriter, Store
+from pt2kit.schema import Store
+from pt2kit.schema.stream import RecordWriter
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "packages" / "guardscan" / "tests" / "models" / "item.py"  # a break, so explain has work too

@@ -12,18 +12,8 @@ import io
 import time
 
 from pt2kit.reportgen import collect, render
-from pt2kit.schema import (
-    Diff,
-    GraphBreak,
-    Header,
-    Kernel,
-    KernelArg,
-    Metrics,
-    RecordWriter,
-    Stats,
-    Violation,
-    read_stream,
-)
+from pt2kit.schema import Diff, GraphBreak, Header, Kernel, KernelArg, Metrics, Stats, Violation, read_stream
+from pt2kit.schema.stream import RecordWriter
 
 
 def stream(n: int) -> bytes:

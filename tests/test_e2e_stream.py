@@ -7,7 +7,8 @@ import sys
 
 import msgspec
 
-from pt2kit.schema import Graph, RecordWriter
+from pt2kit.schema import Graph
+from pt2kit.schema.stream import RecordWriter
 
 
 def test_concatenated_runs_and_future_kinds_pass_through_unchanged(tmp_path):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pt2kit.schema import RecordWriter
+from pt2kit.schema.stream import RecordWriter
 
 
 @pytest.fixture

@@ -5,18 +5,8 @@ import math
 import msgspec
 import pytest
 
-from pt2kit.schema import (
-    KINDS,
-    RECORD_TYPES,
-    SCHEMA_MAJOR,
-    Diff,
-    Metrics,
-    Violation,
-    as_float,
-    decode,
-    encode,
-    num,
-)
+from pt2kit.schema import SCHEMA_MAJOR, Diff, Metrics, Violation, as_float, decode, encode
+from pt2kit.schema.records import KINDS, RECORD_TYPES, num
 
 
 def test_every_kind_design_md_lists_is_present():
@@ -65,7 +55,7 @@ def test_unknown_fields_are_ignored_for_forward_compatibility():
 
 
 def test_profile_from_toml_and_typos_are_errors():
-    from pt2kit.schema import ProfileError, profile_from_toml
+    from pt2kit.schema.profile import ProfileError, profile_from_toml
 
     p = profile_from_toml('name = "npu"\ndtypes = ["float32"]\nalign = 16\ndeny = ["aten.convolution"]\n')
     assert p.align == 16 and p.dtypes == ["float32"] and p.align_min_size == 2 and not p.strict

@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from pt2kit.schema import BlobError, Store, atomic_write, store_root
+from pt2kit.schema import BlobError, Store
+from pt2kit.schema.store import atomic_write, store_root
 
 
 def test_put_is_content_addressed_and_read_checks(tmp_path):

@@ -5,14 +5,8 @@ import io
 import pytest
 from mutate import Endless
 
-from pt2kit.schema import (
-    Graph,
-    NewerSchemaError,
-    RecordWriter,
-    StreamError,
-    Violation,
-    read_stream,
-)
+from pt2kit.schema import Graph, StreamError, Violation, read_stream
+from pt2kit.schema.stream import NewerSchemaError, RecordWriter
 
 HEADER = (b'{"kind":"header","v":1,"run":"a","tool":"fxcheck","tool_version":"1.0","argv":[],'
           b'"time":"2026-11-21T00:00:00Z","host":"h","python":"3.11","store":"/s"}\n')
@@ -128,7 +122,7 @@ def test_writer_stamps_run_and_version_and_flushes_each_record():
 
 
 def test_run_ids_are_unique_and_sortable():
-    from pt2kit.schema import new_run_id
+    from pt2kit.schema.stream import new_run_id
 
     ids = {new_run_id() for _ in range(100)}
     assert len(ids) == 100

@@ -105,7 +105,8 @@ def test_gradients(kdiff):
 def test_fxcheck_model_record_on_stdin_is_diffed_and_lines_forwarded(kdiff, tmp_path):
     import io
 
-    from pt2kit.schema import Model, RecordWriter
+    from pt2kit.schema import Model
+    from pt2kit.schema.stream import RecordWriter
 
     buf = io.BytesIO()
     w = RecordWriter(buf, run="upstream")

@@ -26,13 +26,13 @@ from pt2kit.schema import (
     Metrics,
     Model,
     Recompile,
-    RecordWriter,
     Repro,
     Stats,
     Store,
     Violation,
-    num,
 )
+from pt2kit.schema.records import num
+from pt2kit.schema.stream import RecordWriter
 
 
 def cli(args: list[str]) -> tuple[int, str]:

@@ -6,7 +6,8 @@ import io
 
 import msgspec
 
-from pt2kit.schema import Bench, CompileTime, Crash, Diff, GraphBreak, KernelTime, Latency, RecordWriter, Violation
+from pt2kit.schema import Bench, CompileTime, Crash, Diff, GraphBreak, KernelTime, Latency, Violation
+from pt2kit.schema.stream import RecordWriter
 
 
 def _lat(ms: float) -> Latency:

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rgtest import cli
 
-from pt2kit.schema import RECORD_TYPES, Bench, Latency, Record, read_stream
+from pt2kit.schema import Bench, Latency, Record, read_stream
+from pt2kit.schema.records import RECORD_TYPES
 
 BIG = 1.7976931348623157e308
 FLOATS = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, 5e-324, BIG, -BIG, 1e300]),

@@ -42,7 +42,8 @@ def test_every_kind_present_gets_its_section_with_counts(tmp_path):
 
 
 def test_absent_kinds_have_no_section(tmp_path):
-    from pt2kit.schema import RecordWriter, Violation
+    from pt2kit.schema import Violation
+    from pt2kit.schema.stream import RecordWriter
 
     out = io.BytesIO()
     RecordWriter(out, run="r").emit_new(Violation, constraint="dtype", message="m", phase="forward")

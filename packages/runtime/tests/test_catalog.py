@@ -6,7 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pt2kit.schema import Crash, Diff, Error, Graph, Header, Model, RecordWriter, Repro, Store, Violation
+from pt2kit.schema import Crash, Diff, Error, Graph, Header, Model, Repro, Store, Violation
+from pt2kit.schema.stream import RecordWriter
 
 D = {"ref": "eager", "test": "inductor", "atol": 1e-5, "rtol": 1e-5}
 STREAMS = Path(__file__).resolve().parents[3] / "tests" / "streams"

@@ -16,7 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rgtest import full_stream
 
 from pt2kit.reportgen import collect, render
-from pt2kit.schema import atomic_write, read_stream
+from pt2kit.schema import read_stream
+from pt2kit.schema.store import atomic_write
 
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = os.environ.get("PT2KIT_CHROMIUM", "/usr/bin/chromium")

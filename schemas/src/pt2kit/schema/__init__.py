@@ -1,9 +1,23 @@
-"""pt2kit-schema: the record stream every pt2kit tool reads and writes. Never imports torch."""
+"""pt2kit-schema: the record stream every pt2kit tool reads and writes. Never imports torch.
 
-from .profile import Profile, ProfileError, profile_from_toml
+What a user reading or writing streams calls (``__all__`` is the truth):
+
+* the record Structs (``Header``, ``Model``, ``Violation``, ``Diff``, ``Divergence``, ``Kernel``,
+  ``Bench``, ``Repro`` ... and the Structs they hold), their base ``Record``, the union ``AnyRecord``
+  and ``SCHEMA_MAJOR`` (every record's ``v``); ``Num`` and ``as_float`` for the numbers that may be
+  ``"nan"``/``"inf"`` in JSON;
+* ``read_stream(sources)`` (lines of files, directories of streams or stdin, each decoded), ``decode``
+  and ``encode`` (one line); ``StreamError`` for a line that is not a record;
+* ``Store`` (the content-addressed blob store a record's ``BlobRef`` points into), ``BlobError``;
+* ``Profile``, the capability profile fxcheck checks graphs against.
+
+Everything else (the writer, temporary-file handling, migrations, ``num``, ``KINDS``...) is pt2kit's own
+plumbing, imported from its module (``pt2kit.schema.stream``, ``.store``, ``.records``, ``.profile``)
+and free to change in any release.
+"""
+
+from .profile import Profile
 from .records import (
-    KINDS,
-    RECORD_TYPES,
     SCHEMA_MAJOR,
     Accuracy,
     Advice,
@@ -38,27 +52,16 @@ from .records import (
     Variant,
     Violation,
     as_float,
-    num,
 )
-from .store import BlobError, Store, atomic_write, blob_path_problem, store_root, sweep_temp_files, temp_owner
-from .stream import (
-    Line,
-    NewerSchemaError,
-    RecordWriter,
-    StreamError,
-    decode,
-    encode,
-    new_run_id,
-    read_stream,
-)
+from .store import BlobError, Store
+from .stream import StreamError, decode, encode, read_stream
 
 __version__ = "1.9.0"
 
 __all__ = [
-    "KINDS", "RECORD_TYPES", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",
+    "__version__", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",
     "CompileTime", "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
-    "KernelArg", "KernelTime", "Latency", "Memory", "Line", "Metrics", "Model", "NewerSchemaError", "Num", "Precision", "Record",
-    "RecordWriter", "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta",
-    "Tie", "Variant", "Violation", "Profile", "ProfileError", "profile_from_toml", "as_float", "atomic_write", "blob_path_problem", "decode", "encode", "new_run_id", "num",
-    "read_stream", "store_root", "sweep_temp_files", "temp_owner",
+    "KernelArg", "KernelTime", "Latency", "Memory", "Metrics", "Model", "Num", "Precision", "Profile", "Record",
+    "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta", "Tie", "Variant", "Violation",
+    "as_float", "decode", "encode", "read_stream",
 ]

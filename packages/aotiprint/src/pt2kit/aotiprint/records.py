@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pt2kit.schema import KernelArg, Stats, num
+from pt2kit.schema import KernelArg, Stats
+from pt2kit.schema.records import num
 
 from .printer import Arg, Launch, PrinterLog
 from .provenance import for_launch

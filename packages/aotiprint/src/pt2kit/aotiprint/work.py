@@ -94,7 +94,8 @@ def _kernel_arg(chan: Channel, mode: str, name: str, value: Any, uninitialised: 
     import torch
 
     from pt2kit.runtime.tensors import save_tensor
-    from pt2kit.schema import KernelArg, Stats, num
+    from pt2kit.schema import KernelArg, Stats
+    from pt2kit.schema.records import num
 
     from .stats import tensor_stats
 

@@ -16,7 +16,8 @@ from typing import Any
 import msgspec
 
 from pt2kit.runtime.errors import UsageError
-from pt2kit.schema import Profile, ProfileError, profile_from_toml
+from pt2kit.schema import Profile
+from pt2kit.schema.profile import ProfileError, profile_from_toml
 
 SHIPPED = Path(__file__).parent / "profiles"
 

@@ -13,7 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pt2kit.schema import BlobError, BlobRef, Store, blob_path_problem, store_root
+from pt2kit.schema import BlobError, BlobRef, Store
+from pt2kit.schema.store import blob_path_problem, store_root
 
 TEXT_LIMIT = 64 * 1024
 IMAGE_LIMIT = 2 * 1024 * 1024

@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pt2kit.schema import Header, Line, Record, as_float
+from pt2kit.schema import Header, Record, as_float
+from pt2kit.schema.stream import Line
 
 
 @dataclass

@@ -46,7 +46,7 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.schema import sweep_temp_files
+from pt2kit.schema.store import sweep_temp_files
 
 from .errors import UsageError
 

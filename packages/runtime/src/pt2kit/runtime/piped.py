@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from pt2kit.schema import Line, Model, StreamError
+from pt2kit.schema import Model, StreamError
+from pt2kit.schema.stream import Line
 
 from .errors import UsageError
 from .trust import check_model_file, stream_config_for, stream_settings

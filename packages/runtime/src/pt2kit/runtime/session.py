@@ -31,17 +31,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pt2kit.schema import (
-    BlobError,
-    Header,
-    Line,
-    Record,
-    RecordWriter,
-    Store,
-    StreamError,
-    read_stream,
-)
+from pt2kit.schema import BlobError, Header, Record, Store, StreamError, read_stream
 from pt2kit.schema import __version__ as schema_version
+from pt2kit.schema.stream import Line, RecordWriter
 
 from .errors import (
     EXIT_BROKEN_PIPE,

@@ -33,7 +33,8 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.schema import read_stream, temp_owner
+from pt2kit.schema import read_stream
+from pt2kit.schema.store import temp_owner
 
 from .errors import UsageError
 

@@ -28,7 +28,8 @@ from typing import IO, Any
 
 import msgspec
 
-from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError, sweep_temp_files
+from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError
+from pt2kit.schema.store import sweep_temp_files
 
 from .errors import EXIT_INTERRUPTED, EXIT_TERMINATED, UsageError
 

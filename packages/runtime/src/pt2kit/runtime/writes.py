@@ -100,7 +100,7 @@ def check_stdout(inputs: Iterable[tuple[str, str | os.PathLike[str]]]) -> None:
 def write_output(path: str | os.PathLike[str], data: str | bytes) -> Path:
     """Write ``data`` at ``path`` (see the module's header): through a rename beside the file the path
     resolves to, or in place where that is not a regular file."""
-    from pt2kit.schema import atomic_write
+    from pt2kit.schema.store import atomic_write
 
     st = _stat(path)
     if st is not None and not stat.S_ISREG(st.st_mode):
