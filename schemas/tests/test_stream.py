@@ -178,3 +178,19 @@ def test_a_bad_line_cap_setting_is_one_line(monkeypatch, value):
     monkeypatch.setenv("PT2KIT_LINE_CAP", value)
     _, _, err = run(HEADER)
     assert str(err) == f"PT2KIT_LINE_CAP={value!r}: expected a size in bytes > 0, e.g. 268435456, 512M or 1G"
+
+
+def test_plumbing_left_the_top_level_but_an_older_runtime_still_finds_it_with_a_warning():
+    import warnings
+
+    import pt2kit.schema as schema
+    from pt2kit.schema.store import sweep_temp_files
+
+    assert "sweep_temp_files" not in schema.__all__ and "RecordWriter" not in schema.__all__
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert schema.sweep_temp_files is sweep_temp_files  # what pt2kit-runtime 1.5 imports
+    assert [w.category for w in caught] == [DeprecationWarning]
+    assert "pt2kit.schema.store" in str(caught[0].message)
+    with pytest.raises(AttributeError):
+        schema.no_such_name  # noqa: B018

@@ -10,15 +10,11 @@ from pt2kit.runtime.session import Session
 def main() -> None:
     target, store, pidfile = sys.argv[1:4]
     timeout = float(sys.argv[4]) if len(sys.argv) > 4 else None
-    s = Session("sigtool", "0", store=store)
-
-    def work() -> int:
+    with Session("sigtool", "0", store=store) as s:
         s.header()
         res = s.run_child("m.py", f"child_targets:{target}", {"pidfile": pidfile, "n": 2}, on_record=s.writer.forward,
                           timeout=timeout)
-        return s.crash("m.py", res.crash) if res.crash else 0
-
-    s.run(work)
+        s.done(s.crash("m.py", res.crash) if res.crash else 0)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import msgspec
+import pytest
 
 from pt2kit.runtime.session import Session
 
@@ -87,10 +88,10 @@ def test_session_writes_error_record_after_header_and_maps_exit_codes(tmp_path, 
         s.header(torch="2.13.0")
         raise UsageError("m.py: no such model file")
 
-    try:
-        s.run(work)
-    except SystemExit as e:
-        assert e.code == 2
+    with pytest.raises(SystemExit) as e:
+        with s:
+            work()
+    assert e.value.code == 2
     lines = [msgspec.json.decode(x) for x in out.getvalue().splitlines()]
     assert [x["kind"] for x in lines] == ["header", "error"]
     assert lines[1]["message"] == "m.py: no such model file" and lines[1]["exit_code"] == 2
@@ -101,10 +102,10 @@ def test_session_writes_error_record_after_header_and_maps_exit_codes(tmp_path, 
     for exc, code in ((KeyboardInterrupt(), 130), (ZeroDivisionError("x"), 3)):
         def boom(exc=exc):
             raise exc
-        try:
-            s2.run(boom)
-        except SystemExit as e:
-            assert e.code == code
+        with pytest.raises(SystemExit) as e:
+            with s2:
+                boom()
+        assert e.value.code == code
     assert "internal error: ZeroDivisionError: x  (--debug for the traceback)" in capsys.readouterr().err
 
 

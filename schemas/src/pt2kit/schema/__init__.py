@@ -65,3 +65,23 @@ __all__ = [
     "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta", "Tie", "Variant", "Violation",
     "as_float", "decode", "encode", "read_stream",
 ]
+
+# The plumbing that was importable from here up to 1.9.0, kept one more minor for a runtime or tool at
+# an older version (pt2kit-runtime 1.5 imports sweep_temp_files from here): a DeprecationWarning,
+# then the name from its module. Not in __all__: new code imports it from the module.
+_MOVED = {"KINDS": "records", "RECORD_TYPES": "records", "num": "records", "atomic_write": "store",
+          "blob_path_problem": "store", "store_root": "store", "sweep_temp_files": "store", "temp_owner": "store",
+          "Line": "stream", "NewerSchemaError": "stream", "RecordWriter": "stream", "new_run_id": "stream",
+          "ProfileError": "profile", "profile_from_toml": "profile"}
+
+
+def __getattr__(name: str) -> object:
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pt2kit.schema' has no attribute {name!r}")
+    import importlib
+    import warnings
+
+    warnings.warn(f"pt2kit.schema.{name} is plumbing: import it from pt2kit.schema.{module}", DeprecationWarning,
+                  stacklevel=2)
+    return getattr(importlib.import_module(f".{module}", __name__), name)

@@ -31,19 +31,19 @@ def cat(
     debug: Debug = False,
 ) -> None:
     """Forward records unchanged, stopping with one line at the first invalid one."""
-    s = Session("pt2kit", __version__, store=store, quiet=quiet, debug=debug)
+    with Session("pt2kit", __version__, store=store, quiet=quiet, debug=debug) as s:
+        s.done(_cat(s, files or ["-"], validate))
 
-    def work() -> int:
-        unknown: dict[str, int] = {}
-        for line in s.read(files or ["-"], want=None if validate else (), hint="e.g. `pt2kit cat run.ndjson`"):
-            if not line.known:
-                unknown[line.kind] = unknown.get(line.kind, 0) + 1
-        if unknown:
-            s.warn("kinds this version does not know, forwarded as they were: "
-                   + ", ".join(f"{k} ({n})" for k, n in sorted(unknown.items())))
-        return 0
 
-    s.run(work)
+def _cat(s: Session, files: list[str], validate: bool) -> int:
+    unknown: dict[str, int] = {}
+    for line in s.read(files, want=None if validate else (), hint="e.g. `pt2kit cat run.ndjson`"):
+        if not line.known:
+            unknown[line.kind] = unknown.get(line.kind, 0) + 1
+    if unknown:
+        s.warn("kinds this version does not know, forwarded as they were: "
+               + ", ".join(f"{k} ({n})" for k, n in sorted(unknown.items())))
+    return 0
 
 
 @command(app, name="ls")
@@ -54,20 +54,20 @@ def ls(
 ) -> None:
     """One line per run in the streams: run id, tool and version, model(s), verdict (error, crash,
     fail, findings or clean) and the records by kind. Reads ./pt2kit-out without arguments."""
-    s = Session("pt2kit", __version__, quiet=quiet, debug=debug)
+    with Session("pt2kit", __version__, quiet=quiet, debug=debug) as s:
+        s.done(_ls(s, files or []))
 
-    def work() -> int:
-        from .catalog import summarize
 
-        sources = files or ([str(s.store.root)] if s.store.root.is_dir() else ["-"])
-        runs = summarize(s.expand(sources))
-        for r in runs:
-            print(printable(r.line()), flush=True)
-        if not runs:
-            s.warn("no runs in the input")
-        return 0
+def _ls(s: Session, files: list[str]) -> int:
+    from .catalog import summarize
 
-    s.run(work)
+    sources = files or ([str(s.store.root)] if s.store.root.is_dir() else ["-"])
+    runs = summarize(s.expand(sources))
+    for r in runs:
+        print(printable(r.line()), flush=True)
+    if not runs:
+        s.warn("no runs in the input")
+    return 0
 
 
 @command(app, name="gc")
@@ -91,37 +91,37 @@ def gc(
     """Delete the store's blobs that none of the given streams references (and temporary files of
     writers that are gone), once older than --prune. Only files of the store's blob form under
     STORE/blobs are touched, never through a link. Exit 1 when a file could not be deleted."""
-    s = Session("pt2kit", __version__, store=store, quiet=quiet, debug=debug)
+    with Session("pt2kit", __version__, store=store, quiet=quiet, debug=debug) as s:
+        s.done(_gc(s, streams, dry_run=dry_run, prune=prune, allow_no_refs=allow_no_refs))
 
-    def work() -> int:
-        from .storegc import blobs_problem, parse_age, referenced, sweep
 
-        grace = parse_age(prune)
-        if not s.store.root.is_dir():
-            raise UsageError(f"{s.store.root}: no such store (give --store DIR)")
-        problem = blobs_problem(s.store.root)
-        if problem:
-            raise UsageError(problem)
-        keep = referenced(s.expand(streams))
-        if not keep and not allow_no_refs:
-            raise UsageError(f"the streams ({', '.join(streams)}) reference no blob: gc would delete every blob "
-                             "in the store; give --allow-no-refs if that is what you want")
-        plan = sweep(s.store.root, keep, grace_s=grace, dry_run=dry_run)
-        for path in plan.deleted if dry_run else ():
-            print(printable(str(path)), flush=True)
-        for path, age in plan.young if dry_run else ():
-            s.say(f"would keep {path}: unreferenced but {_age(age)} old, younger than --prune {prune}")
-        for path, why in plan.failed:
-            s.warn(f"cannot delete {path}: {why}")
-        verb = "would delete" if dry_run else "deleted"
-        line = f"{verb} {len(plan.deleted)} file(s), {plan.bytes / 1e6:.1f} MB; kept {plan.keep} blob(s) the streams " \
-               f"reference and {len(plan.young)} younger than --prune {prune}"
-        line += f"; skipped {len(plan.skipped)} not a blob file (a folder, a link out, a device)" if plan.skipped else ""
-        line += f"; {len(plan.failed)} could not be deleted" if plan.failed else ""
-        s.say(line)
-        return 1 if plan.failed else 0
+def _gc(s: Session, streams: list[str], *, dry_run: bool, prune: str, allow_no_refs: bool) -> int:
+    from .storegc import blobs_problem, parse_age, referenced, sweep
 
-    s.run(work)
+    grace = parse_age(prune)
+    if not s.store.root.is_dir():
+        raise UsageError(f"{s.store.root}: no such store (give --store DIR)")
+    problem = blobs_problem(s.store.root)
+    if problem:
+        raise UsageError(problem)
+    keep = referenced(s.expand(streams))
+    if not keep and not allow_no_refs:
+        raise UsageError(f"the streams ({', '.join(streams)}) reference no blob: gc would delete every blob "
+                         "in the store; give --allow-no-refs if that is what you want")
+    plan = sweep(s.store.root, keep, grace_s=grace, dry_run=dry_run)
+    for path in plan.deleted if dry_run else ():
+        print(printable(str(path)), flush=True)
+    for path, age in plan.young if dry_run else ():
+        s.say(f"would keep {path}: unreferenced but {_age(age)} old, younger than --prune {prune}")
+    for path, why in plan.failed:
+        s.warn(f"cannot delete {path}: {why}")
+    verb = "would delete" if dry_run else "deleted"
+    line = f"{verb} {len(plan.deleted)} file(s), {plan.bytes / 1e6:.1f} MB; kept {plan.keep} blob(s) the streams " \
+           f"reference and {len(plan.young)} younger than --prune {prune}"
+    line += f"; skipped {len(plan.skipped)} not a blob file (a folder, a link out, a device)" if plan.skipped else ""
+    line += f"; {len(plan.failed)} could not be deleted" if plan.failed else ""
+    s.say(line)
+    return 1 if plan.failed else 0
 
 
 def _age(seconds: float) -> str:

@@ -259,18 +259,6 @@ class Session:
             return self.crash(narrator.label, res.crash)
         return narrator.finish(res.value, res.notes)
 
-    def for_each_model(self, model: str | None, *, device: str | None, config: dict[str, str], stream_config: bool,
-                       hint: str, run: Callable[[str, str, dict[str, str], bool], int]) -> int:
-        """The model given on the command line, or each `model` record on stdin: ``run(spec, device,
-        config, piped)`` for each, and the worst exit code of them all."""
-        if model is not None:
-            self.open_model(model, device=device or "cpu")
-            return run(model, device or "cpu", config, False)
-        code = 0
-        for spec, dev, cfg in self.piped_models(device=device, hint=hint, config=config, stream_config=stream_config):
-            code = max(code, run(spec, dev, cfg, True))
-        return code
-
     def open_model(self, spec: str, *, device: str) -> str:
         """Check that MODEL.py[:NAME] names a file, write the header, and return the model's label.
 
@@ -297,17 +285,6 @@ class Session:
         with Progress(self.tool, quiet=self.quiet).task(label) as task:
             return run_in_child(target, payload, run=self.writer.run, store=str(self.store.root), on_record=on_record,
                                 quiet=self.quiet, env=env, timeout=timeout, on_stage=task.stage)
-
-    def run(self, work: Callable[[], int | None]) -> None:
-        """Run the command body and exit with pt2kit's exit codes. Never returns."""
-        _terminate_like_interrupt()
-        try:
-            code = int(work() or 0)
-        except Exception as e:
-            code = self._code_for(e)
-        except (KeyboardInterrupt, Terminated) as e:
-            code = self._code_for(e)
-        raise SystemExit(self._flushed(code))
 
     def _flushed(self, code: int) -> int:
         try:
