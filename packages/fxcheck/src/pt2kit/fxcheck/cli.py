@@ -74,8 +74,7 @@ def fxcheck(
             strict=strict, backward=backward)
         job = Job(model=model, device=device, config=parse_config(config), timeout=timeout,
                   profile=resolve(profile, flags), inductor=inductor, exit_zero=exit_zero)
-        label = s.open_model(model, device=device)
-        s.done(s.run_model("pt2kit.fxcheck.work:run", job, Narrator(s.say, label, job)))
+        s.done(s.each_model(job, target="pt2kit.fxcheck.work:run", narrator=Narrator, hint=""))
 
 
 def main() -> None:
