@@ -131,3 +131,36 @@ def test_a_tuple_the_model_file_sets_is_a_tuple_in_every_worker_and_in_the_repro
     assert "CONFIG = {'torch._inductor.config': {'cpp.cxx': ('/nonexistent/cc',)}}\n" in out.read_text()
     p = run_repro(out)
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: compile-error"), p.stdout + p.stderr
+
+
+def test_a_jagged_input_is_cut_on_the_dense_graph_inductor_compiles_and_the_repro_runs_on_plain_tensors(
+        minify, tmp_path):
+    """A torch.nested jagged input (issue 37): AOTAutograd hands Inductor a dense graph of its values and
+    offsets; minify cuts that to the relu, and the repro, torch alone, fails 3 of 3 and passes unplanted."""
+    out = tmp_path / "repro.py"
+    r = minify(str(MODELS / "nested_relu.py"), "--config", f"{RELU_BUG}=accuracy", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (model,) = r.kind("model")
+    assert [(i["layout"], i["shape"], i["offsets"]) for i in model["inputs"]] == [("jagged", [3, "j1", 6], [0, 2, 7, 8])]
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "accuracy" and rep["ops"] == ["aten.relu.default"] and rep["nodes_after"] == 1
+    assert rep["nodes_before"] == 5 and rep["reproduced"] == 3 == rep["runs"], r.stderr
+    text = out.read_text()
+    assert "(forward aten graph 0), cut to 1 op(s): aten.relu.default" in text
+    assert not re.search(r"^\s*(import|from) (pt2kit|pickle)", text, re.M) and "torch.nested" not in text
+    p = run_repro(out)
+    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
+    out.write_text(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, count=1, flags=re.M))
+    p = run_repro(out)
+    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
+
+
+def test_a_jagged_input_with_a_backend_of_the_users_file_is_refused_in_one_line_saying_why(minify, tmp_path):
+    # such a backend is handed Dynamo's graph, whose input is the jagged tensor itself: not a dense graph
+    backend = f"{MODELS / 'dynamo_backends.py'}:compile_error"
+    r = minify(str(MODELS / "nested_relu.py"), "--backend", backend)
+    assert r.code == 2 and not r.kind("crash"), r.stderr
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"minify: error: inputs[0] is a torch.nested jagged tensor: --backend {backend} is handed Dynamo's graph, "
+        "whose input is the jagged tensor itself, and minify cuts only the dense aten graph AOTAutograd makes of "
+        "one (--backend inductor or aot_eager)")

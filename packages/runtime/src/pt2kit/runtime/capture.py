@@ -25,7 +25,10 @@ def concrete(a: Any) -> Any:
         return a.detach().clone()
     if isinstance(a, torch.SymInt):
         hint = getattr(getattr(a, "node", None), "hint", None)
-        return int(hint) if hint is not None else a
+        try:
+            return int(hint) if hint is not None else a
+        except (AttributeError, TypeError, RuntimeError):  # a nested int (an NJT's ragged size): no int
+            return a
     return a
 
 
