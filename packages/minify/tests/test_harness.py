@@ -2,7 +2,7 @@
 
 import torch
 
-from pt2kit.minify.harness import exception_signature, fresh, outcome
+from pt2kit.minify.harness import dense, exception_signature, fresh, make_inputs, outcome
 
 ACCURACY = {"kind": "accuracy", "signature": "accuracy"}
 
@@ -28,6 +28,17 @@ def test_a_fresh_input_keeps_its_strides_and_values():
     a, b, n = fresh([t, e, 5])
     assert a.stride() == (1, 2) and torch.equal(a, t) and a.data_ptr() != t.data_ptr()
     assert torch.equal(b, e) and b.data_ptr() != e.data_ptr() and n == 5
+
+
+def test_a_jagged_spec_is_rebuilt_at_its_offsets_run_on_a_copy_and_judged_by_its_values():
+    (x,) = make_inputs([("jagged", [8, 3], [3, 1], "float32", "cpu", -1.0, 1.0, [0, 2, 7, 8], 1)])
+    assert x.layout == torch.jagged and x.offsets().tolist() == [0, 2, 7, 8] and [len(t) for t in x.unbind()] == [2, 5, 1]
+    (v,) = dense([x])
+    assert v.shape == (8, 3) and float(v.min()) >= -1.0 and float(v.max()) <= 1.0
+    (y,) = fresh([x])
+    assert y.values().data_ptr() != x.values().data_ptr() and torch.equal(y.values(), v)
+    (z,) = make_inputs([("jagged", [2, 1], [1, 1], "float32", "cpu", None, None, [0, 1, 2], 1, [0.5, "inf"])])
+    assert z.values().flatten().tolist() == [0.5, float("inf")]  # real values where the failure needs them
 
 
 def test_an_error_in_inductors_compile_worker_has_the_signature_it_has_in_process():

@@ -147,7 +147,9 @@ def test_a_jagged_input_is_cut_on_the_dense_graph_inductor_compiles_and_the_repr
     assert rep["nodes_before"] == 5 and rep["reproduced"] == 3 == rep["runs"], r.stderr
     text = out.read_text()
     assert "(forward aten graph 0), cut to 1 op(s): aten.relu.default" in text
-    assert not re.search(r"^\s*(import|from) (pt2kit|pickle)", text, re.M) and "torch.nested" not in text
+    assert not re.search(r"^\s*(import|from) (pt2kit|pickle)", text, re.M)
+    inputs = re.search(r"^INPUTS = (.*)$", text, re.M).group(1)  # plain tensors: no jagged one to rebuild
+    assert inputs.startswith("[('tensor', [1, 1], ") and "jagged" not in inputs, inputs
     p = run_repro(out)
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
     out.write_text(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, count=1, flags=re.M))
@@ -155,12 +157,20 @@ def test_a_jagged_input_is_cut_on_the_dense_graph_inductor_compiles_and_the_repr
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
 
-def test_a_jagged_input_with_a_backend_of_the_users_file_is_refused_in_one_line_saying_why(minify, tmp_path):
-    # such a backend is handed Dynamo's graph, whose input is the jagged tensor itself: not a dense graph
-    backend = f"{MODELS / 'dynamo_backends.py'}:compile_error"
-    r = minify(str(MODELS / "nested_relu.py"), "--backend", backend)
-    assert r.code == 2 and not r.kind("crash"), r.stderr
-    assert r.stderr.strip().splitlines()[-1] == (
-        f"minify: error: inputs[0] is a torch.nested jagged tensor: --backend {backend} is handed Dynamo's graph, "
-        "whose input is the jagged tensor itself, and minify cuts only the dense aten graph AOTAutograd makes of "
-        "one (--backend inductor or aot_eager)")
+def test_a_jagged_input_of_a_backend_of_the_users_file_is_cut_on_dynamos_graph_and_the_repro_rebuilds_it(
+        minify, tmp_path):
+    # such a backend is handed Dynamo's graph, whose values are the jagged tensors themselves: the repro
+    # makes its input with nested_tensor_from_jagged, at the real offsets
+    out = tmp_path / "repro.py"
+    r = minify(str(MODELS / "nested_relu.py"), "--backend", f"{MODELS / 'dynamo_backends.py'}:accuracy", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.relu"] and rep["reproduced"] == 3 == rep["runs"], rep
+    text = out.read_text()
+    assert re.search(r"^INPUTS = \[\('jagged', \[8, 16\], \[16, 1\], 'float32', 'cpu', \S+, \S+, \[0, 2, 7, 8\], 1\)\]$",
+                     text, re.M), text
+    p = run_repro(out)
+    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
+    out.write_text(re.sub(r"^BACKEND = \(.*\)$", "BACKEND = 'eager'", text, count=1, flags=re.M))
+    p = run_repro(out)
+    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr

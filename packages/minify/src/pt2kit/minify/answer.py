@@ -21,7 +21,7 @@ from .harness import UNTESTABLE, Untestable, make_inputs, one_line, outcome, vio
 
 def check_devices(specs, device):
     """Untestable unless every device the inputs are put on (REPRO_DEVICE's, else the specs') exists here."""
-    wanted = [device] if device else sorted({s[4] for s in specs if s[0] == "tensor"})
+    wanted = [device] if device else sorted({s[4] for s in specs if s[0] in ("tensor", "jagged")})
     for d in wanted:
         try:
             torch.empty(0, device=d)

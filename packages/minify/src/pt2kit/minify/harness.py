@@ -29,36 +29,47 @@ if "use_precision" not in globals():  # in minify's workers; a repro carries its
 def make_inputs(specs, seed=0, device=None):
     """One value per spec: ("tensor", shape, stride, dtype, device, lo, hi[, values]) or ("scalar", value);
     lo and hi the range of the real values (None: standard normal floats, 0 and 1 for integers); values,
-    where the failure needs them, the real values themselves (row-major; "nan", "inf", "-inf" as text)."""
+    where the failure needs them, the real values themselves (row-major; "nan", "inf", "-inf" as text).
+    ("jagged", shape, stride, dtype, device, lo, hi, offsets, ragged_dim[, values]): a torch.nested jagged
+    tensor, its values made as a tensor's spec says and split at the offsets given."""
     g = torch.Generator().manual_seed(seed)
     out = []
     for spec in specs:
         if spec[0] == "scalar":
             out.append(spec[1])
-            continue
-        _, shape, stride, dtype, dev, lo, hi, *exact = spec
-        dtype = getattr(torch, dtype)
-        if exact:
-            real = [float(v) if isinstance(v, str) else v for v in exact[0]]
-            t = torch.tensor(real, dtype=torch.float64 if dtype.is_floating_point else None).reshape(shape).to(dtype)
-        elif dtype.is_floating_point and lo is not None and hi is not None:
-            # uniform over the range the real values took (their signs and scale, not their order)
-            t = (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
-        elif dtype.is_floating_point or dtype.is_complex:
-            t = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
-        elif dtype == torch.bool:
-            t = torch.randint(0, 2, shape, generator=g).bool()
+        elif spec[0] == "jagged":
+            _, shape, stride, dtype, dev, lo, hi, offsets, ragged_dim, *exact = spec
+            values = _tensor(shape, stride, dtype, device or dev, lo, hi, exact, g)
+            offsets = torch.tensor(offsets, dtype=torch.int64, device=values.device)
+            out.append(torch.nested.nested_tensor_from_jagged(values, offsets, jagged_dim=ragged_dim))
         else:
-            lo = 0 if lo is None else int(lo)
-            hi = lo + 1 if hi is None else max(int(hi), lo)
-            t = torch.randint(lo, hi + 1, shape, generator=g, dtype=torch.int64).to(dtype)
-        dev = device or dev
-        if list(stride) != list(torch.empty(shape).stride()) and all(s >= 0 for s in stride):
-            # the graph was traced with a strided input (a transpose, a slice): Inductor specialises on it
-            base = torch.empty_strided(shape, stride, dtype=dtype, device=dev)
-            t = base.copy_(t.to(dev))
-        out.append(t.to(dev))
+            _, shape, stride, dtype, dev, lo, hi, *exact = spec
+            out.append(_tensor(shape, stride, dtype, device or dev, lo, hi, exact, g))
     return out
+
+
+def _tensor(shape, stride, dtype, dev, lo, hi, exact, g):
+    """One tensor of a spec: its real values where given, else seeded ones."""
+    dtype = getattr(torch, dtype)
+    if exact:
+        real = [float(v) if isinstance(v, str) else v for v in exact[0]]
+        t = torch.tensor(real, dtype=torch.float64 if dtype.is_floating_point else None).reshape(shape).to(dtype)
+    elif dtype.is_floating_point and lo is not None and hi is not None:
+        # uniform over the range the real values took (their signs and scale, not their order)
+        t = (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+    elif dtype.is_floating_point or dtype.is_complex:
+        t = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+    elif dtype == torch.bool:
+        t = torch.randint(0, 2, shape, generator=g).bool()
+    else:
+        lo = 0 if lo is None else int(lo)
+        hi = lo + 1 if hi is None else max(int(hi), lo)
+        t = torch.randint(lo, hi + 1, shape, generator=g, dtype=torch.int64).to(dtype)
+    if list(stride) != list(torch.empty(shape).stride()) and all(s >= 0 for s in stride):
+        # the graph was traced with a strided input (a transpose, a slice): Inductor specialises on it
+        base = torch.empty_strided(shape, stride, dtype=dtype, device=dev)
+        t = base.copy_(t.to(dev))
+    return t.to(dev)
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -70,7 +81,9 @@ def fresh(inputs):
     after it would otherwise read changed values and fail where the backend did nothing wrong."""
     out = []
     for t in inputs:
-        if isinstance(t, torch.Tensor):
+        if isinstance(t, torch.Tensor) and t.is_nested:  # its sizes hold a nested int: no empty_strided
+            t = t.clone()
+        elif isinstance(t, torch.Tensor):
             try:
                 t = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device).copy_(t)
             except RuntimeError:  # overlapping strides (an expanded input) cannot be written: a plain clone
@@ -110,6 +123,12 @@ def to_float64(x):
     return x
 
 
+def dense(outputs):
+    """Each output as the tensor a verdict compares: a jagged tensor's ``values()`` (kdiff compares its
+    offsets too; both sides of a candidate's run split at the offsets it was fed)."""
+    return [t.values() if isinstance(t, torch.Tensor) and t.layout == torch.jagged else t for t in outputs]
+
+
 def run_eager(module, inputs, float64=False):
     with torch.no_grad():
         if not float64:
@@ -118,7 +137,7 @@ def run_eager(module, inputs, float64=False):
             with _float64_mode():
                 out = list(module(*[to_float64(x) for x in inputs]))
     sync()
-    return out
+    return dense(out)
 
 
 def sync():
@@ -136,7 +155,7 @@ def compile_and_run(module, inputs, backend, dynamic=False):
             out = aoti_run(torch.export.export(module, tuple(inputs)), inputs)
         else:
             out = torch.compile(module, backend=backend, dynamic=dynamic or None)(*inputs)
-        out = list(out) if isinstance(out, (list, tuple)) else [out]
+        out = dense(out) if isinstance(out, (list, tuple)) else dense([out])
         sync()
     torch._dynamo.reset()
     return out

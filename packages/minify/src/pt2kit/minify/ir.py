@@ -15,13 +15,16 @@ import re
 
 import msgspec
 
+TENSORS = ("tensor", "jagged")  # the spec kinds of a tensor value (a candidate's output, a localised node)
 Config = dict[str, dict[str, str]]  # {config module: {key: the value's Python literal text}}
 
 
 class Spec(msgspec.Struct, frozen=True, array_like=True):
-    """("tensor", shape, stride, dtype, device, lo, hi[, values]) or ("scalar", value): harness.make_inputs's
-    spec. ``values``: a small tensor's real values, row-major ("nan", "inf", "-inf" as text), fed in only
-    where the failure needs them (a candidate's spec carries them only then)."""
+    """("tensor", shape, stride, dtype, device, lo, hi[, values]), ("scalar", value) or ("jagged", ...):
+    harness.make_inputs's spec. ``values``: a small tensor's real values, row-major ("nan", "inf", "-inf"
+    as text), fed in only where the failure needs them (a candidate's spec carries them only then). A
+    torch.nested jagged tensor (a Dynamo graph's input) is its ``values()``'s spec with its real
+    ``offsets`` and ``ragged_dim``: the repro rebuilds it with nested_tensor_from_jagged."""
 
     kind: str
     shape: list[int] = []
@@ -32,18 +35,22 @@ class Spec(msgspec.Struct, frozen=True, array_like=True):
     hi: float | None = None
     value: float | int | bool | None = None
     values: list[float | int | bool | str] | None = None
+    offsets: list[int] | None = None  # a jagged tensor's, exactly (never shrunk or seeded)
+    ragged_dim: int = 1
 
     def as_tuple(self) -> tuple:
         if self.kind == "scalar":
             return ("scalar", self.value)
-        t = ("tensor", list(self.shape), list(self.stride), self.dtype, self.device, self.lo, self.hi)
+        t = (self.kind, list(self.shape), list(self.stride), self.dtype, self.device, self.lo, self.hi)
+        if self.kind == "jagged":
+            t = (*t, list(self.offsets or []), self.ragged_dim)
         return t if self.values is None else (*t, list(self.values))
 
     def numel(self) -> int:
         n = 1
         for d in self.shape:
             n *= d
-        return n if self.kind == "tensor" else 0
+        return n if self.kind in TENSORS else 0
 
 
 class Node(msgspec.Struct, frozen=True, kw_only=True):
@@ -137,7 +144,7 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
                 params[d] = by[d]
     order = {n.name: i for i, n in enumerate(nodes)}
     fed = sorted(params.values(), key=lambda p: order[p.name])
-    outs = [n for n in kept if n.spec is not None and n.spec.kind == "tensor"
+    outs = [n for n in kept if n.spec is not None and n.spec.kind in TENSORS
             and (n.name not in read or n.output or (outputs is not None and n.name in outputs))]
     if outputs is not None:
         outs = [n for n in kept if n.name in outputs] or outs
@@ -210,6 +217,8 @@ def _resize(expr: str, rename: dict[int, int]) -> str:
 
 
 def _resize_spec(spec: Spec, rename: dict[int, int]) -> Spec:
+    if spec.kind == "jagged":  # its offsets pin its values' sizes: kept whole
+        return spec
     if spec.kind != "tensor":
         # an int fed in is a size as often as not (a dynamic graph's symbolic sizes): it moves with them
         v = spec.value

@@ -59,7 +59,7 @@ def _precision_line(failure: dict[str, Any]) -> str:
 
 
 def _needs(c: ir.Candidate, backend: str, config: dict[str, dict[str, str]], torch_version: str) -> str:
-    devices = sorted({s.device for s in c.inputs if s.kind == "tensor"}) or ["cpu"]
+    devices = sorted({s.device for s in c.inputs if s.kind in ir.TENSORS}) or ["cpu"]
     out = [f"torch (made on {torch_version}), Python's standard library", f"device {', '.join(devices)} (REPRO_DEVICE="
            f"cuda moves the inputs)"]
     if (file := _backend_file(backend)) is not None:
@@ -116,7 +116,7 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
 '''
     body = [c.source,
             "# harness.make_inputs specs: (\"tensor\", shape, stride, dtype, device, low, high[, real values]) or "
-            "(\"scalar\", value)",
+            "(\"scalar\", value); (\"jagged\", <a tensor's spec of its values>, offsets, ragged_dim[, real values])",
             "INPUTS = " + pprint.pformat([s.as_tuple() for s in c.inputs], width=110, compact=True),
             "# the torch.compile backend the failure was seen with" + (": (file, name), loaded by main" if file else ""),
             f"BACKEND = {file or backend!r}",

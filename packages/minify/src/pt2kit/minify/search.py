@@ -192,7 +192,7 @@ class Searcher:
     def localize_request(self, names: list[str]) -> dict[str, Any] | None:
         """The localising compile's payload: the candidate with every tensor node an output."""
         by = self.graph.by_name()
-        tensors = [n for n in names if by[n].spec is not None and by[n].spec.kind == "tensor"]  # type: ignore[union-attr]
+        tensors = [n for n in names if by[n].spec is not None and by[n].spec.kind in ir.TENSORS]  # type: ignore[union-attr]
         c = self.build(set(names), outputs=set(tensors))
         if c is None:
             return None

@@ -13,6 +13,8 @@ import contextlib
 import math
 from typing import Any
 
+import msgspec
+
 from pt2kit.runtime.hops import hop_name
 
 from . import ir
@@ -140,6 +142,17 @@ def _values(real: Any, shape: list[int]) -> list[Any] | None:
 def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
     import torch
 
+    from pt2kit.runtime.tensors import jagged
+
+    parts = jagged(real)
+    if parts is not None:  # a Dynamo graph's jagged tensor: its values' spec, its real offsets
+        dense = _spec(parts.values, parts.values, device)
+        if dense is None or parts.lengths is not None:  # holes between its components: not rebuilt
+            return None
+        return msgspec.structs.replace(dense, kind="jagged", offsets=[int(o) for o in parts.offsets.tolist()],
+                                       ragged_dim=parts.ragged_dim)
+    if isinstance(val, torch.Tensor) and val.is_nested:  # one whose real value is not known
+        return None
     if isinstance(val, torch.Tensor):
         lo = hi = None
         if isinstance(real, torch.Tensor) and not real.is_complex() and real.dtype != torch.bool and real.numel():

@@ -67,9 +67,10 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
             from pt2kit.runtime.modelfile import model_fields
 
             send({"t": "model", "fields": msgspec.to_builtins(model_fields(loaded, job.device, job.config))})
-    nested = first_jagged(loaded.inputs)
-    if nested is not None:  # AOTAutograd desugars one into its values and offsets: a dense graph to cut
-        _refuse_jagged(nested, job.backend)
+    nested = first_jagged(loaded.inputs)  # a jagged input: AOTAutograd's dense graph of its values and
+    if nested is not None and job.backend == "aoti":  # offsets is cut, or Dynamo's, the repro rebuilding it
+        raise UsageError(f"{nested} is a torch.nested jagged tensor: torch.export, and so --backend aoti, takes none "
+                         "(--backend inductor minifies the dense graph Inductor compiles from it)")
     config = _resolved_config({**settings, **job.config})  # a --config key torch's repro writer skips stays
     precision = _precision(job.precision)  # after the settings: the harness's fallback_random is not the file's
     send({"t": "stage", "stage": "capture"})
@@ -122,20 +123,6 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
                     "verdicts": f"{name}: {_verdicts(t, r, fp64.get(name))}"}
     return {"kind": None, "detail": next((f"{n}: {_verdicts(t, r, fp64.get(n))}" for (n, t), (_, r) in pairs
                                           if harness.differs(t, r, None)), "passes")}
-
-
-def _refuse_jagged(name: str, backend: str) -> None:
-    """A jagged input is minified on the dense aten graph AOTAutograd makes of it (its values and
-    offsets); where no such graph is what fails, a UsageError saying why."""
-    from pt2kit.runtime.errors import UsageError
-
-    if backend == "aoti":
-        raise UsageError(f"{name} is a torch.nested jagged tensor: torch.export, and so --backend aoti, takes none "
-                         "(--backend inductor minifies the dense graph Inductor compiles from it)")
-    if backend not in ("inductor", "aot_eager"):
-        raise UsageError(f"{name} is a torch.nested jagged tensor: --backend {backend} is handed Dynamo's graph, "
-                         "whose input is the jagged tensor itself, and minify cuts only the dense aten graph "
-                         "AOTAutograd makes of one (--backend inductor or aot_eager)")
 
 
 def _verdicts(test: Any, eager: Any, fp64: Any) -> str:
