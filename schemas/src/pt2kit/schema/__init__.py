@@ -56,7 +56,7 @@ from .records import (
 from .store import BlobError, Store
 from .stream import StreamError, decode, encode, read_stream
 
-__version__ = "1.9.0"
+__version__ = "1.10.0"
 
 __all__ = [
     "__version__", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",
@@ -66,7 +66,7 @@ __all__ = [
     "as_float", "decode", "encode", "read_stream",
 ]
 
-# The plumbing that was importable from here up to 1.9.0, kept one more minor for a runtime or tool at
+# The plumbing that was importable from here up to 1.9.0, kept through 1.x for a runtime or tool at
 # an older version (pt2kit-runtime 1.5 imports sweep_temp_files from here): a DeprecationWarning,
 # then the name from its module. Not in __all__: new code imports it from the module.
 _MOVED = {"KINDS": "records", "RECORD_TYPES": "records", "num": "records", "atomic_write": "store",
