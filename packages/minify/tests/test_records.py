@@ -2,7 +2,7 @@
 
 import msgspec
 
-from pt2kit.minify.records import wanted
+from pt2kit.minify.records import Want, wanted
 from pt2kit.schema import Diff, Violation
 
 RUN = {"v": 1, "run": "20261123T000000Z-abcdef012345", "model": "m.py"}
@@ -19,28 +19,28 @@ def _violation(**kw):
 
 def test_a_failing_diff_brings_its_reference_and_a_passing_one_asks_nothing():
     said = "the diff of out fails assert_close"
-    assert wanted(_diff(ref="eager64")) == {"kind": "accuracy", "ref": "eager64", "said": said}
-    assert wanted(_diff()) == {"kind": "accuracy", "ref": "eager", "said": said}
+    assert wanted(_diff(ref="eager64")) == Want(kind="accuracy", ref="eager64", said=said)
+    assert wanted(_diff()) == Want(kind="accuracy", ref="eager", said=said)
     assert wanted(_diff(passed=True)) is None
 
 
 def test_a_close_failure_keeps_its_rule_and_says_its_numbers():
     metrics = {"numel": 512, "max_abs": 2.0, "mean_abs": 0.5, "max_rel": 2.0, "rmse": 0.9, "mismatches": 502,
                "mismatch_share": 0.98}
-    assert wanted(_diff(rule="close", close=False, metrics=metrics)) == {
-        "kind": "accuracy", "ref": "eager", "rule": "close",
-        "said": "the diff of out fails assert_close (--verdict close), 98% of elements, max abs 2"}
+    assert wanted(_diff(rule="close", close=False, metrics=metrics)) == Want(
+        kind="accuracy", ref="eager", rule="close",
+        said="the diff of out fails assert_close (--verdict close), 98% of elements, max abs 2")
     fp64 = {"passed": False, "rmse_test": 0.5, "rmse_baseline": "nan", "multiplier": 2.0, "tol": 1e-4}
-    assert wanted(_diff(rule="fp64", close=False, accuracy=fp64))["said"] == \
+    assert wanted(_diff(rule="fp64", close=False, accuracy=fp64)).said == \
         "the diff of out fails PyTorch's float64 rule (compiled RMSE 0.5 vs eager nan from float64)"
 
 
 def test_an_alignment_violation_brings_its_tile_and_unchecked_rules_are_left():
     got = wanted(_violation(constraint="align", message="aten.mm.default: dim 0 of size 10 is not a multiple of 16"))
-    assert got == {"kind": "violation", "constraint": "align", "op": "aten.mm.default", "dtype": None, "align": 16}
+    assert got == Want(kind="violation", constraint="align", op="aten.mm.default", dtype=None, align=16)
     symbolic = "aten.mm.default: dim 0 is symbolic (s0), so alignment to 16 cannot be verified; its example size 10 " \
                "is not a multiple"
     assert wanted(_violation(constraint="align", message=symbolic)) is None  # no size a repro could hold
     assert wanted(_violation(constraint="contiguous", message="not contiguous")) is None
     assert wanted(_violation(constraint="deny", message="denied", phase="backward")) is None
-    assert wanted(_violation(constraint="deny", message="denied"))["op"] == "aten.mm.default"
+    assert wanted(_violation(constraint="deny", message="denied")).op == "aten.mm.default"

@@ -21,6 +21,7 @@ from typing import Any
 from . import ir
 from .ir import Config
 from .job import Job
+from .records import Want
 from .search import Cancelled, Searcher
 
 
@@ -32,10 +33,10 @@ def accuracy_failure(job: Job, precision: dict[str, Any] | None = None) -> dict[
             **({"rule": job.rule} if job.rule != "fp64" else {}), **({"precision": precision} if precision else {})}
 
 
-def worth_it(job: Job, want: dict[str, Any] | None) -> bool:
+def worth_it(job: Job, want: Want | None) -> bool:
     """Whether the failure may be an accuracy failure minify searches for by localising (the pool then
     gets a second worker for it)."""
-    kind = (want or {}).get("kind") or job.failure
+    kind = want.kind if want is not None else job.failure
     return kind in ("auto", "accuracy") and job.backend != "aoti" and job.profile is None and not job.check_str
 
 

@@ -27,7 +27,7 @@ from .ahead import Ahead, accuracy_failure, worth_it
 from .job import Job
 from .narrate import Narrator
 from .pool import Pool
-from .records import Outcome, config_strings, repro_fields
+from .records import Outcome, Want, config_strings, repro_fields
 from .search import Searcher
 
 RUNS = 3
@@ -47,7 +47,7 @@ def run(s: Session, job: Job) -> int:
         return _piped(s, job, inputs)
     job = replace(job, device=job.device or "cpu")
     label = s.open_model(job.model, device=job.device)
-    want = {"kind": "violation", "constraint": "deny", "op": job.deny} if job.deny and job.profile is None else None
+    want = Want(kind="violation", constraint="deny", op=job.deny) if job.deny and job.profile is None else None
     return _one(s, job, want, Narrator(s.say, label, job))
 
 
@@ -97,15 +97,15 @@ def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
         s.say(f"{t.model.where}: running model file {t.model.spec} named by the stream")
         # the run that found it had its own --config over the model record's (this command line's over both)
         one = replace(job, model=t.model.spec, device=t.model.device or "cpu", config=t.config, emit_model=False,
-                      from_stream=True, failure=t.want["kind"], deny=None, output=out,
-                      **{k: t.want[k] for k in ("ref", "rule") if k in t.want})
+                      from_stream=True, failure=t.want.kind, deny=None, output=out,
+                      ref=t.want.ref or job.ref, rule=t.want.rule or job.rule)
         narrator = Narrator(s.say, label_of(*parse_spec(one.model)), one)
         narrator.minifying(t)
         code = max(code, _one(s, one, t.want, narrator))
     return code
 
 
-def _one(s: Session, job: Job, want: dict[str, Any] | None, narrator: Narrator) -> int:
+def _one(s: Session, job: Job, want: Want | None, narrator: Narrator) -> int:
     """One model: its repro made, written (-o, and the store) and recorded; its exit code."""
     from pt2kit.runtime.progress import Progress
     from pt2kit.schema import Repro
@@ -199,7 +199,7 @@ def _verify(text: str, pool: Pool) -> tuple[int, list[str]]:
     return RUNS - len(others), others
 
 
-def minify_one(job: Job, *, want: dict[str, Any] | None, stage: Any, torch_version: str,
+def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
                on_model: Any = None) -> Outcome:
     """``want``: the failure a stream record named (kind, and for a violation its constraint and op);
     ``job.jobs``: the workers, decided (:func:`workers`)."""
@@ -216,8 +216,8 @@ def minify_one(job: Job, *, want: dict[str, Any] | None, stage: Any, torch_versi
     got: dict[str, Any] = {}
     try:
         graphs, config, seen = _original(pool, job, say, on_model or (lambda f: None), got, bet)
-        if (want or {}).get("said") and seen.get("kind") is None:  # the diff handed over and this run disagree
-            return Outcome(EXIT_OK, f"{want['said']}; minify's own run of it: {seen.get('detail') or 'passes'}"
+        if want is not None and want.said and seen.get("kind") is None:  # the diff handed over and this run disagree
+            return Outcome(EXIT_OK, f"{want.said}; minify's own run of it: {seen.get('detail') or 'passes'}"
                                     f"{NOT_A_BUG if 'but is within' in (seen.get('detail') or '') else ''}: "
                                     "nothing to minify")
         failure = _failure(job, want, seen, got.get("precision"))
@@ -310,20 +310,20 @@ def _shows(s: Searcher, w: ir.Candidate | None, failure: dict[str, Any]) -> bool
     return s.fails([w])[0]
 
 
-def _failure(job: Job, want: dict[str, Any] | None, seen: dict[str, Any],
+def _failure(job: Job, want: Want | None, seen: dict[str, Any],
              precision: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The failure to keep: what the original run showed, checked against what was asked for."""
-    asked = (want or {}).get("kind") or job.failure
-    if job.profile is not None:
-        want = seen.get("want")
+    asked = want.kind if want is not None else job.failure
+    if job.profile is not None:  # the worker's first finding of the profile's checks, sent as a Want
+        want = None if seen.get("want") is None else msgspec.convert(seen["want"], Want)
         if want is None:
             return None  # the profile finds nothing minify can keep: nothing to minify
     if asked == "violation" or job.profile is not None:
-        if not want or not want.get("op"):
+        if want is None or not want.op:
             raise UsageError("--failure violation needs a violation record on stdin (`fxcheck m.py --deny OP | minify`)")
-        tile = f" {want['align']}" if want.get("align") else ""
-        return {"kind": "violation", "signature": f"{want['constraint']}{tile}: {want['op']}", "op": want["op"],
-                "dtype": want.get("dtype"), "constraint": want["constraint"], "align": want.get("align")}
+        tile = f" {want.align}" if want.align else ""
+        return {"kind": "violation", "signature": f"{want.constraint}{tile}: {want.op}", "op": want.op,
+                "dtype": want.dtype, "constraint": want.constraint, "align": want.align}
     kind = seen.get("kind")
     if kind == "error":
         return {"why": f"the original run failed before the backend did: {seen['why']}"}

@@ -21,7 +21,7 @@ class Narrator(Base):
 
     def minifying(self, t: Target) -> None:
         w = t.want
-        what = w["kind"] + (f" ({w['constraint']}: {w['op']})" if w.get("op") else "")
+        what = w.kind + (f" ({w.constraint}: {w.op})" if w.op else "")
         self.say(f"{t.where}: minifying the {what} failure of {t.label}")
 
     def on_repro(self, r: Repro) -> None:

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from pt2kit.runtime.config import MODULES, from_literal
 from pt2kit.schema import Crash, Diff, Kernel, Store, Violation, as_float
 
@@ -38,23 +40,37 @@ def repro_fields(fields: dict[str, Any], text: str, store: Store, model: str, ou
 KEPT_CONSTRAINTS = ("deny", "dtype", "align")
 
 
-def wanted(rec: Any) -> dict[str, Any] | None:
+class Want(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The failure minify is asked to keep (what a stream record names, or --deny, or the first finding of
+    --profile's checks: the worker sends it to the parent, encoded as this Struct)."""
+
+    kind: str  # accuracy | crash | compile-error | violation | nan
+    ref: str | None = None  # accuracy: the diff's reference (eager | eager64)
+    rule: str | None = None  # accuracy: "close" when the diff's --verdict was close
+    said: str | None = None  # accuracy: the diff's verdict, with its numbers (:func:`diff_said`)
+    constraint: str | None = None  # violation: deny | dtype | align
+    op: str | None = None  # violation: the aten op
+    dtype: str | None = None  # violation: the tensor's dtype, where fxcheck named one
+    align: int | None = None  # violation (align): the tile size the op's sizes miss
+
+
+def wanted(rec: Any) -> Want | None:
     """The failure a stream record names, or None (a passing diff, a finding-free kernel)."""
     if isinstance(rec, Diff) and not rec.passed:
-        return {"kind": "accuracy", "ref": "eager64" if rec.ref == "eager64" else "eager",
-                **({"rule": "close"} if rec.rule == "close" else {}), "said": diff_said(rec)}
+        return Want(kind="accuracy", ref="eager64" if rec.ref == "eager64" else "eager",
+                    rule="close" if rec.rule == "close" else None, said=diff_said(rec))
     if isinstance(rec, Crash):
-        return {"kind": "crash" if rec.signal else "compile-error"}
+        return Want(kind="crash" if rec.signal else "compile-error")
     if _keepable(rec) and unkept(rec) is None:
-        want = {"kind": "violation", "constraint": rec.constraint, "op": rec.op, "dtype": rec.dtype}
+        align = None
         if rec.constraint == "align":  # the tile size is in fxcheck's message: "... is not a multiple of 16"
             m = re.search(r"not a multiple of (\d+)", rec.message or "")
             if not m:
                 return None
-            want["align"] = int(m.group(1))
-        return want
+            align = int(m.group(1))
+        return Want(kind="violation", constraint=rec.constraint, op=rec.op, dtype=rec.dtype, align=align)
     if isinstance(rec, Kernel) and rec.finding:
-        return {"kind": "nan"}
+        return Want(kind="nan")
     return None
 
 

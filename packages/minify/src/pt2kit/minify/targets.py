@@ -11,13 +11,12 @@ skipped with a warning), nor that a second failure of the same kind of the same 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from pt2kit.runtime.session import Session
 from pt2kit.schema import Crash, Diff, Header, Kernel, Violation
 
 from .job import Job
-from .records import unkept, wanted
+from .records import Want, unkept, wanted
 
 HINT = "give a MODEL.py, or pipe records: `kdiff m.py | minify`"
 Failing = Diff | Crash | Violation | Kernel
@@ -38,7 +37,7 @@ class Target:
     label: str  # the model, as the failing record names it
     record: Failing  # the failing record it came with
     where: str  # source:line of that record
-    want: dict[str, Any]  # the failure minify keeps of it (:func:`.records.wanted`)
+    want: Want  # the failure minify keeps of it (:func:`.records.wanted`)
     seen: dict[str, str]  # the config the run that wrote it had (its header's, over this command line's)
     model: PipedModel | None = None  # None: the stream had no model record for it
 
@@ -77,7 +76,7 @@ def read(s: Session, job: Job) -> Piped:
                 s.say(f"{where}: {why}")
             w = wanted(rec)
             label = getattr(rec, "model", None)
-            if w and label and not any(t.label == label and t.want["kind"] == w["kind"] for t in found):
+            if w and label and not any(t.label == label and t.want.kind == w.kind for t in found):
                 run_cfg, run_where = runs.get(rec.run, ({}, ""))
                 found.append(Target(label, rec, where, w, stream_config_for(
                     run_cfg, job.config, run_where, use=job.stream_config,

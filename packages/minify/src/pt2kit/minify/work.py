@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -18,6 +18,9 @@ from . import harness, ir
 from .job import Job
 from .toir import inside, to_ir
 from .torchapi import reset_dynamo
+
+if TYPE_CHECKING:
+    from .records import Want
 
 
 def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, str]]:
@@ -194,7 +197,7 @@ def _graphs(aten: list[Any], dynamo: list[Any], job: Job) -> list[ir.Graph]:
     return aten_ir + dynamo_ir
 
 
-def _first_violation(captured: list[Any], profile: Any) -> dict[str, Any] | None:
+def _first_violation(captured: list[Any], profile: Any) -> Want | None:
     """The first finding of fxcheck's checks, on the forward graphs, that minify can keep."""
     from pt2kit.fxcheck import graph_view, run_checks
     from pt2kit.schema import SCHEMA_MAJOR, Violation
