@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from pt2kit.fxcheck.job import ProfileFlags
 from pt2kit.fxcheck.profiles import load_profile, parse_bytes, parse_dtypes, resolve, shipped_profiles
 from pt2kit.runtime.errors import UsageError
 
@@ -16,18 +17,18 @@ def test_precedence_profile_then_mock_then_pt2kit_then_flags(tmp_path):
     f = tmp_path / "p.toml"
     f.write_text('align = 4\ndtypes = ["fp32"]\nstrict = false\n')
     env = {"MOCK_ALIGNMENT": "8", "MOCK_STRICT": "1", "MOCK_MAX_MEMORY": "1MiB"}
-    p = resolve(str(f), {}, env)
+    p = resolve(str(f), ProfileFlags(), env)
     assert (p.align, p.strict, p.max_tensor_bytes, p.dtypes) == (8, True, 1 << 20, ["float32"])
-    p = resolve(str(f), {}, {**env, "PT2KIT_ALIGN": "16"})
+    p = resolve(str(f), ProfileFlags(), {**env, "PT2KIT_ALIGN": "16"})
     assert p.align == 16
-    p = resolve(str(f), {"align": 32, "strict": None}, {**env, "PT2KIT_ALIGN": "16"})
+    p = resolve(str(f), ProfileFlags(align=32, strict=None), {**env, "PT2KIT_ALIGN": "16"})
     assert p.align == 32 and p.strict is True
-    assert resolve(None, {}, {"PT2KIT_PROFILE": "no-conv"}).deny == ["aten.convolution", "aten.convolution_backward"]
+    assert resolve(None, ProfileFlags(), {"PT2KIT_PROFILE": "no-conv"}).deny == ["aten.convolution", "aten.convolution_backward"]
 
 
 def test_bad_values_are_usage_errors(tmp_path):
     with pytest.raises(UsageError, match="MOCK_ALIGNMENT: expected an integer"):
-        resolve(None, {}, {"MOCK_ALIGNMENT": "x"})
+        resolve(None, ProfileFlags(), {"MOCK_ALIGNMENT": "x"})
     f = tmp_path / "p.toml"
     f.write_text("dtypes = ['float32']\nallign = 16\n")
     with pytest.raises(UsageError, match="unknown field `allign`"):

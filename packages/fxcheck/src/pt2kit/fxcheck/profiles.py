@@ -11,13 +11,16 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from pt2kit.runtime.errors import UsageError
 from pt2kit.schema import Profile
 from pt2kit.schema.profile import ProfileError, profile_from_toml
+
+if TYPE_CHECKING:
+    from .job import ProfileFlags
 
 SHIPPED = Path(__file__).parent / "profiles"
 
@@ -139,7 +142,7 @@ def merge(base: Profile, overrides: Mapping[str, Any] | msgspec.Struct) -> Profi
         raise UsageError(f"profile: {e}") from None
 
 
-def resolve(profile_arg: str | None, flags: Mapping[str, Any] | msgspec.Struct,
+def resolve(profile_arg: str | None, flags: ProfileFlags,
             environ: Mapping[str, str] | None = None) -> Profile:
     environ = os.environ if environ is None else environ
     name = profile_arg or environ.get("PT2KIT_PROFILE")

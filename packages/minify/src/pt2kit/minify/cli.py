@@ -92,8 +92,9 @@ def minify(
     with Session("minify", __version__, store=store, quiet=quiet, debug=debug, precision=precision) as s:
         job = Job(model=model, device=device, config=parse_config(config), stream_config=not no_stream_config,
                   timeout=timeout, failure=failure, backend=backend, seed=seed, ref=ref, precision=precision,
-                  deny=deny, profile=violation_profile(profile, align, dtypes, deny), profile_name=profile,
-                  check_str=check_str, jobs=parse_jobs(jobs), output=None if output is None else str(output))
+                  deny=deny, profile=violation_profile(profile=profile, align=align, dtypes=dtypes, deny=deny),
+                  profile_name=profile, check_str=check_str, jobs=parse_jobs(jobs),
+                  output=None if output is None else str(output))
         s.done(drive.run(s, job))
 
 

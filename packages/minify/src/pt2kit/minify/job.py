@@ -57,15 +57,16 @@ def parse_jobs(text: str) -> int | None:
         raise UsageError(f"--jobs {text}: expected a number of workers >= 1, or auto") from None
 
 
-def violation_profile(profile: str | None, align: int | None, dtypes: str | None, deny: str | None) -> Profile | None:
+def violation_profile(*, profile: str | None, align: int | None, dtypes: str | None,
+                      deny: str | None) -> Profile | None:
     """fxcheck's profile from minify's --profile, --align, --dtypes (and --deny with them); None when none
     is given. Its environment's PT2KIT_PROFILE is not read: minify keeps a violation only when asked on
     its command line."""
     check_range("--align", align, 1)
     if profile is None and align is None and dtypes is None:
         return None
-    from pt2kit.fxcheck import parse_dtypes, resolve_profile
+    from pt2kit.fxcheck import ProfileFlags, parse_dtypes, resolve_profile
 
-    flags = {"align": align, "deny": [deny] if deny else None,
-             "dtypes": parse_dtypes(dtypes, "--dtypes") if dtypes else None}
+    flags = ProfileFlags(align=align, deny=[deny] if deny else None,
+                         dtypes=parse_dtypes(dtypes, "--dtypes") if dtypes else None)
     return resolve_profile(profile, flags, environ={})
