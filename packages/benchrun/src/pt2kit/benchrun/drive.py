@@ -45,9 +45,9 @@ def run(s: Session, job: Job) -> int:
         if out.warm_crash:
             s.warn(f"{j.key}: the warm-cache compile did not finish ({out.warm_crash}): no warm compile time")
 
-    kw = {"run": s.writer.run, "store": str(s.store.root), "quiet": s.quiet}
+    run_id, store = s.writer.run, str(s.store.root)
     if job.executor == "ray":
-        run_ray(jobs, job, done=done, say=s.say, **kw)
+        run_ray(jobs, job, done=done, say=s.say, run=run_id, store=store, quiet=s.quiet)
     else:
         from pt2kit.runtime.progress import Progress
 
@@ -55,7 +55,7 @@ def run(s: Session, job: Job) -> int:
         if gpus > 1:
             s.say(f"{len(jobs)} jobs on {gpus} GPUs, one at a time on each")
         progress = Progress(s.tool, quiet=s.quiet, stream=sys.stderr if gpus == 1 else _Plain(sys.stderr))
-        run_local(jobs, job, gpus=gpus, done=done, progress=progress, **kw)
+        run_local(jobs, job, gpus=gpus, done=done, progress=progress, run=run_id, store=store, quiet=s.quiet)
     return narrator.finish()
 
 

@@ -83,13 +83,13 @@ def run_job(spec: JobSpec, job: Job, *, run: str, store: str, quiet: bool,
 
 
 def run_local(jobs: list[JobSpec], job: Job, *, gpus: int, done: Callable[[JobSpec, Outcome], None],
-              progress: Any, **kw: Any) -> None:
+              progress: Any, run: str, store: str, quiet: bool) -> None:
     """Every job here: one at a time, or one per GPU on ``gpus`` GPUs, each a task of ``progress``
     (a :class:`pt2kit.runtime.progress.Progress`)."""
     if gpus <= 1:
         for j in jobs:
             with progress.task(j.key) as t:
-                out = run_job(j, job, on_stage=t.stage, **kw)
+                out = run_job(j, job, on_stage=t.stage, run=run, store=store, quiet=quiet)
             done(j, out)
         return
     lock = threading.Lock()
@@ -105,7 +105,7 @@ def run_local(jobs: list[JobSpec], job: Job, *, gpus: int, done: Callable[[JobSp
                 j = queue.pop()
             try:
                 with progress.task(j.key) as t:
-                    out = run_job(j, job, on_stage=t.stage, env=env, **kw)
+                    out = run_job(j, job, on_stage=t.stage, env=env, run=run, store=store, quiet=quiet)
                 with lock:
                     done(j, out)
             except BaseException as e:  # stop the other workers at their next job
@@ -122,7 +122,7 @@ def run_local(jobs: list[JobSpec], job: Job, *, gpus: int, done: Callable[[JobSp
 
 
 def run_ray(jobs: list[JobSpec], job: Job, *, done: Callable[[JobSpec, Outcome], None], say: Callable[[str], None],
-            **kw: Any) -> None:
+            run: str, store: str, quiet: bool) -> None:
     """Every job as a Ray task; results handed to ``done`` as tasks finish."""
     try:
         import ray
@@ -140,7 +140,7 @@ def run_ray(jobs: list[JobSpec], job: Job, *, done: Callable[[JobSpec, Outcome],
 
     @ray.remote(max_retries=0)
     def task(j: JobSpec) -> Outcome:
-        return run_job(j, job, **kw)
+        return run_job(j, job, run=run, store=store, quiet=quiet)
 
     pending = {task.options(num_gpus=gpu, num_cpus=cpus).remote(j): j for j in jobs}
     say(f"{len(jobs)} job(s) submitted to Ray at {address or 'a local cluster'}")
