@@ -124,6 +124,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert code == 2 and "--inputs FILE.py[:NAME]" in err
     code, _, err = aotiprint(str(MODELS / "clean.py"), "--inputs", "x.py", cwd=tmp_path)
     assert code == 2 and len(err.strip().splitlines()) == 1
+    code, recs, err = aotiprint(str(MODELS / "clean.py"), "--mode", "names", "--detail", "save", cwd=tmp_path)
+    assert code == 2 and recs == [] and err == "aotiprint: error: --mode is --detail's old name: give one\n"
 
 
 def test_save_package_is_checked_before_anything_runs_and_never_lands_on_an_input(tmp_path):

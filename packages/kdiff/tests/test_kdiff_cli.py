@@ -140,6 +140,8 @@ def test_bad_usage(kdiff, tmp_path):
     r = kdiff(str(MODELS / "mlp.py"), "--test", "nosuch")
     assert r.code == 2 and "expected inductor, aot_eager, eager, FILE.py:NAME or module:attr" in r.stderr
     assert "--backend nosuch: expected" in r.stderr
+    r = kdiff(str(MODELS / "mlp.py"), "--test", "eager", "--backend", "aot_eager")
+    assert r.code == 2 and r.stderr.count("\n") == 1 and "--test is --backend's old name: give one" in r.stderr
     r = kdiff(str(MODELS / "mlp.py"), "--backend", f"{CASES}:missing")
     assert r.code == 2 and "is not a callable torch.compile backend" in r.stderr
 

@@ -32,7 +32,7 @@ from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout,
 from pt2kit.runtime.session import Session
 
 from . import __version__, drive
-from .job import DETAILS, Job, kernel_list
+from .job import DETAILS, Job, detail_of, kernel_list
 
 app = tool_app("aotiprint", __doc__ or "")
 
@@ -67,7 +67,7 @@ def aotiprint(
 ) -> None:
     with Session("aotiprint", __version__, store=store, quiet=quiet, debug=debug) as s:
         job = Job(model=target, device=device, config=parse_config(config), timeout=timeout,
-                  detail=detail or mode or ("names" if ima else "stats"), kernels=kernel_list(kernels), jit=jit,
+                  detail=detail_of(detail, mode, ima), kernels=kernel_list(kernels), jit=jit,
                   ima=ima, inputs=inputs, save_package=None if save_package is None else str(save_package))
         s.done(drive.run(s, job))
 

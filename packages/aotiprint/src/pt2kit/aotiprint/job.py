@@ -24,6 +24,14 @@ def kernel_list(text: str | None) -> list[str] | None:
     return names
 
 
+def detail_of(detail: str | None, mode: str | None, ima: bool) -> str:
+    """The printer detail from --detail and its hidden old name --mode (both, differing, is exit 2);
+    neither: names with --ima (the crash, not the values, is sought), stats otherwise."""
+    if detail is not None and mode is not None and detail != mode:
+        raise UsageError("--mode is --detail's old name: give one")
+    return detail or mode or ("names" if ima else "stats")
+
+
 class Job(ModelJob, frozen=True, kw_only=True):
     detail: str = "stats"  # --detail: names | stats | save (--mode, its old name)
     kernels: list[str] | None = None

@@ -43,7 +43,7 @@ from pt2kit.runtime.options import (
 from pt2kit.runtime.session import Session
 
 from . import __version__
-from .job import Job
+from .job import Job, backend_of
 from .narrate import Narrator
 
 REFS = ("eager", "eager64", "aot_eager", "inductor")
@@ -58,8 +58,9 @@ def kdiff(
     ref: Annotated[str, typer.Option(click_type=click.Choice(REFS),
                                      help="The reference: eager64 runs a float64 copy, to tell rounding noise from bugs."
                                      )] = "eager",
-    backend: Annotated[str, typer.Option(metavar="BACKEND", help="The backend under test: inductor, aot_eager, eager, "
-                                         "FILE.py:NAME or module:attr (any torch.compile backend).")] = "inductor",
+    backend: Annotated[str | None, typer.Option(
+        metavar="BACKEND", show_default=False, help="The backend under test: inductor, aot_eager, eager, "
+        "FILE.py:NAME or module:attr (any torch.compile backend) [default: inductor].")] = None,
     test: Annotated[str | None, typer.Option("--test", hidden=True, help="--backend's old name.")] = None,
     verdict: Annotated[str | None, typer.Option(
         click_type=click.Choice(("fp64", "close")), show_default=False,
@@ -89,7 +90,7 @@ def kdiff(
         verdict = "close" if atol is not None or rtol is not None else "fp64"
     with Session("kdiff", __version__, store=store, quiet=quiet, debug=debug, precision=precision) as s:
         job = Job(model=model, device=device, config=parse_config(config), stream_config=not no_stream_config,
-                  timeout=timeout, ref=ref, test=test or backend, verdict=verdict, atol=atol, rtol=rtol, equal_nan=equal_nan,
+                  timeout=timeout, ref=ref, test=backend_of(backend, test), verdict=verdict, atol=atol, rtol=rtol, equal_nan=equal_nan,
                   grad=grad, localize=localize, seed=seed, precision=precision)
         s.done(s.each_model(job, target="pt2kit.kdiff.work:run", narrator=Narrator, hint=HINT))
 

@@ -7,6 +7,13 @@ from pt2kit.runtime.flags import check_finite, check_seed
 from pt2kit.runtime.job import ModelJob
 
 
+def backend_of(backend: str | None, test: str | None) -> str:
+    """The backend under test from --backend and its hidden old name --test; both, differing, is exit 2."""
+    if backend is not None and test is not None and backend != test:
+        raise UsageError("--test is --backend's old name: give one")
+    return backend or test or "inductor"
+
+
 class Job(ModelJob, frozen=True, kw_only=True):
     ref: str = "eager"
     test: str = "inductor"  # --backend: the backend under test
