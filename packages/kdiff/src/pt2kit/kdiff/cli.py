@@ -43,7 +43,7 @@ from pt2kit.runtime.options import (
 from pt2kit.runtime.session import Session
 
 from . import __version__
-from .job import Job, backend_of
+from .job import Job, backend_of, verdict_of
 from .narrate import Narrator
 
 REFS = ("eager", "eager64", "aot_eager", "inductor")
@@ -86,12 +86,10 @@ def kdiff(
     debug: Debug = False,
     version: Version = False,
 ) -> None:
-    if verdict is None:
-        verdict = "close" if atol is not None or rtol is not None else "fp64"
     with Session("kdiff", __version__, store=store, quiet=quiet, debug=debug, precision=precision) as s:
         job = Job(model=model, device=device, config=parse_config(config), stream_config=not no_stream_config,
-                  timeout=timeout, ref=ref, test=backend_of(backend, test), verdict=verdict, atol=atol, rtol=rtol, equal_nan=equal_nan,
-                  grad=grad, localize=localize, seed=seed, precision=precision)
+                  timeout=timeout, ref=ref, test=backend_of(backend, test), verdict=verdict_of(verdict, atol, rtol),
+                  atol=atol, rtol=rtol, equal_nan=equal_nan, grad=grad, localize=localize, seed=seed, precision=precision)
         s.done(s.each_model(job, target="pt2kit.kdiff.work:run", narrator=Narrator, hint=HINT))
 
 

@@ -14,6 +14,13 @@ def backend_of(backend: str | None, test: str | None) -> str:
     return backend or test or "inductor"
 
 
+def verdict_of(verdict: str | None, atol: float | None, rtol: float | None) -> str:
+    """--verdict, or its default: close when the user set a tolerance (they judge by it), fp64 otherwise."""
+    if verdict is not None:
+        return verdict
+    return "close" if atol is not None or rtol is not None else "fp64"
+
+
 class Job(ModelJob, frozen=True, kw_only=True):
     ref: str = "eager"
     test: str = "inductor"  # --backend: the backend under test
