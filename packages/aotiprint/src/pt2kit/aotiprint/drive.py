@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from msgspec.structs import replace
 
 from pt2kit.runtime.errors import ModelFileError, UsageError
@@ -64,7 +65,12 @@ def _one(s: Session, job: Job, env: dict[str, str] | None) -> int:
     held: list[Kernel] = []
 
     def on_record(raw: bytes) -> None:
-        rec = decode(raw)
+        try:
+            rec = decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            # as Narrator.record does: a line this schema cannot read is passed on, not narrated
+            s.writer.forward(raw)
+            return
         if isinstance(rec, Kernel):
             # held until the run ends: which launch is the finding depends on the outputs (held here,
             # in the parent, so a child that dies loses none of them)
