@@ -18,6 +18,11 @@ Guarantees:
   upgraded through :mod:`.migrations`.
 * :class:`RecordWriter` writes one record per line and flushes after each record it makes, so a
   reader downstream sees it at once and a killed tool leaves only whole lines behind.
+
+Not guaranteed: memory bounded by anything but the line cap (a reader holds a whole line, so a
+line just under the cap costs about the cap, once per reader); durability (a flush hands the line
+to the OS, no fsync); a writer's line arriving whole when another process appends to the same file
+without a lock (lines past the pipe buffer's atomic size may interleave).
 """
 
 from __future__ import annotations

@@ -18,6 +18,11 @@ Guarantees:
   beside a gc loop) has not written its records yet. ``Store.put`` refreshes the time of a blob it
   finds already there, so a blob written again counts as new.
 * A deletion that fails is recorded and the sweep goes on: the caller always gets the full tally.
+
+Not guaranteed: that a blob a writer made *older* than the grace period and has not yet referenced
+(a run longer than ``--prune``) survives: the grace period is the only guard against a racing
+writer, so ``--prune`` must exceed the longest run; the tally's sizes against files another
+process changes during the sweep; durability of the deletions (no fsync of the shard folders).
 """
 
 from __future__ import annotations

@@ -15,6 +15,11 @@ Guarantees:
   failed or killed write leaves the old file (or none) behind, and a symlink the user named keeps
   pointing where it did. A path that is not a regular file (``/dev/stdout``, a FIFO) is written in
   place, never replaced.
+
+Not guaranteed: durability across a power loss or an OS crash (neither the file nor its directory is
+fsynced: a rename survives a killed tool, not a lost page cache); a check that still holds when the
+file is written (the path is checked before the work and may be changed by someone else meanwhile);
+that a path written in place (a FIFO, a device) is written whole.
 """
 
 from __future__ import annotations
