@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
 from pt2kit.runtime.narrate import Narrator as Base
 from pt2kit.schema import Diff, Divergence, as_float
+
+from .work import Summary
 
 
 class Narrator(Base):
@@ -34,23 +38,24 @@ class Narrator(Base):
         self.say(f"{self.label}: first divergence: {v.op or v.node} (node {v.node}{inside}){where}"
                  + (f"  {v.code}" if v.code else ""))
 
-    def finish(self, value: dict[str, Any], notes: dict[str, Any]) -> int:
+    def finish(self, value: Any, notes: dict[str, Any]) -> int:
         for key in ("fp64", "narrowed", "hops", "localize"):
             if key in notes:
                 self.say(f"{self.label}: {notes[key]}")
         if "precision_own" in notes:
             self.say(f"{self.label}: the model turned on {notes['precision_own']}: judged with it off, as PyTorch's "
                      "accuracy harness judges (--precision as-configured keeps it)")
-        if value.get("frozen"):
-            self.say(f"{self.label}: {value['frozen']} frozen parameters: no gradient")
-        if value.get("no_grad"):
-            names = value["no_grad"]
+        v = msgspec.convert(value, Summary)
+        if v.frozen:
+            self.say(f"{self.label}: {v.frozen} frozen parameters: no gradient")
+        if v.no_grad:
+            names = v.no_grad
             self.say(f"{self.label}: {len(names)} leaves got no gradient on either side, not compared: "
                      + ", ".join(names[:5]) + (", ..." if len(names) > 5 else ""))
-        n = value["diffs"]
-        extra = [f"{value['by_fp64']} within float64 noise"] if value.get("by_fp64") else []
-        extra += [f"{value['ties']} after a near-tie"] if value.get("ties") else []
-        extra += [f"{value['precision']} only with the model's precision modes"] if value.get("precision") else []
+        n = v.diffs
+        extra = [f"{v.by_fp64} within float64 noise"] if v.by_fp64 else []
+        extra += [f"{v.ties} after a near-tie"] if v.ties else []
+        extra += [f"{v.precision} only with the model's precision modes"] if v.precision else []
         extra += [notes["precision"] if "precision" in notes else "PyTorch's accuracy-harness precision: TF32 off"]
         self.say(f"{self.label}: {n - len(self.failing)} of {n} leaves pass ({self.job.test} vs {self.job.ref}"
                  + "".join(f"; {e}" for e in extra) + ")")

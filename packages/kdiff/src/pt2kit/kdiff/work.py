@@ -18,6 +18,21 @@ from pt2kit.runtime.text import exception_line as _why
 from pt2kit.schema import Diff, Divergence, Model
 
 
+class Summary(msgspec.Struct, frozen=True, kw_only=True):
+    """What :func:`run` returns for the parent's summary line (a dict across the process boundary; the
+    narrator converts it back)."""
+
+    diffs: int  # leaves compared
+    failed: int = 0
+    note: str | None = None
+    frozen: int = 0  # with --grad: frozen parameters, no gradient
+    no_grad: list[str] = []  # with --grad: leaves no gradient reached on either side
+    by_fp64: int = 0  # passed by the float64 rule, not by assert_close
+    ties: int = 0
+    precision: int = 0
+    divergence: dict[str, Any] | None = None
+
+
 def _seeded(seed: int, fn: Any) -> Any:
     import torch
 
