@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import msgspec
+
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
 from pt2kit.runtime.narrate import Narrator as Base
 from pt2kit.runtime.narrate import Say
 from pt2kit.schema import Error, Violation
+
+from .work import Summary
 
 
 def where(source: str) -> str:
@@ -39,9 +43,9 @@ class Narrator(Base):
         self.errors.append(e)
         self.say(f"error: {e.message}")
 
-    def finish(self, value: dict[str, Any], notes: dict[str, Any]) -> int:
+    def finish(self, value: Any, notes: dict[str, Any]) -> int:
         """The summary line; exit 1 on a finding or a graph not captured (no clean bill), unless --exit-zero."""
-        graphs, exit_zero = value["graphs"], bool(self.job is not None and self.job.exit_zero)
+        graphs, exit_zero = msgspec.convert(value, Summary).graphs, bool(self.job is not None and self.job.exit_zero)
         n = len(self.findings)
         failed = f"; {len(self.errors)} of them not captured (error records): what is counted is part of the model" \
             if self.errors else ""

@@ -10,6 +10,14 @@ import msgspec
 from pt2kit.schema import Graph, Model
 
 
+class Summary(msgspec.Struct, frozen=True, kw_only=True):
+    """What :func:`run` returns for the parent's summary line (a dict across the process boundary; the
+    narrator converts it back)."""
+
+    findings: int
+    graphs: int  # graphs the checker saw
+
+
 def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from .job import Job
 
