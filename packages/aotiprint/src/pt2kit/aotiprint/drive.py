@@ -31,6 +31,7 @@ from pt2kit.schema import Kernel, decode
 from . import records
 from .job import Job
 from .narrate import Narrator
+from .work import Result
 
 
 def run(s: Session, job: Job) -> int:
@@ -80,18 +81,19 @@ def _one(s: Session, job: Job, env: dict[str, str] | None) -> int:
             narrator.on(rec)
 
     res = s.run_child(job.label, "pt2kit.aotiprint.work:run", job, on_record=on_record, timeout=job.timeout, env=env)
+    value = None if res.value is None else msgspec.convert(res.value, Result)
     log = wrapper = None
     targets: list[str] = []
     if job.jit:
-        kernels = records.decided(held, res.value)
+        kernels = records.decided(held, value)
         for r in kernels:
             s.writer.emit(r)
             narrator.on(r)
     else:
-        log, wrapper, targets, kernels = _aoti_kernels(s, job, res)
+        log, wrapper, targets, kernels = _aoti_kernels(s, job, res, value)
         for r in kernels:
             narrator.on(r)
-    code = narrator.finish(res.value if res.crash is None else None, res.notes)
+    code = narrator.finish(value if res.crash is None else None, res.notes)
     if res.crash is None:
         return code
     crash = dict(res.crash)
@@ -104,7 +106,7 @@ def _one(s: Session, job: Job, env: dict[str, str] | None) -> int:
     return code
 
 
-def _aoti_kernels(s: Session, job: Job, res: Any) -> tuple[Any, Any, list[str], list[Kernel]]:
+def _aoti_kernels(s: Session, job: Job, res: Any, value: Result | None) -> tuple[Any, Any, list[str], list[Kernel]]:
     """(the parsed printer log, the package's wrapper, its proxy-executor ops, the `kernel` records written)."""
     from .printer import parse_file
     from .wrapper import analyse, read_extern_targets, read_wrapper
@@ -113,9 +115,9 @@ def _aoti_kernels(s: Session, job: Job, res: Any) -> tuple[Any, Any, list[str], 
     package = job.package or res.notes.get("package")
     src = read_wrapper(package) if package else None
     wrapper = analyse(src) if src else None
-    saved = (res.value or {}).get("saved") if res.value else None
+    saved = None if value is None else value.saved
     fields = records.decided(records.from_printer(log, wrapper, res.notes.get("provenance") or {}, saved,
-                                                  job.kernels), res.value)
+                                                  job.kernels), value)
     targets = read_extern_targets(package) if package and wrapper is not None and wrapper.externs else []
     return log, wrapper, targets, [s.emit(Kernel, model=job.label, **f.as_dict()) for f in fields]
 

@@ -10,6 +10,8 @@ from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 from pt2kit.runtime.narrate import Narrator as Base
 from pt2kit.schema import Kernel, as_float
 
+from .work import Result
+
 
 class Narrator(Base):
     def __init__(self, say: Any, label: str, job: Any = None) -> None:
@@ -21,8 +23,9 @@ class Narrator(Base):
         if r.note:
             self.say(f"{self.label}: kernel {r.name} (launch {r.launch}): {r.note}")
 
-    def finish(self, value: dict[str, Any] | None, notes: dict[str, Any]) -> int:
-        """The summary; ``value`` is None when the worker crashed (the parent records the crash)."""
+    def finish(self, value: Result | None, notes: dict[str, Any]) -> int:
+        """The summary; ``value`` (the worker's :class:`.work.Result`, converted once by :mod:`.drive`) is
+        None when the worker crashed (the parent records the crash)."""
         if notes.get("hops"):
             self.say(f"{self.label}: {notes['hops']}")
         finding = next((r for r in self.kernels if r.finding), None)

@@ -206,12 +206,12 @@ def decide(records: list[Any], outputs: list[str] | None, eager: list[str] | Non
     return found[0], found[1], notes
 
 
-def decided(records: list[Any], value: dict[str, Any] | None) -> list[Any]:
+def decided(records: list[Any], value: Any) -> list[Any]:
     """``records`` (fields or `kernel` records) with ``finding`` on the one launch :func:`decide` names,
     notes on the launches whose NaN/Inf is information only, and no candidate left elsewhere.
-    ``value``: the worker's result (None after a crash: then every kind matters)."""
-    value = value or {}
-    i, kind, notes = decide(records, value.get("outputs_nonfinite"), value.get("eager_nonfinite"))
+    ``value``: the worker's :class:`.work.Result` (None after a crash: then every kind matters)."""
+    outputs, eager = (None, None) if value is None else (value.outputs_nonfinite, value.eager_nonfinite)
+    i, kind, notes = decide(records, outputs, eager)
     for j, r in enumerate(records):
         r.finding = kind if j == i else None
         if j in notes:

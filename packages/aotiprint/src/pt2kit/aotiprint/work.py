@@ -21,6 +21,17 @@ from pt2kit.runtime.worker import Channel
 from .job import Job
 
 
+class Result(msgspec.Struct, frozen=True, kw_only=True):
+    """What :func:`run` returns to the parent (a dict across the process boundary; :mod:`.drive` converts
+    it back once): which NaN/Inf the outputs and the eager run hold, and the AOTI run's package and saves."""
+
+    outputs_nonfinite: list[str] | None = None  # non-finite kinds in the compiled outputs
+    eager_nonfinite: list[str] | None = None  # ...in the eager run (None with no model: a package)
+    launches: int = 0  # --jit: launches recorded
+    package: str | None = None  # AOTI: the package run
+    saved: dict[str, Any] = {}  # --detail save: each saved file's argument, by path
+
+
 def _split(inputs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     return ((), dict(inputs)) if isinstance(inputs, dict) else (tuple(inputs), {})
 
