@@ -73,6 +73,23 @@ def test_tree_map_reaches_every_leaf():
     assert torchapi.tree_map(lambda v: v * 10, {"a": [1, (2, 3)], "b": 4}) == {"a": [10, (20, 30)], "b": 40}
 
 
+def test_pytree_key_children_names_each_child_as_pytree_keys_it():
+    import collections
+
+    t = torch.ones(1)
+    assert torchapi.pytree_key_children((t, 2)) == [("[0]", t), ("[1]", 2)]
+    assert torchapi.pytree_key_children({"logits": t}) == [("['logits']", t)]
+    assert torchapi.pytree_key_children(collections.OrderedDict(b=3, a=t)) == [("['b']", 3), ("['a']", t)]
+    assert torchapi.pytree_key_children(object()) is None  # not registered
+
+
+def test_pytree_key_children_does_not_import_torch():
+    code = ("import sys, pt2kit.runtime.torchapi as t; "
+            "print(t.pytree_key_children((1, 2)), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == "None False\n"
+
+
 def test_ops_and_higher_order_ops_are_told_apart():
     cond = torch.ops.higher_order.cond
     assert torchapi.is_hop(cond) and torchapi.hop_name(cond) == "cond"

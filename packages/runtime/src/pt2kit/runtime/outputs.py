@@ -22,6 +22,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from .torchapi import pytree_key_children
+
 _PLAIN = (int, float, bool, str, complex)
 _MAX_DEPTH = 64
 
@@ -76,24 +78,9 @@ def _children(obj: Any) -> list[tuple[str, Any]] | None:
 
 
 def pytree_children(obj: Any) -> list[tuple[str, Any]] | None:
-    """Children of an object of a class registered with torch's pytree, keyed as pytree keys them.
-
-    The one use of ``torch.utils._pytree``'s registry (private: it moved between versions); any
-    failure means "not registered". torch is only consulted when it is already imported.
-    """
-    import sys
-
-    pytree = sys.modules.get("torch.utils._pytree")
-    if pytree is None:
-        return None
-    try:
-        node = pytree.SUPPORTED_NODES.get(type(obj))
-        if node is None or node.flatten_with_keys_fn is None:
-            return None
-        pairs, _ = node.flatten_with_keys_fn(obj)
-        return [(pytree.keystr((k,)), v) for k, v in pairs]
-    except Exception:
-        return None
+    """Children of an object of a class registered with torch's pytree, keyed as pytree keys them
+    (None: not registered, or torch not imported; see :func:`.torchapi.pytree_key_children`)."""
+    return pytree_key_children(obj)
 
 
 def _public_attributes(obj: Any) -> list[tuple[str, Any]]:

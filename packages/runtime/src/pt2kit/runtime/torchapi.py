@@ -1,9 +1,10 @@
 """The private torch API that pt2kit.runtime's own modules use, each use behind one small function.
 
 Private API moves between torch releases without notice; here is the one place to mend when it does,
-and tests/test_torchapi.py runs every function on the installed torch. The tools keep theirs in their
-own ``torchapi.py``; the code a repro embeds (minify's harness, this package's precision.py) is
-torch-only by contract and exempt.
+and tests/test_torchapi.py runs every function on the installed torch. A wrapper more than one package
+needs (reset_dynamo, tree_map, is_op_overload) lives here once and the tools call it; a tool's own
+``torchapi.py`` keeps only the wrappers that tool alone uses. The code a repro embeds (minify's
+harness, this package's precision.py) is torch-only by contract and exempt.
 
 Guarantees: importing this module does not import torch (each function imports what it needs when
 called); every function works on torch 2.11 and 2.13. Not guaranteed: any other torch version (a
@@ -14,6 +15,7 @@ names below are pt2kit's internals, not a library API for users.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +53,24 @@ def reset_dynamo() -> None:
     import torch._dynamo
 
     torch._dynamo.reset()
+
+
+def pytree_key_children(obj: Any) -> list[tuple[str, Any]] | None:
+    """The children of an object of a class registered with torch's pytree, each with the key path
+    pytree names it by (``[0]``, ``['logits']``, ``.hidden``), or None for a class not registered
+    (``SUPPORTED_NODES``, ``keystr``). Only consults torch when its pytree is already imported: never
+    imports torch itself, and any failure means "not registered"."""
+    pytree = sys.modules.get("torch.utils._pytree")
+    if pytree is None:
+        return None
+    try:
+        node = pytree.SUPPORTED_NODES.get(type(obj))
+        if node is None or node.flatten_with_keys_fn is None:
+            return None
+        pairs, _ = node.flatten_with_keys_fn(obj)
+        return [(pytree.keystr((k,)), v) for k, v in pairs]
+    except Exception:
+        return None
 
 
 def aot_autograd(**compilers: Any) -> Any:
