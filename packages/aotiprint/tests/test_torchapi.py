@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from pt2kit.aotiprint import torchapi
+from pt2kit.runtime.torchapi import reset_dynamo
 
 
 def _inductor_value(key: str) -> object:
@@ -25,23 +26,6 @@ def test_the_printer_provenance_and_cache_configs_name_keys_this_inductor_has():
     assert {k: _inductor_value(k) for k in cfg} == before
 
 
-def test_reset_dynamo_makes_the_next_call_compile_again():
-    seen = []
-
-    def backend(gm, example_inputs):
-        seen.append(gm)
-        return gm.forward
-
-    f = torch.compile(lambda x: x.sin() + 1, backend=backend)
-    x = torch.ones(3)
-    f(x)
-    f(x)
-    assert len(seen) == 1
-    torchapi.reset_dynamo()
-    f(x)
-    assert len(seen) == 2
-
-
 def test_tree_leaves_flattens_in_order():
     a, b, c = torch.zeros(1), torch.ones(2), torch.full((3,), 2.0)
     leaves = torchapi.tree_leaves({"x": (a, [b]), "y": c})
@@ -55,7 +39,7 @@ def test_rewrite_wrapper_sees_the_python_wrapper_of_a_jit_compile():
         seen.append(is_cpp)
         return src + "\n# rewritten by aotiprint's test\n"
 
-    torchapi.reset_dynamo()
+    reset_dynamo()
     x = torch.randn(8)
     with torchapi.inductor_config(torchapi.no_caches()), torchapi.rewrite_wrapper(rewrite):
         out = torch.compile(lambda t: torch.relu(t) * 2, backend="inductor")(x)

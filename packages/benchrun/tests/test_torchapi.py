@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from pt2kit.benchrun import torchapi
+from pt2kit.runtime.torchapi import reset_dynamo
 
 
 def test_compile_metrics_split_a_real_compile(tmp_path, monkeypatch):
@@ -37,22 +38,6 @@ def test_profiler_events_are_read_on_this_torch():
     assert torchapi.device_us(mm) == 0.0 and not torchapi.is_device_kernel(mm)
 
 
-def test_reset_dynamo_makes_the_next_call_compile_again():
-    frames = []
-
-    def counting(gm, example_inputs):
-        frames.append(gm)
-        return gm.forward
-
-    f = torch.compile(lambda x: torch.sin(x) + 1, backend=counting)
-    f(torch.randn(4))
-    f(torch.randn(4))
-    assert len(frames) == 1
-    torchapi.reset_dynamo()
-    f(torch.randn(4))
-    assert len(frames) == 2
-
-
 def test_fallback_random_makes_compiled_dropout_draw_eagers_numbers(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
 
@@ -62,7 +47,7 @@ def test_fallback_random_makes_compiled_dropout_draw_eagers_numbers(tmp_path, mo
     x = torch.ones(256)
     torch.manual_seed(0)
     eager = drop(x)
-    torchapi.reset_dynamo()
+    reset_dynamo()
     with torchapi.fallback_random():
         torch.manual_seed(0)
         compiled = torch.compile(drop)(x)
@@ -76,10 +61,3 @@ def test_profile_cpp_kernels_turns_on_inductors_kernel_profile(monkeypatch):
     monkeypatch.setattr(inductor_config.cpp, "enable_kernel_profile", False)
     torchapi.profile_cpp_kernels()
     assert inductor_config.cpp.enable_kernel_profile is True
-
-
-def test_tree_map_reaches_every_leaf():
-    tree = {"a": [torch.ones(2), (torch.zeros(1), 3)], "b": None}
-    out = torchapi.tree_map(lambda t: t + 1 if isinstance(t, torch.Tensor) else t, tree)
-    assert out["a"][0].tolist() == [2.0, 2.0] and out["a"][1][0].tolist() == [1.0] and out["a"][1][1] == 3
-    assert out["b"] is None

@@ -57,13 +57,10 @@ def test_op_predicates_and_names():
     assert torchapi.static_int(5) == 5
 
 
-def test_op_kinds_and_tree_map():
+def test_op_kinds():
     assert torchapi.is_op_overload(torch.ops.aten.add.Tensor) and not torchapi.is_op_overload(torch.relu)
     assert not torchapi.is_op_overload(torch.ops.higher_order.cond)
     assert torchapi.is_higher_order(torch.ops.higher_order.cond) and not torchapi.is_higher_order(torch.ops.aten.add.Tensor)
-    t = torch.ones(2)
-    out = torchapi.tree_map(lambda x: x * 2 if isinstance(x, torch.Tensor) else x, ({"a": t}, [t, 3]))
-    assert out[0]["a"].tolist() == [2.0, 2.0] and out[1][0].tolist() == [2.0, 2.0] and out[1][1] == 3
 
 
 def test_aot_input_descriptor_or_none():

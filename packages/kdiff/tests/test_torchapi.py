@@ -8,33 +8,6 @@ from pt2kit.kdiff import torchapi
 from pt2kit.runtime.hops import HopAwareMode
 
 
-def test_reset_dynamo_makes_the_next_call_compile_again():
-    graphs: list[int] = []
-
-    def backend(gm, example_inputs):
-        graphs.append(len(gm.graph.nodes))
-        return gm.forward
-
-    f = torch.compile(lambda x: x.sin() + 1, backend=backend)
-    torchapi.reset_dynamo()
-    x = torch.randn(3)
-    f(x)
-    f(x)
-    assert len(graphs) == 1  # the second call ran the cached frame
-    torchapi.reset_dynamo()
-    assert torch.equal(f(x), x.sin() + 1)
-    assert len(graphs) == 2 and graphs[0] == graphs[1]
-    torchapi.reset_dynamo()
-
-
-def test_tree_map_reaches_every_leaf_and_keeps_the_containers():
-    t = torch.ones(2)
-    out = torchapi.tree_map(lambda v: v * 2, {"a": [1, (t, 3)], "b": "s"})
-    assert list(out) == ["a", "b"] and out["b"] == "ss"
-    assert out["a"][0] == 2 and isinstance(out["a"][1], tuple) and out["a"][1][1] == 6
-    assert out["a"][1][0].tolist() == [2.0, 2.0] and t.tolist() == [1.0, 1.0]
-
-
 def test_original_module_unwraps_torch_compile_and_keeps_anything_else():
     m = torch.nn.Linear(2, 2)
     compiled = torch.compile(m, backend="eager")

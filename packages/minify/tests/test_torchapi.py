@@ -6,8 +6,6 @@ import os
 import subprocess
 import sys
 
-import torch
-
 from pt2kit.minify import torchapi
 
 
@@ -21,29 +19,6 @@ def test_preload_imports_dynamo_and_on_a_cpu_build_inductors_compiler():
     out = _in_fresh_python("import sys\nfrom pt2kit.minify import torchapi\ntorchapi.preload(True)\n"
                            "print(all(m in sys.modules for m in ('torch._dynamo', 'torch._inductor.compile_fx')))")
     assert out == "True\n"
-
-
-def test_is_op_overload_tells_aten_ops_from_torch_functions():
-    assert torchapi.is_op_overload(torch.ops.aten.relu.default)
-    assert torchapi.is_op_overload(torch.ops.aten.relu)  # a whole packet
-    assert not torchapi.is_op_overload(torch.relu) and not torchapi.is_op_overload("relu")
-
-
-def test_reset_dynamo_makes_the_next_call_compile_again():
-    compiles = []
-
-    def backend(gm, example_inputs):
-        compiles.append(gm)
-        return gm.forward
-
-    f = torch.compile(lambda x: x * 2 + 1, backend=backend)
-    x = torch.ones(3)
-    f(x)
-    f(x)
-    assert len(compiles) == 1  # cached
-    torchapi.reset_dynamo()
-    f(x)
-    assert len(compiles) == 2
 
 
 def test_set_compile_threads_sets_the_environment_and_a_loaded_inductor_config(monkeypatch):

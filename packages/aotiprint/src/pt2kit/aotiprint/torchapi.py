@@ -70,11 +70,6 @@ def inductor_config(cfg: dict[str, Any]) -> contextlib.AbstractContextManager[An
     return c.patch(cfg)
 
 
-def reset_dynamo() -> None:
-    """Dynamo forgets every frame it compiled, so this compile is of exactly this model."""
-    torch._dynamo.reset()
-
-
 def tree_leaves(tree: Any) -> list[Any]:
     """The leaves of a pytree (tuples, lists, dicts, dataclasses torch knows), in its order."""
     from torch.utils._pytree import tree_leaves as leaves

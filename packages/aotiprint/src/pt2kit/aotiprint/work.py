@@ -133,6 +133,7 @@ def _jit(job: Job, chan: Channel, lm: Any) -> dict[str, Any]:
     import torch
 
     from pt2kit.runtime.config import apply_config
+    from pt2kit.runtime.torchapi import reset_dynamo
     from pt2kit.runtime.torchtrace import capture_trace
     from pt2kit.schema import Kernel
 
@@ -178,7 +179,7 @@ def _jit(job: Job, chan: Channel, lm: Any) -> dict[str, Any]:
     chan.stage("compile and run")
     with apply_config(job.config), torchapi.inductor_config(cfg), \
             torchapi.rewrite_wrapper(rewrite), capture_trace(_provenance_events(arts)), torch.no_grad():
-        torchapi.reset_dynamo()
+        reset_dynamo()
         compiled = torch.compile(lm.model, backend="inductor")
         probe.RECORDER = rec
         try:

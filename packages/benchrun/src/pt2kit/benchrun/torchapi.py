@@ -88,14 +88,6 @@ def is_device_kernel(event: Any) -> bool:
     return name not in ("CPU", "None", "Meta") and "Memcpy" not in event.key and "Memset" not in event.key
 
 
-
-def reset_dynamo() -> None:
-    """Forget every compiled frame (torch._dynamo.reset), so the next call compiles afresh."""
-    import torch._dynamo
-
-    torch._dynamo.reset()
-
-
 def fallback_random() -> Any:
     """A context in which Inductor draws random numbers as eager does (``fallback_random``), so
     dropout agrees between the two sides of an accuracy check."""
@@ -109,10 +101,3 @@ def profile_cpp_kernels() -> None:
     import torch._inductor.config
 
     torch._inductor.config.cpp.enable_kernel_profile = True
-
-
-def tree_map(fn: Any, tree: Any) -> Any:
-    """``fn`` applied to each leaf of a pytree (torch.utils._pytree's)."""
-    from torch.utils._pytree import tree_map as _tree_map
-
-    return _tree_map(fn, tree)

@@ -23,6 +23,7 @@ import msgspec
 
 from pt2kit.runtime.errors import UsageError
 from pt2kit.runtime.text import exception_line
+from pt2kit.runtime.torchapi import reset_dynamo, tree_map
 from pt2kit.schema import Model
 
 from . import timing, torchapi
@@ -54,7 +55,7 @@ def _cast(loaded: Any, dtype: str | None) -> None:
     dt = getattr(torch, dtype)
     if isinstance(loaded.model, torch.nn.Module):
         loaded.model = loaded.model.to(dt)
-    loaded.inputs = torchapi.tree_map(lambda x: x.to(dt) if isinstance(x, torch.Tensor) and x.is_floating_point() else x,
+    loaded.inputs = tree_map(lambda x: x.to(dt) if isinstance(x, torch.Tensor) and x.is_floating_point() else x,
                              loaded.inputs)
 
 
@@ -313,7 +314,7 @@ def _judged(job: Any, loaded: Any, model_c: Any) -> dict[str, Any]:
         return {"accuracy": "pass"}
     patch = contextlib.nullcontext()
     if mode == "train" or model_c is None:
-        torchapi.reset_dynamo()
+        reset_dynamo()
         patch = torchapi.fallback_random() if mode == "train" else patch
         model_c = compiled(loaded.model, job.backend)
     with patch:

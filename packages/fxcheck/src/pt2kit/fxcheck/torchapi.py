@@ -154,13 +154,6 @@ def is_higher_order(target: Any) -> bool:
     return isinstance(target, torch._ops.HigherOrderOperator)
 
 
-def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
-    """``fn`` applied to every leaf of a pytree (tuples, lists, dicts of tensors), the structure kept."""
-    from torch.utils._pytree import tree_map as _tree_map
-
-    return _tree_map(fn, tree)
-
-
 def qualified_name(target: Any) -> str:
     """``torch._C._nn.linear``, ``torch.relu``: how FX itself names a function target."""
     from torch.fx.node import _get_qualified_name
@@ -169,7 +162,3 @@ def qualified_name(target: Any) -> str:
         return _get_qualified_name(target)
     except Exception:
         return getattr(target, "__name__", None) or str(target)
-
-
-def reset_dynamo() -> None:
-    torch._dynamo.reset()

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.torchapi import reset_dynamo, tree_map
 from pt2kit.schema import Graph, Model
 
 
@@ -44,7 +45,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
         checker = Checker(profile, strict=False, emit=chan.emit, store=chan.store, run=chan.run,
                           model=loaded.label, inductor=job.inductor, on_stage=chan.stage)
         chan.stage("capture")
-        torchapi.reset_dynamo()
+        reset_dynamo()
         compiled = torch.compile(loaded.model, backend=checker)
         codes_cm = torchapi.output_code() if job.inductor else contextlib.nullcontext([])
         with codes_cm as codes:
@@ -69,11 +70,9 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
 def _inputs_requiring_grad(inputs: Any) -> Any:
     import torch
 
-    from . import torchapi
-
     def leaf(x: Any) -> Any:
         if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()):
             return x.detach().clone().requires_grad_(True)
         return x
 
-    return torchapi.tree_map(leaf, inputs)
+    return tree_map(leaf, inputs)

@@ -33,10 +33,10 @@ from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances, float64_m
 from pt2kit.runtime.capture import capture_forward
 from pt2kit.runtime.fxmeta import node_place
 from pt2kit.runtime.hops import materialise
+from pt2kit.runtime.torchapi import reset_dynamo
 
 from .backends import Backend, to_float64
 from .metrics import Comparison, compare
-from .torchapi import reset_dynamo
 
 UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided",
                            "empty_permuted"})

@@ -44,9 +44,9 @@ def as_configured(diffs: list[dict[str, Any]], states: dict[str, dict[str, Any]]
     """Attach the modes to ``diffs`` and judge failing outputs again (see the module docstring); the
     diffs are changed in place."""
     from pt2kit.runtime.precision import HARNESS, reduced_modes, use_precision
+    from pt2kit.runtime.torchapi import reset_dynamo
 
     from .records import compare_trees
-    from .torchapi import reset_dynamo
 
     ref_state, test_state = states.get("reference", {}), states.get("test", {})
     modes = {"ref": reduced_modes(ref_state, device), "test": reduced_modes(test_state, device)}

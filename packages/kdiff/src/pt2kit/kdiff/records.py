@@ -11,11 +11,12 @@ import torch
 
 from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances
 from pt2kit.runtime.outputs import is_plain
+from pt2kit.runtime.torchapi import reset_dynamo, tree_map
 from pt2kit.schema import Accuracy, Metrics, Stats, Store, Tie
 from pt2kit.schema.records import num
 
 from .metrics import compare
-from .torchapi import original_module, reset_dynamo, tree_map
+from .torchapi import original_module
 
 
 def metrics_record(c: Any) -> Metrics:

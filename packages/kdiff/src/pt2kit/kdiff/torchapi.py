@@ -8,22 +8,7 @@ ImportError), except :func:`original_module`, which falls back to what it was gi
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
-
-import torch
-
-
-def reset_dynamo() -> None:
-    """Forget every compiled frame and its guards, so the next torch.compile call compiles afresh."""
-    torch._dynamo.reset()
-
-
-def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
-    """``tree`` with ``fn`` applied to each leaf, in the containers torch's pytree knows."""
-    from torch.utils._pytree import tree_map as _tree_map
-
-    return _tree_map(fn, tree)
 
 
 def original_module(fn: Any) -> Any:

@@ -64,11 +64,11 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from pt2kit.runtime.outputs import flatten
     from pt2kit.runtime.precision import HARNESS, precision_state, reduced_modes, use_precision
     from pt2kit.runtime.tensors import unjag
+    from pt2kit.runtime.torchapi import reset_dynamo
 
     from . import backends
     from .records import Verdict, compare_grads, compare_trees, divergence_fields, frozen_parameters, grads_of
     from .ties import TieRecorder
-    from .torchapi import reset_dynamo
 
     harness = job.precision == "harness"
     if harness:  # before the model: CUBLAS_WORKSPACE_CONFIG must precede any cuBLAS work

@@ -16,9 +16,9 @@ from typing import Any
 import msgspec
 
 from pt2kit.runtime.hops import hop_name
+from pt2kit.runtime.torchapi import is_op_overload
 
 from . import ir
-from .torchapi import is_op_overload
 
 # names a candidate's module itself uses: a graph value of that name (a user's variable, in a Dynamo
 # graph) is renamed, so it cannot hide them

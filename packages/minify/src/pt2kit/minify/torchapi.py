@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 # What a compile needs of torch beyond ``import torch``, imported once by the zygote before it forks.
 # Inductor's import asks CUDA for its devices where torch is built with CUDA, and a process that has
@@ -24,20 +23,6 @@ def preload(cpu_build: bool) -> None:
 
     for name in PRELOAD + (PRELOAD_CPU_BUILD if cpu_build else ()):
         importlib.import_module(name)
-
-
-def is_op_overload(target: Any) -> bool:
-    """Whether an FX node's target is an aten (or other torch.ops) op, an overload or a whole packet."""
-    import torch
-
-    return isinstance(target, torch._ops.OpOverload | torch._ops.OpOverloadPacket)
-
-
-def reset_dynamo() -> None:
-    """Forget every frame Dynamo compiled in this process: the next call of a compiled model compiles."""
-    import torch
-
-    torch._dynamo.reset()
 
 
 def set_compile_threads(n: int) -> None:

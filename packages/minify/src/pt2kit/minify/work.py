@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from pt2kit.runtime.torchapi import reset_dynamo
+
 from . import harness, ir
 from .job import Job
 from .toir import inside, to_ir
-from .torchapi import reset_dynamo
 
 if TYPE_CHECKING:
     from .records import Want
