@@ -26,6 +26,14 @@ def test_the_printer_provenance_and_cache_configs_name_keys_this_inductor_has():
     assert {k: _inductor_value(k) for k in cfg} == before
 
 
+def test_op_arguments_name_sdpas_mask_and_causal_flag_with_their_defaults():
+    args = torchapi.op_arguments(torch.ops.aten.scaled_dot_product_attention.default)
+    names = [a.name for a in args]
+    assert names[:6] == ["query", "key", "value", "attn_mask", "dropout_p", "is_causal"]
+    defaults = {a.name: a.default_value for a in args}
+    assert defaults["attn_mask"] is None and defaults["is_causal"] is False
+
+
 def test_tree_leaves_flattens_in_order():
     a, b, c = torch.zeros(1), torch.ones(2), torch.full((3,), 2.0)
     leaves = torchapi.tree_leaves({"x": (a, [b]), "y": c})

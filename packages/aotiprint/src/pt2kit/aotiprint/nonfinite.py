@@ -41,7 +41,9 @@ def _masked_attention(func: Any, args: Any, kwargs: dict[str, Any]) -> bool:
     name = getattr(getattr(func, "overloadpacket", None), "__name__", "")
     if "scaled_dot_product" not in name:
         return False
-    schema = func._schema.arguments
+    from .torchapi import op_arguments
+
+    schema = op_arguments(func)
     named = {arg.name: (args[i] if i < len(args) else kwargs.get(arg.name, arg.default_value))
              for i, arg in enumerate(schema)}
     mask = named.get("attn_mask", named.get("attn_bias"))

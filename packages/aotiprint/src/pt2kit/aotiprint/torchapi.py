@@ -70,6 +70,12 @@ def inductor_config(cfg: dict[str, Any]) -> contextlib.AbstractContextManager[An
     return c.patch(cfg)
 
 
+def op_arguments(func: Any) -> list[Any]:
+    """The arguments an aten op overload's schema declares, in order, each with ``name`` and
+    ``default_value`` (``func._schema.arguments``)."""
+    return list(func._schema.arguments)
+
+
 def tree_leaves(tree: Any) -> list[Any]:
     """The leaves of a pytree (tuples, lists, dicts, dataclasses torch knows), in its order."""
     from torch.utils._pytree import tree_leaves as leaves
