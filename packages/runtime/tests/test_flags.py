@@ -68,3 +68,14 @@ def test_worker_cap_is_what_cpus_and_memory_serve(monkeypatch):
     assert worker_cap(2**30)[0] == 1
     monkeypatch.setattr(flags, "available_memory", lambda: None)
     assert worker_cap(2**30) == (16, "16 usable CPU(s)")
+
+
+def test_a_renamed_flag_takes_either_name_and_refuses_both_when_they_differ():
+    from pt2kit.runtime.flags import renamed
+
+    assert renamed("--backend", None, "--test", "eager") == "eager"
+    assert renamed("--backend", "eager", "--test", None) == "eager"
+    assert renamed("--backend", "eager", "--test", "eager") == "eager"
+    assert renamed("--backend", None, "--test", None) is None
+    with pytest.raises(UsageError, match=r"^--test is --backend's old name: give one$"):
+        renamed("--backend", "inductor", "--test", "eager")

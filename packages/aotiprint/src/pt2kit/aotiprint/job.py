@@ -9,6 +9,7 @@ parent's :mod:`.drive` does, before the header).
 from __future__ import annotations
 
 from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.flags import renamed
 from pt2kit.runtime.job import ModelJob
 
 DETAILS = ("names", "stats", "save")  # what the printer records: the --detail values
@@ -27,9 +28,7 @@ def kernel_list(text: str | None) -> list[str] | None:
 def detail_of(detail: str | None, mode: str | None, ima: bool) -> str:
     """The printer detail from --detail and its hidden old name --mode (both, differing, is exit 2);
     neither: names with --ima (the crash, not the values, is sought), stats otherwise."""
-    if detail is not None and mode is not None and detail != mode:
-        raise UsageError("--mode is --detail's old name: give one")
-    return detail or mode or ("names" if ima else "stats")
+    return renamed("--detail", detail, "--mode", mode) or ("names" if ima else "stats")
 
 
 class Job(ModelJob, frozen=True, kw_only=True):

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.flags import check_finite, check_seed
+from pt2kit.runtime.flags import check_finite, check_seed, renamed
 from pt2kit.runtime.job import ModelJob
 
 
 def backend_of(backend: str | None, test: str | None) -> str:
     """The backend under test from --backend and its hidden old name --test; both, differing, is exit 2."""
-    if backend is not None and test is not None and backend != test:
-        raise UsageError("--test is --backend's old name: give one")
-    return backend or test or "inductor"
+    return renamed("--backend", backend, "--test", test) or "inductor"
 
 
 def verdict_of(verdict: str | None, atol: float | None, rtol: float | None) -> str:

@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import math
 import os
+from typing import TypeVar
 
 from .errors import UsageError
+
+T = TypeVar("T")
 
 SEED_MIN, SEED_MAX = -(2**63), 2**64 - 1
 MAX_SECONDS = 7 * 24 * 3600  # a week: no compile, run or sweep step waits longer
@@ -94,3 +97,11 @@ def worker_cap(per_worker: int) -> tuple[int, str]:
         why += f", {mem / 2**30:.1f} GiB of memory available at about {per_worker / 2**30:g} GiB a worker"
         cap = min(cap, by_mem)
     return cap, why
+
+
+def renamed(flag: str, value: T | None, old_flag: str, old: T | None) -> T | None:
+    """A flag's value given under its name or its hidden old one (kdiff's --test, aotiprint's --mode);
+    both given with different values is exit 2."""
+    if value is not None and old is not None and value != old:
+        raise UsageError(f"{old_flag} is {flag}'s old name: give one")
+    return value if value is not None else old
