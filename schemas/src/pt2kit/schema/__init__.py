@@ -24,6 +24,7 @@ from .records import (
     AnyRecord,
     Bench,
     BlobRef,
+    Captured,
     CompileTime,
     Crash,
     Diff,
@@ -56,11 +57,11 @@ from .records import (
 from .store import BlobError, Store
 from .stream import StreamError, decode, encode, read_stream
 
-__version__ = "1.10.0"
+__version__ = "1.11.0"
 
 __all__ = [
     "__version__", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",
-    "CompileTime", "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
+    "Captured", "CompileTime", "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
     "KernelArg", "KernelTime", "Latency", "Memory", "Metrics", "Model", "Num", "Precision", "Profile", "Record",
     "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta", "Tie", "Variant", "Violation",
     "as_float", "decode", "encode", "read_stream",

@@ -184,6 +184,27 @@ class Header(Record, tag="header", kw_only=True):
     precision: str | None = None
 
 
+class Captured(_Struct):
+    """(1.11) Where a `model` record written by ``pt2kit capture`` came from: one graph torch.compile handed
+    its backend inside the user's own, unmodified program."""
+
+    command: list[str]  # the user's command, as given after `pt2kit capture --`
+    compile_id: str  # Dynamo's compile id: "0/1" is frame 0's second compile (a recompile)
+    code: BlobRef  # the model file capture wrote, in the store (Model.file is where it lies on this machine)
+    backend: str | None = None  # what the user asked for: "inductor", "aot_eager", a custom backend's name
+    mode: str | None = None  # torch.compile(mode=...): "max-autotune", "reduce-overhead"...
+    options: dict[str, str] = {}  # torch.compile(options=...), each value as its repr
+    dynamic: bool | None = None  # torch.compile(dynamic=...)
+    function: str | None = None  # the compiled frame's user function, e.g. "forward"
+    source: str | None = None  # that function's file:line
+    grad: bool = False  # the graph needs gradients: it ran under grad mode with an input requiring grad
+    rank: int | None = None  # the torchrun / torch.distributed rank of the process that compiled it
+    pid: int | None = None  # that process
+    values: str = "none"  # small | all | none: whether the model file's inputs hold the script's real values
+    error: str | None = None  # the user's backend raised on this graph: its exception line
+    trace: BlobRef | None = None  # that process's structured trace (TORCH_TRACE log): what guardscan reads
+
+
 class Model(Record, tag="model", kw_only=True):
     """How to load and run a model again, so a downstream tool can reproduce it."""
 
@@ -201,6 +222,10 @@ class Model(Record, tag="model", kw_only=True):
     parameters: int = 0
     trainable: int = 0
     frozen: int = 0  # (1.8) parameter tensors with requires_grad=False: no gradient to compare
+    # (1.11) run it as a training step: gradients cleared, forward, loss (the sum of each floating output's
+    # mean), backward; what `--mode train` gives (kdiff, minify, benchrun) and what a downstream tool keeps
+    train: bool = False
+    captured: Captured | None = None  # (1.11) the graph came from `pt2kit capture`: where, and how compiled
 
 
 class Graph(Record, tag="graph", kw_only=True):
