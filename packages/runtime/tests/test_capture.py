@@ -24,3 +24,46 @@ def test_a_jagged_input_is_captured_as_the_dense_aten_graph_of_its_values_and_of
     assert torch.equal(out, torch.relu(lin(parts.values)))
     ((_, dyn_args),) = dynamo  # Dynamo's graph takes the jagged tensor itself, and its nested int kept as is
     assert sum(jagged(a) is not None for a in dyn_args) == 1
+
+
+def test_training_capture_pairs_each_backward_with_its_forward_and_its_real_saved_values():
+    """Two Dynamo graphs (a graph break between them): each backward is paired with its own forward, its
+    arguments are what that forward saved plus the tangents, and running it gives eager's gradients."""
+    from pt2kit.runtime.capture import capture_training, forward_node_of
+    from pt2kit.runtime.training import train_step
+
+    torch.manual_seed(0)
+    first, second = torch.nn.Linear(8, 16), torch.nn.Linear(16, 4)
+
+    def model(x):
+        h = torch.relu(first(x))
+        torch._dynamo.graph_break()
+        return torch.tanh(second(h))
+
+    x = torch.randn(3, 8)
+    params = [*first.parameters(), *second.parameters()]
+    graphs = capture_training(model, lambda fn: train_step(lambda: fn(x), params))
+    assert len(graphs) == 2 and all(g.backward is not None for g in graphs)
+    ops = [{str(n.target) for n in g.backward.graph.nodes if n.op == "call_function"} for g in graphs]
+    assert "aten.threshold_backward.default" in ops[0] and "aten.tanh_backward.default" in ops[1]
+    relu_grad = next(n for n in graphs[0].backward.graph.nodes if "threshold_backward" in str(n.target))
+    assert str(forward_node_of(relu_grad, graphs[0].forward).target) == "aten.relu.default"
+
+    train_step(lambda: model(x), params)  # eager's gradients of the same loss
+    want = {id(p): p.grad.clone() for p in params}
+    # the second graph's backward, on its captured arguments, gives the second Linear's gradients
+    out = [t for t in graphs[1].backward(*graphs[1].backward_args) if isinstance(t, torch.Tensor)]
+    for p in second.parameters():
+        assert any(o.shape == p.shape and torch.allclose(o, want[id(p)], atol=1e-6) for o in out)
+
+
+def test_the_training_loss_is_the_sum_of_each_floating_outputs_mean():
+    from pt2kit.runtime.errors import UsageError
+    from pt2kit.runtime.training import loss_of
+
+    a = torch.ones(2, 3, requires_grad=True)
+    b = torch.full((4,), 2.0, dtype=torch.float16, requires_grad=True)
+    loss = loss_of({"a": a * 3, "b": b, "n": torch.arange(3), "c": torch.ones(2)})  # ints, no-grad left out
+    assert loss.item() == 5.0 and loss.dtype == torch.float32
+    with pytest.raises(UsageError, match="no floating output of the model requires grad"):
+        loss_of((torch.arange(3),))

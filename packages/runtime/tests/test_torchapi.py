@@ -69,6 +69,26 @@ def test_aot_autograd_hands_the_forward_as_an_aten_graph():
     assert torch.equal(out, torch.ones(2).sin() * 2)
 
 
+def test_boxed_and_the_min_cut_partitioner_split_a_joint_graph_as_inductor_does():
+    torch = pytest.importorskip("torch")
+    seen: dict = {}
+
+    def keep(phase):
+        def compiler(gm, _example):
+            seen[phase] = gm
+            return torchapi.boxed(gm)
+        return compiler
+
+    backend = torchapi.aot_autograd(fw_compiler=keep("fw"), bw_compiler=keep("bw"),
+                                    partition_fn=torchapi.min_cut_partition())
+    x = torch.ones(3, requires_grad=True)
+    torch.compile(lambda t: (t.sin() * 2).sum(), backend=backend)(x).backward()
+    assert torch.allclose(x.grad, 2 * torch.ones(3).cos())
+    # the backward is its own aten graph: sin's derivative, the cosine of what the forward saved
+    assert "aten.cos.default" in {str(n.target) for n in seen["bw"].graph.nodes}
+    assert "aten.cos.default" not in {str(n.target) for n in seen["fw"].graph.nodes}
+
+
 def test_tree_map_reaches_every_leaf():
     assert torchapi.tree_map(lambda v: v * 10, {"a": [1, (2, 3)], "b": 4}) == {"a": [10, (20, 30)], "b": 40}
 

@@ -2,19 +2,21 @@
 compiles (through AOTAutograd) with the real arguments of its first call, and optionally Dynamo's graph.
 
 Shared by kdiff (localisation) and minify (the graph it cuts). Guarantees: the model runs under
-``torch.no_grad`` with Dynamo reset before and after, so no compiled code of this capture stays
-behind; arguments are copies, safe to run again. Not guaranteed: backward graphs (not captured), a
-graph whose first call never happens (left out), symbolic sizes without a hint (kept symbolic).
+``torch.no_grad`` (a training step for :func:`capture_training`) with Dynamo reset before and after,
+so no compiled code of this capture stays behind; arguments are copies, safe to run again. Not
+guaranteed: a graph whose first call never happens (left out; a backward that never runs is None),
+symbolic sizes without a hint (kept symbolic).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from .torchapi import aot_autograd, reset_dynamo
+from .torchapi import aot_autograd, boxed, min_cut_partition, reset_dynamo
 
 
 def concrete(a: Any) -> Any:
@@ -64,3 +66,67 @@ def capture_forward(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | 
         call(torch.compile(model, backend=backend))
     reset_dynamo()
     return [(s["gm"], s["args"]) for s in captured if s["args"] is not None]
+
+
+@dataclass
+class TrainingGraphs:
+    """One Dynamo graph's training: the forward and backward aten graphs AOTAutograd splits its joint
+    graph into (with Inductor's partitioner), each with the real arguments of its first call. The
+    backward's arguments are the values the forward saved for it, then the tangents (the gradients
+    of the forward's outputs); ``backward`` is None when no backward ran through this graph."""
+
+    forward: torch.fx.GraphModule
+    forward_args: list[Any]
+    backward: torch.fx.GraphModule | None = None
+    backward_args: list[Any] | None = None
+
+
+def capture_training(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | None = None
+                     ) -> list[TrainingGraphs]:
+    """Forward and backward aten graphs of each graph Dynamo compiles while ``call(compiled model)``
+    runs, which must run a backward (e.g. :func:`pt2kit.runtime.training.train_step`). Graphs are in
+    the order Dynamo compiled them; a backward is paired with its own forward (one AOTAutograd per
+    Dynamo graph), whatever order the backwards run in. ``dynamo`` as for :func:`capture_forward`."""
+    captured: list[dict[str, Any]] = []
+
+    def recorder(slot: dict[str, Any], key: str) -> Callable[[torch.fx.GraphModule, list[Any]], Any]:
+        def compiler(gm: torch.fx.GraphModule, _example: list[Any]) -> Any:
+            slot[key] = gm
+
+            def run(*args: Any) -> Any:
+                if slot.get(key + "_args") is None:
+                    slot[key + "_args"] = [concrete(a) for a in args]
+                return gm(*args)
+
+            return boxed(run)
+
+        return compiler
+
+    def backend(gm: torch.fx.GraphModule, example: list[Any]) -> Any:
+        if dynamo is not None:
+            dynamo.append((gm, [concrete(a) for a in example]))
+        slot: dict[str, Any] = {}
+        captured.append(slot)
+        aot = aot_autograd(fw_compiler=recorder(slot, "forward"), bw_compiler=recorder(slot, "backward"),
+                           partition_fn=min_cut_partition())
+        return aot(gm, example)
+
+    reset_dynamo()
+    with torch.enable_grad():
+        call(torch.compile(model, backend=backend))
+    reset_dynamo()
+    return [TrainingGraphs(s["forward"], s["forward_args"], s.get("backward"), s.get("backward_args"))
+            for s in captured if s.get("forward_args") is not None]
+
+
+def forward_node_of(node: torch.fx.Node, forward: torch.fx.GraphModule) -> torch.fx.Node | None:
+    """The forward node a backward node differentiates: the one AOTAutograd gave the same ``seq_nr``
+    (the autograd sequence number it keeps on both sides of a joint graph); None for a node that
+    belongs to no forward op (a gradient accumulation, a tangent's reshape)."""
+    seq = node.meta.get("seq_nr")
+    if seq is None or node.meta.get("is_gradient_acc", False):
+        return None
+    for n in forward.graph.nodes:
+        if n.op == "call_function" and n.meta.get("seq_nr") == seq:
+            return n
+    return None

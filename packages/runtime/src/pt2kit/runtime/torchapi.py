@@ -81,6 +81,21 @@ def aot_autograd(**compilers: Any) -> Any:
     return make(**compilers)
 
 
+def min_cut_partition() -> Any:
+    """The partitioner Inductor splits a joint graph with (``min_cut_rematerialization_partition``): the
+    backward graph it gives is the one Inductor compiles, saved values and recomputation alike."""
+    from functorch.compile import min_cut_rematerialization_partition
+
+    return min_cut_rematerialization_partition
+
+
+def boxed(fn: Callable[..., Any]) -> Any:
+    """``fn`` in AOTAutograd's boxed calling convention (``make_boxed_func``: one list of arguments)."""
+    from functorch.compile import make_boxed_func
+
+    return make_boxed_func(fn)
+
+
 def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
     """``fn`` on every leaf of a pytree of lists, tuples, dicts and registered containers."""
     from torch.utils._pytree import tree_map as pytree_map

@@ -1,0 +1,43 @@
+"""A training step, the one way every tool runs a model "as training" (``--mode train``, a model record's
+``train``): gradients cleared, forward, the loss, backward.
+
+The loss is the sum, over the model's floating outputs that require grad, of each one's mean (in
+float32 or wider, so a half-precision output's mean does not overflow): every output gets a gradient,
+scaled so no output's size dominates. benchrun's train mode, kdiff's and minify's ``--mode train``
+and the backward capture (:func:`pt2kit.runtime.capture.capture_training`) all use it, so a gradient
+one tool reports is the gradient another reproduces.
+
+Guarantees: ``train_step`` leaves no gradient behind on the parameters it cleared (their ``.grad`` is
+what this step made); a model with no floating output that requires grad is a :class:`UsageError`
+(exit 2), not a silent no-op. Not guaranteed: the user's own loss (we cannot know it); an optimizer
+step (none is taken: the weights stay as they were).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .errors import UsageError
+
+
+def loss_of(out: Any) -> Any:
+    """The sum of the means of ``out``'s floating leaves that require grad."""
+    from .outputs import flatten
+
+    parts = [t.float().mean() if t.dtype.itemsize < 4 else t.mean() for _, t in flatten(out)
+             if getattr(t, "requires_grad", False) and t.is_floating_point()]
+    if not parts:
+        raise UsageError("--mode train: no floating output of the model requires grad")
+    return sum(parts)
+
+
+def train_step(call: Callable[[], Any], params: Iterable[Any]) -> Any:
+    """One training step of ``call`` (a forward): ``params``' gradients cleared, forward, :func:`loss_of`,
+    backward. Returns the forward's output."""
+    params = list(params)
+    for p in params:
+        p.grad = None
+    out = call()
+    loss_of(out).backward()
+    return out
