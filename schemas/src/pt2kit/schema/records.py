@@ -310,6 +310,9 @@ class Divergence(Record, tag="divergence", kw_only=True):
     # (1.9) the subgraph of a higher-order op the node lives in, from the graph down, e.g.
     # "cond → true_graph_0"; None for a node of the graph itself
     subgraph: str | None = None
+    # (1.12) phase "backward": the forward op the node differentiates (AOTAutograd's seq_nr link), e.g.
+    # "aten.relu.default" for a threshold_backward; source/code/module are then that forward op's
+    forward_op: str | None = None
 
 
 class GraphBreak(Record, tag="graph_break", kw_only=True):
@@ -425,6 +428,9 @@ class Repro(Record, tag="repro", kw_only=True):
     signature: str | None = None  # (1.5) what "still fails" meant: exception type and message, signal, ...
     graph: int | None = None  # (1.5) which of the model's graphs
     subgraph: str | None = None  # (1.9) the higher-order op's subgraph of that graph the repro is cut from
+    # (1.12) which graph the repro is cut from: "forward" (what inference runs), "backward" (AOTAutograd's
+    # backward graph, the forward's saved values as its inputs) or "joint" (forward and backward together)
+    phase: str | None = None
     ops: list[str] = []  # (1.5) the repro's aten ops
     inputs_before: int | None = None  # (1.5) input elements
     inputs_after: int | None = None  # (1.5)
