@@ -28,6 +28,9 @@ def test_module_level_model_and_inputs(tmp_path):
     f = model_fields(m, "cpu", {"a": "1"})
     assert f["inputs"][0].name == "inputs[0]" and f["inputs"][0].shape == [2, 4]
     assert f["parameters"] == 15 and f["trainable"] == 15 and f["config"] == {"a": "1"}
+    # a piped record's label (a graph `pt2kit capture` took names its script, not its hashed file)
+    named = load_model(str(p), label="train.py[0/1]")
+    assert named.label == "train.py[0/1]" and model_fields(named, "cpu", {})["model"] == "train.py[0/1]"
 
 
 def test_factory_and_kwargs_and_sibling_import(tmp_path):

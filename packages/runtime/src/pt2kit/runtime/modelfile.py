@@ -106,9 +106,11 @@ def _normalise_inputs(inputs: Any, where: str) -> tuple[Any, ...] | dict[str, An
     )
 
 
-def load_model(spec: str, device: str | None = None, *, from_stream: bool = False) -> LoadedModel:
+def load_model(spec: str, device: str | None = None, *, from_stream: bool = False,
+               label: str | None = None) -> LoadedModel:
     """Load ``FILE.py[:NAME]``. ``from_stream``: the spec came from a stream, so ``NAME`` must be a
-    plain function defined in that file (see :mod:`.trust`), never one it imported."""
+    plain function defined in that file (see :mod:`.trust`), never one it imported. ``label``: what
+    records name it (a piped record's label, ``job.label``); None: the file's name."""
     path, entry = parse_spec(spec)
     if not path.exists():
         raise ModelFileError(f"{path}: no such model file")
@@ -140,7 +142,7 @@ def load_model(spec: str, device: str | None = None, *, from_stream: bool = Fals
     if not callable(model):
         raise ModelFileError(f"{path}: `model` is a {type(model).__name__}, not a module or callable")
     inputs = _normalise_inputs(inputs, str(path))
-    loaded = LoadedModel(model, inputs, path, entry, label_of(path, entry))
+    loaded = LoadedModel(model, inputs, path, entry, label or label_of(path, entry))
     if device:
         to_device(loaded, device)
     return loaded

@@ -23,7 +23,7 @@ from pt2kit.schema.stream import Line
 from .errors import UsageError
 from .trust import check_model_file, stream_config_for, stream_settings
 
-__all__ = ["piped", "piped_models", "upstream_end"]
+__all__ = ["piped", "piped_models", "piped_labelled", "upstream_end"]
 
 
 def piped_models(
@@ -38,10 +38,20 @@ def piped_models(
     header comes at the first model record, with its device (``device`` or the record's), so the
     upstream lines before it are forwarded first; warns when no model came.
     """
-    for _, model in piped(s, device=device, hint=hint, config=config, stream_config=stream_config):
+    for spec, dev, cfg, _ in piped_labelled(s, device=device, hint=hint, config=config, stream_config=stream_config):
+        yield spec, dev, cfg
+
+
+def piped_labelled(
+    s: Any, *, device: str | None, hint: str, config: dict[str, str] | None = None, stream_config: bool = True
+) -> Iterator[tuple[str, str, dict[str, str], str]]:
+    """:func:`piped_models`, each with the record's own label (``m.py``, or ``train.py[0/1]`` for a graph
+    ``pt2kit capture`` took, whose file is a blob named by its hash): what the records a tool writes
+    about it name, so a downstream tool finds the model record they belong to."""
+    for line, model in piped(s, device=device, hint=hint, config=config, stream_config=stream_config):
         if model is not None:
             s.say(f"{model[3]}: running model file {model[0]} named by the stream")
-            yield model[:3]
+            yield model[0], model[1], model[2], line.record.model  # type: ignore[union-attr]
 
 
 def piped(

@@ -228,22 +228,22 @@ class Session:
     def each_model(self, job: Any, *, target: str, narrator: Callable[[Callable[[str], None], str, Any], Narrator],
                    hint: str, env: dict[str, str] | None = None) -> int:
         """Run ``job`` (a :class:`~pt2kit.runtime.job.ModelJob`) in a worker (``target``) for the model it
-        names, or, when it names none, for each `model` record on stdin with that record's model, device
-        and config; each worker's records are narrated by ``narrator(say, label, job)``. Returns the
+        names, or, when it names none, for each `model` record on stdin with that record's model, device,
+        config and label (``job.label``: what the worker's records name); each worker's records are narrated by ``narrator(say, label, job)``. Returns the
         worst exit code of them all."""
         from msgspec.structs import replace
 
-        from .modelfile import label_of, parse_spec
+        from .piped import piped_labelled
 
         if job.model is not None:
             job = replace(job, device=job.device or "cpu")
             label = self.open_model(job.model, device=job.device)
             return self.run_model(target, job, narrator(self.say, label, job), env=env)
         code = 0
-        for spec, dev, cfg in self.piped_models(device=job.device, hint=hint, config=job.config,
-                                                stream_config=job.stream_config):
-            one = replace(job, model=spec, device=dev, config=cfg, emit_model=False, from_stream=True)
-            code = max(code, self.run_model(target, one, narrator(self.say, label_of(*parse_spec(spec)), one), env=env))
+        for spec, dev, cfg, label in piped_labelled(self, device=job.device, hint=hint, config=job.config,
+                                                    stream_config=job.stream_config):
+            one = replace(job, model=spec, device=dev, config=cfg, emit_model=False, from_stream=True, label=label)
+            code = max(code, self.run_model(target, one, narrator(self.say, label, one), env=env))
         return code
 
     def run_model(self, target: str, job: Any, narrator: Narrator, *, env: dict[str, str] | None = None) -> int:
