@@ -74,6 +74,7 @@ def test_clean_model_has_no_breaks_and_one_expected_recompile(runs):
     assert "0 recompile(s) (+1 expected)" in r.stderr
 
 
+@pytest.mark.xdist_group("trace")  # the trace directory it writes is the next test's too
 def test_trace_directory_gives_the_same_breaks_as_the_live_run(runs):
     trace = runs.tmp / "trace"
     live = runs(str(MODELS / "item.py"), "--quiet", env={"TORCH_TRACE": str(trace)})
@@ -87,6 +88,47 @@ def test_trace_directory_gives_the_same_breaks_as_the_live_run(runs):
     assert [g["nodes"] for g in offline.kind("graph")] == [g["nodes"] for g in live.kind("graph")]
     assert [(x["frame"], x["guard"], x.get("expected")) for x in offline.kind("recompile")] == \
         [(x["frame"], x["guard"], x.get("expected")) for x in live.kind("recompile")]
+
+
+@pytest.mark.xdist_group("trace")
+def test_captured_graphs_are_scanned_from_their_scripts_trace(runs):
+    """`pt2kit capture -- python item.py | guardscan`: the two graphs of one process share its trace, which
+    is read once, from the store the capture's header names, and gives what --trace gives; nothing runs."""
+    import subprocess
+    import sys
+
+    import msgspec
+
+    from pt2kit.schema import Captured, Header, Model, Store
+
+    trace = runs.tmp / "trace"
+    if not trace.exists():  # the test above wrote it (made here when run alone)
+        runs(str(MODELS / "item.py"), "--quiet", env={"TORCH_TRACE": str(trace)})
+    offline = runs("--trace", str(trace))
+    cap = Store(runs.tmp / "capstore")
+    (log,) = trace.glob("*.log")
+    blob = cap.put(log.read_bytes(), "text/plain", ".log")
+    code = cap.put((MODELS / "item.py").read_bytes(), "text/x-python", ".py")
+    argv = ["python", "item.py"]
+    lines = [Header(v=1, run="r", tool="capture", tool_version="0.1.0", argv=argv, time="t", host="h", python="3",
+                    store=str(cap.root))]
+    lines += [Model(v=1, run="r", model=f"item.py[{cid}]", file=str(cap.path(code)),
+                    captured=Captured(command=argv, compile_id=cid, code=code, trace=blob)) for cid in ("0/0", "1/0")]
+    stream = b"".join(msgspec.json.encode(x) + b"\n" for x in lines)
+    env = dict(os.environ, PT2KIT_STORE=str(runs.tmp / "store"))
+    p = subprocess.run([sys.executable, "-m", "pt2kit.guardscan"], input=stream, capture_output=True, env=env,
+                       cwd=runs.tmp, timeout=600)
+    from conftest import Result
+
+    r = Result(p)
+    assert r.code == offline.code == 1, r.stderr
+    assert r.stdout.startswith(stream[:stream.index(b"\n")])  # the stream is forwarded
+    key = [(b["model"], b["reason"], b["source"], b["code"]) for b in r.kind("graph_break")]
+    assert key == [("item.py", b["reason"], b["source"], b["code"]) for b in offline.kind("graph_break")]
+    assert key[0][2] == f"{MODELS / 'item.py'}:12"
+    assert [g["model"] for g in r.kind("graph")] == ["item.py"] * len(offline.kind("graph"))
+    assert r.stderr.count("reading the script's structured trace") == 1 and "running model file" not in r.stderr
+    assert f"item.py: graph break at {MODELS / 'item.py'}:12" in r.stderr
 
 
 def test_recompile_limit_hit_is_reported_with_its_advice(runs):

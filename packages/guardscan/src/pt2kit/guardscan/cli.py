@@ -9,7 +9,8 @@ one recompile automatic dynamic shapes make per dimension is marked expected), a
 (reused a graph or recompiled) and `advice` with the concrete change.
 
 --trace DIR reads a TORCH_TRACE directory (what tlparse reads) instead of running anything.
-Without MODEL or --trace, scans each `model` record on stdin (`fxcheck m.py | guardscan`).
+Without MODEL or --trace, scans each `model` record on stdin (`fxcheck m.py | guardscan`); the graphs
+`pt2kit capture -- python train.py` took are read from the script's trace it kept, not run.
 Exit 0 nothing found, 1 graph breaks or unexpected recompiles, 2 bad input, 3 a crash.
 """
 

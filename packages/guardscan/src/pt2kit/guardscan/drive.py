@@ -4,8 +4,12 @@ directory read right here (reading a trace imports no torch and runs no code).
 Guarantees: a trace directory's findings are written and narrated exactly as a live run's are (the
 same :func:`~pt2kit.guardscan.records.emit_findings`, the same narrator, fed each record as the Struct
 it wrote); each log file of the directory is one process, with its own summary line; a directory that
-cannot be read is exit 2 before the header. Not guaranteed: that a trace torch wrote while crashing
-holds every event of the run (what is there is read; the rest is not guessed).
+cannot be read is exit 2 before the header. A piped graph that ``pt2kit capture`` took from a script
+(its record's ``captured.trace``) is not run: the trace of the script's process, kept in the store, is
+read once for all of that process's graphs, and its findings name the script (``train.py``,
+``train.py[r1]`` for rank 1), with the script's own lines; a captured graph run alone would show none
+of the script's breaks or recompiles. Not guaranteed: that a trace torch wrote while crashing holds
+every event of the run (what is there is read; the rest is not guessed).
 """
 
 from __future__ import annotations
@@ -15,18 +19,75 @@ from typing import Any
 
 from pt2kit.runtime.errors import EXIT_OK, UsageError
 from pt2kit.runtime.session import Session, torch_version
+from pt2kit.schema import Store
 
 from .job import Job
 from .narrate import Narrator
+from .tracelog import Trace, parse_text
 
 HINT = "give a MODEL.py, --trace DIR, or pipe records: `fxcheck m.py | guardscan`"
 
 
+TARGET = "pt2kit.guardscan.work:run"
+
+
 def run(s: Session, job: Job) -> int:
     """Scan ``job``'s model (or each piped one) in a worker, or read its ``--trace``: the worst exit code."""
-    if job.trace is None:
-        return s.each_model(job, target="pt2kit.guardscan.work:run", narrator=Narrator, hint=HINT)
-    return _trace(s, Path(job.trace), job)
+    if job.trace is not None:
+        return _trace(s, Path(job.trace), job)
+    if job.model is not None:
+        return s.each_model(job, target=TARGET, narrator=Narrator, hint=HINT)
+    return _piped(s, job)
+
+
+def _piped(s: Session, job: Job) -> int:
+    """Each piped model scanned in a worker, as ``each_model`` does, except the graphs ``pt2kit capture``
+    took: their script's trace is read instead, once per process."""
+    from msgspec.structs import replace
+
+    from pt2kit.schema import Header, Model
+
+    code, read, upstream = EXIT_OK, set(), None
+    for line, model in s.piped(device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config,
+                               also=[Header]):
+        rec = line.record
+        if isinstance(rec, Header) and rec.store:  # where that run's blobs are, after this tool's own store
+            upstream = Store(rec.store)
+        if model is None or not isinstance(rec, Model):
+            continue
+        spec, device, config, where = model
+        trace = rec.captured.trace if rec.captured is not None else None
+        if trace is None:
+            if rec.captured is not None:
+                s.warn(f"{where}: {rec.model}: pt2kit capture kept no trace of its script: scanning the graph "
+                       "alone, which shows none of the script's graph breaks or recompiles")
+            s.say(f"{where}: running model file {spec} named by the stream")
+            one = replace(job, model=spec, device=device, config=config, emit_model=False, from_stream=True,
+                          label=rec.model)
+            code = max(code, s.run_model(TARGET, one, Narrator(s.say, rec.model, one)))
+        elif trace.sha256 not in read:
+            read.add(trace.sha256)
+            label = process_label(rec)
+            s.say(f"{where}: {label}: reading the script's structured trace {trace.path} (not running its graphs)")
+            code = max(code, _report(s, job, label, parse_text(_blob_text(s.store, upstream, trace)), trace.path))
+    return code
+
+
+def process_label(m: Any) -> str:
+    """The script a captured graph's record names, without the graph's compile id: ``train.py[0/1]`` ->
+    ``train.py``, ``train.py[r1:0/1]`` -> ``train.py[r1]`` (one trace is one process: all its graphs)."""
+    c = m.captured
+    head, bracket, tail = m.model.rpartition("[")
+    if not (bracket and tail.endswith("]") and c.compile_id in tail):
+        return m.model
+    return head + (f"[r{c.rank}]" if c.rank else "")
+
+
+def _blob_text(store: Store, upstream: Store | None, ref: Any) -> str:
+    """A trace blob's text, from this tool's store or else the one the stream's run wrote to (its header's);
+    a blob in neither is a BlobError (exit 2, one line)."""
+    st = upstream if upstream is not None and store.locate(ref) is None else store
+    return st.read(ref).decode("utf-8", errors="replace")
 
 
 class _Narrated:
@@ -42,8 +103,6 @@ class _Narrated:
 
 
 def _trace(s: Session, trace_dir: Path, job: Job) -> int:
-    from .findings import analyze
-    from .records import emit_findings
     from .tracelog import read_trace
 
     try:
@@ -53,9 +112,17 @@ def _trace(s: Session, trace_dir: Path, job: Job) -> int:
     s.header(torch=torch_version())
     code = EXIT_OK
     for path, trace in traces:
-        narrator = Narrator(s.say, path.name, job)
-        counts = emit_findings(analyze(trace), _Narrated(s, narrator), s.store, model=path.name)
-        if not trace.events:
-            s.warn(f"{path}: no structured trace events in it")
-        code = max(code, narrator.finish(counts, {}))
+        code = max(code, _report(s, job, path.name, trace, str(path)))
     return code
+
+
+def _report(s: Session, job: Job, label: str, trace: Trace, where: str) -> int:
+    """One process's trace as records, narrated: its exit code."""
+    from .findings import analyze
+    from .records import emit_findings
+
+    narrator = Narrator(s.say, label, job)
+    counts = emit_findings(analyze(trace), _Narrated(s, narrator), s.store, model=label)
+    if not trace.events:
+        s.warn(f"{where}: no structured trace events in it")
+    return narrator.finish(counts, {})

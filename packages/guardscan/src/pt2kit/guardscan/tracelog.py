@@ -124,8 +124,14 @@ def read_trace(path: Path) -> list[tuple[Path, Trace]]:
     """One :class:`Trace` per log file (each file is one process: compile ids restart in each)."""
     out = []
     for f in trace_files(path):
-        t = Trace()
         with open(f, encoding="utf-8", errors="replace") as fh:
-            parse_lines(fh.read().split("\n"), t)
-        out.append((f, t))
+            out.append((f, parse_text(fh.read())))
     return out
+
+
+def parse_text(text: str) -> Trace:
+    """The :class:`Trace` of one log's text (a file's, or a blob's: ``pt2kit capture`` keeps each
+    process's log in the store)."""
+    t = Trace()
+    parse_lines(text.split("\n"), t)
+    return t

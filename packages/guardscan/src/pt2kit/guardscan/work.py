@@ -28,7 +28,7 @@ def run(payload: dict[str, Any], chan: Any) -> Any:
 
     torch.manual_seed(0)  # model files that draw random inputs give the same findings run after run
     with apply_config(job.config):
-        loaded = load_model(job.model, device=job.device, from_stream=job.from_stream)
+        loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
         if job.emit_model:
             chan.emit_new(Model, **model_fields(loaded, job.device, job.config))
         torchapi.quiet_dynamo()
