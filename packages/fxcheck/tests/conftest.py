@@ -25,12 +25,12 @@ class Result:
 
 @pytest.fixture
 def fxcheck(tmp_path):
-    def run(*args: str, env: dict | None = None) -> Result:
+    def run(*args: str, env: dict | None = None, stdin: bytes | None = None) -> Result:
         e = dict(os.environ, PT2KIT_STORE=str(tmp_path / "store"))
         for k in [k for k in e if k.startswith(("PT2KIT_", "MOCK_")) and k != "PT2KIT_STORE"]:
             del e[k]
         e.update(env or {})
-        p = subprocess.run([sys.executable, "-m", "pt2kit.fxcheck", *args], capture_output=True, env=e,
+        p = subprocess.run([sys.executable, "-m", "pt2kit.fxcheck", *args], input=stdin, capture_output=True, env=e,
                            cwd=tmp_path, timeout=600)
         return Result(p.returncode, p.stdout, p.stderr.decode())
 

@@ -128,6 +128,34 @@ def test_segfault_in_forward_is_a_crash_record_and_exit_3(fxcheck):
     assert "crashed during" in r.stderr
 
 
+def test_piped_captured_graph_is_checked_at_the_scripts_line(fxcheck, tmp_path):
+    """`pt2kit capture -- python cast.py | fxcheck`: the graph's model file lies in the store under its hash;
+    its findings name the record's label and the script's line, and the stream goes on unchanged."""
+    import msgspec
+
+    from pt2kit.schema import Captured, Header, Model, Store
+
+    store = Store(tmp_path / "store")
+    text = (MODELS / "captured_cast.txt").read_text().replace("{script}", str(MODELS / "cast.py"))
+    code = store.put(text.encode(), "text/x-python", ".py")
+    argv = ["python", "cast.py"]
+    recs = [Header(v=1, run="r", tool="capture", tool_version="0.1.0", argv=argv, time="t", host="h", python="3",
+                   store=str(store.root)),
+            Model(v=1, run="r", model="cast.py[0/0]", file=str(store.path(code)),
+                  captured=Captured(command=argv, compile_id="0/0", code=code, function="forward"))]
+    stream = b"".join(msgspec.json.encode(x) + b"\n" for x in recs)
+    r = fxcheck("--dtypes", "float32,bfloat16", stdin=stream)
+    assert r.code == 1, r.stderr
+    assert r.stdout.startswith(stream) and [x["kind"] for x in r.records].count("model") == 1
+    v = r.kind("violation")
+    assert [(x["model"], x["op"], x["source"]) for x in v] == [
+        ("cast.py[0/0]", "aten._to_copy.default", f"{MODELS / 'cast.py'}:6"),
+        ("cast.py[0/0]", "aten.sum.default", f"{MODELS / 'cast.py'}:7")]
+    assert v[0]["code"] == "z = y.double()  # line 6"
+    assert "cast.py[0/0]: " in r.stderr and "cast.py:6: dtype: aten._to_copy.default" in r.stderr
+    assert "running model file" in r.stderr
+
+
 def test_bad_inputs_are_one_line_and_exit_2(fxcheck, tmp_path):
     r = fxcheck(str(tmp_path / "missing.py"))
     assert r.code == 2 and r.stdout == b"" and r.stderr.count("\n") == 1 and "no such model file" in r.stderr

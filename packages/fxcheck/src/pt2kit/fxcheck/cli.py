@@ -1,4 +1,4 @@
-"""fxcheck MODEL.py: capture every graph a model compiles to and check it against a profile.
+"""fxcheck [MODEL.py]: capture every graph a model compiles to and check it against a profile.
 
 Writes a `header`, the `model` record (so `| kdiff` can load the same model), one `graph` record
 per captured graph (Dynamo FX; AOT forward and backward aten; with --inductor the generated code and
@@ -6,6 +6,9 @@ its kernels) and one `violation` per finding, each with the aten op, node, phase
 the user's file:line and the nn.Module path. Like a linter, it exits 1 when it finds anything
 (--exit-zero for 0); a graph it could not capture is never a clean bill (exit 1 with an `error`
 record). A profile's `strict` keeps its library meaning: `fxcheck.backend(...)` raises on findings.
+
+Without MODEL, reads records on stdin, forwards every line, and checks each `model` record
+(`pt2kit capture -- python train.py | fxcheck --profile npu-bf16`: every graph the script compiled).
 """
 
 from __future__ import annotations
@@ -16,7 +19,18 @@ import click
 import typer
 
 from pt2kit.runtime.config import parse_config
-from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, tool_app
+from pt2kit.runtime.options import (
+    Config,
+    Debug,
+    DeviceFromRecord,
+    NoStreamConfig,
+    Quiet,
+    Store,
+    Timeout,
+    Version,
+    command,
+    tool_app,
+)
 from pt2kit.runtime.session import Session
 
 from . import __version__
@@ -24,12 +38,14 @@ from .job import Job, ProfileFlags
 from .narrate import Narrator
 from .profiles import parse_bytes, parse_dtypes, resolve
 
+HINT = "give a MODEL.py, or pipe records: `pt2kit capture -- python train.py | fxcheck`"
+
 app = tool_app("fxcheck", __doc__ or "")
 
 
 @command(app)
 def fxcheck(
-    model: Annotated[str, typer.Argument(metavar="MODEL.py[:NAME]", show_default=False)],
+    model: Annotated[str | None, typer.Argument(metavar="[MODEL.py[:NAME]]", show_default=False)] = None,
     profile: Annotated[str | None, typer.Option(
         metavar="NAME|FILE.toml", show_default=False,
         help="Capability profile: a shipped name (float32-only, npu-bf16, no-conv, mock-peer) or a TOML file.")] = None,
@@ -59,8 +75,9 @@ def fxcheck(
     inductor: Annotated[bool, typer.Option(
         "--inductor", help="Also record the code Inductor generates for this compile, kernel by kernel.")] = False,
     timeout: Timeout = None,
-    device: Device = "cpu",
+    device: DeviceFromRecord = None,
     config: Config = None,
+    no_stream_config: NoStreamConfig = False,
     store: Store = None,
     quiet: Quiet = False,
     debug: Debug = False,
@@ -72,9 +89,10 @@ def fxcheck(
             align_min_size=align_min_size, align_scope=align_scope, contiguous=contiguous, deny=deny or None,
             max_tensor_bytes=None if max_tensor_bytes is None else parse_bytes(max_tensor_bytes, "--max-tensor-bytes"),
             strict=strict, backward=backward)
-        job = Job(model=model, device=device, config=parse_config(config), timeout=timeout,
+        job = Job(model=model, device=device, config=parse_config(config), stream_config=not no_stream_config,
+                  timeout=timeout,
                   profile=resolve(profile, flags), inductor=inductor, exit_zero=exit_zero)
-        s.done(s.each_model(job, target="pt2kit.fxcheck.work:run", narrator=Narrator, hint=""))
+        s.done(s.each_model(job, target="pt2kit.fxcheck.work:run", narrator=Narrator, hint=HINT))
 
 
 def main() -> None:

@@ -25,8 +25,14 @@ def where(source: str) -> str:
     return f"{rel if not rel.startswith('..') else path}:{line}"
 
 
+def _labelled(say: Say, label: str) -> Say:
+    return lambda msg: say(f"{label}: {msg}")
+
+
 class Narrator(Base):
     def __init__(self, say: Say, label: str, job: Any = None) -> None:
+        if job is not None and job.from_stream:  # several models on one stderr: each line says which
+            say = _labelled(say, label)
         super().__init__(say, label, job)
         self.findings: list[Violation] = []
         self.errors: list[Error] = []

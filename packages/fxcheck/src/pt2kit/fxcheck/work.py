@@ -36,9 +36,10 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     profile = job.profile
     backward = bool(job.backward)
     with apply_config(job.config):
-        loaded = load_model(job.model, device=job.device)
+        loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
         fields = model_fields(loaded, job.device, job.config)
-        chan.emit_new(Model, **fields)
+        if job.emit_model:  # a piped model record is forwarded already
+            chan.emit_new(Model, **fields)
         inputs = loaded.inputs
         if backward and not fields["trainable"]:
             inputs = _inputs_requiring_grad(inputs)
