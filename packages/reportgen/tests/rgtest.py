@@ -12,6 +12,7 @@ import typer
 from pt2kit.schema import (
     Advice,
     Bench,
+    Captured,
     Crash,
     Diff,
     Divergence,
@@ -76,6 +77,13 @@ def full_stream(store_dir: Path, *, big_code: bool = False) -> bytes:
     w.emit_new(Violation, model="other.py", constraint="align", message="dim 0 of size 10", phase="backward",
                op="aten.mm.default", source="/src/o.py:3")
     w.forward(b'{"kind":"kernel_timeline","v":1,"run":"run-fx","spans":[1,2]}')
+    # a graph of the user's script, as `pt2kit capture -- python train.py` writes it, forwarded by two tools
+    cap = store.put_text("class Graph(torch.nn.Module):\n    pass\n", "text/x-python", ".py")
+    captured = Captured(command=["python", "train.py", "--steps", "3"], compile_id="1/2", code=cap, backend="inductor",
+                        mode="max-autotune", function="forward", source="/src/train.py:40", grad=True, rank=1,
+                        values="small", error="RuntimeError: boom")
+    for _ in range(2):
+        w.emit_new(Model, model="train.py[r1:1/2]", file=str(store.path(cap)), captured=captured)
     w2 = RecordWriter(out, run="run-kd")
     header(w2, "kdiff", store_dir)
     heat = store.put(PNG, "image/png", ".png")

@@ -11,6 +11,9 @@ from rgtest import EVIL, full_stream
 from pt2kit.reportgen import collect, render
 from pt2kit.schema import read_stream
 
+CAPTURED_LINE = ("python train.py --steps 3: compile id 1/2, forward at /src/train.py:40, inductor (max-autotune), "
+                 "grad, rank 1, values small; the backend raised RuntimeError: boom")
+
 
 def page(tmp_path, **kw):
     data = full_stream(tmp_path / "store", **kw)
@@ -20,7 +23,7 @@ def page(tmp_path, **kw):
 
 def test_every_kind_present_gets_its_section_with_counts(tmp_path):
     html, _ = page(tmp_path)
-    for section in ("summary", "violations", "diffs", "guards", "kernels", "bench", "graphs", "repros", "crashes",
+    for section in ("summary", "script", "violations", "diffs", "guards", "kernels", "bench", "graphs", "repros", "crashes",
                     "errors"):
         assert f'<section id="{section}">' in html, section
     cards = dict(re.findall(r'data-count="(\w+)"><b>(\d+)</b>', html))
@@ -34,6 +37,10 @@ def test_every_kind_present_gets_its_section_with_counts(tmp_path):
     assert 'src="data:image/png;base64,' in html  # the heatmap blob is embedded
     assert "def forward(self, x):" in html  # small code blob embedded
     assert html.count("fxcheck 1.0.0") >= 1 and "2.13.0" in html
+    script = html[html.index('<section id="script">'):]
+    script = script[:script.index("</section>")]
+    assert script.count('<tr class="captured">') == 1 and "<td>train.py[r1:1/2]</td>" in script  # once, though forwarded
+    assert (f"<code>{CAPTURED_LINE}</code>" in script and "class Graph(torch.nn.Module):" in script)
     repro = html[html.index('<section id="repros">'):]
     repro = repro[:repro.index("</section>")]
     for shown in ("CppCompileError: C++ compile error", "40 → 2", "aten.relu.default, aten.mul.Tensor",
@@ -100,13 +107,17 @@ def test_markdown_and_text_and_json(tmp_path):
     assert ("| &lt;script&gt;window.\\_\\_pwned=1&lt;/script&gt; | dtype | `aten.addmm.default` | 3 | `/src/m.py:12` |"
             in md)
     assert "### Crash: m.py (SIGSEGV during run)" in md and "Fatal Python error" in md
+    assert md.count("- train.py\\[r1:1/2\\]: python train.py \\-\\-steps 3: compile id 1/2, forward at /src/train.py:40,") == 1
     text = render(c, "text")
     assert "  findings: 4 (dtype 3, align 1)" in text
     assert "FAIL m.py out[0]: max abs 0.5 at [3, 1]: ref 1 test nan" in text
     assert "CRASH m.py: SIGSEGV during run: killed by SIGSEGV" in text
+    assert text.count(f"CAPTURED train.py[r1:1/2]: {CAPTURED_LINE}\n") == 1
     doc = msgspec.json.decode(render(c, "json"))
     assert doc["counts"]["failing_diffs"] == 1 and doc["failing_diffs"][0]["worst_test"] == "nan"
     assert doc["unknown_kinds"] == {"kernel_timeline": 1}
+    (cap,) = doc["captured"]
+    assert (cap["model"], cap["compile_id"], cap["mode"], cap["rank"]) == ("train.py[r1:1/2]", "1/2", "max-autotune", 1)
 
 
 def test_cli_writes_atomically_and_emits_a_report_record(reportgen, tmp_path):
@@ -119,7 +130,7 @@ def test_cli_writes_atomically_and_emits_a_report_record(reportgen, tmp_path):
     r = reportgen(str(src), "-o", str(out))
     assert r.returncode == 0, r.stderr
     recs = [msgspec.json.decode(x) for x in r.stdout.splitlines()]
-    assert [x["kind"] for x in recs] == ["header", "report"] and recs[1]["records"] == 30
+    assert [x["kind"] for x in recs] == ["header", "report"] and recs[1]["records"] == 32
     assert out.read_text().startswith("<!DOCTYPE html>") and list(out.parent.iterdir()) == [out]
     assert r.stderr.decode().count("kernel_timeline (1)") == 1
 
@@ -169,7 +180,7 @@ def test_stdin_and_dirs_and_formats_from_suffix(reportgen, tmp_path):
     r = reportgen(str(d), "-o", str(tmp_path / "s.md"))
     assert (tmp_path / "s.md").read_text().startswith("## pt2kit report")
     r = reportgen("--format", "text", stdin=(d / "a.ndjson").read_bytes())
-    assert r.returncode == 0 and r.stdout.decode().startswith("pt2kit report: 30 records, 6 run(s)")
+    assert r.returncode == 0 and r.stdout.decode().startswith("pt2kit report: 32 records, 6 run(s)")
 
 
 def test_help_imports_neither_torch_nor_matplotlib():

@@ -119,6 +119,31 @@ def group_violations(c: Collection) -> list[dict[str, Any]]:
     ]
 
 
+def captured_models(c: Collection) -> list[Any]:
+    """The `model` records ``pt2kit capture`` wrote (graphs of the user's own script), each graph once: a
+    record forwarded down a pipe, or read from several files, is the same graph."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for m in c.of("model"):
+        if m.captured is None or (key := (m.model, m.captured.compile_id, m.captured.code.sha256)) in seen:
+            continue
+        seen.add(key)
+        out.append(m)
+    return out
+
+
+def captured_line(m: Any) -> str:
+    """Where a captured graph came from, in one line: ``python train.py: compile id 0/1, forward at
+    train.py:12, inductor (max-autotune), dynamic, grad, rank 1, values small; the backend raised ...``."""
+    c = m.captured
+    where = " at ".join(x for x in (c.function, c.source) if x)
+    backend = (c.backend or "backend ?") + (f" ({c.mode})" if c.mode else "")
+    parts = [f"compile id {c.compile_id}", where, backend, "dynamic" if c.dynamic else "",
+             "grad" if c.grad else "", f"rank {c.rank}" if c.rank is not None else "", f"values {c.values}"]
+    line = f"{' '.join(c.command)}: " + ", ".join(p for p in parts if p)
+    return line + (f"; the backend raised {c.error}" if c.error else "")
+
+
 def by_constraint(c: Collection) -> dict[str, int]:
     return dict(Counter(v.constraint for v in c.of("violation")).most_common())
 

@@ -16,7 +16,17 @@ from pt2kit.schema import as_float
 
 from . import __version__, plots
 from .blobs import Blobs
-from .collection import Collection, by_constraint, counts, environment, fmt, group_violations, kernel_nonfinite
+from .collection import (
+    Collection,
+    by_constraint,
+    captured_line,
+    captured_models,
+    counts,
+    environment,
+    fmt,
+    group_violations,
+    kernel_nonfinite,
+)
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'none'; base-uri 'none'; form-action 'none'"
 
@@ -98,6 +108,7 @@ def context(c: Collection, blobs: Blobs, title: str) -> dict[str, Any]:
         "env": environment(c),
         "runs": list(c.runs.values()),
         "summary_json": {"counts": n, "constraints": constraint_counts, "unknown": dict(c.unknown)},
+        "captured": [{"m": m, "line": captured_line(m), "code": blob(m, m.captured.code)} for m in captured_models(c)],
         "violations": group_violations(c),
         "constraint_svg": Markup(plots.bars(list(constraint_counts), list(constraint_counts.values()),
                                             title="Findings by constraint")) if constraint_counts else None,

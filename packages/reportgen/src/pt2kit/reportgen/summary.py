@@ -17,6 +17,8 @@ from pt2kit.runtime.text import printable
 from .collection import (
     Collection,
     by_constraint,
+    captured_line,
+    captured_models,
     counts,
     environment,
     fmt,
@@ -48,6 +50,7 @@ def to_json(c: Collection) -> str:
         "environment": environment(c),
         "runs": [{"run": r.run, "tool": r.tool, "records": r.records, "argv": r.header.argv if r.header else None}
                  for r in c.runs.values()],
+        "captured": [{"model": m.model, **msgspec.to_builtins(m.captured)} for m in captured_models(c)],
         "violations_by_constraint": by_constraint(c),
         "violations": [{"model": m["model"], "groups": [
             {"constraint": g["constraint"], "op": g["op"], "count": len(g["findings"]),
@@ -120,6 +123,10 @@ def to_markdown(c: Collection) -> str:
     out.append("|---|---|---|---|---|---|---|")
     out.append(f"| {n['findings']} | {n['failing_diffs']} | {n['breaks']} | {n['recompiles']} | "
                f"{n['nonfinite_kernels']} | {n['crashes']} | {n['errors']} |")
+    captured = captured_models(c)
+    if captured:
+        out += ["", "### Graphs from the script (pt2kit capture)", ""]
+        out += [f"- {_md(m.model)}: {_md(captured_line(m))}" for m in captured[:MAX_ROWS]]
     groups = [(m["model"], g) for m in group_violations(c) for g in m["groups"]]
     if groups:
         out += ["", "### Violations", "", "| model | constraint | op | count | first at |", "|---|---|---|---|---|"]
@@ -178,6 +185,7 @@ def to_text(c: Collection) -> str:
     lines.append(f"  kernels: {n['kernels']} ({n['nonfinite_kernels']} with NaN/Inf), benchmarks: {n['benches']}, "
                  f"repros: {n['repros']}")
     lines.append(f"  crashes: {n['crashes']}, errors: {n['errors']}")
+    lines += [f"CAPTURED {m.model}: {captured_line(m)}" for m in captured_models(c)]
     for m in group_violations(c):
         lines.append(f"violations in {m['model']}:")
         for g in m["groups"]:
