@@ -74,7 +74,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     if harness:  # before the model: CUBLAS_WORKSPACE_CONFIG must precede any cuBLAS work
         use_precision(HARNESS)
     with apply_config(job.config):
-        loaded = load_model(job.model, device=job.device, from_stream=job.from_stream)
+        loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
         if harness:
             own = reduced_modes(precision_state(), job.device)
             if own:
