@@ -68,9 +68,11 @@ def _timer(job: Job, devices: set[str]) -> str:
     return job.timer
 
 
-def _model_specs(s: Session, job: Job) -> list[tuple[str, str, dict[str, str], bool]]:
-    """(spec, device, config, from_stream) of each model: the command line's, else stdin's `model` records."""
-    from pt2kit.runtime.modelfile import parse_spec
+def _model_specs(s: Session, job: Job) -> list[tuple[str, str, dict[str, str], str, bool]]:
+    """(spec, device, config, label, from_stream) of each model: the command line's, else stdin's `model`
+    records (labelled as their record is: a graph pt2kit capture took is ``train.py[0/1]``)."""
+    from pt2kit.runtime.modelfile import label_of, parse_spec
+    from pt2kit.runtime.piped import piped_labelled
 
     from .zoo import resolve
 
@@ -78,20 +80,18 @@ def _model_specs(s: Session, job: Job) -> list[tuple[str, str, dict[str, str], b
         out = []
         for m in job.models:
             spec = resolve(m)
-            path, _ = parse_spec(spec)
+            path, entry = parse_spec(spec)
             if not path.is_file():
                 raise UsageError(f"{path}: no such model file")
-            out.append((spec, job.device or "cpu", job.config, False))
+            out.append((spec, job.device or "cpu", job.config, label_of(path, entry), False))
         s.header(torch=torch_version(), device=job.device or "cpu")
         return out
-    return [(spec, dev, c, True) for spec, dev, c in
-            s.piped_models(device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config)]
+    return [(spec, dev, c, label, True) for spec, dev, c, label in
+            piped_labelled(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config)]
 
 
 def plan(s: Session, job: Job) -> tuple[list[JobSpec], str]:
     """The jobs of this shard, each (model, backend) once, and the timer they use."""
-    from pt2kit.runtime.modelfile import label_of, parse_spec
-
     if job.ray_address is not None:
         reachable(job.ray_address)
     durations = None
@@ -102,8 +102,7 @@ def plan(s: Session, job: Job) -> tuple[list[JobSpec], str]:
     if job.models:  # checked before the header is out; piped models' devices are known only as they come
         _timer(job, {job.device or "cpu"})
     jobs = []
-    for spec, dev, c, piped in _model_specs(s, job):
-        label = label_of(*parse_spec(spec))
+    for spec, dev, c, label, piped in _model_specs(s, job):
         for b in job.backends:
             jobs.append(JobSpec(model=spec, label=label, backend=b, device=dev, config=tuple(sorted(c.items())),
                                 from_stream=piped))
