@@ -18,7 +18,7 @@ from msgspec.structs import replace
 
 from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 from pt2kit.runtime.flags import usable_cpus, worker_cap
-from pt2kit.runtime.modelfile import label_of, parse_spec
+from pt2kit.runtime.modelfile import parse_spec
 from pt2kit.runtime.session import Session, torch_version
 from pt2kit.runtime.writes import check_output, write_output
 
@@ -97,9 +97,9 @@ def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
         s.say(f"{t.model.where}: running model file {t.model.spec} named by the stream")
         # the run that found it had its own --config over the model record's (this command line's over both)
         one = replace(job, model=t.model.spec, device=t.model.device or "cpu", config=t.config, emit_model=False,
-                      from_stream=True, failure=t.want.kind, deny=None, output=out,
+                      from_stream=True, label=t.label, failure=t.want.kind, deny=None, output=out,
                       ref=t.want.ref or job.ref, rule=t.want.rule or job.rule)
-        narrator = Narrator(s.say, label_of(*parse_spec(one.model)), one)
+        narrator = Narrator(s.say, t.label, one)
         narrator.minifying(t)
         code = max(code, _one(s, one, t.want, narrator))
     return code

@@ -57,14 +57,14 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     from pt2kit.runtime.capture import capture_forward
     from pt2kit.runtime.config import apply_config, worker_settings
     from pt2kit.runtime.errors import UsageError
-    from pt2kit.runtime.modelfile import label_of, load_model, parse_spec
+    from pt2kit.runtime.modelfile import load_model
     from pt2kit.runtime.outputs import flatten
     from pt2kit.runtime.tensors import first_jagged, unjag  # a jagged output: its values and offsets
     from pt2kit.runtime.text import exception_line
 
     job = msgspec.convert(payload, Job)
     send({"t": "stage", "stage": "load"})
-    loaded = load_model(job.model, device=job.device, from_stream=job.from_stream)
+    loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
     with apply_config(job.config):  # what the run compiles under: the file's own settings, the
         settings = worker_settings()  # environment's and --config's; the search starts from them all
         if job.emit_model:
@@ -96,7 +96,7 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         try:
             eager = unjag(flatten(loaded.call(loaded.model)))
         except Exception as e:  # the model's own bug, as kdiff says it: bad input, not a failure to minify
-            raise UsageError(f"{label_of(*parse_spec(job.model))}: the model's own eager run fails, so there is no "
+            raise UsageError(f"{loaded.label}: the model's own eager run fails, so there is no "
                              f"compiler failure to minify (the model, not the compiler): {exception_line(e)}") from None
     harness.sync()  # an eager kernel's device-side error is eager's: raised here, not in the compiled run
     backend = _backend(job.backend)
