@@ -20,7 +20,7 @@ class ModelJob(msgspec.Struct, frozen=True, kw_only=True):
     from_stream: bool = False  # the model was named by a stream: the trust rules of pt2kit.runtime.trust
     stream_config: bool = True  # take a piped model record's config (--no-config-from-stream: False)
     timeout: float | None = None  # the parent's limit on one model's worker, seconds
-    # (2.2) the piped model record's label, which the worker's records name (`train.py[0/1]` for a graph
+    # (2.3) the piped model record's label, which the worker's records name (`train.py[0/1]` for a graph
     # `pt2kit capture` took: its file is a blob named by its hash); None: the file's own (label_of)
     label: str | None = None
 
