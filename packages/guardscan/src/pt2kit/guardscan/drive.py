@@ -69,7 +69,8 @@ def _piped(s: Session, job: Job) -> int:
             read.add(trace.sha256)
             label = process_label(rec)
             s.say(f"{where}: {label}: reading the script's structured trace {trace.path} (not running its graphs)")
-            code = max(code, _report(s, job, label, parse_text(_blob_text(s.store, upstream, trace)), trace.path))
+            code = max(code, _report(s, job, label, parse_text(_blob_text(s.store, upstream, trace)), trace.path,
+                                     read_sources=False))
     return code
 
 
@@ -116,13 +117,14 @@ def _trace(s: Session, trace_dir: Path, job: Job) -> int:
     return code
 
 
-def _report(s: Session, job: Job, label: str, trace: Trace, where: str) -> int:
-    """One process's trace as records, narrated: its exit code."""
+def _report(s: Session, job: Job, label: str, trace: Trace, where: str, read_sources: bool = True) -> int:
+    """One process's trace as records, narrated: its exit code. A trace a stream named (``read_sources``
+    False) is never a reason to read the script files it names."""
     from .findings import analyze
     from .records import emit_findings
 
     narrator = Narrator(s.say, label, job)
-    counts = emit_findings(analyze(trace), _Narrated(s, narrator), s.store, model=label)
+    counts = emit_findings(analyze(trace), _Narrated(s, narrator), s.store, model=label, read_sources=read_sources)
     if not trace.events:
         s.warn(f"{where}: no structured trace events in it")
     return narrator.finish(counts, {})

@@ -45,10 +45,10 @@ class Counts(msgspec.Struct, kw_only=True):
     limit_hits: int = 0  # compiles the recompile limit stopped
 
 
-def _line(path: str | None, line: int | None) -> tuple[str | None, str | None]:
+def _line(path: str | None, line: int | None, read: bool = True) -> tuple[str | None, str | None]:
     if not path or not line:
         return None, None
-    return f"{path}:{line}", (linecache.getline(path, line).strip() or None)
+    return f"{path}:{line}", ((linecache.getline(path, line).strip() or None) if read else None)
 
 
 _INPUT = re.compile(r"""^([LG]\[['"][^'"]+['"]\])((?:\[['"][^'"]+['"]\]|\[\d+\]))?""")
@@ -74,14 +74,17 @@ def _user_made(path: str | None, torch_dir: str | None) -> bool:
 
 
 def emit_findings(f: Findings, emit: Emit, store: Store | None, *, model: str | None = None,
-                  calls: list[Call] | None = None) -> Counts:
+                  calls: list[Call] | None = None, read_sources: bool = True) -> Counts:
+    """``f`` as records through ``emit``. ``read_sources=False`` for a trace a stream named (a captured
+    script's): a line's text then comes from the trace alone, never from reading the file it names,
+    since a stream may not make a tool read a file outside the store."""
     for fr in f.frames:
         code = store.put_text(fr.code, "text/x-python", ".py") if (store is not None and fr.code) else None
         where = f"{fr.function} ({fr.file}:{fr.firstline})" if fr.function else None
         emit(Graph, model=model, phase="dynamo", index=fr.frame_id, nodes=fr.nodes, ops=fr.ops, code=code,
              frame=fr.compile_id, function=where)
     for b in f.breaks:
-        source, code = _line(b.info.file, b.info.line)
+        source, code = _line(b.info.file, b.info.line, read_sources)
         emit(GraphBreak, model=model, reason=b.info.reason, gb_id=b.info.gb_id, call=b.info.call, source=source,
              code=b.info.code or code, graph=b.frame_id, hints=b.info.hints, explanation=b.info.explanation,
              count=b.count)
