@@ -56,7 +56,7 @@ def run(s: Session, job: Job) -> int:
     scratch.mkdir()
     try:
         user_trace = os.environ.get("TORCH_TRACE") or None
-        narrator = Narrator(s.say, Path(job.command[0]).name, job)
+        narrator = Narrator(s.say, "the command", job)
         s.say(f"running {shlex.join(job.command)}")
         stop: KeyboardInterrupt | None = None
         proc = _start(job, scratch, user_trace)

@@ -36,8 +36,11 @@ class Narrator(Base):
         self.say(line + (f"; its backend raised {summary_line(c.error)}" if c.error else ""))
 
     def on_crash(self, c: Crash) -> None:
-        what = c.signal or c.exception or f"exit code {c.exitcode}"
-        self.say(f"{self.label} failed: {what}" + (f": {summary_line(c.message)}" if c.message else ""))
+        code = f"exit {exit_code(c.exitcode or 0)}"
+        if c.exception:
+            self.say(f"the command failed ({code}): {c.exception}: {summary_line(c.message or '')}")
+        else:
+            self.say(f"{c.message} ({code})")
 
     def finish(self, value: Any, notes: dict[str, Any]) -> int:
         s: Summary = value
