@@ -44,10 +44,15 @@ class Input(msgspec.Struct, kw_only=True):
     device: str | None = None
     requires_grad: bool = False
     value: str = "other"  # saved | seeded | int | other
+    # the script's nn.Parameter this input was, as the model file names it (fc.weight); a manifest without
+    # the field is read by Dynamo's placeholder name
+    parameter: str | None | msgspec.UnsetType = msgspec.UNSET
 
     @property
-    def parameter(self) -> bool:
-        return bool(_PARAMETER.search(self.name)) and self.value in ("saved", "seeded")
+    def is_parameter(self) -> bool:
+        if self.parameter is msgspec.UNSET:
+            return bool(_PARAMETER.search(self.name)) and self.value in ("saved", "seeded")
+        return bool(self.parameter)
 
     def numel(self) -> int:
         n = 1
@@ -188,8 +193,8 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
             warn(f"{label(entry, job.command)}: tensor file {rel} does not hash to its name; its model file will "
                  "not find it")
     code = put_file(store, proc.dir / entry.file, "text/x-python", ".py")
-    params = [i for i in entry.inputs if i.parameter]
-    inputs = [i for i in entry.inputs if not i.parameter]
+    params = [i for i in entry.inputs if i.is_parameter]
+    inputs = [i for i in entry.inputs if not i.is_parameter]
     device = next((i.device for i in entry.inputs if i.device and i.device != "meta"), None) or "cpu"
     return {
         "model": label(entry, job.command),
@@ -197,7 +202,8 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
         "device": device,
         "settings": dict(entry.settings),
         "inputs": [TensorMeta(name=i.name, dtype=(i.dtype or "").removeprefix("torch.") or None, shape=i.shape,
-                              stride=i.stride, device=i.device) for i in inputs],
+                              stride=i.stride, device=i.device, type="int" if i.value == "int" else None)
+                   for i in inputs],
         "parameters": sum(p.numel() for p in params),
         "trainable": sum(p.numel() for p in params if p.requires_grad),
         "frozen": sum(1 for p in params if not p.requires_grad),
