@@ -118,3 +118,21 @@ def test_help_imports_no_torch():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "Usage: pt2kit capture [OPTIONS] [-- COMMAND [ARGS...]]" in r.stdout
+
+
+def test_ctrl_c_stops_the_command_writes_what_it_captured_and_removes_the_scratch_dir(tmp_path):
+    import signal
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "pt2kit.capture", "--store", str(tmp_path), "--", sys.executable, FAKE,
+                          "sleep"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    while not list(tmp_path.glob(".capture-*/p*/graphs.ndjson")):
+        time.sleep(0.1)
+    time.sleep(0.5)  # both lines written: the script sleeps after them
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    *_, model, crash = records(out)
+    assert model.model == "fakechild.py[0/1]" and (crash.signal, crash.exitcode) == ("SIGINT", -2)
+    assert err.endswith(b"capture: interrupted\n") and not list(tmp_path.glob(".capture-*"))

@@ -38,7 +38,7 @@ class Narrator(Base):
     def on_crash(self, c: Crash) -> None:
         code = f"exit {exit_code(c.exitcode or 0)}"
         if c.exception:
-            self.say(f"the command failed ({code}): {c.exception}: {summary_line(c.message or '')}")
+            self.say(f"the command failed ({code}): {c.exception}" + (f": {summary_line(c.message)}" if c.message else ""))
         else:
             self.say(f"{c.message} ({code})")
 

@@ -46,7 +46,7 @@ class Input(msgspec.Struct, kw_only=True):
     value: str = "other"  # saved | seeded | int | other
     # the script's nn.Parameter this input was, as the model file names it (fc.weight); a manifest without
     # the field is read by Dynamo's placeholder name
-    parameter: str | None | msgspec.UnsetType = msgspec.UNSET
+    parameter: str | msgspec.UnsetType | None = msgspec.UNSET
 
     @property
     def is_parameter(self) -> bool:
