@@ -239,10 +239,9 @@ def _ops(gm: Any, ops: dict[str, int]) -> int:
 def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any]:
     """The graph's manifest line, its model file and tensors written (before the backend runs: a backend
     that runs the graph while compiling may change its inputs in place)."""
-    import torch
-
     import pt2kit_capture_torchapi as api
     import pt2kit_capture_write as write
+    import torch
 
     values = os.environ.get("PT2KIT_CAPTURE_VALUES", "small")
     values = values if values in VALUES else "small"

@@ -142,13 +142,15 @@ class Tensors:
 
 
 def parameter_path(node: Any) -> str | None:
-    """``L['self']._modules['fc']._parameters['weight']`` -> ``fc.weight``; None when the source is not a
+    """``L['self']._modules['fc']._parameters['weight']`` -> ``fc.weight`` (``G['proj']._parameters['weight']``
+    -> ``proj.weight``); None when the source is not a
     chain of attribute and module/parameter/buffer lookups from one root."""
     name = api.source_name(node)
-    root = re.match(r"^[A-Z]\['[^']+'\]", name or "")
+    root = re.match(r"^[A-Z]\['([^']+)'\]", name or "")
     if not root:
         return None
-    rest, parts = name[root.end():], []
+    # the compiled module's own parameters are named as in it; a global's or argument's start with its name
+    rest, parts = name[root.end():], ([] if root.group(1) == "self" else [root.group(1)])
     while rest:
         m = _ACCESSOR.match(rest)
         if not m:
