@@ -68,6 +68,7 @@ breaks = _fixture("breaks.py", PT2KIT_CAPTURE_VALUES="all")
 cond = _fixture("cond.py", PT2KIT_CAPTURE_VALUES="all")
 raises = _fixture("raises.py")
 train = _fixture("train.py")
+aoti = _fixture("aoti.py")
 
 
 @pytest.mark.xdist_group("boot-plain")
@@ -159,6 +160,19 @@ def test_training_loop_graphs_need_grad_and_take_parameters(train):
     (loss_line,) = [x for x in train.lines if x["function"] == "ForCausalLMLoss"]
     (loss,) = train.load(loss_line["compile_id"]).call()
     torch.testing.assert_close(loss.detach(), train.saved["losses"][0])
+
+
+@pytest.mark.xdist_group("boot-aoti")
+def test_aoti_script_gets_its_exported_program(aoti):
+    assert aoti.code == 0, aoti.stderr
+    (line,) = aoti.lines
+    assert (line["compile_id"], line["backend"], line["function"], line["grad"]) == ("aoti/0", "aoti", "<module>", False)
+    assert line["source"] == f"{SCRIPTS / 'aoti.py'}:21" and line["capture_error"] is None
+    assert [i["parameter"] for i in line["inputs"]] == ["fc.weight", "fc.bias", None]
+    loaded = aoti.load("aoti/0")
+    assert [n for n, _ in loaded.model.named_parameters()] == ["fc.weight", "fc.bias"]
+    (out,) = loaded.call()
+    torch.testing.assert_close(out.detach(), aoti.saved["aoti/0"])
 
 
 def test_python_without_torch_stays_without_it_and_a_shadowed_sitecustomize_runs(tmp_path):
