@@ -68,6 +68,7 @@ breaks = _fixture("breaks.py", PT2KIT_CAPTURE_VALUES="all")
 cond = _fixture("cond.py", PT2KIT_CAPTURE_VALUES="all")
 raises = _fixture("raises.py")
 train = _fixture("train.py")
+aoti = _fixture("aoti.py")
 
 
 @pytest.mark.xdist_group("boot-plain")
@@ -75,21 +76,21 @@ def test_plain_graph_is_the_model_file_bit_for_bit(plain):
     assert plain.code == 0, plain.stderr
     (line,) = plain.lines
     assert (line["compile_id"], line["function"], line["backend"], line["values"]) == ("0/0", "forward", "eager", "all")
-    assert line["source"] == f"{SCRIPTS / 'plain.py'}:14"
+    assert line["source"] == f"{SCRIPTS / 'plain.py'}:13"
     assert (line["error"], line["capture_error"], line["mode"], line["grad"]) == (None, None, None, True)
     assert line["ops"] == {"torch._C._nn.linear": 2, "torch.relu": 1} and line["nodes"] == 3
-    assert [(i["name"], i["parameter"]) for i in line["inputs"]][-1] == ("L_x_", None)
-    assert [i["parameter"] for i in line["inputs"][:-1]] == ["fc.weight", "fc.bias", "head.weight", "head.bias"]
-    assert line["inputs"][-1] | {"name": 0} == {"name": 0, "parameter": None, "dtype": "torch.float32", "shape": [2, 8],
-                                                 "stride": [8, 1], "device": "cpu", "requires_grad": False,
-                                                 "value": "saved"}
+    (x,) = [i for i in line["inputs"] if i["parameter"] is None]
+    assert x == {"name": "L_x_", "parameter": None, "dtype": "torch.float32", "shape": [2, 8], "stride": [8, 1],
+                 "device": "cpu", "requires_grad": False, "value": "saved"}
+    params = [i["parameter"] for i in line["inputs"] if i["parameter"]]
+    assert sorted(params) == ["fc.bias", "fc.weight", "head.bias", "head.weight"]
     loaded = plain.load("0/0")
-    assert [n for n, _ in loaded.model.named_parameters()] == ["fc.weight", "fc.bias", "head.weight", "head.bias"]
+    assert [n for n, _ in loaded.model.named_parameters()] == params
     assert len(loaded.inputs) == 1
     (out,) = loaded.call()
     assert torch.equal(out, plain.saved["0/0"])
     text = (plain.pdirs[0] / line["file"]).read_text()
-    assert "# File: " + str(SCRIPTS / "plain.py") + ":15 in forward, code: return self.head(torch.relu(self.fc(x)))" in text
+    assert "# File: " + str(SCRIPTS / "plain.py") + ":14 in forward, code: return self.head(torch.relu(self.fc(x)))" in text
 
 
 @pytest.mark.xdist_group("boot-plain")
@@ -159,6 +160,19 @@ def test_training_loop_graphs_need_grad_and_take_parameters(train):
     (loss_line,) = [x for x in train.lines if x["function"] == "ForCausalLMLoss"]
     (loss,) = train.load(loss_line["compile_id"]).call()
     torch.testing.assert_close(loss.detach(), train.saved["losses"][0])
+
+
+@pytest.mark.xdist_group("boot-aoti")
+def test_aoti_script_gets_its_exported_program(aoti):
+    assert aoti.code == 0, aoti.stderr
+    (line,) = aoti.lines
+    assert (line["compile_id"], line["backend"], line["function"], line["grad"]) == ("aoti/0", "aoti", "<module>", False)
+    assert line["source"] == f"{SCRIPTS / 'aoti.py'}:21" and line["capture_error"] is None
+    assert [i["parameter"] for i in line["inputs"]] == ["fc.weight", "fc.bias", None]
+    loaded = aoti.load("aoti/0")
+    assert [n for n, _ in loaded.model.named_parameters()] == ["fc.weight", "fc.bias"]
+    (out,) = loaded.call()
+    torch.testing.assert_close(out.detach(), aoti.saved["aoti/0"])
 
 
 def test_python_without_torch_stays_without_it_and_a_shadowed_sitecustomize_runs(tmp_path):

@@ -118,13 +118,17 @@ def _torch_imported(torch: Any) -> None:
 
     for cls in api.compile_wrapper_classes(torch):
         _note_compile_args(cls)
-    after = sys.modules.get(api.AFTER_DYNAMO)
-    if after is not None:
-        _patch_after_dynamo(after)
-    else:
-        for finder in sys.meta_path:
-            if isinstance(finder, AfterImport):
-                finder.hooks[api.AFTER_DYNAMO] = _patch_after_dynamo
+    _when_imported(api.AFTER_DYNAMO, _patch_after_dynamo)
+    _when_imported(api.AOTI_MODULE, _patch_aoti)
+
+
+def _when_imported(name: str, then: Any) -> None:
+    if name in sys.modules:
+        then(sys.modules[name])
+        return
+    for finder in sys.meta_path:
+        if isinstance(finder, AfterImport):
+            finder.hooks[name] = then
 
 
 def _note_compile_args(cls: type) -> None:
@@ -200,6 +204,49 @@ class Capturing:
         return out
 
 
+def _patch_aoti(module: Any) -> None:
+    """``aoti_compile_and_package(exported_program, ...)``: the exported program's graph is recorded as a
+    graph of backend "aoti" (compile id ``aoti/N``, the Nth in this process) before AOT Inductor runs."""
+    import functools
+
+    import pt2kit_capture_torchapi as api
+
+    original = api.aoti_entry(module)
+    if original is None or getattr(original, "_pt2kit_capture", False):
+        return
+    count = [0]
+
+    @functools.wraps(original)
+    def aoti_compile_and_package(exported_program: Any, *args: Any, **kwargs: Any) -> Any:
+        line = None
+        try:
+            line = new_line("aoti")
+            line["compile_id"], count[0] = f"aoti/{count[0]}", count[0] + 1
+            caller = sys._getframe(1)
+            line["function"] = caller.f_code.co_name
+            line["source"] = f"{os.path.abspath(caller.f_code.co_filename)}:{caller.f_lineno}"
+            options = kwargs.get("inductor_configs") or {}
+            line["options"] = {str(k): repr(v) for k, v in options.items()}
+            gm, flat, names = api.exported_graph(exported_program)
+            record(line, gm, flat, "torch.export exported for AOT Inductor", names)
+        except Exception as e:
+            if line is not None:
+                line["capture_error"] = _exception_line(e)
+        try:
+            out = original(exported_program, *args, **kwargs)
+        except Exception as e:
+            if line is not None:
+                line["error"] = _exception_line(e)
+                append(line)
+            raise
+        if line is not None:
+            append(line)
+        return out
+
+    aoti_compile_and_package._pt2kit_capture = True
+    module.aoti_compile_and_package = aoti_compile_and_package
+
+
 def _exception_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
@@ -236,26 +283,51 @@ def _ops(gm: Any, ops: dict[str, int]) -> int:
     return n
 
 
+def new_line(backend: str) -> dict[str, Any]:
+    """A manifest line with what every graph has (who, where, the values policy) and nothing recorded yet."""
+    values = os.environ.get("PT2KIT_CAPTURE_VALUES", "small")
+    return {
+        "compile_id": None, "rank": _env_int("RANK"), "world": _env_int("WORLD_SIZE"), "pid": os.getpid(),
+        "argv": list(sys.argv), "backend": backend, "mode": None, "options": {}, "dynamic": None,
+        "function": None, "source": None, "grad": False, "settings": {}, "file": None, "tensors": [],
+        "inputs": [], "nodes": 0, "ops": {}, "values": values if values in VALUES else "small", "error": None,
+        "capture_error": None,
+    }
+
+
+def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dict[str, str] | None = None) -> None:
+    """Fill the graph's settings, ops, model file and tensors into line (which names it already)."""
+    import pt2kit_capture_torchapi as api
+    import pt2kit_capture_write as write
+
+    budget = _env_int("PT2KIT_CAPTURE_MAX_VALUE_BYTES")
+    line["settings"] = api.settings()
+    line["nodes"] = _ops(gm, line["ops"])
+    where = pdir()
+    where.mkdir(parents=True, exist_ok=True)
+    stem = "g" + re.sub(r"\W", "_", line["compile_id"] or "x")
+    stem = next(s for s in (stem if i == 0 else f"{stem}_{i}" for i in range(10**6))
+                if not (where / f"{s}.py").exists())
+    header = [f"pt2kit capture: one graph {what} in the user's program",
+              f"command: {shlex.join(getattr(sys, 'orig_argv', sys.argv))}",
+              f"compile id: {line['compile_id']}  function: {line['function']}  source: {line['source']}",
+              f"backend: {line['backend']}  mode: {line['mode']}  values: {line['values']}",
+              "model: the graph as the backend got it; example_inputs: what it was first called with"]
+    line["file"], line["tensors"], line["inputs"] = write.write(
+        gm, args, where, stem, header, line["values"], BUDGET if budget is None else budget, names)
+
+
 def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any]:
     """The graph's manifest line, its model file and tensors written (before the backend runs: a backend
     that runs the graph while compiling may change its inputs in place)."""
     import pt2kit_capture_torchapi as api
-    import pt2kit_capture_write as write
     import torch
 
-    values = os.environ.get("PT2KIT_CAPTURE_VALUES", "small")
-    values = values if values in VALUES else "small"
-    budget = _env_int("PT2KIT_CAPTURE_MAX_VALUE_BYTES")
+    line = new_line(backend_name(backend, name))
     compile_args = getattr(backend, "_pt2kit_compile", None) or {}
-    line: dict[str, Any] = {
-        "compile_id": None, "rank": _env_int("RANK"), "world": _env_int("WORLD_SIZE"), "pid": os.getpid(),
-        "argv": list(sys.argv), "backend": backend_name(backend, name),
-        "mode": None if compile_args.get("mode") in (None, "default") else str(compile_args["mode"]),
-        "options": {}, "dynamic": compile_args.get("dynamic", getattr(backend, "dynamic", None)),
-        "function": None, "source": None, "grad": False, "settings": {}, "file": None, "tensors": [],
-        "inputs": [], "nodes": 0, "ops": {}, "values": values, "error": None, "capture_error": None,
-    }
-    where = pdir()
+    mode = compile_args.get("mode")
+    line.update(mode=None if mode in (None, "default") else str(mode),
+                dynamic=compile_args.get("dynamic", getattr(backend, "dynamic", None)))
     try:
         line["options"] = {str(k): repr(v) for k, v in (compile_args.get("options") or {}).items()}
         line["compile_id"] = api.compile_id(gm)
@@ -264,20 +336,7 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any]:
             line["function"], line["source"] = frame[0], f"{os.path.abspath(frame[1])}:{frame[2]}"
         line["grad"] = torch.is_grad_enabled() and any(
             isinstance(a, torch.Tensor) and a.requires_grad for a in args)
-        line["settings"] = api.settings()
-        line["nodes"] = _ops(gm, line["ops"])
-        where.mkdir(parents=True, exist_ok=True)
-        stem = "g" + re.sub(r"\W", "_", line["compile_id"] or "x")
-        stem = next(s for s in (stem if i == 0 else f"{stem}_{i}" for i in range(10**6))
-                    if not (where / f"{s}.py").exists())
-        header = ["pt2kit capture: one graph torch.compile handed its backend in the user's program",
-                  f"command: {shlex.join(getattr(sys, 'orig_argv', sys.argv))}",
-                  f"compile id: {line['compile_id']}  function: {line['function']}  source: {line['source']}",
-                  f"backend: {line['backend']}  mode: {line['mode']}  values: {values}",
-                  "model: the graph as Dynamo handed it to the backend; example_inputs: what it was first called "
-                  "with"]
-        line["file"], line["tensors"], line["inputs"] = write.write(
-            gm, list(args), where, stem, header, values, BUDGET if budget is None else budget)
+        record(line, gm, list(args), "torch.compile handed its backend")
     except Exception as e:
         line["capture_error"] = _exception_line(e)
     return line

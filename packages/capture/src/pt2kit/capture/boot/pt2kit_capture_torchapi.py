@@ -22,6 +22,7 @@ CONFIG_MODULES = {
     "fx": "torch.fx.experimental._config",
 }
 AFTER_DYNAMO = "torch._dynamo.repro.after_dynamo"  # defines wrap_backend_debug, imported at call time
+AOTI_MODULE = "torch._inductor"  # defines aoti_compile_and_package
 
 
 def compile_wrapper_classes(torch: Any) -> list[type]:
@@ -96,6 +97,34 @@ def import_block(globals_: dict[str, Any]) -> str:
             if type(obj) is type(sys) and name != "torch":
                 lines.add(f"import {obj.__name__} as {name}")
         return "\n".join(sorted(lines))
+
+
+def aoti_entry(module: Any) -> Any:
+    """``torch._inductor.aoti_compile_and_package``, or None."""
+    fn = getattr(module, "aoti_compile_and_package", None)
+    return fn if callable(fn) else None
+
+
+def exported_graph(ep: Any) -> tuple[Any, list[Any], dict[str, str]]:
+    """An ExportedProgram's graph (lifted: parameters, buffers and constants are placeholders), the values
+    its placeholders take (the state dict's and constants' tensors, then the example inputs' leaves) and
+    each parameter placeholder's name in the module (``p_fc_weight`` -> ``fc.weight``)."""
+    from torch.utils._pytree import tree_leaves
+
+    user = iter(tree_leaves(ep.example_inputs))
+    flat, names = [], {}
+    for spec in ep.graph_signature.input_specs:
+        kind = spec.kind.name
+        if kind == "USER_INPUT":
+            flat.append(next(user))
+        elif kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
+            table = ep.state_dict if spec.target in ep.state_dict else ep.constants
+            flat.append(table[spec.target])
+            if kind == "PARAMETER":
+                names[spec.arg.name] = spec.target
+        else:
+            raise TypeError(f"an exported input of kind {kind} is not written")
+    return ep.graph_module, flat, names
 
 
 def version(t: Any) -> int | None:

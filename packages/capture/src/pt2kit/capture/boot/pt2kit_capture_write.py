@@ -196,9 +196,10 @@ def _fetch(gm: Any, target: str) -> Any:
     return obj
 
 
-def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], values: str,
-          budget: int) -> tuple[str, list[str], list[dict[str, Any]]]:
-    """Write ``<stem>.py`` and its tensors; (file, tensor files, the inputs' manifest entries)."""
+def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], values: str, budget: int,
+          names: dict[str, str] | None = None) -> tuple[str, list[str], list[dict[str, Any]]]:
+    """Write ``<stem>.py`` and its tensors; (file, tensor files, the inputs' manifest entries). ``names``:
+    a parameter's path by placeholder name, where Dynamo's sources do not say it (an exported program)."""
     import torch
 
     tensors = Tensors(pdir, values, budget)
@@ -215,7 +216,7 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
             entry.update(dtype=str(arg.dtype), shape=list(arg.shape), stride=list(arg.stride()),
                          device=str(arg.device), requires_grad=bool(arg.requires_grad), value=kind)
             if isinstance(arg, torch.nn.Parameter):
-                path = parameter_path(node)
+                path = (names or {}).get(node.name) or parameter_path(node)
                 path = path if path and path not in used else node.target
                 used.add(path)
                 entry["parameter"] = path
