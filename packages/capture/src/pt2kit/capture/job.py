@@ -14,12 +14,13 @@ from pt2kit.runtime.flags import check_range, check_seconds
 VALUES = ("small", "all", "none")
 PICKS = ("all", "first", "failing")
 DEFAULT_MAX_VALUE_BYTES = 64 * 1024 * 1024
-# Dynamo's compile id as str(CompileId) writes it: frame/compile, "!ca/frame/compile" under compiled autograd
-_COMPILE_ID = re.compile(r"!?\d+(/\d+)+")
+# Dynamo's compile id as str(CompileId) writes it: frame/compile, "!ca/frame/compile" under compiled autograd;
+# the boot's "aoti/N" for the Nth program an AOT Inductor script exported
+_COMPILE_ID = re.compile(r"(!?\d+|aoti)(/\d+)+")
 
 
 def parse_graphs(text: str) -> tuple[str, ...]:
-    """--graphs: ("all",), ("first",), ("failing",) or the compile ids of a comma list (``0/1,3/0``)."""
+    """--graphs: ("all",), ("first",), ("failing",) or the compile ids of a comma list (``0/1,3/0,aoti/0``)."""
     text = text.strip()
     if text in PICKS:
         return (text,)
