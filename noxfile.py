@@ -118,6 +118,7 @@ FLOOR_TESTS = {
     "pt2kit-minify": ["test_records.py", "test_ir.py"],
     "pt2kit-benchrun": ["test_plan.py"],
     "pt2kit-reportgen": ["test_compare.py"],
+    "pt2kit-capture": ["test_capture_cli.py"],
 }
 
 

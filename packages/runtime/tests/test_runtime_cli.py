@@ -141,3 +141,12 @@ def test_open_model_checks_the_file_before_the_header(tmp_path):
     assert s.open_model(f"{f}:build", device="cuda") == "m.py:build"
     header = msgspec.json.decode(out.getvalue().splitlines()[0])
     assert header["kind"] == "header" and header["device"] == "cuda"
+
+
+def test_capture_without_pt2kit_capture_is_one_line_exit_2():
+    code = ("import sys, importlib.metadata as m\nm.entry_points = lambda **k: []\n"
+            "sys.argv = ['pt2kit', 'capture', '--', 'python', 't.py']\n"
+            "from pt2kit.runtime.__main__ import main\nmain()\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == "pt2kit: error: pt2kit capture needs pt2kit-capture: pip install pt2kit-capture\n"

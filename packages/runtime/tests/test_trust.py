@@ -117,3 +117,17 @@ def test_a_link_is_judged_by_the_file_it_resolves_to(tmp_path):
     real.write_text(MODEL)
     (tmp_path / "alias.py").symlink_to(real)  # a link to a .py file is a .py file
     assert check_model_file(str(tmp_path / "alias.py"), None, "-:5") == str(tmp_path / "alias.py")
+
+
+def test_a_store_blob_model_file_must_hash_to_its_name(tmp_path):
+    from pt2kit.schema import Store
+
+    store = Store(tmp_path / "store")
+    ref = store.put(MODEL.encode(), "text/x-python", ".py")
+    path = store.path(ref)
+    assert check_model_file(str(path), None, "-:2") == str(path)  # as capture stored it
+    path.write_text(MODEL + "import os; os.system('evil')\n")  # edited after capture
+    with pytest.raises(UsageError) as e:
+        check_model_file(str(path), None, "-:3")
+    assert str(e.value) == (f"-:3: {path} is a store blob whose bytes do not hash to its name: the model file was "
+                            "changed after it was stored")

@@ -1,8 +1,11 @@
 """pt2kit: the stream's own utility. `pt2kit cat` checks records and forwards them unchanged;
-`pt2kit ls` lists the runs saved streams hold; `pt2kit gc` deletes the blobs no stream needs."""
+`pt2kit ls` lists the runs saved streams hold; `pt2kit gc` deletes the blobs no stream needs;
+`pt2kit capture -- python train.py` runs your own script and writes a model record per compiled graph
+(pt2kit-capture)."""
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -131,7 +134,34 @@ def _age(seconds: float) -> str:
     return f"{seconds:.0f}s"
 
 
+CAPTURE_MISSING = "pt2kit: error: pt2kit capture needs pt2kit-capture: pip install pt2kit-capture"
+
+
+@app.command(name="capture", add_help_option=False,
+             context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+def capture(ctx: typer.Context) -> None:
+    """Run your own script (python train.py, torchrun ...) unmodified and write a model record for every
+    graph torch.compile compiles in it: `pt2kit capture -- python train.py | kdiff` (pt2kit-capture)."""
+    _capture(ctx.args)
+
+
+def _capture(args: list[str]) -> None:
+    """Hand the command line to pt2kit-capture's own, found through its console script's entry point (a
+    tool is never imported by name from here: the layers go schema <- runtime <- tools)."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group="console_scripts", name="pt2kit-capture")
+    if not found:
+        print(CAPTURE_MISSING, file=sys.stderr)
+        raise SystemExit(2)
+    sys.argv = [sys.argv[0], *args]  # what the header's argv records
+    next(iter(found)).load()(args)
+
+
 def main() -> None:
+    # `pt2kit capture ...` goes straight through: the group's parser would eat the `--` before COMMAND
+    if sys.argv[1:2] == ["capture"]:
+        return _capture(sys.argv[2:])
     app()
 
 

@@ -10,6 +10,8 @@ names is ever executed. Guarantees, for `model` records read from a pipe:
   (``.pyc``) or as an extension module (``.so``), whatever its name.
 * ``FILE.py:NAME`` must name a plain function defined in that file (``os.py:abort`` is refused
   twice over); :func:`pt2kit.runtime.modelfile.load_model` checks that in the child.
+* A file that lies in a store's ``blobs/<ab>/`` directory under a ``<sha256>.py`` name (what ``pt2kit
+  capture`` writes) must hash to that name: a captured model file edited after capture is refused.
 * The file is named on stderr before it runs.
 * Config settings that name programs, paths, commands, libraries, hosts, compiler flags or code
   hooks (``cpp.cxx``, ``*_path``, ``*_dir``, ``*cmd``, ``*_pass``, ``*opt_level`` ...) with a value
@@ -29,7 +31,7 @@ Not guaranteed:
 * That a model file named by a stream is harmless: these checks narrow *which* files run (the same
   ones a user could name on the command line), not what they do. Pipe streams you would run by hand.
 * That the file is the one the upstream tool ran, or unchanged between this check and the child
-  loading it: no hash of it is taken or compared.
+  loading it: only a store blob's name is compared with its hash, and only at this check.
 * That every dangerous config setting is caught: keys are judged by their names and their values'
   form, so a setting torch adds later under a name none of the patterns match passes (the refused
   patterns are kept with torch's own repro writer's list in mind, not proven complete).
@@ -150,7 +152,27 @@ def check_model_file(file: str, entry: str | None, where: str) -> str:
         raise UsageError(f"{where}: {file}: no such model file")
     if _installed(real):
         raise UsageError(f"{where}: {shown} is part of a Python installation, not a model file")
+    if _blob_edited(real):
+        raise UsageError(f"{where}: {shown} is a store blob whose bytes do not hash to its name: the model file "
+                         "was changed after it was stored")
     return spec
+
+
+_BLOB_NAME = re.compile(r"[0-9a-f]{64}\.py")
+
+
+def _blob_edited(real: str) -> bool:
+    """A file named ``blobs/<ab>/<sha256>.py`` (the store's form) whose bytes hash otherwise."""
+    import hashlib
+
+    p = Path(real)
+    if not (_BLOB_NAME.fullmatch(p.name) and p.parent.name == p.name[:2] and p.parent.parent.name == "blobs"):
+        return False
+    h = hashlib.sha256()
+    with open(real, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest() != p.stem
 
 
 def _installed(real: str) -> bool:

@@ -1,0 +1,179 @@
+"""Every private torch API the capture boot uses, each behind one small function.
+
+Runs inside the user's interpreter: stdlib + torch only. Each function is tolerant of its API being
+absent or changed (torch 2.13 here, 2.11 on the GPU machine): it returns a fallback (None, {}, the
+plain value) instead of raising, because capture must never break the user's program.
+
+Guarantees: importing this module imports nothing but the stdlib; torch is imported by the functions
+that need it, when called.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+# --config's prefixes and the torch config modules they name (as pt2kit.runtime.config spells them)
+CONFIG_MODULES = {
+    "inductor": "torch._inductor.config",
+    "dynamo": "torch._dynamo.config",
+    "functorch": "torch._functorch.config",
+    "fx": "torch.fx.experimental._config",
+}
+AFTER_DYNAMO = "torch._dynamo.repro.after_dynamo"  # defines wrap_backend_debug, imported at call time
+AOTI_MODULE = "torch._inductor"  # defines aoti_compile_and_package
+
+
+def compile_wrapper_classes(torch: Any) -> list[type]:
+    """torch.compile's backend wrappers (``torch._TorchCompileInductorWrapper``, ``_TorchCompileWrapper``):
+    their ``__init__`` sees ``mode`` and ``options``, which the inductor wrapper does not keep."""
+    names = ("_TorchCompileInductorWrapper", "_TorchCompileWrapper")
+    return [c for c in (getattr(torch, n, None) for n in names) if isinstance(c, type)]
+
+
+def compile_id(gm: Any) -> str | None:
+    """Dynamo's compile id of the graph being compiled, as tlparse writes it ("0/1")."""
+    cid = getattr(gm, "meta", {}).get("dynamo_compile_id")
+    if cid is None:
+        try:
+            from torch._guards import CompileContext
+
+            cid = CompileContext.current_compile_id()
+        except Exception:
+            return None
+    return None if cid is None else str(cid)
+
+
+def frame_code(gm: Any) -> tuple[str, str, int] | None:
+    """(function, file, first line) of the frame Dynamo is compiling: the first code object the tracing
+    context traced (``TracingContext.traced_code``), else the graph's compile reason's first frame."""
+    try:
+        from torch._guards import TracingContext
+
+        ctx = TracingContext.try_get()
+        codes = getattr(ctx, "traced_code", None) or []
+        if codes:
+            code = codes[0]
+            return code.co_name, code.co_filename, code.co_firstlineno
+    except Exception:
+        pass
+    stack = getattr(getattr(gm, "compile_subgraph_reason", None), "user_stack", None) or []
+    if stack:
+        return stack[0].name, stack[0].filename, stack[0].lineno
+    return None
+
+
+def source_name(node: Any) -> str | None:
+    """Dynamo's source of a placeholder, e.g. ``L['self']._modules['fc']._parameters['weight']``."""
+    arg = node.meta.get("grapharg")
+    try:
+        return arg.source.name() if callable(arg.source.name) else str(arg.source.name)
+    except Exception:
+        return None
+
+
+def qualified_name(target: Any) -> str:
+    """An FX call_function target as FX's codegen names it (``torch._C._nn.linear``)."""
+    try:
+        from torch.fx.node import _get_qualified_name
+
+        return _get_qualified_name(target)
+    except Exception:
+        return getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or str(target)
+
+
+def import_block(globals_: dict[str, Any]) -> str:
+    """The import lines for the globals FX's codegen uses (FX's ``_format_import_block``); without it,
+    ``import torch`` and one import per module-valued global."""
+    try:
+        import torch
+        from torch.fx.graph_module import _format_import_block
+
+        return _format_import_block(globals_, torch.package.sys_importer)
+    except Exception:
+        lines = {"import torch"}
+        for name, obj in globals_.items():
+            if type(obj) is type(sys) and name != "torch":
+                lines.add(f"import {obj.__name__} as {name}")
+        return "\n".join(sorted(lines))
+
+
+def aoti_entry(module: Any) -> Any:
+    """``torch._inductor.aoti_compile_and_package``, or None."""
+    fn = getattr(module, "aoti_compile_and_package", None)
+    return fn if callable(fn) else None
+
+
+def exported_graph(ep: Any) -> tuple[Any, list[Any], dict[str, str]]:
+    """An ExportedProgram's graph (lifted: parameters, buffers and constants are placeholders), the values
+    its placeholders take (the state dict's and constants' tensors, then the example inputs' leaves) and
+    each parameter placeholder's name in the module (``p_fc_weight`` -> ``fc.weight``)."""
+    from torch.utils._pytree import tree_leaves
+
+    user = iter(tree_leaves(ep.example_inputs))
+    flat, names = [], {}
+    for spec in ep.graph_signature.input_specs:
+        kind = spec.kind.name
+        if kind == "USER_INPUT":
+            flat.append(next(user))
+        elif kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
+            table = ep.state_dict if spec.target in ep.state_dict else ep.constants
+            flat.append(table[spec.target])
+            if kind == "PARAMETER":
+                names[spec.arg.name] = spec.target
+        else:
+            raise TypeError(f"an exported input of kind {kind} is not written")
+    return ep.graph_module, flat, names
+
+
+def version(t: Any) -> int | None:
+    """A tensor's version counter (``Tensor._version``): it moves on every in-place change."""
+    return getattr(t, "_version", None)
+
+
+def is_fake(t: Any) -> bool:
+    """A FakeTensor (no values behind it: a DDP bucket's submodule is compiled with them)."""
+    try:
+        from torch._subclasses.fake_tensor import is_fake as fake
+
+        return bool(fake(t))
+    except Exception:
+        return type(t).__name__ == "FakeTensor"
+
+
+def settings() -> dict[str, str]:
+    """Every dynamo/inductor/functorch/fx setting not at its default now, as --config takes it
+    (``{"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}``); settings torch's repro writer
+    leaves out (``_save_config_ignore``, ``_cache_config_ignore_prefix``) and values whose text does
+    not read back as the same value are skipped."""
+    import ast
+
+    out: dict[str, str] = {}
+    for prefix, path in CONFIG_MODULES.items():
+        module = sys.modules.get(path) or _try_import(path)
+        try:
+            defaults = {k: e.default for k, e in module._config.items()}
+            now = module.get_config_copy()
+        except Exception:
+            continue
+        skip = set(getattr(module, "_save_config_ignore", ()))
+        prefixes = tuple(getattr(module, "_cache_config_ignore_prefix", ()))
+        for key, value in now.items():
+            if key in skip or key.startswith(prefixes) or key not in defaults or value == defaults[key]:
+                continue
+            text = value if isinstance(value, str) else repr(value)
+            try:
+                back = value if isinstance(value, str) else ast.literal_eval(text)
+            except Exception:
+                continue
+            if type(back) is type(value) and back == value:
+                out[f"{prefix}.{key}"] = text
+    return out
+
+
+def _try_import(path: str) -> Any:
+    try:
+        return importlib.import_module(path)
+    except Exception:
+        return None

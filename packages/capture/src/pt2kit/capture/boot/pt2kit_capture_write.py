@@ -1,0 +1,251 @@
+"""The model file for one captured graph, and the tensor files it loads.
+
+Runs inside the user's interpreter: stdlib + torch only. :func:`write` takes the GraphModule Dynamo
+handed the backend and the inputs it was first called with, and writes under ``p<pid>/``:
+``t/<sha256>.pt`` (``torch.save`` of one detached, contiguous CPU tensor, named by the file's sha256)
+and ``gX_Y.py``, a self-contained model file: FX's own codegen of the graph (with the user's
+``# File: train.py:12 in forward, code: ...`` line above each node), nested GraphModules (HOP
+branches) as nested modules, get_attr tensors registered on the module, the script's ``nn.Parameter``
+inputs as parameters of ``model`` (``fc.weight``), and ``example_inputs`` for the rest.
+
+Guarantees: the graph is read, never changed (the user's backend gets it untouched); with values
+"all", every tensor's exact bytes are saved, so ``model(*example_inputs)`` with the eager backend
+gives bit for bit what the graph gave in the script; a seeded input draws from a ``torch.Generator``
+seeded by its position, within the real values' [lo, hi], so two loads give the same numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pt2kit_capture_torchapi as api
+
+PRELUDE = '''
+_HERE = Path(__file__).resolve()
+# in the store: blobs/<ab>/<sha>.pt beside this file's blobs/<cd>/; in a capture's scratch dir: t/<sha>.pt
+_ROOTS = (lambda sha: _HERE.parents[1] / sha[:2] / f"{sha}.pt", lambda sha: _HERE.parent / "t" / f"{sha}.pt")
+
+
+def _load(sha, size, shape, stride, dtype, device, requires_grad):
+    """A tensor this capture saved, checked by its file's size, with shape, stride and device restored."""
+    for where in _ROOTS:
+        path = where(sha)
+        if path.is_file():
+            if path.stat().st_size != size:
+                raise ValueError(f"{path}: {path.stat().st_size} bytes, not the {size} this model file saved")
+            t = torch.load(path, weights_only=True).reshape(shape)
+            return _placed(t, stride, dtype, device, requires_grad)
+    raise FileNotFoundError(f"{sha}.pt: not in {_HERE.parents[1]} nor {_HERE.parent / 't'}")
+
+
+def _seeded(seed, shape, stride, dtype, device, requires_grad, lo=0, hi=0):
+    """Values drawn in [lo, hi] (the real values' range) from a generator seeded by the input's position."""
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        t = torch.randint(0, 2, shape, generator=g).bool()
+    elif dtype.is_complex:
+        t = torch.randn(shape, generator=g, dtype=dtype)
+    elif dtype.is_floating_point:
+        t = (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+    else:
+        t = torch.randint(lo, hi + 1, shape, generator=g, dtype=torch.int64).to(dtype)
+    return _placed(t, stride, dtype, device, requires_grad)
+
+
+def _placed(t, stride, dtype, device, requires_grad):
+    expanded = [d for d, (n, s) in enumerate(zip(t.shape, stride)) if s == 0 and n > 1]
+    if expanded:  # a broadcast input: one slice, expanded back (a copy into overlapping memory is refused)
+        base = t
+        for d in expanded:
+            base = base.narrow(d, 0, 1)
+        t = base.to(device).expand(t.shape)
+    elif tuple(t.stride()) != tuple(stride):
+        t = torch.empty_strided(t.shape, stride, dtype=dtype, device=device).copy_(t)
+    else:
+        t = t.to(device)
+    return t.requires_grad_(requires_grad)
+
+
+def _put(root, path, value):
+    """Register value at a dotted path ("layer.0.weight"), making the modules on the way."""
+    *parents, leaf = path.split(".")
+    for name in parents:
+        if not hasattr(root, name):
+            root.add_module(name, torch.nn.Module())
+        root = getattr(root, name)
+    if isinstance(value, torch.nn.Parameter):
+        root.register_parameter(leaf, value)
+    elif isinstance(value, torch.nn.Module):
+        root.add_module(leaf, value)
+    else:
+        root.register_buffer(leaf, value)
+'''
+
+_ACCESSOR = re.compile(r"\._(?:modules|parameters|buffers)\['([^']+)'\]|\.([A-Za-z_]\w*)")
+
+
+class Tensors:
+    """Where each tensor's value comes from in the model file: saved (its bytes), or seeded in [lo, hi]."""
+
+    def __init__(self, pdir: Path, values: str, budget: int) -> None:
+        self.pdir, self.values, self.budget = pdir, values, budget
+        self.spent = 0
+        self.files: list[str] = []
+
+    def expr(self, t: Any, seed: int) -> tuple[str, str]:
+        """(Python expression that rebuilds t, "saved" | "seeded")."""
+        import torch
+
+        meta = (f"{tuple(t.shape)!r}, {tuple(t.stride())!r}, {t.dtype}, {str(t.device)!r}, "
+                f"{bool(t.requires_grad)}")
+        nbytes = t.numel() * t.element_size()
+        fake = api.is_fake(t)
+        if not fake and (self.values == "all" or (self.values == "small" and self.spent + nbytes <= self.budget)):
+            sha, size = self._save(t)
+            self.spent += nbytes
+            return f"_load({sha!r}, {size}, {meta})", "saved"
+        lo = hi = 0
+        if not fake and t.numel() and t.dtype != torch.bool and not t.dtype.is_complex:
+            with torch.no_grad():
+                flat = t.detach().reshape(-1)
+                if t.dtype.is_floating_point:
+                    flat = flat[torch.isfinite(flat)]
+                if flat.numel():
+                    kind = float if t.dtype.is_floating_point else int
+                    lo, hi = kind(flat.min()), kind(flat.max())
+        return f"_seeded({seed}, {meta}, lo={lo!r}, hi={hi!r})", "seeded"
+
+    def _save(self, t: Any) -> tuple[str, int]:
+        import torch
+
+        # a copy of just this view's elements: torch.save of a view would save its whole storage
+        cpu = t.detach().resolve_conj().resolve_neg().to("cpu", copy=True).contiguous()
+        buf = io.BytesIO()
+        torch.save(cpu, buf)
+        data = buf.getvalue()
+        sha = hashlib.sha256(data).hexdigest()
+        name = f"t/{sha}.pt"
+        path = self.pdir / name
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        if name not in self.files:
+            self.files.append(name)
+        return sha, len(data)
+
+
+def parameter_path(node: Any) -> str | None:
+    """``L['self']._modules['fc']._parameters['weight']`` -> ``fc.weight`` (``G['proj']._parameters['weight']``
+    -> ``proj.weight``); None when the source is not a
+    chain of attribute and module/parameter/buffer lookups from one root."""
+    name = api.source_name(node)
+    root = re.match(r"^[A-Z]\['([^']+)'\]", name or "")
+    if not root:
+        return None
+    # the compiled module's own parameters are named as in it; a global's or argument's start with its name
+    rest, parts = name[root.end():], ([] if root.group(1) == "self" else [root.group(1)])
+    while rest:
+        m = _ACCESSOR.match(rest)
+        if not m:
+            return None
+        parts.append(m.group(1) or m.group(2))
+        rest = rest[m.end():]
+    return ".".join(parts) or None
+
+
+def _classes(gm: Any, cls: str, tensors: Tensors, globals_: dict[str, Any], out: list[str]) -> None:
+    """Append the source of ``cls`` (and first its nested GraphModules' classes) to out."""
+    import torch
+
+    code = gm.graph.python_code("self", verbose=True)
+    globals_.update({k: v for k, v in code.globals.items() if k != "__builtins__"})
+    init, seen = [], set()
+    for node in gm.graph.nodes:
+        if node.op not in ("get_attr", "call_module") or node.target in seen:
+            continue
+        seen.add(node.target)
+        obj = _fetch(gm, node.target)
+        if isinstance(obj, torch.fx.GraphModule):
+            sub = cls + "_" + re.sub(r"\W", "_", node.target)
+            _classes(obj, sub, tensors, globals_, out)
+            init.append(f"_put(self, {node.target!r}, {sub}())")
+        elif isinstance(obj, torch.Tensor):
+            value, _ = tensors.expr(obj, seed=1000 + len(tensors.files) + len(init))
+            if isinstance(obj, torch.nn.Parameter):
+                value = f"torch.nn.Parameter({value}, requires_grad={obj.requires_grad})"
+            init.append(f"_put(self, {node.target!r}, {value})")
+        else:
+            raise TypeError(f"{node.op} {node.target}: a {type(obj).__name__} (only GraphModules and tensors "
+                            "are written)")
+    body = ["def __init__(self):", "    super().__init__()", *(f"    {line}" for line in init)]
+    src = "\n".join(body) + "\n\n" + code.src.strip("\n")
+    out.append(f"class {cls}(torch.nn.Module):\n{textwrap.indent(src, '    ')}\n")
+
+
+def _fetch(gm: Any, target: str) -> Any:
+    obj = gm
+    for name in target.split("."):
+        obj = getattr(obj, name)
+    return obj
+
+
+def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], values: str, budget: int,
+          names: dict[str, str] | None = None) -> tuple[str, list[str], list[dict[str, Any]]]:
+    """Write ``<stem>.py`` and its tensors; (file, tensor files, the inputs' manifest entries). ``names``:
+    a parameter's path by placeholder name, where Dynamo's sources do not say it (an exported program)."""
+    import torch
+
+    tensors = Tensors(pdir, values, budget)
+    globals_: dict[str, Any] = {}
+    classes: list[str] = []
+    _classes(gm, "Graph", tensors, globals_, classes)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    used = {n.target for n in placeholders}
+    forward, call, params, examples, inputs = [], [], [], [], []
+    for i, (node, arg) in enumerate(zip(placeholders, args, strict=False)):
+        entry: dict[str, Any] = {"name": node.target, "parameter": None}
+        if isinstance(arg, torch.Tensor):
+            expr, kind = tensors.expr(arg, seed=i)
+            entry.update(dtype=str(arg.dtype), shape=list(arg.shape), stride=list(arg.stride()),
+                         device=str(arg.device), requires_grad=bool(arg.requires_grad), value=kind)
+            if isinstance(arg, torch.nn.Parameter):
+                path = (names or {}).get(node.name) or parameter_path(node)
+                path = path if path and path not in used else node.target
+                used.add(path)
+                entry["parameter"] = path
+                params.append(f"_put(self, {path!r}, torch.nn.Parameter({expr}, "
+                              f"requires_grad={arg.requires_grad}))")
+                call.append(f"self.get_parameter({path!r})")
+                inputs.append(entry)
+                continue
+        elif isinstance(arg, int | torch.SymInt) and not isinstance(arg, bool):
+            expr, entry["value"] = repr(int(arg)), "int"
+        else:
+            literal = isinstance(arg, float | bool | str | type(None))
+            expr, entry["value"] = (repr(arg) if literal else "None"), "other"
+            entry["type"] = type(arg).__name__
+        forward.append(node.target)
+        call.append(node.target)
+        examples.append(f"    {expr},  # {node.target}")
+        inputs.append(entry)
+    model = ["class Model(Graph):",
+             '    """The graph, with the script\'s nn.Parameter inputs as parameters of the module."""',
+             "", "    def __init__(self):", "        super().__init__()",
+             *(f"        {p}" for p in params), "",
+             f"    def forward({', '.join(['self', *forward])}):",
+             f"        return super().forward({', '.join(call)})"]
+    imports = sorted({"import torch", *api.import_block(globals_).splitlines()}, key=lambda x: x.startswith("from"))
+    text = "\n".join([*(f"# {h}" for h in header), "from pathlib import Path", "", *imports, PRELUDE,
+                      *("\n" + c for c in classes), "", *model, "", "", "model = Model()", "example_inputs = (",
+                      *examples, ")", ""])
+    text = "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+    name = f"{stem}.py"
+    (pdir / name).write_text(text)
+    return name, tensors.files, inputs

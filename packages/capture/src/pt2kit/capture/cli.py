@@ -1,0 +1,64 @@
+"""pt2kit capture [OPTIONS] -- COMMAND [ARGS...]: run your own script (python train.py, python -m pkg,
+torchrun ...) unmodified, and write a `model` record for every graph torch.compile hands a backend in it.
+
+Each record names a model file in the store (the graph as module code, each node beside your file:line,
+and the inputs it was first called with), and carries the backend, mode, options, dynamic, the config
+that differs from the defaults, the compile id (0/1), your function and its file:line, the rank, and the
+process's structured trace (what guardscan reads). Pipe it on: `pt2kit capture -- python t.py | kdiff`.
+
+Records go to stdout, and your command's stdout to stderr; with --out FILE the records go to FILE and
+your command's stdout stays on stdout. Its stderr and files are untouched. With --values small (the
+default) real values are kept for inputs up to --max-value-bytes in all, the rest are drawn in the
+range they took; --values all keeps every input, your weights included: the store then holds them.
+
+Exit: the command's own code when it failed (128+N for signal N; a crash record says how), 0 when it
+succeeded, also when it compiled nothing; 2 bad usage.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import click
+import typer
+
+from pt2kit.runtime.options import Debug, Quiet, Store, Version, command, tool_app
+from pt2kit.runtime.session import Session
+
+from . import __version__, drive
+from .job import DEFAULT_MAX_VALUE_BYTES, VALUES, Job, parse_graphs, parse_rank
+
+NAME = "pt2kit capture"
+
+app = tool_app(NAME, __doc__ or "")
+
+
+@command(app, name=NAME, help=__doc__)
+def capture(
+    cmd: Annotated[list[str] | None, typer.Argument(metavar="-- COMMAND [ARGS...]", show_default=False)] = None,
+    graphs: Annotated[str, typer.Option(
+        metavar="all|first|failing|IDS", help="Which graphs to keep: all, each process's first, those whose backend "
+        "raised, or a comma list of compile ids (0/1,3/0).")] = "all",
+    rank: Annotated[str, typer.Option(metavar="R|all", help="Keep this torchrun rank's graphs, or all ranks'.")] = "0",
+    values: Annotated[str, typer.Option(click_type=click.Choice(VALUES), help="Which inputs keep their real "
+        "values: small (up to --max-value-bytes in all, the rest drawn in their range), all (weights too), none."
+        )] = "small",
+    max_value_bytes: Annotated[int, typer.Option(metavar="N", help="--values small's budget, in bytes.")
+                               ] = DEFAULT_MAX_VALUE_BYTES,
+    timeout: Annotated[float | None, typer.Option(metavar="SECONDS", help="Stop the command (its whole process "
+                                                 "group) after this long; a crash record says so.")] = None,
+    out: Annotated[str | None, typer.Option(
+        metavar="FILE", help="Write the records to FILE; the command's stdout stays on stdout.")] = None,
+    store: Store = None,
+    quiet: Quiet = False,
+    debug: Debug = False,
+    version: Version = False,
+) -> None:
+    with Session("capture", __version__, store=store, quiet=quiet, debug=debug) as s:
+        job = Job(command=cmd or [], graphs=parse_graphs(graphs), rank=parse_rank(rank), values=values,
+                  max_value_bytes=max_value_bytes, timeout=timeout, out=out)
+        s.done(drive.run(s, job))
+
+
+def main(args: list[str] | None = None) -> None:
+    app(args=args, prog_name=NAME)

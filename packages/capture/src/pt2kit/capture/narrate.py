@@ -1,0 +1,55 @@
+"""What capture says on stderr: a line per graph it wrote, the command's end, and the count."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pt2kit.runtime.narrate import Narrator as Base
+from pt2kit.runtime.text import summary_line
+from pt2kit.schema import Crash, Model
+
+from .records import exit_code
+
+
+@dataclass(frozen=True)
+class Summary:
+    """How the command went: what :meth:`Narrator.finish` reports and turns into capture's exit code."""
+
+    returncode: int
+    compiled: int  # graphs the kept processes compiled
+    kept: int  # of them, the ones --graphs kept (a model record each)
+    processes: int  # processes that compiled any
+    broken: int  # manifest lines a killed process left half written
+    interrupted: bool = False
+
+
+class Narrator(Base):
+    def on_model(self, m: Model) -> None:
+        c = m.captured
+        if c is None:
+            return
+        where = " ".join(x for x in (c.function, f"at {c.source}" if c.source else None) if x)
+        how = ", ".join(x for x in (c.backend, f"mode={c.mode}" if c.mode else None, "grad" if c.grad else None) if x)
+        line = f"{m.model}: {where or 'graph'} ({how or 'backend unknown'}), {len(m.inputs)} inputs"
+        line += f", {m.parameters} parameter elements" if m.parameters else ""
+        self.say(line + (f"; its backend raised {summary_line(c.error)}" if c.error else ""))
+
+    def on_crash(self, c: Crash) -> None:
+        code = f"exit {exit_code(c.exitcode or 0)}"
+        if c.exception:
+            self.say(f"the command failed ({code}): {c.exception}" + (f": {summary_line(c.message)}" if c.message else ""))
+        else:
+            self.say(f"{c.message} ({code})")
+
+    def finish(self, value: Any, notes: dict[str, Any]) -> int:
+        s: Summary = value
+        if s.broken:
+            self.say(f"{s.broken} graph line(s) were cut short by the command's end and are left out")
+        if not s.compiled:
+            self.say("no graph was compiled (the command never called a torch.compile'd function)")
+        else:
+            kept = "" if s.kept == s.compiled else f", {s.kept} kept (--graphs)"
+            self.say(f"{s.compiled} graph{'s' * (s.compiled != 1)} from {s.processes} process"
+                     f"{'es' * (s.processes != 1)}{kept}")
+        return exit_code(s.returncode)

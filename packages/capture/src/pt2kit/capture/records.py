@@ -1,0 +1,242 @@
+"""What the command's processes left in the scratch dir, turned into records: one `model` per kept graph
+(its model file, tensors and the process's structured trace moved into the store) and a `crash` when
+the command failed.
+
+The scratch dir holds ``p<pid>/graphs.ndjson`` (one line per graph, the child boot's manifest),
+``p<pid>/exit.json`` (the exception a process died of), the model files and ``t/<sha256>.pt`` tensor
+files they load, and ``trace/`` (torch's TORCH_TRACE logs, one per process).
+
+Guarantees: a graph's model file finds its tensors in the store (each tensor file is checked to hash
+to its name before it is moved there; a graph whose tensor does not is still written, with a warning);
+a manifest line that does not decode (a process killed mid-write) is skipped and counted, never an
+error; the records of graphs written before a crash are those of a completed write. Nothing here imports
+torch. Not guaranteed: that a process's trace holds every event (a killed process's log ends where it
+died).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from pt2kit.runtime.tensors import TENSOR_MEDIA_TYPE
+from pt2kit.schema import BlobRef, Captured, Store, TensorMeta
+
+from .job import Job
+
+# Dynamo's placeholder of a module parameter: L_self_modules_fc_parameters_weight_, G_model_parameters_w_
+_PARAMETER = re.compile(r"(?:^|_)parameters_")
+_TRACE_PID = re.compile(r"^[VIWEF]\d{4} [\d:.]+ +(\d+) ")
+
+
+class Input(msgspec.Struct, kw_only=True):
+    name: str
+    dtype: str | None = None
+    shape: list[int | str] | None = None
+    stride: list[int | str] | None = None
+    device: str | None = None
+    requires_grad: bool = False
+    value: str = "other"  # saved | seeded | int | other
+    # the script's nn.Parameter this input was, as the model file names it (fc.weight); a manifest without
+    # the field is read by Dynamo's placeholder name
+    parameter: str | msgspec.UnsetType | None = msgspec.UNSET
+
+    @property
+    def is_parameter(self) -> bool:
+        if self.parameter is msgspec.UNSET:
+            return bool(_PARAMETER.search(self.name)) and self.value in ("saved", "seeded")
+        return bool(self.parameter)
+
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape or ():
+            n *= d if isinstance(d, int) else 1
+        return n
+
+
+class Entry(msgspec.Struct, kw_only=True):
+    """One line of a process's ``graphs.ndjson``: the child boot's contract (BRIEF-capture)."""
+
+    compile_id: str
+    pid: int
+    file: str
+    rank: int | None = None
+    world: int | None = None
+    argv: list[str] = []
+    backend: str | None = None
+    mode: str | None = None
+    options: dict[str, str] = {}
+    dynamic: bool | None = None
+    function: str | None = None
+    source: str | None = None
+    grad: bool = False
+    settings: dict[str, str] = {}
+    tensors: list[str] = []
+    inputs: list[Input] = []
+    nodes: int | None = None
+    ops: dict[str, int] = {}
+    values: str = "none"
+    error: str | None = None
+    capture_error: str | None = None
+
+
+class Exit(msgspec.Struct, kw_only=True):
+    exception: str | None = None
+    message: str | None = None
+
+
+@dataclass
+class Process:
+    """What one process of the command wrote: its graphs, in compile order, and how it ended."""
+
+    pid: int
+    dir: Path
+    entries: list[Entry] = field(default_factory=list)
+    broken: int = 0  # manifest lines that did not decode
+    exit: Exit | None = None
+
+    @property
+    def rank(self) -> int | None:
+        return next((e.rank for e in self.entries if e.rank is not None), None)
+
+
+def read_processes(scratch: Path) -> list[Process]:
+    """Every ``p<pid>/`` of the scratch dir, ordered by rank then pid."""
+    out = []
+    for d in scratch.glob("p*"):
+        if not (d.is_dir() and d.name[1:].isdigit()):
+            continue
+        p = Process(int(d.name[1:]), d)
+        manifest = d / "graphs.ndjson"
+        for raw in manifest.read_bytes().splitlines() if manifest.is_file() else ():
+            try:
+                p.entries.append(msgspec.json.decode(raw, type=Entry))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                p.broken += 1
+        if (d / "exit.json").is_file():
+            try:
+                p.exit = msgspec.json.decode((d / "exit.json").read_bytes(), type=Exit)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                p.exit = None
+        out.append(p)
+    return sorted(out, key=lambda p: (p.rank or 0, p.pid))
+
+
+def pick(entries: list[Entry], graphs: tuple[str, ...]) -> list[Entry]:
+    """The graphs of one process that --graphs keeps."""
+    if graphs == ("all",):
+        return entries
+    if graphs == ("first",):
+        return entries[:1]
+    if graphs == ("failing",):
+        return [e for e in entries if e.error]
+    return [e for e in entries if e.compile_id in graphs]
+
+
+def label(entry: Entry, command: list[str]) -> str:
+    """``train.py[0/1]``; ``train.py[r1:0/1]`` for a rank other than 0."""
+    argv0 = entry.argv[0] if entry.argv else ""
+    script = Path(argv0).name if argv0 not in ("", "-c", "-") else Path(command[0]).name
+    rank = f"r{entry.rank}:" if entry.rank else ""
+    return f"{script}[{rank}{entry.compile_id}]"
+
+
+def put_file(store: Store, path: Path, media_type: str, ext: str) -> BlobRef:
+    """Move ``path`` into the store under its sha256 (Store.put's layout, without reading it into memory:
+    a tensor saved with --values all may be the size of the model's weights)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    digest, size = h.hexdigest(), path.stat().st_size
+    rel = f"blobs/{digest[:2]}/{digest}{ext}"
+    dest = store.root / rel
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if dest.is_file() and dest.stat().st_size == size:
+            os.utime(dest)  # stored again: new to `pt2kit gc`'s grace period
+        else:
+            os.replace(path, dest)  # the scratch dir lies in the store: one file system, an atomic rename
+    except OSError:  # the user's TORCH_TRACE on another file system, or another user's blob
+        return store.put(path.read_bytes(), media_type, ext)
+    return BlobRef(path=rel, sha256=digest, size=size, media_type=media_type)
+
+
+def trace_logs(trace_dir: Path | None) -> dict[int, Path]:
+    """pid -> that process's TORCH_TRACE log (torch writes one per process, the pid in each line's prefix)."""
+    logs: dict[int, Path] = {}
+    for log in sorted(trace_dir.glob("dedicated_log_torch_trace_*.log")) if trace_dir and trace_dir.is_dir() else ():
+        with open(log, "rb") as f:
+            m = _TRACE_PID.match(f.readline(4096).decode("utf-8", "replace"))
+        if m:
+            logs.setdefault(int(m.group(1)), log)
+    return logs
+
+
+def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: BlobRef | None,
+                 warn: Any) -> dict[str, Any]:
+    """The fields of the `model` record of one captured graph, its files moved into the store."""
+    for rel in entry.tensors:
+        path = proc.dir / rel
+        want = Path(rel).stem
+        if not path.is_file():
+            continue  # an earlier graph of this process moved it already (the same bytes)
+        ref = put_file(store, path, TENSOR_MEDIA_TYPE, ".pt")
+        if ref.sha256 != want:
+            warn(f"{label(entry, job.command)}: tensor file {rel} does not hash to its name; its model file will "
+                 "not find it")
+    code = put_file(store, proc.dir / entry.file, "text/x-python", ".py")
+    params = [i for i in entry.inputs if i.is_parameter]
+    inputs = [i for i in entry.inputs if not i.is_parameter]
+    device = next((i.device for i in entry.inputs if i.device and i.device != "meta"), None) or "cpu"
+    return {
+        "model": label(entry, job.command),
+        "file": str(store.path(code)),
+        "device": device,
+        "settings": dict(entry.settings),
+        "inputs": [TensorMeta(name=i.name, dtype=(i.dtype or "").removeprefix("torch.") or None, shape=i.shape,
+                              stride=i.stride, device=i.device, type="int" if i.value == "int" else None)
+                   for i in inputs],
+        "parameters": sum(p.numel() for p in params),
+        "trainable": sum(p.numel() for p in params if p.requires_grad),
+        "frozen": sum(1 for p in params if not p.requires_grad),
+        "train": False,
+        "captured": Captured(
+            command=list(job.command), compile_id=entry.compile_id, code=code, backend=entry.backend,
+            mode=entry.mode, options=dict(entry.options), dynamic=entry.dynamic, function=entry.function,
+            source=entry.source, grad=entry.grad, rank=entry.rank, pid=entry.pid, values=entry.values,
+            error=entry.error, trace=trace),
+    }
+
+
+def exit_code(returncode: int) -> int:
+    """What a shell says of the command: its code, or 128+N for signal N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def crash_fields(returncode: int, procs: list[Process], timed_out: float | None) -> dict[str, Any]:
+    """The `crash` record of a command that failed: its exit code or signal, the exception a process
+    died of (its exit.json), and whether --timeout killed it."""
+    sig = None
+    if returncode < 0:
+        try:
+            sig = signal.Signals(-returncode).name
+        except ValueError:
+            sig = f"signal {-returncode}"
+    died = next((p.exit for p in procs if p.exit is not None and p.exit.exception), None)
+    if timed_out is not None:
+        message = f"timed out after {timed_out:g}s: the command's processes were killed"
+    elif died is not None:
+        message = died.message
+    else:
+        message = f"the command was killed by {sig}" if sig else f"the command exited with code {returncode}"
+    return {"stage": "run", "exitcode": returncode, "signal": sig,
+            "exception": died.exception if died is not None and timed_out is None else None, "message": message}
+

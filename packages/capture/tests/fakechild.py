@@ -1,0 +1,52 @@
+"""A stand-in for a user's script run under the child boot: writes what the boot writes (the manifest
+lines of BRIEF-capture's contract, a model file, a tensor file named by its sha256, a TORCH_TRACE log)
+with the stdlib alone, so the parent's tests need no torch. argv: MODE (ok | segv | raise | none)."""
+
+import hashlib
+import json
+import os
+import signal
+import sys
+import time
+
+mode = sys.argv[1]
+print("hello from the script", flush=True)
+rank = int(os.environ.get("RANK", "0"))
+keep = os.environ.get("PT2KIT_CAPTURE_RANK", "0")
+scratch = os.environ["PT2KIT_CAPTURE_DIR"]
+here = os.path.join(scratch, f"p{os.getpid()}")
+if mode != "none" and (keep == "all" or int(keep) == rank):
+    os.makedirs(os.path.join(here, "t"), exist_ok=True)
+    trace = os.environ["TORCH_TRACE"]
+    os.makedirs(trace, exist_ok=True)
+    with open(os.path.join(trace, "dedicated_log_torch_trace_x1.log"), "w") as f:
+        f.write(f'V0101 00:00:00.000000 {os.getpid()} torch/_dynamo/x.py:1] {{"dynamo_start": {{}}}}\n')
+    data = b"not really a tensor " + bytes([rank])
+    sha = hashlib.sha256(data).hexdigest()
+    with open(os.path.join(here, "t", f"{sha}.pt"), "wb") as f:
+        f.write(data)
+    for n, cid in enumerate(("0/0", "0/1")):
+        with open(os.path.join(here, f"g{n}.py"), "w") as f:
+            f.write(f"# graph {cid}\nimport torch\nmodel = torch.nn.Identity()\nexample_inputs = (torch.ones(2),)\n")
+        line = {"compile_id": cid, "rank": rank if "RANK" in os.environ else None, "world": None, "pid": os.getpid(),
+                "argv": sys.argv, "backend": "inductor", "mode": None, "options": {}, "dynamic": None,
+                "function": "forward", "source": f"{os.path.abspath(__file__)}:12", "grad": n == 1,
+                "settings": {"inductor.fallback_random": "True"}, "file": f"g{n}.py", "tensors": [f"t/{sha}.pt"],
+                "inputs": [{"name": "L_x_", "dtype": "torch.float32", "shape": [2, 8], "stride": [8, 1],
+                            "device": "cpu", "requires_grad": False, "value": "saved"},
+                           {"name": "L_self_modules_fc_parameters_weight_", "dtype": "torch.float32",
+                            "shape": [4, 8], "stride": [8, 1], "device": "cpu", "requires_grad": True,
+                            "value": "seeded"}],
+                "nodes": 3, "ops": {"torch.nn.functional.linear": 1}, "values": "small",
+                "error": "RuntimeError: boom" if n == 1 else None, "capture_error": None}
+        with open(os.path.join(here, "graphs.ndjson"), "a") as f:
+            f.write(json.dumps(line) + "\n")
+        if mode == "segv":
+            os.kill(os.getpid(), signal.SIGSEGV)
+if mode == "raise":
+    os.makedirs(here, exist_ok=True)
+    with open(os.path.join(here, "exit.json"), "w") as f:
+        json.dump({"exception": "ValueError", "message": "bad batch"}, f)
+    raise ValueError("bad batch")
+if mode == "sleep":
+    time.sleep(60)

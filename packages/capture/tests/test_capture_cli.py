@@ -1,0 +1,138 @@
+"""pt2kit capture's parent, against a stand-in child (fakechild.py writes what the boot writes, stdlib only):
+what the user sees: exit codes, stdout bytes, the records' fields, the store, and no scratch dir left."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pt2kit.schema import decode
+
+FAKE = str(Path(__file__).with_name("fakechild.py"))
+pytestmark = pytest.mark.xdist_group("capture-cli")
+
+
+def capture(store: Path, *args: str, via: tuple[str, ...] = ("pt2kit.capture",)) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", *via, "--store", str(store), *args], capture_output=True)
+
+
+def records(out: bytes) -> list:
+    return [decode(line) for line in out.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    store = tmp_path_factory.mktemp("store")
+    # `pt2kit capture` (runtime's group) hands its command line to pt2kit-capture: the same run
+    via = {"none": ("pt2kit.runtime", "capture")}
+    return store, {mode: capture(store, "--", sys.executable, FAKE, mode, via=via.get(mode, ("pt2kit.capture",)))
+                   for mode in ("ok", "segv", "raise", "none")}
+
+
+def test_plain_run_writes_a_model_record_per_graph_and_keeps_the_script_stdout_off_ours(runs):
+    store, r = runs[0], runs[1]["ok"]
+    assert r.returncode == 0, r.stderr
+    header, first, second = records(r.stdout)
+    assert header.tool == "capture" and [first.model, second.model] == ["fakechild.py[0/0]", "fakechild.py[0/1]"]
+    assert b"hello from the script\n" in r.stderr and b"hello" not in r.stdout
+    c = second.captured
+    assert (c.compile_id, c.backend, c.function, c.grad, c.rank, c.values) == ("0/1", "inductor", "forward", True,
+                                                                               None, "small")
+    assert c.source == f"{FAKE}:12" and c.error == "RuntimeError: boom" and c.command == [sys.executable, FAKE, "ok"]
+    # the model file is in the store under its sha256; the parameter input counts as a parameter, not an input
+    code = Path(second.file).read_bytes()
+    assert second.file == str(store / c.code.path) and hashlib.sha256(code).hexdigest() == c.code.sha256
+    assert code.startswith(b"# graph 0/1") and [i.name for i in second.inputs] == ["L_x_"]
+    assert (second.parameters, second.trainable, second.frozen, second.device) == (32, 32, 0, "cpu")
+    assert second.settings == {"inductor.fallback_random": "True"} and second.train is False
+    tensor = hashlib.sha256(b"not really a tensor \x00").hexdigest()
+    assert (store / "blobs" / tensor[:2] / f"{tensor}.pt").is_file()
+    assert c.trace is not None and (store / c.trace.path).read_bytes().startswith(b"V0101")
+    assert b"capture: fakechild.py[0/1]: forward at " in r.stderr and b"its backend raised RuntimeError: boom" in r.stderr
+    assert r.stderr.endswith(b"capture: 2 graphs from 1 process\n")
+    assert not list(store.glob(".capture-*"))  # the scratch dir is gone
+
+
+def test_a_segfault_gives_139_a_crash_record_and_the_graph_before_it(runs):
+    r = runs[1]["segv"]
+    assert r.returncode == 139, r.stderr
+    _, model, crash = records(r.stdout)
+    assert model.model == "fakechild.py[0/0]" and Path(model.file).is_file()
+    assert (crash.stage, crash.signal, crash.exitcode) == ("run", "SIGSEGV", -11)
+    assert b"capture: the command was killed by SIGSEGV (exit 139)\n" in r.stderr
+
+
+def test_a_script_that_raises_exits_1_with_its_exception(runs):
+    r = runs[1]["raise"]
+    assert r.returncode == 1
+    crash = records(r.stdout)[-1]
+    assert type(crash).__name__ == "Crash" and crash.exception == "ValueError"
+    assert (crash.message, crash.exitcode, crash.signal) == ("bad batch", 1, None)
+    assert b"capture: the command failed (exit 1): ValueError: bad batch\n" in r.stderr
+
+
+def test_a_script_that_compiles_nothing_exits_0_and_says_so(runs):
+    r = runs[1]["none"]
+    assert r.returncode == 0 and [h.argv[:2] for h in records(r.stdout)] == [["capture", "--store"]]
+    assert r.stderr.endswith(b"capture: no graph was compiled (the command never called a torch.compile'd function)\n")
+
+
+def test_out_file_takes_the_records_and_leaves_the_script_stdout_on_stdout(tmp_path):
+    out = tmp_path / "run.ndjson"
+    r = capture(tmp_path / "s", "--out", str(out), "--graphs", "0/1", "--", sys.executable, FAKE, "ok")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"hello from the script\n"
+    assert [m.model for m in records(out.read_bytes())[1:]] == ["fakechild.py[0/1]"]
+    r = capture(tmp_path / "s", "--graphs", "first", "--rank", "all", "--", sys.executable, FAKE, "ok")
+    assert [m.model for m in records(r.stdout)[1:]] == ["fakechild.py[0/0]"]
+
+
+def test_bad_usage_is_one_line_exit_2_and_nothing_runs(tmp_path):
+    for args, line in (
+        (["--graphs", "0-1", "--", "true"], "capture: error: --graphs 0-1: expected all, first, failing or compile "
+         "ids such as 0/1,3/0 (not '0-1')"),
+        (["--rank", "-1", "--", "true"], "capture: error: --rank -1: expected >= 0"),
+        ([], "capture: error: no command to run: give it after --, e.g. pt2kit capture -- python train.py"),
+        (["--", "no-such-command-here"], "capture: error: no-such-command-here: no such command"),
+    ):
+        r = capture(tmp_path / "s", *args)
+        assert (r.returncode, r.stdout, r.stderr.decode()) == (2, b"", line + "\n")
+    assert not (tmp_path / "s").exists()
+
+
+def test_timeout_kills_the_group_and_says_so(tmp_path):
+    r = capture(tmp_path / "s", "--timeout", "1", "--", sys.executable, FAKE, "sleep")
+    assert r.returncode == 128 + 15, r.stderr
+    *_, model, crash = records(r.stdout)
+    assert model.model == "fakechild.py[0/1]" and type(crash).__name__ == "Crash"
+    assert crash.signal == "SIGTERM" and crash.message == "timed out after 1s: the command's processes were killed"
+
+
+def test_help_imports_no_torch():
+    code = ("import sys\nfrom pt2kit.capture.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "import pt2kit.capture.drive, pt2kit.capture.records\nassert 'torch' not in sys.modules, 'torch'\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "Usage: pt2kit capture [OPTIONS] [-- COMMAND [ARGS...]]" in r.stdout
+
+
+def test_ctrl_c_stops_the_command_writes_what_it_captured_and_removes_the_scratch_dir(tmp_path):
+    import signal
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "pt2kit.capture", "--store", str(tmp_path), "--", sys.executable, FAKE,
+                          "sleep"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    while not list(tmp_path.glob(".capture-*/p*/graphs.ndjson")):
+        time.sleep(0.1)
+    time.sleep(0.5)  # both lines written: the script sleeps after them
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    *_, model, crash = records(out)
+    assert model.model == "fakechild.py[0/1]" and (crash.signal, crash.exitcode) == ("SIGINT", -2)
+    assert err.endswith(b"capture: interrupted\n") and not list(tmp_path.glob(".capture-*"))

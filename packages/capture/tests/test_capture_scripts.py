@@ -1,0 +1,77 @@
+"""pt2kit capture on real scripts, written as users write them (scripts/): the boot and the parent together.
+One capture per script, shared by the asserts that read its stream."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pt2kit.schema import decode
+
+SCRIPTS = Path(__file__).with_name("scripts")
+pytestmark = pytest.mark.xdist_group("capture-scripts")
+
+
+def capture(store: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "pt2kit.capture", "--store", str(store), *args], capture_output=True,
+                          cwd=SCRIPTS)
+
+
+def records(out: bytes) -> list:
+    return [decode(line) for line in out.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return tmp_path_factory.mktemp("store")
+
+
+@pytest.fixture(scope="module")
+def train(store, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out") / "run.ndjson"
+    r = capture(store, "--out", str(out), "--values", "all", "--", sys.executable, "loop.py", "ok")
+    return r, records(out.read_bytes())
+
+
+def test_each_graph_of_a_plain_script_is_a_model_record_whose_file_gives_what_the_script_got(train):
+    r, (_, first, second) = train
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"step 0: 4.2518\nstep 1: 0.8011\n"  # --out: the script's stdout stays its own
+    assert [first.model, second.model] == ["loop.py[0/0]", "loop.py[0/1]"]  # batch 3 recompiled
+    c = first.captured
+    assert (c.backend, c.function, c.grad, c.values) == ("eager", "forward", True, "all")
+    assert c.source == f"{SCRIPTS / 'loop.py'}:15" and c.trace is not None
+    assert [i.name for i in first.inputs] == ["L_x_"] and (first.parameters, first.frozen) == (36, 0)
+    code = subprocess.run([sys.executable, "-c", "import runpy, sys; m = runpy.run_path(sys.argv[1]); "
+                           "print(f\"{m['model'](*m['example_inputs'])[0].sum().item():.4f}\")", first.file],
+                          capture_output=True, text=True)
+    assert code.stdout == "4.2518\n", code.stderr
+
+
+def test_a_segfault_after_the_first_compiled_call_keeps_that_graph(store):
+    r = capture(store, "--", sys.executable, "loop.py", "segv")
+    assert r.returncode == 139, r.stderr
+    _, model, crash = records(r.stdout)
+    assert model.model == "loop.py[0/0]" and Path(model.file).is_file()
+    assert (crash.signal, crash.exitcode) == ("SIGSEGV", -11)
+    assert r.stderr.endswith(b"capture: the command was killed by SIGSEGV (exit 139)\ncapture: 1 graph from 1 process\n")
+
+
+def test_a_script_that_raises_exits_1_with_its_exception(store):
+    r = capture(store, "--", sys.executable, "loop.py", "raise")
+    assert r.returncode == 1
+    _, model, crash = records(r.stdout)
+    assert model.model == "loop.py[0/0]" and (crash.exception, crash.message) == ("ValueError", "bad batch at step 0")
+    assert b"ValueError: bad batch at step 0\n" in r.stderr  # the script's own traceback, untouched
+
+
+def test_torchrun_ddp_ranks_are_tagged(store):
+    torchrun = str(Path(sys.executable).with_name("torchrun"))
+    r = capture(store, "--rank", "all", "--", torchrun, "--standalone", "--nproc-per-node", "2", "ddp.py")
+    assert r.returncode == 0, r.stderr
+    models = records(r.stdout)[1:]
+    assert sorted({(m.captured.rank, m.model.split("[")[1][:3]) for m in models}) == [(0, "0/0"), (1, "r1:")]
+    assert b"rank 0 done\n" in r.stderr and b"rank 1 done\n" in r.stderr

@@ -1,0 +1,64 @@
+"""Each private torch API the boot uses (boot/pt2kit_capture_torchapi.py), run on this torch."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import pt2kit.capture
+
+BOOT = Path(pt2kit.capture.__file__).parent / "boot"
+
+
+@pytest.fixture(scope="module")
+def api():
+    sys.path.insert(0, str(BOOT))
+    try:
+        import pt2kit_capture_torchapi
+    finally:
+        sys.path.remove(str(BOOT))
+    return pt2kit_capture_torchapi
+
+
+def test_compile_wrappers_and_names(api):
+    assert [c.__name__ for c in api.compile_wrapper_classes(torch)] == ["_TorchCompileInductorWrapper",
+                                                                          "_TorchCompileWrapper"]
+    assert api.qualified_name(torch.relu) == "torch.relu"
+    block = api.import_block({"torch": torch, "inf": float("inf")})
+    assert block.splitlines() == ["from math import inf", "import torch"]
+    t = torch.zeros(2)
+    before = api.version(t)
+    t.add_(1)
+    assert api.version(t) == before + 1
+    assert not api.is_fake(t)
+
+
+def test_settings_name_what_differs_from_the_defaults(api):
+    import torch._inductor.config as inductor
+
+    with inductor.patch({"cpp.inject_relu_bug_TESTING_ONLY": "accuracy", "max_autotune": True}):
+        got = api.settings()
+    assert got["inductor.cpp.inject_relu_bug_TESTING_ONLY"] == "accuracy"
+    assert got["inductor.max_autotune"] == "True"
+    assert "inductor.cpp.inject_relu_bug_TESTING_ONLY" not in api.settings()
+
+
+def test_what_dynamo_says_while_it_compiles(api):
+    seen = []
+
+    def backend(gm, example_inputs):
+        ph = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        seen.append((api.compile_id(gm), api.frame_code(gm), [api.source_name(n) for n in ph]))
+        return gm.forward
+
+    def user_fn(x, scale):
+        return x * scale
+
+    torch._dynamo.reset()
+    torch.compile(user_fn, backend=backend)(torch.ones(2), torch.ones(2))
+    (cid, (name, file, line), sources) = seen[0]
+    assert (cid, name, file, line) == ("0/0", "user_fn", __file__, user_fn.__code__.co_firstlineno)
+    assert sources == ["L['x']", "L['scale']"]
