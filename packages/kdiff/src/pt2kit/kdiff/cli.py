@@ -42,12 +42,10 @@ from pt2kit.runtime.options import (
 )
 from pt2kit.runtime.session import Session
 
-from . import __version__
+from . import __version__, drive
 from .job import Job, backend_of, verdict_of
-from .narrate import Narrator
 
 REFS = ("eager", "eager64", "aot_eager", "inductor")
-HINT = "give a MODEL.py, or pipe records: `fxcheck m.py | kdiff`"
 
 app = tool_app("kdiff", __doc__ or "")
 
@@ -73,7 +71,13 @@ def kdiff(
     equal_nan: Annotated[bool, typer.Option(
         "--equal-nan/--no-equal-nan", help="NaN on both sides (and the same ±Inf) agrees, as in PyTorch's benchmark "
         "harness; the model made it, and a passing leaf says so.")] = True,
-    grad: Annotated[bool, typer.Option("--grad", help="Also compare parameter and input gradients.")] = False,
+    grad: Annotated[bool, typer.Option("--grad", help="Also compare parameter and input gradients; a failure in them "
+                                       "alone is localised in the backward graph.")] = False,
+    mode: Annotated[str | None, typer.Option(
+        click_type=click.Choice(("infer", "train")), show_default=False,
+        help="train: run each side as a training step (train mode, loss = each floating output's mean, summed, "
+        "backward), dropout drawn alike, and compare outputs and gradients [default: a piped model record's, "
+        "else infer].")] = None,
     localize: Annotated[bool, typer.Option(help="When an output fails, find the first diverging aten node.")] = True,
     device: DeviceFromRecord = None,
     seed: Annotated[int, typer.Option(help="Seed set before each run (-2**63 to 2**64-1, torch's range).")] = 0,
@@ -89,8 +93,8 @@ def kdiff(
     with Session("kdiff", __version__, store=store, quiet=quiet, debug=debug, precision=precision) as s:
         job = Job(model=model, device=device, config=parse_config(config), stream_config=not no_stream_config,
                   timeout=timeout, ref=ref, test=backend_of(backend, test), verdict=verdict_of(verdict, atol, rtol),
-                  atol=atol, rtol=rtol, equal_nan=equal_nan, grad=grad, localize=localize, seed=seed, precision=precision)
-        s.done(s.each_model(job, target="pt2kit.kdiff.work:run", narrator=Narrator, hint=HINT))
+                  atol=atol, rtol=rtol, equal_nan=equal_nan, grad=grad, mode=mode, localize=localize, seed=seed, precision=precision)
+        s.done(drive.run(s, job))
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ class Job(ModelJob, frozen=True, kw_only=True):
     rtol: float | None = None
     equal_nan: bool = True  # the benchmark harness's: NaN on both sides agrees
     grad: bool = False
+    mode: str | None = None  # --mode infer | train; None: a piped model record's `train`, else infer (drive.py)
     localize: bool = True
     seed: int = 0
     precision: str = "harness"  # harness | as-configured

@@ -1,7 +1,8 @@
 """The first aten node where the compiled program leaves the reference: a library function.
 
-1. Capture the forward aten graph(s) AOTAutograd makes for the model, and the real arguments of
-   their first call.
+1. Capture the aten graph(s) AOTAutograd makes for the model, and the real arguments of their first
+   call: the forward graphs (:func:`localize`), or the backward graphs of a training step
+   (:func:`localize_backward`, each fed the values its forward saved and the tangents).
 2. Reference values of every node: the graph interpreted eagerly (in float64 for ``eager64``).
 3. Test values: one compile, with the test backend, of a copy of the graph whose outputs are all
    its tensor nodes; the first node in graph order that fails the tolerance is the answer.
@@ -13,9 +14,20 @@
    compile ending at one node): O(log n) compiles, assuming that once a value has diverged the
    later ones stay diverged.
 
+A backward graph's float64 reference is the same graph interpreted in float64 on its captured
+arguments cast to float64, not the backward of a float64 copy of the model: both sides of the
+comparison then start from the very same saved values and tangents, so what is judged is the
+backward graph alone (the forward's rounding, which already passed, is not counted against it), and
+its nodes keep the names the compiled copy has (a float64 model's joint graph may decompose and
+name differently). A backward divergence names the backward node and op (``threshold_backward``),
+the forward op it differentiates (AOTAutograd's ``seq_nr`` link) and that forward op's user line and
+module (a backward node's own stack trace where the forward op has none).
+
 Never named: nodes whose value is uninitialised memory (``empty``, ``empty_like``, ``new_empty``,
 ``empty_strided``...): their values differ between any two runs and mean nothing.
 A failure that leaves no answer raises :class:`LocalizeError` with the compiler's full message.
+Not guaranteed: a backward divergence caused by what the compiled forward saved (the backward is
+judged on eager's saved values), or by the autograd glue between graphs: no node is named then.
 """
 
 from __future__ import annotations
@@ -30,7 +42,7 @@ from typing import Any
 import torch
 
 from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances, float64_mode
-from pt2kit.runtime.capture import capture_forward
+from pt2kit.runtime.capture import TrainingGraphs, capture_forward, capture_training, forward_node_of
 from pt2kit.runtime.fxmeta import node_place
 from pt2kit.runtime.hops import materialise
 from pt2kit.runtime.torchapi import reset_dynamo
@@ -62,6 +74,8 @@ class Divergence:
     atol: float
     rtol: float
     subgraph: str | None = None  # the higher-order op's subgraph it lies in: "cond → true_graph_0"
+    phase: str = "forward"  # forward | backward: the graph the node belongs to
+    forward_op: str | None = None  # phase backward: the forward op the node differentiates
 
 
 def _uninitialised(n: torch.fx.Node) -> bool:
@@ -121,15 +135,47 @@ def localize(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Back
     of ~6"), for progress."""
     if test.compile is None:
         return None
+    return _first(list(enumerate(capture_forward(model, call))), _settings(ref, test, atol, rtol, equal_nan, fp64_rule, on_step))
+
+
+def localize_backward(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Backend,
+                      atol: float | None = None, rtol: float | None = None, equal_nan: bool = False,
+                      fp64_rule: bool = False, on_step: Callable[[str], None] | None = None) -> Divergence | None:
+    """:func:`localize` in the backward graphs: ``call(fn)`` runs one forward and backward of ``fn``
+    (a training step). Graphs are searched in the order their backwards run (the last forward's
+    first); the answer has ``phase`` "backward" and ``forward_op``."""
+    if test.compile is None:
+        return None
+    graphs = capture_training(model, call)
+    found = _first([(gi, (g.backward, g.backward_args)) for gi, g in reversed(list(enumerate(graphs)))
+                    if g.backward is not None], _settings(ref, test, atol, rtol, equal_nan, fp64_rule, on_step))
+    return None if found is None else _in_backward(found, graphs[found.graph])
+
+
+def _settings(ref: Backend, test: Backend, atol: float | None, rtol: float | None, equal_nan: bool, fp64_rule: bool,
+              on_step: Callable[[str], None] | None) -> dict[str, Any]:
+    return {"ref": ref, "test": test, "atol": atol, "rtol": rtol, "equal_nan": equal_nan, "fp64_rule": fp64_rule,
+            "step": on_step or (lambda _: None)}
+
+
+def _first(graphs: list[tuple[int, tuple[torch.fx.GraphModule, list[Any]]]], kw: dict[str, Any]) -> Divergence | None:
     compiles = 0
-    step = on_step or (lambda _: None)
-    kw = {"ref": ref, "test": test, "atol": atol, "rtol": rtol, "equal_nan": equal_nan, "fp64_rule": fp64_rule,
-          "step": step}
-    for gi, (gm, args) in enumerate(capture_forward(model, call)):
+    for gi, (gm, args) in graphs:
         found, compiles = _locate(gi, gm, args, None, compiles, kw)
         if found is not None:
             return found
     return None
+
+
+def _in_backward(found: Divergence, g: TrainingGraphs) -> Divergence:
+    """A backward graph's answer, placed at the forward op it differentiates (the user's line)."""
+    node = next((n for n in g.backward.graph.nodes if n.name == found.node), None) if g.backward else None
+    fwd = forward_node_of(node, g.forward) if node is not None and found.subgraph is None else None
+    place = [found.source, found.code, found.module]
+    if fwd is not None:
+        place = [mine if mine is not None else own for mine, own in zip(node_place(fwd), place, strict=True)]
+    return dataclasses.replace(found, phase="backward", forward_op=str(fwd.target) if fwd is not None else None,
+                               source=place[0], code=place[1], module=place[2])
 
 
 def _locate(gi: int, gm: torch.fx.GraphModule, args: list[Any], path: str | None, compiles: int,

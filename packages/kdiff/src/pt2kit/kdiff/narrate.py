@@ -35,6 +35,8 @@ class Narrator(Base):
     def on_divergence(self, v: Divergence) -> None:
         where = f" at {v.source}" if v.source else ""
         inside = f" in {v.subgraph}" if v.subgraph else ""
+        if v.phase == "backward":  # the gradient of which forward op, at the user's line of that op
+            inside += ", backward graph" + (f", the gradient of {v.forward_op}" if v.forward_op else "")
         self.say(f"{self.label}: first divergence: {v.op or v.node} (node {v.node}{inside}){where}"
                  + (f"  {v.code}" if v.code else ""))
 

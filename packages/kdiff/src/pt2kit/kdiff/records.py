@@ -11,12 +11,10 @@ import torch
 
 from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances
 from pt2kit.runtime.outputs import is_plain
-from pt2kit.runtime.torchapi import reset_dynamo, tree_map
 from pt2kit.schema import Accuracy, Metrics, Stats, Store, Tie
 from pt2kit.schema.records import num
 
 from .metrics import compare
-from .torchapi import original_module
 
 
 def metrics_record(c: Any) -> Metrics:
@@ -125,39 +123,6 @@ def compare_trees(ref_leaves: list[tuple[str, Any]], test_leaves: list[tuple[str
     return out
 
 
-def grads_of(loaded: Any, backend: Any, seed: int) -> list[tuple[str, Any]]:
-    """Gradients of sum(outputs) for the leaves that can get one: the parameters that require grad
-    (a frozen one, ``requires_grad=False``, has none to compare: see :func:`frozen_parameters`) and the
-    floating inputs, named grad.<param> and grad.inputs[i]; None where backward reached no such leaf.
-    A jagged gradient is two leaves, its values and offsets (:func:`~pt2kit.runtime.tensors.unjag`)."""
-    from pt2kit.runtime.outputs import flatten
-    from pt2kit.runtime.tensors import unjag
-
-    from .backends import context, prepare
-
-    fn, inputs = prepare(loaded.model, loaded.inputs, backend)
-    inputs = tree_map(lambda x: x.detach().clone().requires_grad_(True)
-                      if isinstance(x, torch.Tensor) and x.is_floating_point() else x, inputs)
-    module = original_module(fn)
-    params = [(n, p) for n, p in module.named_parameters() if p.requires_grad] \
-        if isinstance(module, torch.nn.Module) else []
-    for _, p in params:
-        p.grad = None
-    torch.manual_seed(seed)
-    with context(backend):
-        out = loaded.call(fn, inputs)
-        leaves = [t for _, t in flatten(out) if isinstance(t, torch.Tensor) and t.requires_grad]
-        if leaves:
-            torch.autograd.backward(leaves, [torch.ones_like(t) for t in leaves])
-    grads = [(f"grad.{n}", p.grad.detach().clone() if p.grad is not None else None) for n, p in params]
-    grads += [(f"grad.{n}", x.grad.detach().clone() if x.grad is not None else None)
-              for n, x in flatten(inputs, "inputs") if isinstance(x, torch.Tensor) and x.requires_grad]
-    for _, p in params:
-        p.grad = None
-    reset_dynamo()
-    return unjag(grads)
-
-
 def frozen_parameters(model: Any) -> int:
     """Parameter tensors with ``requires_grad=False`` (a LoRA model's frozen base): no gradient exists."""
     from pt2kit.runtime.modelfile import parameter_counts
@@ -199,4 +164,4 @@ def divergence_fields(located: Any, output: str) -> dict[str, Any]:
     return dict(output=output, node=located.node, op=located.op, index=located.index, source=located.source,
                 code=located.code, module=located.module, metrics=metrics_record(located.comparison),
                 ref_stats=stats(located.ref), test_stats=stats(located.test), compiles=located.compiles,
-                phase="forward", subgraph=located.subgraph)
+                phase=located.phase, forward_op=located.forward_op, subgraph=located.subgraph)

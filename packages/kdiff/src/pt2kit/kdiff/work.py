@@ -67,14 +67,19 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from pt2kit.runtime.torchapi import reset_dynamo
 
     from . import backends
-    from .records import Verdict, compare_grads, compare_trees, divergence_fields, frozen_parameters, grads_of
+    from .grads import grads_of, step
+    from .records import Verdict, compare_grads, compare_trees, divergence_fields, frozen_parameters
     from .ties import TieRecorder
 
     harness = job.precision == "harness"
+    train = job.mode == "train"
+    grad = job.grad or train
     if harness:  # before the model: CUBLAS_WORKSPACE_CONFIG must precede any cuBLAS work
         use_precision(HARNESS)
-    with apply_config(job.config):
+    with apply_config(job.config) as stack:
         loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
+        if train:
+            loaded.model.train()
         if harness:
             own = reduced_modes(precision_state(), job.device)
             if own:
@@ -82,7 +87,9 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             use_precision(HARNESS, inductor=False)  # the model file's own TF32 does not stand; --config's does
         if job.emit_model:  # its settings are the file's, the environment's, --config's: not the harness's
             with apply_config({"inductor.fallback_random": "false"} if harness else {}):
-                chan.emit_new(Model, **model_fields(loaded, job.device, job.config))
+                chan.emit_new(Model, **model_fields(loaded, job.device, job.config), train=train)
+        if train and "inductor.fallback_random" not in job.config:  # dropout drawn alike on every side
+            stack.enter_context(apply_config({"inductor.fallback_random": "true"}))
         ref = backends.resolve(job.ref, role="ref")
         test = backends.resolve(job.test, role="test")
         seed = job.seed
@@ -91,6 +98,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
         ties = TieRecorder()
         tie_watch = [True]  # ties are taken from the first eager run only
         states: dict[str, dict[str, Any]] = {}  # the precision settings each side ran under
+        trained: dict[str, list[tuple[str, Any]]] = {}  # --mode train: each side's gradients, by role
 
         def side(backend: Any, role: str) -> list[tuple[str, Any]]:
             fn, inputs = backends.prepare(loaded.model, loaded.inputs, backend)
@@ -101,7 +109,10 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             tie_watch[0] = tie_watch[0] and backend.compile is not None
             try:
                 with torch.no_grad(), backends.context(backend), watch:
-                    out = _seeded(seed, lambda: loaded.call(fn, inputs))
+                    if train:  # outputs and gradients of one training step
+                        out, trained[role] = _seeded(seed, lambda: step(loaded, fn, inputs, train=True))
+                    else:
+                        out = _seeded(seed, lambda: loaded.call(fn, inputs))
             except Exception as e:
                 if backend.compile is not None or backend.float64:
                     raise
@@ -123,7 +134,12 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
         diffs = compare_trees(runs.ref_leaves, runs.test_leaves, ref=ref.name, test=test.name, store=chan.store,
                               verdict=verdict, **tol)
         no_grads: BaseException | None = None  # the model's own eager backward failed: said after the forward verdict
-        if job.grad:
+        if train:  # each side's run was a training step: its gradients are in hand
+            g = {"ref": trained["reference"], "test": trained["test"]}
+            if rule == "fp64":
+                g["fp64"], g["base"] = (trained["reference"], trained["baseline"]) if ref.float64 else \
+                    (trained["float64 reference"], trained["reference"])
+        elif grad:
             chan.stage("gradients")
             try:
                 g = {"ref": grads_of(loaded, ref, seed)}
@@ -131,11 +147,12 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
                 if ref.compile is not None or ref.float64:
                     raise
                 no_grads = e
-        if job.grad and no_grads is None:
+        if job.grad and not train and no_grads is None:
             g["test"] = grads_of(loaded, test, seed)
             if rule == "fp64":
                 g["fp64"] = g["ref"] if ref.float64 else grads_of(loaded, runs.f64, seed)
                 g["base"] = grads_of(loaded, backends.Backend("eager"), seed) if ref.float64 else g["ref"]
+        if grad and no_grads is None:
             gv = Verdict(rule=rule, fp64=dict(g.get("fp64", [])), baseline=dict(g.get("base", [])),
                          baseline_name=verdict.baseline_name)
             graded, no_grad = compare_grads(g["ref"], g["test"], ref=ref.name, test=test.name,
@@ -143,13 +160,16 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             diffs += graded
             grad_counts = {"frozen": frozen_parameters(loaded.model), "no_grad": no_grad}
 
-        def locate() -> Any:
-            from .localization import LocalizeError, localize
+        def locate(backward: bool = False) -> Any:
+            from .localization import LocalizeError, localize, localize_backward
 
+            kw = {"ref": ref, "test": test, "atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan,
+                  "fp64_rule": rule == "fp64", "on_step": chan.stage}
             try:
-                return localize(loaded.model, lambda fn: _seeded(seed, lambda: loaded.call(fn)), ref=ref,
-                                test=test, atol=job.atol, rtol=job.rtol, equal_nan=job.equal_nan,
-                                fp64_rule=rule == "fp64", on_step=chan.stage)
+                if backward:  # the backward graphs of the very step whose gradients were compared
+                    return localize_backward(loaded.model, lambda fn: _seeded(seed, lambda: step(loaded, fn, train=train)),
+                                             **kw)
+                return localize(loaded.model, lambda fn: _seeded(seed, lambda: loaded.call(fn)), **kw)
             except LocalizeError as e:
                 chan.note("localize", str(e))
                 return None
@@ -173,7 +193,14 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             if located is not None:
                 chan.emit_new(Divergence, model=label, **divergence_fields(located, failed_outputs[0]["output"]))
         elif failed and job.localize:
-            chan.note("localize", "only gradients differ; kdiff localises forward graphs, so no node is named")
+            chan.stage("localize the backward")
+            located = locate(backward=True)
+            if located is not None:
+                chan.emit_new(Divergence, model=label, **divergence_fields(located, failed[0]["output"]))
+            else:
+                chan.note("localize", "only gradients differ, and no node of the backward graph leaves tolerance on "
+                          "the values eager's forward saved for it: the difference comes from what the compiled "
+                          "forward saved, or from between the graphs")
     return {"diffs": len(diffs), "failed": len(failed), "note": note, **grad_counts,
             "by_fp64": sum(1 for d in diffs if d.get("rule") == "fp64" and d["passed"] and not d.get("close", True)),
             "ties": sum(1 for d in diffs if d.get("rule") == "tie"),
