@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -89,7 +90,8 @@ def tensor_nodes(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
             and not _uninitialised(n)]
 
 
-def interpret(gm: torch.fx.GraphModule, args: list[Any], *, float64: bool) -> dict[str, torch.Tensor]:
+def interpret(gm: torch.fx.GraphModule, args: list[Any], *, float64: bool, seed: int | None = None
+              ) -> dict[str, torch.Tensor]:
     wanted = {n.name for n in tensor_nodes(gm)}
     values: dict[str, torch.Tensor] = {}
 
@@ -100,6 +102,7 @@ def interpret(gm: torch.fx.GraphModule, args: list[Any], *, float64: bool) -> di
                 values[n.name] = out.detach().clone()
             return out
 
+    _reseed(seed)
     with torch.no_grad(), (float64_mode() if float64 else contextlib.nullcontext()):
         Recorder(gm).run(*(to_float64(args) if float64 else args))
     return values
@@ -117,8 +120,17 @@ def with_outputs(gm: torch.fx.GraphModule, nodes: list[torch.fx.Node]) -> torch.
     return materialise(g)
 
 
-def _run_compiled(g: torch.fx.GraphModule, args: list[Any], backend: Backend) -> list[torch.Tensor]:
+def _reseed(seed: int | None) -> None:
+    """Every run of a graph draws the same random numbers (a training step's dropout; with Inductor's
+    fallback_random the compiled run draws eager's)."""
+    if seed is not None:
+        torch.manual_seed(seed)
+
+
+def _run_compiled(g: torch.fx.GraphModule, args: list[Any], backend: Backend, seed: int | None = None
+                  ) -> list[torch.Tensor]:
     reset_dynamo()
+    _reseed(seed)
     with torch.no_grad():
         out = torch.compile(g, backend=backend.compile)(*args)
     reset_dynamo()
@@ -127,20 +139,23 @@ def _run_compiled(g: torch.fx.GraphModule, args: list[Any], backend: Backend) ->
 
 def localize(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Backend, atol: float | None = None,
              rtol: float | None = None, equal_nan: bool = False, fp64_rule: bool = False,
-             on_step: Callable[[str], None] | None = None) -> Divergence | None:
+             on_step: Callable[[str], None] | None = None, seed: int | None = None) -> Divergence | None:
     """Find the first diverging node; ``call(fn)`` runs ``fn`` on the model's inputs.
 
     ``fp64_rule``: judge nodes by PyTorch's accuracy rule against a float64 interpretation of the
     graph (always so with a float64 reference). ``on_step`` hears each step ("graph 0: bisecting, step 2
-    of ~6"), for progress."""
+    of ~6"), for progress. ``seed``: set before every run of a graph, so random ops (a model in train
+    mode's dropout) draw alike in each."""
     if test.compile is None:
         return None
-    return _first(list(enumerate(capture_forward(model, call))), _settings(ref, test, atol, rtol, equal_nan, fp64_rule, on_step))
+    kw = _settings(ref, test, atol, rtol, equal_nan, fp64_rule, on_step, seed)
+    return _first(list(enumerate(capture_forward(model, call))), kw)
 
 
 def localize_backward(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Backend,
                       atol: float | None = None, rtol: float | None = None, equal_nan: bool = False,
-                      fp64_rule: bool = False, on_step: Callable[[str], None] | None = None) -> Divergence | None:
+                      fp64_rule: bool = False, on_step: Callable[[str], None] | None = None,
+                      seed: int | None = None) -> Divergence | None:
     """:func:`localize` in the backward graphs: ``call(fn)`` runs one forward and backward of ``fn``
     (a training step). Graphs are searched in the order their backwards run (the last forward's
     first); the answer has ``phase`` "backward" and ``forward_op``."""
@@ -148,14 +163,14 @@ def localize_backward(model: Any, call: Callable[[Any], Any], *, ref: Backend, t
         return None
     graphs = capture_training(model, call)
     found = _first([(gi, (g.backward, g.backward_args)) for gi, g in reversed(list(enumerate(graphs)))
-                    if g.backward is not None], _settings(ref, test, atol, rtol, equal_nan, fp64_rule, on_step))
+                    if g.backward is not None], _settings(ref, test, atol, rtol, equal_nan, fp64_rule, on_step, seed))
     return None if found is None else _in_backward(found, graphs[found.graph])
 
 
 def _settings(ref: Backend, test: Backend, atol: float | None, rtol: float | None, equal_nan: bool, fp64_rule: bool,
-              on_step: Callable[[str], None] | None) -> dict[str, Any]:
+              on_step: Callable[[str], None] | None, seed: int | None) -> dict[str, Any]:
     return {"ref": ref, "test": test, "atol": atol, "rtol": rtol, "equal_nan": equal_nan, "fp64_rule": fp64_rule,
-            "step": on_step or (lambda _: None)}
+            "step": on_step or (lambda _: None), "seed": seed}
 
 
 def _first(graphs: list[tuple[int, tuple[torch.fx.GraphModule, list[Any]]]], kw: dict[str, Any]) -> Divergence | None:
@@ -168,13 +183,19 @@ def _first(graphs: list[tuple[int, tuple[torch.fx.GraphModule, list[Any]]]], kw:
 
 
 def _in_backward(found: Divergence, g: TrainingGraphs) -> Divergence:
-    """A backward graph's answer, placed at the forward op it differentiates (the user's line)."""
+    """A backward graph's answer, placed at the forward op it differentiates (the user's line). One
+    output of a multi-output backward op (``native_layer_norm_backward``'s grad_input: a ``getitem``
+    node) is named by that op."""
     node = next((n for n in g.backward.graph.nodes if n.name == found.node), None) if g.backward else None
-    fwd = forward_node_of(node, g.forward) if node is not None and found.subgraph is None else None
+    if node is None or found.subgraph is not None:
+        return dataclasses.replace(found, phase="backward")
+    fwd = forward_node_of(node, g.forward)
     place = [found.source, found.code, found.module]
     if fwd is not None:
         place = [mine if mine is not None else own for mine, own in zip(node_place(fwd), place, strict=True)]
-    return dataclasses.replace(found, phase="backward", forward_op=str(fwd.target) if fwd is not None else None,
+    producer = node.args[0] if node.target is operator.getitem and node.args else None
+    op = str(producer.target) if isinstance(producer, torch.fx.Node) and producer.op == "call_function" else found.op
+    return dataclasses.replace(found, phase="backward", op=op, forward_op=str(fwd.target) if fwd is not None else None,
                                source=place[0], code=place[1], module=place[2])
 
 
@@ -210,18 +231,19 @@ def _locate(gi: int, gm: torch.fx.GraphModule, args: list[Any], path: str | None
 
 def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: Backend, test: Backend,
                     atol: float | None, rtol: float | None, equal_nan: bool,
-                    compiles: int, fp64_rule: bool, step: Callable[[str], None]) -> tuple[Divergence | None, int]:
+                    compiles: int, fp64_rule: bool, step: Callable[[str], None], seed: int | None
+                    ) -> tuple[Divergence | None, int]:
     nodes = tensor_nodes(gm)
     if not nodes:
         return None, compiles
     step(f"localize: graph {gi}, {len(nodes)} nodes, every node an output")
-    refs = interpret(gm, args, float64=ref.float64)
+    refs = interpret(gm, args, float64=ref.float64, seed=seed)
     fp64: dict[str, torch.Tensor] | None = refs if ref.float64 else None
     baseline = refs if not ref.float64 else None
     if fp64_rule or ref.float64:
         try:
-            fp64 = fp64 or interpret(gm, args, float64=True)
-            baseline = baseline or interpret(gm, args, float64=False)
+            fp64 = fp64 or interpret(gm, args, float64=True, seed=seed)
+            baseline = baseline or interpret(gm, args, float64=False, seed=seed)
         except Exception:  # a graph float64 cannot run: judge by assert_close alone
             fp64 = None if not ref.float64 else fp64
 
@@ -248,7 +270,7 @@ def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: 
 
     compiles += 1
     try:
-        values = _run_compiled(with_outputs(gm, nodes), args, test)
+        values = _run_compiled(with_outputs(gm, nodes), args, test, seed)
     except Exception:  # the all-outputs graph does not compile: bisection still can
         values = None
     for i, (n, v) in enumerate(zip(nodes, values, strict=True) if values is not None else ()):
@@ -263,7 +285,7 @@ def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: 
         nonlocal compiles
         compiles += 1
         try:
-            (v,) = _run_compiled(with_outputs(gm, [nodes[i]]), args, test)
+            (v,) = _run_compiled(with_outputs(gm, [nodes[i]]), args, test, seed)
         except Exception as e:
             errors.append(f"node {nodes[i].name} ({nodes[i].target}): {type(e).__name__}: {e}")
             return None

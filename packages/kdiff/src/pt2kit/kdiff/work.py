@@ -164,7 +164,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             from .localization import LocalizeError, localize, localize_backward
 
             kw = {"ref": ref, "test": test, "atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan,
-                  "fp64_rule": rule == "fp64", "on_step": chan.stage}
+                  "fp64_rule": rule == "fp64", "on_step": chan.stage, "seed": seed if train else None}
             try:
                 if backward:  # the backward graphs of the very step whose gradients were compared
                     return localize_backward(loaded.model, lambda fn: _seeded(seed, lambda: step(loaded, fn, train=train)),
