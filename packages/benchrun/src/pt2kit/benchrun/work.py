@@ -59,31 +59,15 @@ def _cast(loaded: Any, dtype: str | None) -> None:
                              loaded.inputs)
 
 
-def _loss(out: Any) -> Any:
-    from pt2kit.runtime.outputs import flatten
-
-    parts = [t.float().mean() for _, t in flatten(out)
-             if hasattr(t, "requires_grad") and t.requires_grad and t.is_floating_point()]
-    if not parts:
-        raise UsageError("--mode train: no floating output of the model requires grad")
-    return sum(parts)
-
-
 def stepper(loaded: Any, fn: Any, mode: str) -> Callable[[], Any]:
-    """One iteration: a forward call (infer), or forward, loss (the mean of each floating output,
-    summed) and backward with the gradients cleared first (train)."""
+    """One iteration: a forward call (infer), or :func:`pt2kit.runtime.training.train_step` (train:
+    gradients cleared, forward, loss = the mean of each floating output, summed, backward)."""
+    from pt2kit.runtime.training import train_step
+
     if mode == "infer":
         return lambda: loaded.call(fn)
     params = [p for p in getattr(loaded.model, "parameters", list)() if p.requires_grad]
-
-    def step() -> Any:
-        for p in params:
-            p.grad = None
-        out = loaded.call(fn)
-        _loss(out).backward()
-        return out
-
-    return step
+    return lambda: train_step(lambda: loaded.call(fn), params)
 
 
 def _first_call(run: Callable[[], Any], device: str) -> tuple[float, tuple[int, int] | None]:
@@ -266,14 +250,12 @@ def _leaves(loaded: Any, fn: Any, model: Any, inputs: Any, mode: str, seed: int)
     import torch
 
     from pt2kit.runtime.outputs import flatten
+    from pt2kit.runtime.training import train_step
 
     torch.manual_seed(seed)
     if mode == "infer":
         return _clone(flatten(loaded.call(fn, inputs)))
-    for p in model.parameters():
-        p.grad = None
-    out = loaded.call(fn, inputs)
-    _loss(out).backward()
+    out = train_step(lambda: loaded.call(fn, inputs), model.parameters())
     grads = [(f"grad.{n}", p.grad) for n, p in model.named_parameters() if p.grad is not None]
     return _clone(flatten(out)) + _clone(grads)
 
