@@ -52,7 +52,7 @@ def test_planted_relu_gradient_is_localised_in_the_backward_graph(relu_grad):
         "backward", "threshold_backward", "aten.threshold_backward.default", "aten.relu.default")
     assert (v["source"], v["code"]) == (line, "hidden_states = self.transform_act_fn(hidden_states)")
     assert v["module"] == "cls.predictions.transform.transform_act_fn" and v["output"] == failed[0]
-    assert v["metrics"]["mismatches"] > 0 and v["metrics"]["nan_test"] == 0
+    assert v["metrics"]["mismatches"] > 0 and "nan_test" not in v["metrics"]  # a wrong value, no NaN
     assert ("first divergence: aten.threshold_backward.default (node threshold_backward, backward graph, the "
             f"gradient of aten.relu.default) at {line}  hidden_states = self.transform_act_fn(hidden_states)") in r.stderr
 
@@ -86,12 +86,12 @@ def test_a_nan_only_in_a_gradient_is_named_at_the_first_backward_node_that_makes
     assert r.code == 1, r.stderr
     failed = [d for d in r.kind("diff") if not d["passed"]]
     assert failed and all(d["output"].startswith("grad.") for d in failed)
-    assert all(d["metrics"]["nan_test"] > 0 and d["metrics"]["nan_ref"] == 0 for d in failed)
+    assert all(d["metrics"]["nan_test"] > 0 and "nan_ref" not in d["metrics"] for d in failed)
     (v,) = r.kind("divergence")
     assert (v["phase"], v["op"], v["forward_op"]) == (
         "backward", "aten.native_layer_norm_backward.default", "aten.native_layer_norm.default")
     assert v["source"] == _head_line("self.LayerNorm(") and v["node"].startswith("getitem")  # its grad_input
-    assert v["metrics"]["nan_test"] > 0 and v["metrics"]["nan_ref"] == 0
+    assert v["metrics"]["nan_test"] > 0 and "nan_ref" not in v["metrics"]
     assert (f"first divergence: aten.native_layer_norm_backward.default (node {v['node']}, backward graph, the "
             f"gradient of aten.native_layer_norm.default) at {v['source']}") in r.stderr
     (m,) = r.kind("model")
