@@ -4,7 +4,7 @@ while worker 0 still runs the original model to learn how it fails.
 Most of minify's time on a compiled model that gives wrong numbers is two compiles that need not wait
 for each other: the whole model's (which decides the failure) and the captured graph's with every node
 an output (which finds the first diverging node). Run ahead, the search has often finished by the time
-the original run is judged.
+the original run is judged. In train mode the bet is on a gradient: the first backward graph.
 
 Guarantees: the failure is still decided once, from the original run; the search ahead is a bet that
 it is an accuracy failure (the kind it judges candidates by), and its result is used only when the
@@ -25,12 +25,13 @@ from .records import Want
 from .search import Cancelled, Searcher
 
 
-def accuracy_failure(job: Job, precision: dict[str, Any] | None = None) -> dict[str, Any]:
+def accuracy_failure(job: Job, precision: dict[str, Any] | None = None, phase: str | None = None) -> dict[str, Any]:
     """The failure an accuracy failure of ``job`` is decided as (drive's ``_failure``): ``precision``, the
     settings the original run was judged under (pt2kit.runtime.precision), is applied by every query and
-    by the repro."""
+    by the repro; ``phase`` "backward": only gradients fail."""
     return {"kind": "accuracy", "signature": "accuracy", **({"ref": job.ref} if job.ref != "eager" else {}),
-            **({"rule": job.rule} if job.rule != "fp64" else {}), **({"precision": precision} if precision else {})}
+            **({"rule": job.rule} if job.rule != "fp64" else {}), **({"precision": precision} if precision else {}),
+            **({"phase": phase} if phase else {})}
 
 
 def worth_it(job: Job, want: Want | None) -> bool:
@@ -44,7 +45,8 @@ class Ahead:
     def __init__(self, pool: Any, job: Job, graph: ir.Graph, config: Config, on_step: Callable[[str], None],
                  precision: dict[str, Any] | None = None) -> None:
         self.pool = pool
-        self.failure = accuracy_failure(job, precision)
+        # a backward graph (train mode) is a bet on a gradient's accuracy failure
+        self.failure = accuracy_failure(job, precision, "backward" if graph.phase == "backward" else None)
         self.lane = pool.lane(1)
         self.searcher = Searcher(self.lane, graph, self.failure, job.backend, config, jobs=len(self.lane.workers),
                                  on_step=lambda m: on_step(f"ahead, while the original runs: {m}"), seed=job.seed)

@@ -2,15 +2,16 @@
 
 Decides once, from the original run, what "still fails" means (an exception's type and normalised
 message, the signal that killed the process, an accuracy failure by kdiff's float64-aware verdict,
-NaN/Inf in the compiled output, a constraint and op), then shrinks the forward aten graph (accuracy:
-from kdiff's first diverging op; else truncation, prefix cut and delta debugging), the input
-shapes and the --config set, judging every candidate by that signature in warm worker processes
+NaN/Inf in the compiled output, a constraint and op), then shrinks the forward aten graph (with
+--mode train, a failure of the backward: the backward graph, its saved values fed in, else the model's
+graph run as a training step; accuracy: from kdiff's first diverging op; else truncation, prefix cut
+and delta debugging), the input shapes and the --config set, judging every candidate by that signature in warm worker processes
 (--jobs in parallel; one that dies is replaced, and its death is a signature like any other).
 The repro runs with torch alone, exits 1 while the bug is present and 0 once it is fixed; minify
 runs it 3 times in fresh processes and writes a `repro` record (the file in the store, and -o).
 
 Without MODEL, reads records on stdin, forwards every line, and minifies each model's first failure
-of each kind: a failing `diff`, a `crash`, a `violation`, a `kernel` with a NaN/Inf finding
+of each kind: a failing `diff` (a gradient's `grad.*` runs in train mode), a `crash`, a `violation`, a `kernel` with a NaN/Inf finding
 (`kdiff m.py | minify`, `fxcheck m.py --deny aten.convolution | minify`).
 Exit 1 a repro was made and reproduces, 0 no failure to minify, 2 bad input, 3 the failure could not
 be re-created or reduced (the message says why).
@@ -77,6 +78,10 @@ def minify(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the repro here (never over an "
                                                 "input: the model, the stream, a backend or profile file).",
                                                 show_default=False)] = None,
+    mode: Annotated[str | None, typer.Option(click_type=click.Choice(("infer", "train")), show_default=False,
+                                             help="train: run the model as a training step (forward, loss, backward) "
+                                             "and minify failures of its backward too; default: a piped model "
+                                             "record's, else infer.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the model's run and of the repro's inputs (-2**63 to "
                                       "2**64-1, torch's range).")] = 0,
     precision: Precision = "harness",
@@ -94,7 +99,7 @@ def minify(
                   timeout=timeout, failure=failure, backend=backend, seed=seed, ref=ref, precision=precision,
                   deny=deny, profile=violation_profile(profile=profile, align=align, dtypes=dtypes, deny=deny),
                   profile_name=profile, check_str=check_str, jobs=parse_jobs(jobs),
-                  output=None if output is None else str(output))
+                  output=None if output is None else str(output), mode=mode)
         s.done(drive.run(s, job))
 
 

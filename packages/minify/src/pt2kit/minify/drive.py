@@ -45,7 +45,7 @@ def run(s: Session, job: Job) -> int:
         check_output("-o", job.output, inputs)
     if job.model is None:
         return _piped(s, job, inputs)
-    job = replace(job, device=job.device or "cpu")
+    job = replace(job, device=job.device or "cpu", mode=job.mode or "infer")
     label = s.open_model(job.model, device=job.device)
     want = Want(kind="violation", constraint="deny", op=job.deny) if job.deny and job.profile is None else None
     return _one(s, job, want, Narrator(s.say, label, job))
@@ -94,11 +94,15 @@ def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
         if t.model is None:
             s.warn(f"{t.where}: no model record for {t.label} on stdin (the run that wrote this wrote none): skipped")
             continue
+        mode = "train" if t.want.phase == "backward" else job.mode or ("train" if t.model.train else "infer")
+        if job.mode == "infer" and mode == "train":
+            s.warn(f"{t.where}: a failure of the backward (a gradient's), and --mode infer runs none: skipped")
+            continue
         s.say(f"{t.model.where}: running model file {t.model.spec} named by the stream")
         # the run that found it had its own --config over the model record's (this command line's over both)
         one = replace(job, model=t.model.spec, device=t.model.device or "cpu", config=t.config, emit_model=False,
                       from_stream=True, label=t.label, failure=t.want.kind, deny=None, output=out,
-                      ref=t.want.ref or job.ref, rule=t.want.rule or job.rule)
+                      ref=t.want.ref or job.ref, rule=t.want.rule or job.rule, mode=mode)
         narrator = Narrator(s.say, t.label, one)
         narrator.minifying(t)
         code = max(code, _one(s, one, t.want, narrator))
@@ -140,14 +144,18 @@ def _original(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, An
     def on_message(m: dict[str, Any]) -> None:
         if m.get("t") == "stage":
             stage(m["stage"])
+        elif m.get("t") == "phase":  # the compiled training step's forward returned: what dies now is the backward's
+            got["phase"] = m["phase"]
         elif m.get("t") == "model":
             on_model(m["fields"])
         elif m.get("t") == "graphs":
             got["graphs"] = msgspec.convert(m["graphs"], list[ir.Graph])
             got["config"] = m["config"]
             got["precision"] = m.get("precision")
-            if ahead and got["graphs"]:
-                got["early"] = Ahead(pool, job, got["graphs"][0], got["config"], stage, got["precision"])
+            # train mode: the bet is on a gradient, in the first backward graph
+            first = ir.searched(got["graphs"], "backward" if job.mode == "train" else None, False)
+            if ahead and first:
+                got["early"] = Ahead(pool, job, first[0], got["config"], stage, got["precision"])
 
     a = pool.ask("capture", msgspec.to_builtins(job), on_message)
     graphs, config = got.get("graphs", []), got.get("config", {})
@@ -156,7 +164,8 @@ def _original(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, An
             raise UsageError(a["message"])
         return graphs, config, {"kind": "error", "why": f"{a['type']}: {a['message']}"}
     if a["t"] == "died":
-        return graphs, config, {"kind": "crash", "signature": a["signal"], "detail": a["stderr"][-2000:]}
+        return graphs, config, {"kind": "crash", "signature": a["signal"], "detail": a["stderr"][-2000:],
+                                "phase": got.get("phase")}
     if a["t"] == "timeout":
         return graphs, config, {"kind": "error", "why": "the original run timed out"}
     return graphs, config, a["result"]
@@ -234,13 +243,17 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
             return Outcome(EXIT_OK, f"no violation to minify: fxcheck's checks find none in {job.model}'s forward "
                                     "graphs that minify keeps (deny, dtype, align on an aten op)")
         if failure is None:
-            return Outcome(EXIT_OK, f"no failure to minify: {job.model} runs the same eagerly and with {job.backend}")
+            step = ", a training step's outputs and gradients" if job.mode == "train" else ""
+            return Outcome(EXIT_OK, f"no failure to minify: {job.model} runs the same eagerly and with {job.backend}"
+                                    f"{step}")
         if "why" in failure:
             return Outcome(EXIT_CRASH, failure["why"])
         if not graphs:
             return Outcome(EXIT_CRASH, f"the failure ({failure['kind']}) happens before any graph reaches the backend "
                                        "(in Dynamo): minify works on the graphs it is handed")
-        say(f"{failure['kind']}: {failure.get('signature', '')}; checking it on the captured graph(s)")
+        graphs = ir.searched(graphs, failure.get("phase"), job.mode == "train")
+        say(f"{failure['kind']}{' of the backward' if failure.get('phase') else ''}: {failure.get('signature', '')}; "
+            "checking it on the captured graph(s)")
         searchers = [Searcher(pool, g, failure, job.backend, config, jobs=jobs, on_step=say, seed=job.seed)
                      for g in graphs]
         if ahead is not None:  # its answers hold for this failure: graph 0's search goes on from them
@@ -278,11 +291,12 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
         stage(f"verifying the repro ({best.nodes} ops) in {RUNS} fresh processes")
         text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
                             graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
-                            tool_version=__version__, level=g.level, subgraph=g.subgraph)
+                            tool_version=__version__, level=g.level, subgraph=g.subgraph, phase=g.phase)
         k, others = _verify(text, pool)
         for why in others:
             say(f"a fresh run of the repro did not fail: {why}")
         fields = dict(failure=failure["kind"], signature=failure.get("signature"), graph=g.index, subgraph=g.subgraph,
+                      phase=g.phase,
                       nodes_before=whole.nodes, nodes_after=best.nodes, ops=best.ops,
                       inputs_before=whole.input_numel, inputs_after=best.input_numel,
                       config=config_strings(final_config),
@@ -291,7 +305,8 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
         if k == 0:
             return Outcome(EXIT_CRASH, f"the repro ({best.nodes} ops) did not fail in any of {RUNS} fresh runs",
                            fields, text)
-        inside = f" inside {g.subgraph}" if g.subgraph else ""
+        where = {"backward": " in the backward graph", "joint": ", run as a training step"}.get(g.phase, "")
+        inside = f" inside {g.subgraph}" if g.subgraph else where
         return Outcome(EXIT_FINDINGS, f"{whole.nodes} -> {best.nodes} ops ({', '.join(dict.fromkeys(best.ops))}){inside}, "
                                       f"{queries} queries, reproduced {k} of {RUNS}", fields, text)
     finally:
@@ -323,7 +338,8 @@ def _failure(job: Job, want: Want | None, seen: dict[str, Any],
             raise UsageError("--failure violation needs a violation record on stdin (`fxcheck m.py --deny OP | minify`)")
         tile = f" {want.align}" if want.align else ""
         return {"kind": "violation", "signature": f"{want.constraint}{tile}: {want.op}", "op": want.op,
-                "dtype": want.dtype, "constraint": want.constraint, "align": want.align}
+                "dtype": want.dtype, "constraint": want.constraint, "align": want.align,
+                **({"phase": "backward"} if want.phase == "backward" else {})}
     kind = seen.get("kind")
     if kind == "error":
         return {"why": f"the original run failed before the backend did: {seen['why']}"}
@@ -334,9 +350,11 @@ def _failure(job: Job, want: Want | None, seen: dict[str, Any],
         return None
     if asked not in ("auto", None) and asked != kind:
         return {"why": f"asked for {_a(asked)} failure, but {job.model} shows {kind}: {seen.get('signature', '')}"}
+    # where it shows (train mode): "backward" searches the backward graphs, then the graphs run as training steps
+    phase = "backward" if seen.get("phase") == "backward" else None
     if kind == "accuracy":  # the one the search ahead bets on, built in one place
-        return accuracy_failure(job, precision)
-    return {"kind": kind, "signature": seen.get("signature", kind)}
+        return accuracy_failure(job, precision, phase)
+    return {"kind": kind, "signature": seen.get("signature", kind), **({"phase": phase} if phase else {})}
 
 
 def _a(word: str) -> str:

@@ -129,15 +129,43 @@ def dense(outputs):
     return [t.values() if isinstance(t, torch.Tensor) and t.layout == torch.jagged else t for t in outputs]
 
 
-def run_eager(module, inputs, float64=False):
-    with torch.no_grad():
-        if not float64:
-            out = list(module(*inputs))
+def run_eager(module, inputs, float64=False, train=False):
+    """The outputs of ``module`` on ``inputs`` (``train``: the gradients of a training step, :func:`gradients`)."""
+    if float64:
+        inputs = [to_float64(x) for x in inputs]
+    with _float64_mode() if float64 else contextlib.nullcontext():
+        if train:
+            out = gradients(module, inputs)
         else:
-            with _float64_mode():
-                out = list(module(*[to_float64(x) for x in inputs]))
+            with torch.no_grad():
+                out = list(module(*inputs))
     sync()
     return dense(out)
+
+
+def _loss(outputs):
+    """pt2kit.runtime.training.loss_of's rule, the loss every --mode train run takes: the sum of the means
+    of the floating outputs that require grad (in float32 or wider); None where none does."""
+    parts = [t.float().mean() if t.dtype.itemsize < 4 else t.mean() for t in outputs
+             if isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point()]
+    return sum(parts) if parts else None
+
+
+def gradients(run, inputs):
+    """A training step of ``run``: every floating input a leaf that requires grad (in a training graph,
+    a floating value cut off above the candidate is one a gradient flows through), forward, the loss,
+    backward; the inputs' gradients (zeros where none reached one), in input order. Seeded: a dropout
+    draws the same mask on every side (Inductor's fallback_random draws eager's numbers)."""
+    inputs = [x.detach().requires_grad_(True) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+              for x in inputs]
+    wrt = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
+    torch.manual_seed(0)
+    with torch.enable_grad():
+        out = run(*inputs)
+        loss = _loss(list(out) if isinstance(out, (list, tuple)) else [out])
+        if loss is None or not wrt:
+            return []
+        return list(torch.autograd.grad(loss, wrt, allow_unused=True, materialize_grads=True))
 
 
 def sync():
@@ -147,9 +175,16 @@ def sync():
         torch.cuda.synchronize()
 
 
-def compile_and_run(module, inputs, backend, dynamic=False):
-    """The compiled side: a torch.compile backend (name or callable), or "aoti" (export, package, load, run)."""
+def compile_and_run(module, inputs, backend, dynamic=False, train=False):
+    """The compiled side: a torch.compile backend (name or callable), or "aoti" (export, package, load, run).
+    ``train``: a training step through the compiled module (the backend compiles its backward too), its
+    gradients (:func:`gradients`)."""
     torch._dynamo.reset()
+    if train:
+        out = dense(gradients(torch.compile(module, backend=backend, dynamic=dynamic or None), inputs))
+        sync()
+        torch._dynamo.reset()
+        return out
     with torch.no_grad():
         if backend == "aoti":
             out = aoti_run(torch.export.export(module, tuple(inputs)), inputs)
@@ -284,14 +319,15 @@ def settle(failure):
         use_precision(failure["precision"])
 
 
-def outcome(module, inputs, backend, config, failure, dynamic=False, strict=False):
+def outcome(module, inputs, backend, config, failure, dynamic=False, strict=False, train=False):
     """(fails, signature, detail) of one candidate against the failure it must still show. ``strict``
     (the repro's own run): a side that cannot run raises Untestable rather than not failing: eager
-    always, the compiled side where the failure is in what it computes, not in its compile."""
+    always, the compiled side where the failure is in what it computes, not in its compile. ``train``:
+    each side runs a training step, and what is judged is the gradients of the inputs."""
     kind = failure["kind"]
     settle(failure)
     try:
-        eager = run_eager(module, fresh(inputs))
+        eager = run_eager(module, fresh(inputs), train=train)
     except Exception as e:  # a candidate the eager side cannot run is no repro of anything
         if strict:
             raise Untestable(f"eager cannot run the graph: {one_line(e)}") from None
@@ -299,12 +335,12 @@ def outcome(module, inputs, backend, config, failure, dynamic=False, strict=Fals
     fp64 = None
     if kind == "accuracy":
         try:
-            fp64 = run_eager(module, fresh(inputs), float64=True)
+            fp64 = run_eager(module, fresh(inputs), float64=True, train=train)
         except Exception:
             fp64 = None
     try:
         with apply_config(config):
-            test = compile_and_run(module, fresh(inputs), backend, dynamic)
+            test = compile_and_run(module, fresh(inputs), backend, dynamic, train)
     except Exception as e:
         sig, detail = exception_signature(e), str(e).strip()[:2000]
         if strict and kind != "compile-error":

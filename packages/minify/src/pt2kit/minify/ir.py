@@ -75,6 +75,10 @@ class Graph(msgspec.Struct, frozen=True, kw_only=True):
     dynamic: bool = False
     level: str = "aten"  # aten: AOTAutograd's forward graph; dynamo: the graph Dynamo hands a backend
     subgraph: str | None = None  # a higher-order op's subgraph of graph ``index`` that ran: "cond → true_graph_0"
+    # forward: run as it is (an inference graph, or a training forward); backward: AOTAutograd's backward
+    # graph, run as it is (its inputs the forward's saved values and the tangents); joint: run as a
+    # training step (forward, the loss, backward: the backend compiles both), judged by the gradients
+    phase: str = "forward"
 
     @property
     def compute(self) -> list[Node]:
@@ -97,6 +101,20 @@ class Graph(msgspec.Struct, frozen=True, kw_only=True):
 
     def by_name(self) -> dict[str, Node]:
         return {n.name: n for n in self.nodes}
+
+
+def searched(graphs: list[Graph], phase: str | None, train: bool) -> list[Graph]:
+    """The graphs a failure is searched in, in order. A failure of the backward (``phase`` "backward"):
+    each backward graph as it is (what the backend compiles), then each of Dynamo's graphs run as a
+    training step (``joint``: what a backend of the user's file makes of it, forward and backward). A
+    train-mode failure of unknown phase (a crash): the forward graphs, then those. Else the forward
+    graphs, as inference runs them."""
+    fwd = [g for g in graphs if g.phase == "forward"]
+    bwd = [g for g in graphs if g.phase == "backward"] + [
+        msgspec.structs.replace(g, phase="joint") for g in graphs if g.level == "dynamo" and g.subgraph is None]
+    if phase == "backward":
+        return bwd
+    return fwd + bwd if train and phase is None else fwd
 
 
 class Candidate(msgspec.Struct, frozen=True, kw_only=True):

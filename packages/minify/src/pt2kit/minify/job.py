@@ -27,6 +27,9 @@ class Job(ModelJob, frozen=True, kw_only=True):
     check_str: str | None = None  # an error counts only if its message holds this
     jobs: int | None = None  # workers judging candidates; None: auto (drive.workers decides, capped)
     output: str | None = None  # -o: the repro is also written here
+    # infer | train (a training step: forward, loss, backward; failures in the backward graph too); None: a
+    # piped model record's `train` (or a failing gradient's diff: train), else infer
+    mode: str | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -40,6 +43,8 @@ class Job(ModelJob, frozen=True, kw_only=True):
             if self.model is None:
                 raise UsageError("--profile, --align and --dtypes check a MODEL; for a stream, pipe fxcheck's "
                                  "violations (`fxcheck m.py --align 16 | minify`)")
+        if self.mode == "train" and self.backend == "aoti":
+            raise UsageError("--mode train with --backend aoti: an AOT Inductor package runs inference only")
         be = self.backend
         if be not in BACKENDS and not (":" in be and be.rpartition(":")[0].endswith(".py")):
             raise UsageError(f"--backend {be}: expected inductor, aot_eager, aoti or FILE.py:NAME")

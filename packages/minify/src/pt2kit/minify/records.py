@@ -1,5 +1,6 @@
 """minify's records: the `repro` record of a made repro (its text a blob in the store), and the failure
-a stream record names (what minify is asked to keep)."""
+a stream record names (what minify is asked to keep: a failing gradient's diff, `grad.*`, and a backward
+graph's violation are the backward's, minified in train mode)."""
 
 from __future__ import annotations
 
@@ -52,13 +53,15 @@ class Want(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     op: str | None = None  # violation: the aten op
     dtype: str | None = None  # violation: the tensor's dtype, where fxcheck named one
     align: int | None = None  # violation (align): the tile size the op's sizes miss
+    phase: str | None = None  # "backward": it shows in the backward (a gradient's diff, a backward graph's op)
 
 
 def wanted(rec: Any) -> Want | None:
     """The failure a stream record names, or None (a passing diff, a finding-free kernel)."""
     if isinstance(rec, Diff) and not rec.passed:
         return Want(kind="accuracy", ref="eager64" if rec.ref == "eager64" else "eager",
-                    rule="close" if rec.rule == "close" else None, said=diff_said(rec))
+                    rule="close" if rec.rule == "close" else None, said=diff_said(rec),
+                    phase="backward" if rec.output.startswith("grad.") else None)
     if isinstance(rec, Crash):
         return Want(kind="crash" if rec.signal else "compile-error")
     if _keepable(rec) and unkept(rec) is None:
@@ -68,7 +71,8 @@ def wanted(rec: Any) -> Want | None:
             if not m:
                 return None
             align = int(m.group(1))
-        return Want(kind="violation", constraint=rec.constraint, op=rec.op, dtype=rec.dtype, align=align)
+        return Want(kind="violation", constraint=rec.constraint, op=rec.op, dtype=rec.dtype, align=align,
+                    phase="backward" if rec.phase == "backward" else None)
     if isinstance(rec, Kernel) and rec.finding:
         return Want(kind="nan")
     return None
@@ -87,10 +91,9 @@ def diff_said(rec: Diff) -> str:
 
 
 def _keepable(rec: Any) -> bool:
-    # minify cuts forward aten graphs: a Dynamo-level or backward-only finding is not one it can keep,
-    # nor a constraint whose rule its harness does not check (it would keep the op, not the fault)
-    return isinstance(rec, Violation) and (rec.op or "").startswith("aten.") and rec.phase != "backward" \
-        and rec.constraint in KEPT_CONSTRAINTS
+    # minify cuts aten graphs (a backward one's finding in train mode): a Dynamo-level finding is not one
+    # it can keep, nor a constraint whose rule its harness does not check (it would keep the op, not the fault)
+    return isinstance(rec, Violation) and (rec.op or "").startswith("aten.") and rec.constraint in KEPT_CONSTRAINTS
 
 
 def in_place(op: str) -> bool:

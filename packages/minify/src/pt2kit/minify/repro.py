@@ -75,24 +75,42 @@ def _config_line(config: dict[str, dict[str, str]]) -> str:
                                     for m, s in config.items()) + "}"
 
 
+def _graph_words(level: str, phase: str) -> str:
+    if phase == "backward":
+        return "backward aten graph"
+    return "the graph Dynamo hands the backend" if level == "dynamo" else "forward aten graph"
+
+
+def _phase_line(phase: str) -> str:
+    """How the graph runs, where it is not run as it is an inference graph."""
+    if phase == "backward":
+        return "\nRuns: the backward graph alone (AOTAutograd's), its inputs the forward's saved values and the tangents."
+    if phase == "joint":
+        return ("\nRuns: a training step (forward, the loss: each floating output's mean, summed; backward); the "
+                "gradients\nof its inputs are judged.")
+    return ""
+
+
 def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: dict[str, dict[str, str]],
            model: str, graph: int, torch_version: str, dynamic: bool, seed: int, tool_version: str,
-           level: str = "aten", subgraph: str | None = None) -> str:
+           level: str = "aten", subgraph: str | None = None, phase: str = "forward") -> str:
+    """``phase``: the graph's (:class:`.ir.Graph`): a ``joint`` one runs as a training step, its gradients judged."""
     against = "a float64 run" if failure.get("ref") == "eager64" else "eager"
     rule = "assert_close (kdiff --verdict close)" if failure.get("rule") == "close" else \
         "PyTorch's float64 accuracy rule"
-    what = {"accuracy": f"the compiled output differs from {against} beyond {rule}",
+    out = "gradient" if failure.get("phase") == "backward" else "output"
+    what = {"accuracy": f"the compiled {out} differs from {against} beyond {rule}",
             "compile-error": f"the compiled side raises {failure.get('signature', '')}",
             "crash": f"the process dies with {failure.get('signature', '')}",
-            "nan": f"the compiled output holds {failure.get('signature', '')}",
+            "nan": f"the compiled {out} holds {failure.get('signature', '')}",
             "violation": f"{failure.get('constraint', '')}: {failure.get('op', '')} in the graph"}[failure["kind"]]
     ops = ", ".join(dict.fromkeys(c.ops))
     file = _backend_file(backend)
     head = f'''#!/usr/bin/env python3
 """A standalone repro made by pt2kit minify {tool_version} on torch {torch_version}.
 
-Model: {model} ({"the graph Dynamo hands the backend" if level == "dynamo" else "forward aten graph"} {graph}{f", its subgraph {subgraph}" if subgraph else ""}), cut to {c.nodes} op(s): {ops}.
-Failure: {what}.
+Model: {model} ({_graph_words(level, phase)} {graph}{f", its subgraph {subgraph}" if subgraph else ""}), cut to {c.nodes} op(s): {ops}.
+Failure: {what}.{_phase_line(phase)}
 Backend: {backend}{", dynamic shapes" if dynamic else ""}.{_precision_line(failure)}
 {textwrap.fill("Needs: " + _needs(c, backend, config, torch_version) + ".", 110)}
 
@@ -132,6 +150,7 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
             _embedded(),
             "",
             'if __name__ == "__main__":',
-            f"    raise SystemExit(main(Repro, INPUTS, BACKEND, CONFIG, FAILURE, dynamic={dynamic!r}, seed={seed!r}))",
+            f"    raise SystemExit(main(Repro, INPUTS, BACKEND, CONFIG, FAILURE, dynamic={dynamic!r}, seed={seed!r}"
+            + (", train=True" if phase == "joint" else "") + "))",
             ""]
     return head + "\n".join(body)

@@ -90,7 +90,7 @@ class Searcher:
     def payload(self, c: ir.Candidate, config: Config | None = None) -> dict[str, Any]:
         return {"source": c.source, "inputs": [s.as_tuple() for s in c.inputs], "failure": self.failure,
                 "backend": self.backend, "config": self.config if config is None else config,
-                "dynamic": self.graph.dynamic, "seed": self.seed}
+                "dynamic": self.graph.dynamic, "seed": self.seed, "train": self.graph.phase == "joint"}
 
     def judge(self, answer: dict[str, Any]) -> bool:
         t = answer.get("t")
@@ -199,7 +199,8 @@ class Searcher:
         return {**self.payload(c), "names": [n for n in names if n in set(tensors)]}
 
     def localized(self, names: list[str]) -> tuple[set[str], ir.Candidate] | None:
-        request = self.localize_request(names)
+        # a graph run as a training step is judged by its inputs' gradients: no node's value to localise
+        request = self.localize_request(names) if self.graph.phase != "joint" else None
         if request is None:
             return None
         self.step("localize", len(names))

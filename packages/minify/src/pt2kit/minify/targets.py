@@ -30,6 +30,7 @@ class PipedModel:
     device: str | None
     config: dict[str, str]
     where: str
+    train: bool = False  # the record's `train`: run it as a training step
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def read(s: Session, job: Job) -> Piped:
         rec = line.record
         where = f"{line.source}:{line.lineno}"
         if model is not None:
-            out.models[rec.model] = PipedModel(*model)  # type: ignore[union-attr]
+            out.models[rec.model] = PipedModel(*model, train=rec.train)  # type: ignore[union-attr]
         elif isinstance(rec, Header):
             runs[rec.run] = (dict(rec.config), where)
         elif isinstance(rec, Failing):

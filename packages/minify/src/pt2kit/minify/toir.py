@@ -170,10 +170,11 @@ def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
 
 
 def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten",
-          subgraph: str | None = None) -> ir.Graph:
+          subgraph: str | None = None, phase: str = "forward") -> ir.Graph:
     """The graph as :mod:`.ir` data, each value's spec taken from one run of it on ``args`` (its
-    first call's real arguments). ``level``: "aten" (AOTAutograd's forward graph) or "dynamo" (the
-    graph Dynamo hands a backend: torch functions and tensor methods)."""
+    first call's real arguments). ``level``: "aten" (AOTAutograd's forward graph, or with ``phase``
+    "backward" its backward graph) or "dynamo" (the graph Dynamo hands a backend: torch functions and
+    tensor methods)."""
     import torch
 
     from pt2kit.runtime.fxmeta import node_place
@@ -215,7 +216,7 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
             place, code, _ = node_place(n)
             nodes.append(ir.Node(name=_name(n), expr=expr, deps=[_name(d) for d in n.all_input_nodes],
                                  op=op, spec=spec, place=place, code=code, output=n.name in outputs))
-    return ir.Graph(index=index, nodes=nodes, dynamic=dynamic, level=level, subgraph=subgraph)
+    return ir.Graph(index=index, nodes=nodes, dynamic=dynamic, level=level, subgraph=subgraph, phase=phase)
 
 
 def inside(gm: Any, args: list[Any], index: int, device: str) -> list[ir.Graph]:

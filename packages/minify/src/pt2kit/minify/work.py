@@ -1,9 +1,10 @@
 """minify's worker side: one warm process answers many requests (torch imported once).
 
-``capture``: load the model, capture its forward aten graph(s) as :mod:`.ir` data, then run it
-eagerly and with the backend and say how it fails (this may kill the process: the parent then knows
-the failure is a crash). ``query``: run one candidate through :mod:`.harness` (what its repro will
-run). ``localize``: for an accuracy failure, the first node whose compiled value fails the verdict.
+``capture``: load the model, capture its forward aten graph(s) as :mod:`.ir` data (``--mode train``:
+its forward and backward graphs, :mod:`.train`), then run it eagerly and with the backend and say how
+it fails (this may kill the process: the parent then knows the failure is a crash). ``query``: run one
+candidate through :mod:`.harness` (what its repro will run). ``localize``: for an accuracy failure, the
+first node whose compiled value fails the verdict.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         if job.emit_model:
             from pt2kit.runtime.modelfile import model_fields
 
-            send({"t": "model", "fields": msgspec.to_builtins(model_fields(loaded, job.device, job.config))})
+            fields = {**model_fields(loaded, job.device, job.config), **({"train": True} if job.mode == "train" else {})}
+            send({"t": "model", "fields": msgspec.to_builtins(fields)})
     nested = first_jagged(loaded.inputs)  # a jagged input: AOTAutograd's dense graph of its values and
     if nested is not None and job.backend == "aoti":  # offsets is cut, or Dynamo's, the repro rebuilding it
         raise UsageError(f"{nested} is a torch.nested jagged tensor: torch.export, and so --backend aoti, takes none "
@@ -78,19 +80,26 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     config = _resolved_config({**settings, **job.config})  # a --config key torch's repro writer skips stays
     precision = _precision(job.precision)  # after the settings: the harness's fallback_random is not the file's
     send({"t": "stage", "stage": "capture"})
-    dynamo: list[Any] = []
-    with apply_config(job.config):
-        try:
-            captured = capture_forward(loaded.model, lambda fn: loaded.call(fn), dynamo=dynamo)
-        except Exception:  # AOTAutograd cannot trace it: the failure is before the aten graph
-            captured = []
-    graphs = _graphs(captured, dynamo, job)
+    if job.mode == "train":  # the forward and backward graphs of a training step
+        from . import train
+
+        graphs, captured = train.capture(loaded, job)
+    else:
+        dynamo: list[Any] = []
+        with apply_config(job.config):
+            try:
+                captured = capture_forward(loaded.model, lambda fn: loaded.call(fn), dynamo=dynamo)
+            except Exception:  # AOTAutograd cannot trace it: the failure is before the aten graph
+                captured = []
+        graphs = _graphs(captured, dynamo, job)
     send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config, "precision": precision})
     if job.profile is not None:  # fxcheck's rules on the graphs the backend gets: nothing to run
         return {"kind": "violation", "want": _first_violation(captured, job.profile)}
     if job.failure == "violation":  # judged on the graphs alone: nothing to run
         return {"kind": "violation"}
     send({"t": "stage", "stage": "reproduce"})
+    if job.mode == "train":
+        return train.judge(loaded, job, _backend(job.backend), send)
     torch.manual_seed(job.seed)
     with torch.no_grad():
         try:
@@ -252,7 +261,7 @@ def query(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         found = harness.violations(cls(), inputs, failure)
         return {"fails": bool(found), "signature": "violation" if found else "clean", "detail": ""}
     fails, sig, detail = harness.outcome(cls(), inputs, _backend(payload["backend"]), _typed(payload["config"]), failure,
-                                         payload.get("dynamic", False))
+                                         payload.get("dynamic", False), train=payload.get("train", False))
     return {"fails": fails, "signature": sig, "detail": detail[:2000]}
 
 
