@@ -7,6 +7,7 @@ fault hits.
   cpp relu bug then makes a wrong gradient, and the forward stays right.
 - ``relu15``: the same with ``relu(x) ** 1.5`` (its backward ``grad * sqrt(relu(x))``): the planted bug
   (``relu(x)`` computed as ``x + 1``) takes a square root of a negative number: NaN in a gradient only.
+  Its batch is marked dynamic.
 - ``bert``: a one-layer BERT from a transformers config (GELU, so its backward holds gelu_backward).
 - ``gelu_backward_fails``: a torch.compile backend (AOTAutograd, then the graphs as they are) whose
   backward compiler raises when it is handed a graph holding ``aten.gelu_backward``.
@@ -59,7 +60,9 @@ def sqrelu():
 
 def relu15():
     torch.manual_seed(0)
-    return MLP(ReLU15), (torch.randn(4, 16),)
+    x = torch.randn(4, 16)
+    torch._dynamo.mark_dynamic(x, 0)  # a dynamic batch: the graphs, and the repro, are dynamic
+    return MLP(ReLU15), (x,)
 
 
 def bert():

@@ -1,0 +1,167 @@
+"""minify on failures of the backward (``--mode train``, or a failing gradient's diff piped in), planted in
+real models whose backward graph really holds the op (models/train_nets.py): the repro is at most 3 ops,
+fails alone (3 of 3 fresh runs, and once more here), and passes once the fault is removed."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import msgspec
+import pytest
+import torch
+from conftest import MODELS, run_repro
+
+NETS = MODELS / "train_nets.py"
+RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
+
+
+def _switch_off(path, pattern: str, replacement: str) -> None:
+    text = path.read_text()
+    new = re.sub(pattern, replacement, text, count=1)
+    assert new != text
+    path.write_text(new)
+
+
+def _train_step(model, x, compiled: bool):
+    """(output, gradients) of one training step, as --mode train runs it."""
+    from pt2kit.runtime.training import train_step
+
+    torch._dynamo.reset()
+    params = list(model.parameters())
+    out = train_step(lambda: (torch.compile(model) if compiled else model)(x), params)
+    grads = [p.grad.clone() for p in params]
+    torch._dynamo.reset()
+    return out.detach(), grads
+
+
+def _truth(entry: str):
+    """The planted fault as a user meets it: (eager step, compiled step) of the model under the relu bug."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_nets", NETS)
+    nets = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(nets)
+    model, (x,) = getattr(nets, entry)()
+    with torch._inductor.config.patch({RELU_BUG: "accuracy"}):
+        return _train_step(model, x, False), _train_step(model, x, True)
+
+
+def _repro_fails_then_passes_fixed(out, fix: tuple[str, str], first: str) -> None:
+    p = run_repro(out)
+    assert p.returncode == 1 and p.stdout.startswith(f"repro: the bug is present: {first}"), p.stdout + p.stderr
+    _switch_off(out, *fix)
+    p = run_repro(out)
+    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
+
+
+def _grad_failure_stream(tmp_path) -> bytes:
+    """What `kdiff --grad` writes of the squared-ReLU MLP under the relu bug: its model record, a failing
+    gradient's diff and the backward divergence (kdiff's localisation names the relu of the backward)."""
+    from pt2kit.schema import Diff, Divergence, Header, Metrics, Model
+
+    common = dict(tool_version="1", argv=["kdiff"], time="t", host="h", python="3", store=str(tmp_path))
+    metrics = Metrics(numel=512, max_abs=1.5, mean_abs=0.5, max_rel=3.0, rmse=0.7, mismatches=400, mismatch_share=0.78)
+    lines = [Header(v=1, run="a", tool="kdiff", **common),
+             Model(v=1, run="a", model="train_nets.py:sqrelu", file=str(NETS), entry="sqrelu",
+                   config={RELU_BUG: "accuracy"}),
+             Diff(v=1, run="a", model="train_nets.py:sqrelu", output="out", ref="eager", test="inductor",
+                  atol=1e-5, rtol=1.3e-6, passed=True),
+             Diff(v=1, run="a", model="train_nets.py:sqrelu", output="grad.fc1.weight", ref="eager", test="inductor",
+                  dtype="float32", shape=[32, 16], atol=1e-5, rtol=1.3e-6, passed=False, close=False, metrics=metrics),
+             Divergence(v=1, run="a", model="train_nets.py:sqrelu", output="grad.fc1.weight", node="relu",
+                        op="aten.relu.default", phase="backward", forward_op="aten.clamp_min.default",
+                        source=f"{NETS}:28")]
+    return b"".join(msgspec.json.encode(x) + b"\n" for x in lines)
+
+
+def test_a_wrong_gradient_piped_from_kdiff_is_cut_to_the_backward_graphs_relu(minify, tmp_path):
+    """(b) The planted cpp relu bug, where only the backward has a relu: the forward stays right, a gradient
+    is wrong. A piped failing grad.* diff (the model record says infer) runs the model as a training step,
+    and the repro is the backward graph's relu alone, fed the forward's saved value."""
+    (eager_out, eager_grads), (test_out, test_grads) = _truth("sqrelu")
+    torch.testing.assert_close(test_out, eager_out)  # the forward is right
+    with pytest.raises(AssertionError):
+        torch.testing.assert_close(test_grads, eager_grads)  # a gradient is not
+    out = tmp_path / "repro.py"
+    r = minify("-o", str(out), stdin=_grad_failure_stream(tmp_path))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "accuracy" and rep["phase"] == "backward" and rep["ops"] == ["aten.relu.default"]
+    assert rep["nodes_before"] > rep["nodes_after"] == 1 and rep["reproduced"] == 3 == rep["runs"]
+    assert rep["config"] == {RELU_BUG: "accuracy"}
+    assert "18 -> 1 ops (aten.relu.default) in the backward graph" in r.stderr, r.stderr
+    text = out.read_text()
+    assert "the compiled gradient differs from eager" in text and "backward aten graph 0" in text
+    assert re.search(r"# \S*train_nets.py:\d+  return grad \* torch.relu\(x\)\n", text)  # the user's backward line
+    assert not re.search(r"^\s*(import|from) (pt2kit|pickle)", text, re.M)
+    _repro_fails_then_passes_fixed(out, (r"CONFIG = .*", "CONFIG = {}"), "accuracy")
+
+
+def test_a_nan_only_in_a_gradient_is_cut_in_the_backward_graph_with_a_dynamic_batch(minify, tmp_path):
+    """(c) relu(x) ** 1.5 with its backward grad * sqrt(relu(x)): the relu bug takes the square root of a
+    negative number in the backward only. The batch is marked dynamic: the repro compiles dynamic."""
+    (eager_out, eager_grads), (test_out, test_grads) = _truth("relu15")
+    torch.testing.assert_close(test_out, eager_out)
+    assert all(torch.isfinite(g).all() for g in eager_grads) and any(torch.isnan(g).any() for g in test_grads)
+    out = tmp_path / "repro.py"
+    r = minify(f"{NETS}:relu15", "--mode", "train", "--config", f"{RELU_BUG}=accuracy", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "nan" and rep["signature"] == "nan" and rep["phase"] == "backward"
+    assert "aten.relu.default" in rep["ops"] and rep["nodes_after"] <= 3 and rep["reproduced"] == 3
+    assert r.kind("model")[0]["train"] is True
+    text = out.read_text()
+    assert "the compiled gradient holds nan" in text
+    assert "dynamic shapes" in text and text.rstrip().endswith("dynamic=True, seed=0))")
+    _repro_fails_then_passes_fixed(out, (r"CONFIG = .*", "CONFIG = {}"), "nan")
+
+
+def test_a_backend_that_cannot_compile_gelu_backward_is_cut_to_gelu_run_as_a_training_step(minify, tmp_path):
+    """(a) A backend of the user's file whose backward compiler raises on a graph holding gelu_backward,
+    on a one-layer BERT: its forward compiles, its backward does not. The repro is Dynamo's gelu run as a
+    training step through that backend; once the backend compiles gelu_backward it passes."""
+    backend = tmp_path / "backends.py"
+    shutil.copy(NETS, backend)
+    out = tmp_path / "repro.py"
+    r = minify(f"{NETS}:bert", "--mode", "train", "--backend", f"{backend}:gelu_backward_fails", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "compile-error" and rep["phase"] == "joint"
+    assert rep["signature"] == "NotImplementedError: this backend cannot compile aten.gelu_backward"
+    assert rep["ops"] == ["torch.nn.functional.gelu"] and rep["reproduced"] == 3
+    text = out.read_text()
+    assert "run as a training step" in text and text.rstrip().endswith("seed=0, train=True))")
+    p = run_repro(out)
+    assert p.returncode == 1 and "this backend cannot compile aten.gelu_backward" in p.stdout, p.stdout + p.stderr
+    _switch_off(backend, r'"gelu_backward" in str', '"no such op" in str')
+    p = run_repro(out)
+    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
+
+
+def test_a_healthy_bert_trained_with_inductor_has_nothing_to_minify(minify):
+    """No false alarm: a training step of a one-layer BERT (dropout on, drawn alike) passes."""
+    r = minify(f"{NETS}:bert", "--mode", "train")
+    assert r.code == 0, r.stderr
+    assert "no failure to minify" in r.stderr and "a training step's outputs and gradients" in r.stderr, r.stderr
+    assert not r.kind("repro") and r.kind("model")[0]["train"] is True
+
+
+def test_which_graphs_a_failure_of_the_backward_is_searched_in():
+    from pt2kit.minify import ir
+    from pt2kit.minify.job import Job
+    from pt2kit.minify.records import wanted
+    from pt2kit.runtime.errors import UsageError
+    from pt2kit.schema import Diff, Violation
+
+    fw, bw = ir.Graph(index=0, nodes=[]), ir.Graph(index=0, nodes=[], phase="backward")
+    dyn = ir.Graph(index=0, nodes=[], level="dynamo")
+    assert ir.searched([fw, bw, dyn], "backward", True) == [bw, msgspec.structs.replace(dyn, phase="joint")]
+    assert ir.searched([fw, bw, dyn], None, False) == [fw, dyn]
+    assert len(ir.searched([fw, bw, dyn], None, True)) == 4  # a crash of unknown phase: forward graphs first
+    grad = Diff(v=1, run="a", output="grad.fc1.weight", ref="eager", test="inductor", atol=0, rtol=0, passed=False)
+    assert wanted(grad).phase == "backward"
+    v = Violation(v=1, run="a", constraint="deny", message="m", phase="backward", op="aten.gelu_backward.default")
+    assert wanted(v).op == "aten.gelu_backward.default" and wanted(v).phase == "backward"  # kept, no longer dropped
+    with pytest.raises(UsageError, match="--mode train with --backend aoti"):
+        Job(model="m.py", mode="train", backend="aoti")
