@@ -131,7 +131,7 @@ def test_a_backend_that_cannot_compile_gelu_backward_is_cut_to_gelu_run_as_a_tra
     assert rep["signature"] == "NotImplementedError: this backend cannot compile aten.gelu_backward"
     assert rep["ops"] == ["torch.nn.functional.gelu"] and rep["reproduced"] == 3
     text = out.read_text()
-    assert "run as a training step" in text and text.rstrip().endswith("seed=0, train=True))")
+    assert "Runs: a training step" in text and text.rstrip().endswith("seed=0, train=True))")
     p = run_repro(out)
     assert p.returncode == 1 and "this backend cannot compile aten.gelu_backward" in p.stdout, p.stdout + p.stderr
     _switch_off(backend, r'"gelu_backward" in str', '"no such op" in str')
