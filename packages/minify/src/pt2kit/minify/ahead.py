@@ -45,8 +45,8 @@ class Ahead:
     def __init__(self, pool: Any, job: Job, graph: ir.Graph, config: Config, on_step: Callable[[str], None],
                  precision: dict[str, Any] | None = None) -> None:
         self.pool = pool
-        # a backward graph (train mode) is a bet on a gradient's accuracy failure
-        self.failure = accuracy_failure(job, precision, "backward" if graph.phase == "backward" else None)
+        # a backward graph, or one run as a training step (train mode), is a bet on a gradient's accuracy failure
+        self.failure = accuracy_failure(job, precision, "backward" if graph.phase in ("backward", "joint") else None)
         self.lane = pool.lane(1)
         self.searcher = Searcher(self.lane, graph, self.failure, job.backend, config, jobs=len(self.lane.workers),
                                  on_step=lambda m: on_step(f"ahead, while the original runs: {m}"), seed=job.seed)
