@@ -94,7 +94,6 @@ def judge(loaded: Any, job: Any, backend: Any, send: Any) -> dict[str, Any]:
 
     from pt2kit.runtime.config import apply_config
     from pt2kit.runtime.errors import UsageError
-    from pt2kit.runtime.modelfile import label_of, parse_spec
     from pt2kit.runtime.text import exception_line
     from pt2kit.runtime.torchapi import reset_dynamo
 
@@ -103,7 +102,7 @@ def judge(loaded: Any, job: Any, backend: Any, send: Any) -> dict[str, Any]:
     except UsageError:
         raise
     except Exception as e:  # the model's own bug, as kdiff says it: bad input, not a failure to minify
-        raise UsageError(f"{label_of(*parse_spec(job.model))}: the model's own eager training step fails, so there "
+        raise UsageError(f"{loaded.label}: the model's own eager training step fails, so there "
                          f"is no compiler failure to minify (the model, not the compiler): {exception_line(e)}") from None
     phase = {"now": "forward"}
 
