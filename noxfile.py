@@ -239,6 +239,7 @@ def lint(session: nox.Session) -> None:
     session.install(*CONSTRAINTS, "ruff", "-e", str(PACKAGES["pt2kit-schema"]))
     session.run("ruff", "check", ".")
     session.run("python", str(ROOT / "tests" / "test_import_graph.py"))
+    session.run("python", str(ROOT / "tests" / "test_cli_flags.py"))
     session.run("python", "-m", "pt2kit.schema", "check", str(ROOT / "schemas" / "json"))
 
 

@@ -24,11 +24,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
 from pt2kit.runtime.config import parse_config
-from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, tool_app
+from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, choice, command, tool_app
 from pt2kit.runtime.session import Session
 
 from . import __version__, drive
@@ -40,21 +39,21 @@ app = tool_app("aotiprint", __doc__ or "")
 @command(app)
 def aotiprint(
     target: Annotated[str, typer.Argument(metavar="MODEL.py[:NAME] | PACKAGE.pt2", show_default=False)],
-    detail: Annotated[str | None, typer.Option(
-        click_type=click.Choice(DETAILS), show_default=False,
+    detail: Annotated[str | None, typer.Option("--detail",
+        click_type=choice(DETAILS), show_default=False,
         help="What the printer records [default: stats; names with --ima].")] = None,
     mode: Annotated[str | None, typer.Option(
-        "--mode", click_type=click.Choice(DETAILS), hidden=True, help="--detail's old name.")] = None,
-    kernels: Annotated[str | None, typer.Option(
+        "--mode", click_type=choice(DETAILS), hidden=True, help="--detail's old name.")] = None,
+    kernels: Annotated[str | None, typer.Option("--kernels",
         metavar="K1,K2", show_default=False, help="Only these kernels (names as the printer shows them).")] = None,
     jit: Annotated[bool, typer.Option(
         "--jit", help="JIT Inductor (torch.compile) with our own per-kernel probes, not AOTI.")] = False,
     ima: Annotated[bool, typer.Option(
         "--ima", help="Hunt a CUDA illegal memory access: blocking launches, no caching allocator.")] = False,
-    inputs: Annotated[str | None, typer.Option(
+    inputs: Annotated[str | None, typer.Option("--inputs",
         metavar="FILE.py[:NAME]", show_default=False,
         help="Inputs for a PACKAGE.pt2: example_inputs, or NAME (a tuple/dict, or a function returning one).")] = None,
-    save_package: Annotated[Path | None, typer.Option(
+    save_package: Annotated[Path | None, typer.Option("--save-package",
         metavar="PATH", dir_okay=False, show_default=False,
         help="Keep the compiled AOTI package here (to rerun it: aotiprint PATH --inputs MODEL.py).")] = None,
     device: Device = "cpu",

@@ -23,7 +23,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
 from pt2kit.runtime.config import parse_config
@@ -37,6 +36,7 @@ from pt2kit.runtime.options import (
     Store,
     Timeout,
     Version,
+    choice,
     command,
     tool_app,
 )
@@ -57,39 +57,39 @@ def benchrun(
         "--backend", "-b", metavar="B[,B...]", show_default=False,
         help="eager, aot_eager, inductor, inductor:MODE (max-autotune, reduce-overhead, ...), FILE.py:NAME or "
         "module:attr; comma-separated or repeated [default: inductor].")] = None,
-    mode: Annotated[str, typer.Option(click_type=click.Choice(("infer", "train")),
+    mode: Annotated[str, typer.Option("--mode", click_type=choice(("infer", "train")),
                                       help="infer: forward under no_grad; train: forward, loss, backward.")] = "infer",
     device: DeviceFromRecord = None,
-    dtype: Annotated[str | None, typer.Option(
-        click_type=click.Choice(("float32", "bfloat16", "float16")), show_default=False,
+    dtype: Annotated[str | None, typer.Option("--dtype",
+        click_type=choice(("float32", "bfloat16", "float16")), show_default=False,
         help="Cast the model and its floating inputs [default: as the file makes them].")] = None,
-    repeat: Annotated[int | None, typer.Option(
+    repeat: Annotated[int | None, typer.Option("--repeat",
         show_default=False,
         help="Samples per side, 3 to 10000 [default: as many as fit in --budget, 10 to 1000].")] = None,
-    warmup: Annotated[int, typer.Option(help="Warm-up calls per side before sampling, 0 to 10000.")] = 5,
-    budget: Annotated[float, typer.Option(help="Seconds of samples per side when --repeat is not given.")] = 1.0,
-    timer: Annotated[str | None, typer.Option(
-        click_type=click.Choice(("events", "cudagraph", "wall")), show_default=False,
+    warmup: Annotated[int, typer.Option("--warmup", help="Warm-up calls per side before sampling, 0 to 10000.")] = 5,
+    budget: Annotated[float, typer.Option("--budget", help="Seconds of samples per side when --repeat is not given.")] = 1.0,
+    timer: Annotated[str | None, typer.Option("--timer",
+        click_type=choice(("events", "cudagraph", "wall")), show_default=False,
         help="events: CUDA events, L2 flushed (do_bench); cudagraph: replays of a captured graph; wall: "
         "perf_counter with syncs [default: events on CUDA, wall on CPU].")] = None,
-    accuracy: Annotated[bool, typer.Option(help="Judge the backend's outputs against a float64 run.")] = True,
+    accuracy: Annotated[bool, typer.Option("--accuracy/--no-accuracy", help="Judge the backend's outputs against a float64 run.")] = True,
     profile_kernels: Annotated[bool, typer.Option(
         "--profile-kernels", help="Time every kernel with torch.profiler (a table in the store, top kernels in "
         "the record).")] = False,
     fail_below: Annotated[float | None, typer.Option(
         "--fail-below", metavar="SPEEDUP", show_default=False,
         help="Exit 1 when a speedup's whole 95% interval is below this.")] = None,
-    shard: Annotated[str | None, typer.Option(
+    shard: Annotated[str | None, typer.Option("--shard",
         metavar="I/N", show_default=False, help="Run shard I of N of the (model, backend) jobs.")] = None,
-    durations: Annotated[Path | None, typer.Option(
+    durations: Annotated[Path | None, typer.Option("--durations",
         metavar="STREAM", dir_okay=False, show_default=False,
         help="An earlier run's stream: balance --shard by its jobs' wall times (longest first).")] = None,
-    executor: Annotated[str, typer.Option(click_type=click.Choice(("local", "ray")),
+    executor: Annotated[str, typer.Option("--executor", click_type=choice(("local", "ray")),
                                           help="local: here, one job per GPU; ray: a Ray task each.")] = "local",
-    ray_address: Annotated[str | None, typer.Option(
+    ray_address: Annotated[str | None, typer.Option("--ray-address",
         metavar="ADDRESS", show_default=False, help="The Ray cluster to use [default: start a local one].")] = None,
     zoo: Annotated[bool, typer.Option("--zoo", help="List the bundled models and exit.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed set before the accuracy runs (-2**63 to 2**64-1).")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed set before the accuracy runs (-2**63 to 2**64-1).")] = 0,
     precision: Precision = "harness",
     timeout: Timeout = None,
     config: Config = None,

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import click
 import typer
 
-from pt2kit.runtime.options import Debug, Quiet, Store, Version, command, tool_app
+from pt2kit.runtime.options import Debug, Quiet, Store, Version, choice, command, tool_app
 from pt2kit.runtime.session import Session
 
 from . import __version__, drive
@@ -36,18 +35,18 @@ app = tool_app(NAME, __doc__ or "")
 @command(app, name=NAME, help=__doc__)
 def capture(
     cmd: Annotated[list[str] | None, typer.Argument(metavar="-- COMMAND [ARGS...]", show_default=False)] = None,
-    graphs: Annotated[str, typer.Option(
+    graphs: Annotated[str, typer.Option("--graphs",
         metavar="all|first|failing|IDS", help="Which graphs to keep: all, each process's first, those whose backend "
         "raised, or a comma list of compile ids (0/1,3/0).")] = "all",
-    rank: Annotated[str, typer.Option(metavar="R|all", help="Keep this torchrun rank's graphs, or all ranks'.")] = "0",
-    values: Annotated[str, typer.Option(click_type=click.Choice(VALUES), help="Which inputs keep their real "
+    rank: Annotated[str, typer.Option("--rank", metavar="R|all", help="Keep this torchrun rank's graphs, or all ranks'.")] = "0",
+    values: Annotated[str, typer.Option("--values", click_type=choice(VALUES), help="Which inputs keep their real "
         "values: small (up to --max-value-bytes in all, the rest drawn in their range), all (weights too), none."
         )] = "small",
-    max_value_bytes: Annotated[int, typer.Option(metavar="N", help="--values small's budget, in bytes.")
+    max_value_bytes: Annotated[int, typer.Option("--max-value-bytes", metavar="N", help="--values small's budget, in bytes.")
                                ] = DEFAULT_MAX_VALUE_BYTES,
-    timeout: Annotated[float | None, typer.Option(metavar="SECONDS", help="Stop the command (its whole process "
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Stop the command (its whole process "
                                                  "group) after this long; a crash record says so.")] = None,
-    out: Annotated[str | None, typer.Option(
+    out: Annotated[str | None, typer.Option("--out",
         metavar="FILE", help="Write the records to FILE; the command's stdout stays on stdout.")] = None,
     store: Store = None,
     quiet: Quiet = False,

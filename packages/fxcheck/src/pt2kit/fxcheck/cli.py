@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import click
 import typer
 
 from pt2kit.runtime.config import parse_config
@@ -28,6 +27,7 @@ from pt2kit.runtime.options import (
     Store,
     Timeout,
     Version,
+    choice,
     command,
     tool_app,
 )
@@ -46,24 +46,24 @@ app = tool_app("fxcheck", __doc__ or "")
 @command(app)
 def fxcheck(
     model: Annotated[str | None, typer.Argument(metavar="[MODEL.py[:NAME]]", show_default=False)] = None,
-    profile: Annotated[str | None, typer.Option(
+    profile: Annotated[str | None, typer.Option("--profile",
         metavar="NAME|FILE.toml", show_default=False,
         help="Capability profile: a shipped name (float32-only, npu-bf16, no-conv, mock-peer) or a TOML file.")] = None,
-    dtypes: Annotated[str | None, typer.Option(metavar="D1,D2", show_default=False,
+    dtypes: Annotated[str | None, typer.Option("--dtypes", metavar="D1,D2", show_default=False,
                                                help="Allowed dtypes, e.g. float32,bfloat16.")] = None,
-    align: Annotated[int | None, typer.Option(metavar="N", show_default=False,
+    align: Annotated[int | None, typer.Option("--align", metavar="N", show_default=False,
                                               help="Dimensions of size > 1 must be multiples of N.")] = None,
-    align_min_size: Annotated[int | None, typer.Option(metavar="N", show_default=False,
+    align_min_size: Annotated[int | None, typer.Option("--align-min-size", metavar="N", show_default=False,
                                                        help="Exempt dimensions smaller than N [default: 2].")] = None,
-    align_scope: Annotated[str | None, typer.Option(
-        click_type=click.Choice(("tiled", "all")), show_default=False,
+    align_scope: Annotated[str | None, typer.Option("--align-scope",
+        click_type=choice(("tiled", "all")), show_default=False,
         help="tiled: the tensors hardware tiles (activations, so GEMM M/N/K and conv channels), not parameters or "
         "conv kernels' spatial dims; all: every dimension of every tensor [default: tiled].")] = None,
-    max_tensor_bytes: Annotated[str | None, typer.Option(
+    max_tensor_bytes: Annotated[str | None, typer.Option("--max-tensor-bytes",
         metavar="BYTES", show_default=False, help="Largest materialised tensor, e.g. 67108864 or 64MiB.")] = None,
     contiguous: Annotated[bool | None, typer.Option(
         "--contiguous/--no-contiguous", show_default=False, help="Compute ops must receive contiguous tensors.")] = None,
-    deny: Annotated[list[str] | None, typer.Option(
+    deny: Annotated[list[str] | None, typer.Option("--deny",
         metavar="OP", show_default=False, help="Deny an aten op or overload, e.g. aten.convolution. Repeatable.")] = None,
     exit_zero: Annotated[bool, typer.Option(
         "--exit-zero", help="Exit 0 even when something is found (findings are still reported).")] = False,

@@ -52,15 +52,15 @@ def guardscan(
         "--vary", metavar="SPEC", show_default=False,
         help="Also call with changed inputs: [INPUT:]KEY=VALUE[,...], KEY a dim number, dtype, device or "
         "requires_grad; e.g. 0=16, x:1=32, dtype=float16. Repeatable.")] = None,
-    default_vary: Annotated[bool, typer.Option(
+    default_vary: Annotated[bool, typer.Option("--default-vary/--no-default-vary",
         help="Call with dim 0 of every tensor input doubled, then halved.")] = True,
     dynamic: Annotated[bool | None, typer.Option(
         "--dynamic/--no-dynamic", show_default=False,
         help="torch.compile(dynamic=True/False) [default: automatic dynamic shapes].")] = None,
-    recompile_limit: Annotated[int | None, typer.Option(
+    recompile_limit: Annotated[int | None, typer.Option("--recompile-limit",
         min=1, metavar="N", show_default=False,
         help="torch._dynamo.config.recompile_limit for the run [default: torch's, 8].")] = None,
-    backend: Annotated[str, typer.Option(
+    backend: Annotated[str, typer.Option("--backend",
         help="torch.compile backend (eager, aot_eager, inductor): breaks and guards are Dynamo's, "
         "so eager is the fastest way to see them.")] = "eager",
     device: DeviceFromRecord = None,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import click
 import typer
 
 from pt2kit.runtime.config import parse_config
@@ -37,6 +36,7 @@ from pt2kit.runtime.options import (
     Store,
     Timeout,
     Version,
+    choice,
     command,
     tool_app,
 )
@@ -53,34 +53,34 @@ app = tool_app("kdiff", __doc__ or "")
 @command(app)
 def kdiff(
     model: Annotated[str | None, typer.Argument(metavar="[MODEL.py[:NAME]]", show_default=False)] = None,
-    ref: Annotated[str, typer.Option(click_type=click.Choice(REFS),
+    ref: Annotated[str, typer.Option("--ref", click_type=choice(REFS),
                                      help="The reference: eager64 runs a float64 copy, to tell rounding noise from bugs."
                                      )] = "eager",
-    backend: Annotated[str | None, typer.Option(
+    backend: Annotated[str | None, typer.Option("--backend",
         metavar="BACKEND", show_default=False, help="The backend under test: inductor, aot_eager, eager, "
         "FILE.py:NAME or module:attr (any torch.compile backend) [default: inductor].")] = None,
     test: Annotated[str | None, typer.Option("--test", hidden=True, help="--backend's old name.")] = None,
-    verdict: Annotated[str | None, typer.Option(
-        click_type=click.Choice(("fp64", "close")), show_default=False,
+    verdict: Annotated[str | None, typer.Option("--verdict",
+        click_type=choice(("fp64", "close")), show_default=False,
         help="fp64: PyTorch's accuracy rule against a float64 run; close: assert_close against the reference alone "
         "[default: fp64, close when --atol/--rtol is given].")] = None,
-    atol: Annotated[float | None, typer.Option(help="Absolute tolerance [default: assert_close's for the dtype].",
+    atol: Annotated[float | None, typer.Option("--atol", help="Absolute tolerance [default: assert_close's for the dtype].",
                                                show_default=False)] = None,
-    rtol: Annotated[float | None, typer.Option(help="Relative tolerance [default: assert_close's for the dtype].",
+    rtol: Annotated[float | None, typer.Option("--rtol", help="Relative tolerance [default: assert_close's for the dtype].",
                                                show_default=False)] = None,
     equal_nan: Annotated[bool, typer.Option(
         "--equal-nan/--no-equal-nan", help="NaN on both sides (and the same ±Inf) agrees, as in PyTorch's benchmark "
         "harness; the model made it, and a passing leaf says so.")] = True,
     grad: Annotated[bool, typer.Option("--grad", help="Also compare parameter and input gradients; a failure in them "
                                        "alone is localised in the backward graph.")] = False,
-    mode: Annotated[str | None, typer.Option(
-        click_type=click.Choice(("infer", "train")), show_default=False,
+    mode: Annotated[str | None, typer.Option("--mode",
+        click_type=choice(("infer", "train")), show_default=False,
         help="train: run each side as a training step (train mode, loss = each floating output's mean, summed, "
         "backward), dropout drawn alike, and compare outputs and gradients [default: a piped model record's, "
         "else infer].")] = None,
-    localize: Annotated[bool, typer.Option(help="When an output fails, find the first diverging aten node.")] = True,
+    localize: Annotated[bool, typer.Option("--localize/--no-localize", help="When an output fails, find the first diverging aten node.")] = True,
     device: DeviceFromRecord = None,
-    seed: Annotated[int, typer.Option(help="Seed set before each run (-2**63 to 2**64-1, torch's range).")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed set before each run (-2**63 to 2**64-1, torch's range).")] = 0,
     precision: Precision = "harness",
     timeout: Timeout = None,
     config: Config = None,

@@ -22,7 +22,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
 from pt2kit.runtime.config import parse_config
@@ -36,6 +35,7 @@ from pt2kit.runtime.options import (
     Store,
     Timeout,
     Version,
+    choice,
     command,
     tool_app,
 )
@@ -52,25 +52,25 @@ app = tool_app("minify", __doc__ or "")
 @command(app)
 def minify(
     model: Annotated[str | None, typer.Argument(metavar="[MODEL.py[:NAME]]", show_default=False)] = None,
-    failure: Annotated[str, typer.Option(click_type=click.Choice(FAILURES),
+    failure: Annotated[str, typer.Option("--failure", click_type=choice(FAILURES),
                                          help="The failure to keep; auto takes what the original run shows.")] = "auto",
-    backend: Annotated[str, typer.Option(metavar="BACKEND",
+    backend: Annotated[str, typer.Option("--backend", metavar="BACKEND",
                                          help="inductor, aot_eager, aoti (export, package, load, run) or FILE.py:NAME."
                                          )] = "inductor",
-    ref: Annotated[str, typer.Option(click_type=click.Choice(("eager", "eager64")),
+    ref: Annotated[str, typer.Option("--ref", click_type=choice(("eager", "eager64")),
                                      help="Accuracy: the reference the compiled output is held against (eager64: a "
                                      "float64 run; a stream's diff brings its own).")] = "eager",
-    deny: Annotated[str | None, typer.Option(metavar="OP", help="Keep a violation: the aten op (aten.convolution) "
+    deny: Annotated[str | None, typer.Option("--deny", metavar="OP", help="Keep a violation: the aten op (aten.convolution) "
                                              "must stay in the graph.", show_default=False)] = None,
-    profile: Annotated[str | None, typer.Option(
+    profile: Annotated[str | None, typer.Option("--profile",
         metavar="NAME|FILE.toml", show_default=False,
         help="Keep the first violation fxcheck's checks find under this capability profile.")] = None,
-    align: Annotated[int | None, typer.Option(metavar="N", show_default=False,
+    align: Annotated[int | None, typer.Option("--align", metavar="N", show_default=False,
                                               help="fxcheck's --align: keep an op whose output is no multiple of N.")
                      ] = None,
-    dtypes: Annotated[str | None, typer.Option(metavar="D1,D2", show_default=False,
+    dtypes: Annotated[str | None, typer.Option("--dtypes", metavar="D1,D2", show_default=False,
                                                help="fxcheck's --dtypes: keep an op of a dtype not allowed.")] = None,
-    check_str: Annotated[str | None, typer.Option(help="An error counts only if its message holds TEXT.",
+    check_str: Annotated[str | None, typer.Option("--check-str", help="An error counts only if its message holds TEXT.",
                                                   metavar="TEXT", show_default=False)] = None,
     jobs: Annotated[str, typer.Option("--jobs", "-j", metavar="N|auto", help="Worker processes judging candidates in "
                                       "parallel; auto: half the CPUs, at most 4. Never more than the CPUs and "
@@ -78,11 +78,11 @@ def minify(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the repro here (never over an "
                                                 "input: the model, the stream, a backend or profile file).",
                                                 show_default=False)] = None,
-    mode: Annotated[str | None, typer.Option(click_type=click.Choice(("infer", "train")), show_default=False,
+    mode: Annotated[str | None, typer.Option("--mode", click_type=choice(("infer", "train")), show_default=False,
                                              help="train: run the model as a training step (forward, loss, backward) "
                                              "and minify failures of its backward too; default: a piped model "
                                              "record's, else infer.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the model's run and of the repro's inputs (-2**63 to "
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the model's run and of the repro's inputs (-2**63 to "
                                       "2**64-1, torch's range).")] = 0,
     precision: Precision = "harness",
     device: DeviceFromRecord = None,

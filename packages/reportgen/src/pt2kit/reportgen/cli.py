@@ -18,10 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
-from pt2kit.runtime.options import Debug, Quiet, Store, Version, command, tool_app
+from pt2kit.runtime.options import Debug, Quiet, Store, Version, choice, command, tool_app
 from pt2kit.runtime.session import Session
 
 from . import __version__, drive
@@ -36,9 +35,9 @@ def reportgen(
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", dir_okay=False, show_default=False, help="Write the report here.")] = None,
     fmt: Annotated[str | None, typer.Option(
-        "--format", click_type=click.Choice(["html", "json", "md", "text"]), show_default=False,
+        "--format", click_type=choice(["html", "json", "md", "text"]), show_default=False,
         help="Report format [default: from -o's suffix, else html].")] = None,
-    title: Annotated[str | None, typer.Option(help="The page's title.", show_default=False)] = None,
+    title: Annotated[str | None, typer.Option("--title", help="The page's title.", show_default=False)] = None,
     compare: Annotated[bool, typer.Option(
         "--compare", help="Compare two runs, BEFORE AFTER (each a stream file, a directory of streams or -): "
         "benchmarks beyond their intervals, accuracy, findings, diffs, breaks, recompiles, crashes; exit 1 on a "

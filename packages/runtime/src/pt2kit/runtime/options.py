@@ -11,6 +11,11 @@ Guarantees:
   click's three-line usage text are not shown.
 * Help is plain text (rich markup off: our help texts hold ``[MODEL.py[:NAME]]`` brackets), ends
   with the exit-code table, and importing this module imports neither torch nor rich.
+* The same on every typer the packages accept (click's exceptions and choices are taken from the click
+  typer parses with: its own copy since typer 0.26, which no longer installs click), and every option
+  names its flag, since typer
+  0.27 makes ``--BACKEND`` of an option that gives a metavar and no name. Tools take :func:`choice`
+  from here.
 * Shell completion is available (``--install-completion``, ``--show-completion``), never
   installed unasked.
 """
@@ -21,11 +26,27 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from .errors import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_USAGE
+
+# typer 0.26 and later parse with a copy of click of their own (and no longer install click): its
+# exceptions are the ones raised, and its choices are typer's. Private names, kept here alone.
+try:
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+except ImportError:
+    from click.exceptions import ClickException, NoArgsIsHelpError
+try:
+    from typer._types import TyperChoice as _Choice
+except ImportError:
+    from click import Choice as _Choice
+
+
+def choice(values: Any) -> Any:
+    """The type of an option that takes one of ``values``, on every typer the packages accept."""
+    return _Choice(list(values))
+
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -35,13 +56,13 @@ def _one_line(name: str, run: Any) -> Any:
 
     try:
         return run()
-    except click.exceptions.NoArgsIsHelpError as e:
-        click.echo(e.ctx.get_help() if e.ctx else str(e), err=True)
+    except NoArgsIsHelpError as e:
+        typer.echo(e.ctx.get_help() if e.ctx else str(e), err=True)
         raise SystemExit(EXIT_USAGE) from None
-    except click.ClickException as e:
+    except ClickException as e:
         print(printable(f"{name}: error: {e.format_message()}  (see {name} --help)"), file=sys.stderr)
         raise SystemExit(EXIT_USAGE) from None
-    except click.Abort:
+    except (typer.Abort, KeyboardInterrupt):
         print(f"{name}: interrupted", file=sys.stderr)
         raise SystemExit(EXIT_INTERRUPTED) from None
 
@@ -79,7 +100,7 @@ def command(app: typer.Typer, name: str | None = None, help: str | None = None) 
     return app.command(name=name, help=help, cls=Command, epilog=EXIT_CODES_HELP, context_settings=CONTEXT)
 
 
-def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+def _version(ctx: Any, param: Any, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
     from importlib import import_module
@@ -93,7 +114,7 @@ def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
         version = import_module(module).__version__
     except (ImportError, AttributeError):
         version = "unknown"
-    click.echo(f"{tool} {version}")
+    typer.echo(f"{tool} {version}")
     ctx.exit(0)
 
 
@@ -119,7 +140,7 @@ NoStreamConfig = Annotated[bool, typer.Option(
     "--no-config-from-stream", help="Ignore the config that piped `model` records carry; only --config settings apply.")]
 PRECISIONS = ("harness", "as-configured")
 Precision = Annotated[str, typer.Option(
-    "--precision", click_type=click.Choice(PRECISIONS),
+    "--precision", click_type=choice(PRECISIONS),
     help="The float32 settings accuracy is judged under. harness: PyTorch's accuracy harness's (TF32 off for "
     "matmul and cuDNN, deterministic cuDNN, no cuDNN benchmark, CUBLAS_WORKSPACE_CONFIG=:4096:8, Inductor's "
     "fallback_random), in the reference and the compiled run; as-configured: the model's own, with the modes "
