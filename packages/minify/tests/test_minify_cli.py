@@ -7,7 +7,8 @@ import re
 import subprocess
 import sys
 
-from conftest import MODELS, run_repro
+import pytest
+from conftest import MODELS, Result, run_repro
 
 RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
 
@@ -19,10 +20,25 @@ def _switch_off(path, pattern: str, replacement: str) -> None:
     path.write_text(new)
 
 
-def test_accuracy_bug_in_a_residual_net_is_cut_to_the_relu(minify, tmp_path):
-    out = tmp_path / "repro.py"
-    r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--config", f"{RELU_BUG}=accuracy", "-o", str(out))
+@pytest.fixture(scope="module")
+def relu_accuracy(tmp_path_factory):
+    """``minify resnet_mlp.py:make --config RELU_BUG=accuracy -o repro.py`` (the default precision, the
+    harness's), run once for the two tests of its group: the run and the repro's text, which each test
+    writes to a file of its own."""
+    d = tmp_path_factory.mktemp("relu-accuracy")
+    p = subprocess.run([sys.executable, "-m", "pt2kit.minify", f"{MODELS / 'resnet_mlp.py'}:make", "--config",
+                        f"{RELU_BUG}=accuracy", "-o", str(d / "repro.py"), "--store", str(d / "store")],
+                       capture_output=True, timeout=400, cwd=d)
+    r = Result(p.returncode, p.stdout, p.stderr.decode())
     assert r.code == 1, r.stderr
+    return r, (d / "repro.py").read_text()
+
+
+@pytest.mark.xdist_group("relu-accuracy")
+def test_accuracy_bug_in_a_residual_net_is_cut_to_the_relu(relu_accuracy, tmp_path):
+    r, text = relu_accuracy
+    out = tmp_path / "repro.py"
+    out.write_text(text)
     (rep,) = r.kind("repro")
     assert rep["failure"] == "accuracy" and rep["ops"] == ["aten.relu.default"]
     assert rep["nodes_before"] > 30 and rep["nodes_after"] == 1 and rep["reproduced"] == 3 == rep["runs"]
@@ -30,7 +46,6 @@ def test_accuracy_bug_in_a_residual_net_is_cut_to_the_relu(minify, tmp_path):
     assert r.kind("model")[0]["model"] == "resnet_mlp.py:make"
     # the search ran ahead, beside the original run: localise, the relu's window, all sizes 1, the config
     assert "ahead, while the original runs: localize: 34 nodes left" in r.stderr and rep["queries"] == 4, r.stderr
-    text = out.read_text()
     assert not re.search(r"^\s*(import|from) (pt2kit|pickle)", text, re.M)  # torch alone, no pickle
     assert re.search(r"# \S*resnet_mlp.py:\d+  x = torch.relu\(x\)\n", text)  # the user's line, as a comment
     p = run_repro(out)
@@ -287,14 +302,20 @@ def test_a_stream_naming_a_link_to_a_non_py_file_runs_nothing(minify, tmp_path):
     assert not made.exists()
 
 
-def test_repro_judges_under_the_harness_precision_and_as_configured_keeps_the_models(minify, tmp_path):
+@pytest.mark.xdist_group("relu-accuracy")
+def test_repro_judges_under_the_harness_precision_and_as_configured_keeps_the_models(minify, relu_accuracy, tmp_path):
     # the planted relu bug is cut to the relu under either setting; the repro applies the settings its
-    # queries ran under: PyTorch's accuracy harness's, or those the model file left
+    # queries ran under: PyTorch's accuracy harness's (the default: the group's shared run), or those the
+    # model file left
     for precision, says in (("harness", "Judged under PyTorch's accuracy-harness precision"),
                             ("as-configured", "Judged under the model's own precision: ")):
         out = tmp_path / f"{precision}.py"
-        r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--precision", precision, "--config", f"{RELU_BUG}=accuracy",
-                   "-o", str(out))
+        if precision == "harness":
+            r, text = relu_accuracy
+            out.write_text(text)
+        else:
+            r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--precision", precision, "--config",
+                       f"{RELU_BUG}=accuracy", "-o", str(out))
         assert r.code == 1, r.stderr
         (rep,) = r.kind("repro")
         assert rep["ops"] == ["aten.relu.default"] and rep["reproduced"] == 3
