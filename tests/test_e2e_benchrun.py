@@ -11,7 +11,8 @@ from pathlib import Path
 import msgspec
 
 ROOT = Path(__file__).resolve().parents[1]
-NET = ROOT / "packages" / "minify" / "tests" / "models" / "resnet_mlp.py"
+# small.py:clean (relu, times 2): the comparison is under test, not the compile of a bigger net
+NET = ROOT / "packages" / "minify" / "tests" / "models" / "small.py"
 
 
 def _sh(cmd: str, tmp_path: Path) -> tuple[list[str], str]:
@@ -41,7 +42,7 @@ def test_fxcheck_into_benchrun_into_reportgen(tmp_path):
 
 def test_compare_two_runs_finds_the_planted_regression(tmp_path):
     py = sys.executable
-    common = f"{py} -m pt2kit.benchrun {NET}:make --repeat 5 -q"
+    common = f"{py} -m pt2kit.benchrun {NET}:clean --repeat 5 -q"
     codes, err = _sh(f"{common} > before.ndjson", tmp_path)
     assert codes == ["0"], err[-3000:]
     codes, err = _sh(f"{common} --config cpp.inject_relu_bug_TESTING_ONLY=accuracy > after.ndjson", tmp_path)
@@ -49,6 +50,6 @@ def test_compare_two_runs_finds_the_planted_regression(tmp_path):
     codes, err = _sh(f"{py} -m pt2kit.reportgen --compare before.ndjson after.ndjson -o cmp.md", tmp_path)
     assert codes == ["1"], err
     text = (tmp_path / "cmp.md").read_text().replace("\\", "")
-    assert "| REGRESSION | resnet_mlp.py:make × inductor (cpu) | pass | fail_accuracy |" in text
+    assert "| REGRESSION | small.py:clean × inductor (cpu) | pass | fail_accuracy |" in text
     codes, _ = _sh(f"{py} -m pt2kit.reportgen --compare before.ndjson before.ndjson -q > /dev/null", tmp_path)
     assert codes == ["0"]
