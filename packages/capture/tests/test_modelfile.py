@@ -20,12 +20,17 @@ class Mix(torch.nn.Module):
         return x * 2, ids + 1, mask.logical_not(), t.sum()
 
 
-def _write(tmp: Path, values: str, budget: int, args: tuple) -> tuple[Path, list[dict]]:
+def _writer():
     sys.path.insert(0, str(BOOT))
     try:
         import pt2kit_capture_write as write
     finally:
         sys.path.remove(str(BOOT))
+    return write
+
+
+def _write(tmp: Path, values: str, budget: int, args: tuple) -> tuple[Path, list[dict]]:
+    write = _writer()
     gm = torch.fx.symbolic_trace(Mix())
     name, files, inputs = write.write(gm, list(args), tmp, "g0_0", ["a test"], values, budget)
     assert all((tmp / f).is_file() for f in files)
@@ -70,7 +75,39 @@ def test_all_restores_values_and_strides(tmp_path, args):
     loaded = load_model(str(path))
     for got, want in zip(loaded.inputs, args, strict=True):
         assert torch.equal(got, want) and got.stride() == want.stride()
-    assert inputs[3] | {"name": 0} == {"name": 0, "parameter": None, "dtype": "torch.float32", "shape": [3, 4],
+    assert inputs[3] | {"name": 0} == {"name": 0, "parameter": None, "buffer": None, "dtype": "torch.float32", "shape": [3, 4],
                                        "stride": [1, 3], "device": "cpu", "requires_grad": False, "value": "saved"}
     for got, want in zip(loaded.call(), Mix()(*args), strict=True):
         assert torch.equal(got, want)
+
+
+def test_a_compiled_modules_buffers_are_buffers_of_model_with_their_dtype(tmp_path):
+    """BatchNorm's running stats are the module's state: forward takes only x, so a tool that makes every
+    floating input require grad (kdiff --mode train) never hands batch_norm a running_mean that does."""
+    write, written = _writer(), []
+
+    def backend(gm, example_inputs):
+        written.append(write.write(gm, list(example_inputs), tmp_path, "g0_0", ["a test"], "none", 0))
+        return gm.forward
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.BatchNorm1d(4))
+    net[1].running_var.fill_(2.0)
+    net[1].num_batches_tracked.fill_(5)
+    torch._dynamo.reset()
+    torch.compile(net, backend=backend)(torch.randn(3, 8))
+    ((name, _, inputs),) = written
+    assert [(i["name"], i["parameter"], i["buffer"]) for i in inputs if not i["parameter"]] == [
+        ("L_args_0_", None, None), ("L_fn_modules_1_buffers_num_batches_tracked_", None, "fn.1.num_batches_tracked"),
+        ("L_fn_modules_1_buffers_running_mean_", None, "fn.1.running_mean"),
+        ("L_fn_modules_1_buffers_running_var_", None, "fn.1.running_var")]
+    loaded = load_model(str(tmp_path / name))
+    # seeded within the real [lo, hi]: a constant buffer keeps its value, num_batches_tracked its int64
+    assert {k: (v.dtype, v.tolist()) for k, v in loaded.model.named_buffers()} == {
+        "fn.1.num_batches_tracked": (torch.int64, 5), "fn.1.running_mean": (torch.float32, [0.0] * 4),
+        "fn.1.running_var": (torch.float32, [2.0] * 4)}
+    assert [n for n, _ in loaded.model.named_parameters()] == ["fn.0.weight", "fn.0.bias", "fn.1.weight", "fn.1.bias"]
+    (x,) = loaded.inputs
+    out = loaded.model(x.requires_grad_())  # what refused with running_mean a forward input
+    out[0].sum().backward()
+    assert x.grad is not None and loaded.model.get_buffer("fn.1.num_batches_tracked").item() == 6

@@ -62,3 +62,15 @@ def test_what_dynamo_says_while_it_compiles(api):
     (cid, (name, file, line), sources) = seen[0]
     assert (cid, name, file, line) == ("0/0", "user_fn", __file__, user_fn.__code__.co_firstlineno)
     assert sources == ["L['x']", "L['scale']"]
+    # a module compiled whole: Dynamo traces its wrap_inline `inner`, then nn.Sequential's forward (torch's);
+    # the user's module inside names the graph, and with none, the script's line that called it
+    torch.compile(torch.nn.Sequential(torch.nn.Linear(2, 2), Scale()), backend=backend)(torch.ones(2))
+    torch.compile(torch.nn.Sequential(torch.nn.Linear(2, 2)), backend=backend)(torch.ones(2))
+    call = sys._getframe().f_lineno - 1
+    assert [s[1] for s in seen[1:]] == [("forward", __file__, Scale.forward.__code__.co_firstlineno),
+                                        ("test_what_dynamo_says_while_it_compiles", __file__, call)]
+
+
+class Scale(torch.nn.Module):
+    def forward(self, x):
+        return x * 2

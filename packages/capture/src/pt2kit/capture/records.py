@@ -47,6 +47,8 @@ class Input(msgspec.Struct, kw_only=True):
     # the script's nn.Parameter this input was, as the model file names it (fc.weight); a manifest without
     # the field is read by Dynamo's placeholder name
     parameter: str | msgspec.UnsetType | None = msgspec.UNSET
+    # a buffer of the script's module (bn.running_mean), a buffer of the model file's module: not an input
+    buffer: str | None = None
 
     @property
     def is_parameter(self) -> bool:
@@ -194,7 +196,7 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
                  "not find it")
     code = put_file(store, proc.dir / entry.file, "text/x-python", ".py")
     params = [i for i in entry.inputs if i.is_parameter]
-    inputs = [i for i in entry.inputs if not i.is_parameter]
+    inputs = [i for i in entry.inputs if not (i.is_parameter or i.buffer)]
     device = next((i.device for i in entry.inputs if i.device and i.device != "meta"), None) or "cpu"
     return {
         "model": label(entry, job.command),

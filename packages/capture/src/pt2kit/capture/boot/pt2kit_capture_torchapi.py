@@ -11,7 +11,10 @@ that need it, when called.
 from __future__ import annotations
 
 import importlib
+import os
+import re
 import sys
+import sysconfig
 from typing import Any
 
 # --config's prefixes and the torch config modules they name (as pt2kit.runtime.config spells them)
@@ -46,22 +49,57 @@ def compile_id(gm: Any) -> str | None:
 
 
 def frame_code(gm: Any) -> tuple[str, str, int] | None:
-    """(function, file, first line) of the frame Dynamo is compiling: the first code object the tracing
-    context traced (``TracingContext.traced_code``), else the graph's compile reason's first frame."""
+    """(function, file, line) of the user's code Dynamo is compiling, never torch's own: the first code
+    object the tracing context traced (``TracingContext.traced_code``) that lies outside torch (the
+    user's module ``forward``, not Dynamo's ``wrap_inline`` ``inner`` nor ``nn.Sequential.forward``),
+    else the first user frame of the graph's nodes' stack traces, else of its compile reason, else the
+    user's frame that called the compiled function (a torch module compiled whole: the script's line)."""
     try:
         from torch._guards import TracingContext
 
         ctx = TracingContext.try_get()
-        codes = getattr(ctx, "traced_code", None) or []
-        if codes:
-            code = codes[0]
-            return code.co_name, code.co_filename, code.co_firstlineno
+        for code in getattr(ctx, "traced_code", None) or []:
+            if user_file(code.co_filename):
+                return code.co_name, code.co_filename, code.co_firstlineno
     except Exception:
         pass
+    for node in getattr(getattr(gm, "graph", None), "nodes", ()):
+        for file, line, name in _STACK_LINE.findall(node.meta.get("stack_trace") or ""):
+            if user_file(file):
+                return name, file, int(line)
     stack = getattr(getattr(gm, "compile_subgraph_reason", None), "user_stack", None) or []
-    if stack:
-        return stack[0].name, stack[0].filename, stack[0].lineno
+    for frame in stack:
+        if user_file(frame.filename):
+            return frame.name, frame.filename, frame.lineno
+    # outward from the backend (ours, or the one calling us) past Dynamo's frames to the caller's
+    frame, in_torch = sys._getframe(1), False
+    while frame is not None:
+        if in_torch and user_file(frame.f_code.co_filename):
+            return frame.f_code.co_name, frame.f_code.co_filename, frame.f_lineno
+        in_torch = in_torch or _in_torch(frame.f_code.co_filename)
+        frame = frame.f_back
     return None
+
+
+_STACK_LINE = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+
+
+def user_file(path: str) -> bool:
+    """Whether code in ``path`` is the user's: not torch's, this boot's, nor the standard library's
+    (site-packages other than torch's are the user's: a transformers model is what they compiled)."""
+    if not path or path.startswith("<frozen") or _in_torch(path) or _under(path, os.path.dirname(__file__)):
+        return False
+    paths = sysconfig.get_paths()
+    return not _under(path, paths.get("stdlib")) or any(_under(path, paths.get(k)) for k in ("purelib", "platlib"))
+
+
+def _in_torch(path: str) -> bool:
+    torch_file = getattr(sys.modules.get("torch"), "__file__", None)
+    return bool(torch_file) and _under(path, os.path.dirname(torch_file))
+
+
+def _under(path: str, directory: str | None) -> bool:
+    return bool(directory) and os.path.abspath(path).startswith(os.path.join(os.path.abspath(directory), ""))
 
 
 def source_name(node: Any) -> str | None:

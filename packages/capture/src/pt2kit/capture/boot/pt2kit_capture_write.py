@@ -6,7 +6,8 @@ handed the backend and the inputs it was first called with, and writes under ``p
 and ``gX_Y.py``, a self-contained model file: FX's own codegen of the graph (with the user's
 ``# File: train.py:12 in forward, code: ...`` line above each node), nested GraphModules (HOP
 branches) as nested modules, get_attr tensors registered on the module, the script's ``nn.Parameter``
-inputs as parameters of ``model`` (``fc.weight``), and ``example_inputs`` for the rest.
+inputs as parameters of ``model`` (``fc.weight``) and its modules' buffers as buffers of ``model``
+(``bn.running_mean``, dtype kept), and ``example_inputs`` for the rest.
 
 Guarantees: the graph is read, never changed (the user's backend gets it untouched); with values
 "all", every tensor's exact bytes are saved, so ``model(*example_inputs)`` with the eager backend
@@ -86,6 +87,7 @@ def _put(root, path, value):
         root.register_buffer(leaf, value)
 '''
 
+_BUFFER = re.compile(r"\._buffers\['[^']+'\]$")
 _ACCESSOR = re.compile(r"\._(?:modules|parameters|buffers)\['([^']+)'\]|\.([A-Za-z_]\w*)")
 
 
@@ -146,6 +148,20 @@ def parameter_path(node: Any) -> str | None:
     -> ``proj.weight``); None when the source is not a
     chain of attribute and module/parameter/buffer lookups from one root."""
     name = api.source_name(node)
+    return _path(name) if name else None
+
+
+def buffer_path(node: Any) -> str | None:
+    """The dotted path of a placeholder that is a registered buffer of the script's module (its source ends
+    in ``._buffers['running_mean']``: ``fn.1.running_mean``), else None. Without a source, a placeholder
+    Dynamo named for a buffer (``L_self_modules_bn_buffers_running_mean_``) keeps that name."""
+    name = api.source_name(node)
+    if name is None:
+        return node.target if "_buffers_" in node.target else None
+    return (_path(name) or node.target) if _BUFFER.search(name) else None
+
+
+def _path(name: str) -> str | None:
     root = re.match(r"^[A-Z]\['([^']+)'\]", name or "")
     if not root:
         return None
@@ -210,19 +226,24 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
     used = {n.target for n in placeholders}
     forward, call, params, examples, inputs = [], [], [], [], []
     for i, (node, arg) in enumerate(zip(placeholders, args, strict=False)):
-        entry: dict[str, Any] = {"name": node.target, "parameter": None}
+        entry: dict[str, Any] = {"name": node.target, "parameter": None, "buffer": None}
         if isinstance(arg, torch.Tensor):
             expr, kind = tensors.expr(arg, seed=i)
             entry.update(dtype=str(arg.dtype), shape=list(arg.shape), stride=list(arg.stride()),
                          device=str(arg.device), requires_grad=bool(arg.requires_grad), value=kind)
-            if isinstance(arg, torch.nn.Parameter):
-                path = (names or {}).get(node.name) or parameter_path(node)
+            # the script's parameters and buffers are the module's state, not inputs a tool may feed (or
+            # make require grad: batch_norm refuses a running_mean that does)
+            kind = "parameter" if isinstance(arg, torch.nn.Parameter) else "buffer" if buffer_path(node) else None
+            if kind:
+                path = ((names or {}).get(node.name) or parameter_path(node) if kind == "parameter"
+                        else buffer_path(node))
                 path = path if path and path not in used else node.target
                 used.add(path)
-                entry["parameter"] = path
-                params.append(f"_put(self, {path!r}, torch.nn.Parameter({expr}, "
-                              f"requires_grad={arg.requires_grad}))")
-                call.append(f"self.get_parameter({path!r})")
+                entry[kind] = path
+                if kind == "parameter":
+                    expr = f"torch.nn.Parameter({expr}, requires_grad={arg.requires_grad})"
+                params.append(f"_put(self, {path!r}, {expr})")
+                call.append(f"self.get_{kind}({path!r})")
                 inputs.append(entry)
                 continue
         elif isinstance(arg, int | torch.SymInt) and not isinstance(arg, bool):
@@ -236,7 +257,7 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
         examples.append(f"    {expr},  # {node.target}")
         inputs.append(entry)
     model = ["class Model(Graph):",
-             '    """The graph, with the script\'s nn.Parameter inputs as parameters of the module."""',
+             '    """The graph, the script\'s parameters and buffers its own, the rest forward\'s inputs."""',
              "", "    def __init__(self):", "        super().__init__()",
              *(f"        {p}" for p in params), "",
              f"    def forward({', '.join(['self', *forward])}):",
