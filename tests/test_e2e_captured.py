@@ -1,7 +1,8 @@
 """`pt2kit capture -- python train.py | benchrun | kdiff | minify | reportgen`, from a hand-made capture
 stream: a graph's model file in the store under its hash (tests/models/captured_relu.txt, the shape
 pt2kit capture writes: FX's code, the script's line above each statement, the script's parameters on
-`model`), named `train_relu.py[0/0]`. Every tool names it so, and the lines found are the script's."""
+`model`), named `train_relu.py[0/0]`. Every tool names it so, and the lines found are the script's. And one
+real capture of a BatchNorm training script (tests/models/train_bn.py) that kdiff --mode train takes."""
 
 from __future__ import annotations
 
@@ -55,3 +56,37 @@ def test_a_captured_graph_down_the_whole_pipe(tmp_path):
     assert f"minifying the accuracy failure of {LABEL}" in err
     html = (tmp_path / "r.html").read_text()
     assert '<section id="script">' in html and f"python train_relu.py: compile id 0/0, forward at {SCRIPT}:11" in html
+
+
+def test_a_captured_batchnorm_script_trains_in_kdiff(tmp_path):
+    """`pt2kit capture -- python train_bn.py | kdiff --mode train`, for real: BatchNorm's running stats are
+    buffers of the captured model (kdiff makes floating inputs require grad, and batch_norm refuses a
+    running_mean that does: it crashed, exit 3), and torch's own nn.Sequential is named by the script's
+    line that called it, not Dynamo's wrapper."""
+    import torch
+
+    from pt2kit.runtime.modelfile import load_model
+
+    script = ROOT / "tests" / "models" / "train_bn.py"
+    env = {"PT2KIT_STORE": str(tmp_path / "store"), "PATH": "/usr/bin:/bin"}
+    py = sys.executable
+    cap = subprocess.run([py, "-m", "pt2kit.capture", "--out", "cap.ndjson", "--", py, str(script)],
+                         capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert (cap.returncode, cap.stdout) == (0, "loss 1.3743\n"), cap.stderr
+    (model,) = [r for r in map(msgspec.json.decode, (tmp_path / "cap.ndjson").read_bytes().splitlines())
+                if r["kind"] == "model"]
+    call = next(i for i, line in enumerate(script.read_text().splitlines(), 1) if "step(x)" in line)
+    assert (model["model"], model["captured"]["function"], model["captured"]["source"]) == (
+        "train_bn.py[0/0]", "<module>", f"{script}:{call}")
+    assert [i["name"] for i in model["inputs"]] == ["L_args_0_"] and model["parameters"] == model["trainable"] == 276
+    buffers = dict(load_model(model["file"]).model.named_buffers())
+    assert {k: v.dtype for k, v in buffers.items()} == {"fn.1.num_batches_tracked": torch.int64,
+                                                        "fn.1.running_mean": torch.float32,
+                                                        "fn.1.running_var": torch.float32}
+    kd = subprocess.run([py, "-m", "pt2kit.kdiff", "--mode", "train", "--backend", "aot_eager"], capture_output=True,
+                        cwd=tmp_path, env=env, input=(tmp_path / "cap.ndjson").read_bytes())
+    assert kd.returncode == 0, kd.stderr.decode()[-3000:]
+    diffs = [r for r in map(msgspec.json.decode, kd.stdout.splitlines()) if r["kind"] == "diff"]
+    assert [(d["output"], d["passed"]) for d in diffs] == [(name, True) for name in (
+        "out[0]", "grad.fn.0.weight", "grad.fn.0.bias", "grad.fn.1.weight", "grad.fn.1.bias", "grad.fn.5.weight",
+        "grad.fn.5.bias", "grad.inputs[0]")]

@@ -80,7 +80,7 @@ def test_plain_graph_is_the_model_file_bit_for_bit(plain):
     assert (line["error"], line["capture_error"], line["mode"], line["grad"]) == (None, None, None, True)
     assert line["ops"] == {"torch._C._nn.linear": 2, "torch.relu": 1} and line["nodes"] == 3
     (x,) = [i for i in line["inputs"] if i["parameter"] is None]
-    assert x == {"name": "L_x_", "parameter": None, "dtype": "torch.float32", "shape": [2, 8], "stride": [8, 1],
+    assert x == {"name": "L_x_", "parameter": None, "buffer": None, "dtype": "torch.float32", "shape": [2, 8], "stride": [8, 1],
                  "device": "cpu", "requires_grad": False, "value": "saved"}
     params = [i["parameter"] for i in line["inputs"] if i["parameter"]]
     assert sorted(params) == ["fc.bias", "fc.weight", "head.bias", "head.weight"]
