@@ -8,6 +8,10 @@ fault hits.
 - ``relu15``: the same with ``relu(x) ** 1.5`` (its backward ``grad * sqrt(relu(x))``): the planted bug
   (``relu(x)`` computed as ``x + 1``) takes a square root of a negative number: NaN in a gradient only.
   Its batch is marked dynamic.
+- ``bnres``: a small ResNet (a stem conv, one basic block: conv, BatchNorm2d, ReLU, conv, BatchNorm2d,
+  the skip added, ReLU; a linear head) in train mode, as torchvision's resnet18 is built: its BatchNorm
+  buffers (running_mean, running_var) are graph inputs that must not require grad, and its backward
+  holds ``aten.threshold_backward`` (kdiff's ``backward_bugs.py:relu_grad`` plants it wrong).
 - ``bert``: a one-layer BERT from a transformers config (GELU, so its backward holds gelu_backward).
 - ``gelu_backward_fails``: a torch.compile backend (AOTAutograd, then the graphs as they are) whose
   backward compiler raises when it is handed a graph holding ``aten.gelu_backward``.
@@ -63,6 +67,37 @@ def relu15():
     x = torch.randn(4, 16)
     torch._dynamo.mark_dynamic(x, 0)  # a dynamic batch: the graphs, and the repro, are dynamic
     return MLP(ReLU15), (x,)
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        out = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(out)) + x)
+
+
+class BNResNet(nn.Module):
+    def __init__(self, c=8, classes=5):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        self.block = BasicBlock(c)
+        self.fc = nn.Linear(c, classes)
+
+    def forward(self, x):
+        h = self.block(torch.relu(self.bn(self.stem(x))))
+        return self.fc(h.mean((2, 3)))
+
+
+def bnres():
+    torch.manual_seed(0)
+    return BNResNet(), (torch.randn(2, 3, 8, 8),)
 
 
 def bert():

@@ -66,7 +66,7 @@ def _in_child(failure):
     raise Untestable(f"the child process ended with {died} before the crash could be judged: {last[:300]}")
 
 
-def _judge(module_cls, specs, backend, config, failure, dynamic, seed, train):
+def _judge(module_cls, specs, backend, config, failure, dynamic, seed, train, grad):
     device = os.environ.get("REPRO_DEVICE") or None
     check_devices(specs, device)
     backend = load_backend(backend)
@@ -82,7 +82,8 @@ def _judge(module_cls, specs, backend, config, failure, dynamic, seed, train):
         print(f"repro: no {failure['op']}{' with a misaligned output' if failure.get('align') else ''} in the graph: "
               "fixed")
         return 0
-    fails, sig, detail = outcome(module, inputs, backend, config, failure, dynamic, strict=True, train=train)
+    fails, sig, detail = outcome(module, inputs, backend, config, failure, dynamic, strict=True, train=train,
+                                 grad=grad)
     if fails:
         what = failure["kind"] if sig == failure["kind"] else f"{failure['kind']}: {sig}"
         print(f"repro: the bug is present: {what}" + (f": {detail.splitlines()[0]}" if detail else ""))
@@ -91,12 +92,13 @@ def _judge(module_cls, specs, backend, config, failure, dynamic, seed, train):
     return 0
 
 
-def main(module_cls, specs, backend, config, failure, dynamic=False, seed=0, train=False):
+def main(module_cls, specs, backend, config, failure, dynamic=False, seed=0, train=False, grad=None):
     """Exit 1 with one line while the failure is present, 0 once it is gone, 125 with one line on
     stderr where it cannot be judged here (git bisect run then skips the revision). ``train``: the graph
-    runs as a training step (forward, loss, backward) and its gradients are judged."""
+    runs as a training step (forward, loss, backward) and the gradients of the inputs ``grad`` marks
+    (one bool per spec; None: every floating one) are judged."""
     try:
-        return _judge(module_cls, specs, backend, config, failure, dynamic, seed, train)
+        return _judge(module_cls, specs, backend, config, failure, dynamic, seed, train, grad)
     except Untestable as e:
         why = str(e)
     except Exception as e:  # setup that broke some other way (an op this torch lacks): not a verdict

@@ -129,13 +129,13 @@ def dense(outputs):
     return [t.values() if isinstance(t, torch.Tensor) and t.layout == torch.jagged else t for t in outputs]
 
 
-def run_eager(module, inputs, float64=False, train=False):
+def run_eager(module, inputs, float64=False, train=False, grad=None):
     """The outputs of ``module`` on ``inputs`` (``train``: the gradients of a training step, :func:`gradients`)."""
     if float64:
         inputs = [to_float64(x) for x in inputs]
     with _float64_mode() if float64 else contextlib.nullcontext():
         if train:
-            out = gradients(module, inputs)
+            out = gradients(module, inputs, grad)
         else:
             with torch.no_grad():
                 out = list(module(*inputs))
@@ -151,13 +151,15 @@ def _loss(outputs):
     return sum(parts) if parts else None
 
 
-def gradients(run, inputs):
-    """A training step of ``run``: every floating input a leaf that requires grad (in a training graph,
-    a floating value cut off above the candidate is one a gradient flows through), forward, the loss,
-    backward; the inputs' gradients (zeros where none reached one), in input order. Seeded: a dropout
-    draws the same mask on every side (Inductor's fallback_random draws eager's numbers)."""
-    inputs = [x.detach().requires_grad_(True) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-              for x in inputs]
+def gradients(run, inputs, grad=None):
+    """A training step of ``run``: the floating inputs ``grad`` marks (one bool per input: those that
+    required grad in the real step, so never a BatchNorm buffer, which batch_norm refuses to
+    differentiate; None: every floating input) leaves that require grad, forward, the loss, backward;
+    their gradients (zeros where none reached one), in input order. Seeded: a dropout draws the same
+    mask on every side (Inductor's fallback_random draws eager's numbers)."""
+    marks = [True] * len(inputs) if grad is None else grad
+    inputs = [x.detach().requires_grad_(True) if g and isinstance(x, torch.Tensor) and x.is_floating_point() else x
+              for x, g in zip(inputs, marks, strict=True)]
     wrt = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
     torch.manual_seed(0)
     with torch.enable_grad():
@@ -175,13 +177,13 @@ def sync():
         torch.cuda.synchronize()
 
 
-def compile_and_run(module, inputs, backend, dynamic=False, train=False):
+def compile_and_run(module, inputs, backend, dynamic=False, train=False, grad=None):
     """The compiled side: a torch.compile backend (name or callable), or "aoti" (export, package, load, run).
-    ``train``: a training step through the compiled module (the backend compiles its backward too), its
-    gradients (:func:`gradients`)."""
+    ``train``: a training step through the compiled module (the backend compiles its backward too), the
+    gradients of the inputs ``grad`` marks (:func:`gradients`)."""
     torch._dynamo.reset()
     if train:
-        out = dense(gradients(torch.compile(module, backend=backend, dynamic=dynamic or None), inputs))
+        out = dense(gradients(torch.compile(module, backend=backend, dynamic=dynamic or None), inputs, grad))
         sync()
         torch._dynamo.reset()
         return out
@@ -319,15 +321,15 @@ def settle(failure):
         use_precision(failure["precision"])
 
 
-def outcome(module, inputs, backend, config, failure, dynamic=False, strict=False, train=False):
+def outcome(module, inputs, backend, config, failure, dynamic=False, strict=False, train=False, grad=None):
     """(fails, signature, detail) of one candidate against the failure it must still show. ``strict``
     (the repro's own run): a side that cannot run raises Untestable rather than not failing: eager
     always, the compiled side where the failure is in what it computes, not in its compile. ``train``:
-    each side runs a training step, and what is judged is the gradients of the inputs."""
+    each side runs a training step, and what is judged is the gradients of the inputs ``grad`` marks."""
     kind = failure["kind"]
     settle(failure)
     try:
-        eager = run_eager(module, fresh(inputs), train=train)
+        eager = run_eager(module, fresh(inputs), train=train, grad=grad)
     except Exception as e:  # a candidate the eager side cannot run is no repro of anything
         if strict:
             raise Untestable(f"eager cannot run the graph: {one_line(e)}") from None
@@ -335,12 +337,12 @@ def outcome(module, inputs, backend, config, failure, dynamic=False, strict=Fals
     fp64 = None
     if kind == "accuracy":
         try:
-            fp64 = run_eager(module, fresh(inputs), float64=True, train=train)
+            fp64 = run_eager(module, fresh(inputs), float64=True, train=train, grad=grad)
         except Exception:
             fp64 = None
     try:
         with apply_config(config):
-            test = compile_and_run(module, fresh(inputs), backend, dynamic, train)
+            test = compile_and_run(module, fresh(inputs), backend, dynamic, train, grad)
     except Exception as e:
         sig, detail = exception_signature(e), str(e).strip()[:2000]
         if strict and kind != "compile-error":

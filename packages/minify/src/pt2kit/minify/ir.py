@@ -63,6 +63,10 @@ class Node(msgspec.Struct, frozen=True, kw_only=True):
     code: str | None = None  # the user's source line
     output: bool = False  # an output of the captured graph
     body: list[str] = []  # a higher-order op's subgraph: the nested function's lines (expr is DEFINED)
+    # a Dynamo graph's value that required grad in the real training step (a parameter, a value computed
+    # from one; not a BatchNorm buffer, not the model's input): fed to a candidate run as a training
+    # step, it is a leaf that requires grad, and nothing else is
+    grad: bool = False
 
 
 UNWRITABLE = "__unwritable__"  # a node's expr where the call has no standalone source form
@@ -124,6 +128,7 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
     ops: list[str]
     key: str  # hash of what a query depends on
     names: list[str] = []  # the inputs' node names
+    grad: list[bool] = []  # per input: a leaf that requires grad when the candidate runs as a training step
 
     def exact(self) -> set[str]:
         """The inputs fed their real values."""
@@ -188,12 +193,14 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
         inputs = resized
     if retype:
         inputs = [msgspec.structs.replace(s, dtype=retype[s.dtype]) if s.dtype in retype else s for s in inputs]
-    return _candidate("\n".join(lines) + "\n", inputs, [n.op for n in kept], [p.name for p in fed])
+    return _candidate("\n".join(lines) + "\n", inputs, [n.op for n in kept], [p.name for p in fed],
+                      [p.grad for p in fed])
 
 
-def _candidate(source: str, inputs: list[Spec], ops: list[str], names: list[str]) -> Candidate:
-    key = hashlib.sha256((source + repr([s.as_tuple() for s in inputs])).encode()).hexdigest()[:16]
-    return Candidate(source=source, inputs=inputs, nodes=len(ops), ops=ops, key=key, names=names)
+def _candidate(source: str, inputs: list[Spec], ops: list[str], names: list[str], grad: list[bool]) -> Candidate:
+    text = source + repr([s.as_tuple() for s in inputs]) + (repr(grad) if any(grad) else "")
+    return Candidate(source=source, inputs=inputs, nodes=len(ops), ops=ops, key=hashlib.sha256(text.encode()).hexdigest()[:16],
+                     names=names, grad=grad)
 
 
 def _seeded(spec: Spec | None) -> Spec | None:
@@ -203,7 +210,7 @@ def _seeded(spec: Spec | None) -> Spec | None:
 def seeded(c: Candidate, names: set[str]) -> Candidate:
     """``c`` with the inputs named fed seeded values instead of their real ones."""
     inputs = [_seeded(s) if n in names else s for n, s in zip(c.names, c.inputs, strict=True)]
-    return _candidate(c.source, inputs, c.ops, c.names)  # type: ignore[arg-type]
+    return _candidate(c.source, inputs, c.ops, c.names, c.grad)  # type: ignore[arg-type]
 
 
 _INT = re.compile(r"(?<![\w.])(-?\d+)(?![\w.])")

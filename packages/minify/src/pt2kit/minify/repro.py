@@ -87,7 +87,7 @@ def _phase_line(phase: str) -> str:
         return "\nRuns: the backward graph alone (AOTAutograd's), its inputs the forward's saved values and the tangents."
     if phase == "joint":
         return ("\nRuns: a training step (forward, the loss: each floating output's mean, summed; backward); the "
-                "gradients\nof its inputs are judged.")
+                "gradients\nof the inputs GRAD marks (those that required grad in the real run) are judged.")
     return ""
 
 
@@ -136,6 +136,8 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
             "# harness.make_inputs specs: (\"tensor\", shape, stride, dtype, device, low, high[, real values]) or "
             "(\"scalar\", value); (\"jagged\", <a tensor's spec of its values>, offsets, ragged_dim[, real values])",
             "INPUTS = " + pprint.pformat([s.as_tuple() for s in c.inputs], width=110, compact=True),
+            *(["# which INPUTS the training step differentiates: those that required grad in the real run",
+               "GRAD = " + pprint.pformat(c.grad, width=110, compact=True)] if phase == "joint" else []),
             "# the torch.compile backend the failure was seen with" + (": (file, name), loaded by main" if file else ""),
             f"BACKEND = {file or backend!r}",
             _config_line(config),
@@ -151,6 +153,6 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
             "",
             'if __name__ == "__main__":',
             f"    raise SystemExit(main(Repro, INPUTS, BACKEND, CONFIG, FAILURE, dynamic={dynamic!r}, seed={seed!r}"
-            + (", train=True" if phase == "joint" else "") + "))",
+            + (", train=True, grad=GRAD" if phase == "joint" else "") + "))",
             ""]
     return head + "\n".join(body)

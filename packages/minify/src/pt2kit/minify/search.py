@@ -90,7 +90,8 @@ class Searcher:
     def payload(self, c: ir.Candidate, config: Config | None = None) -> dict[str, Any]:
         return {"source": c.source, "inputs": [s.as_tuple() for s in c.inputs], "failure": self.failure,
                 "backend": self.backend, "config": self.config if config is None else config,
-                "dynamic": self.graph.dynamic, "seed": self.seed, "train": self.graph.phase == "joint"}
+                "dynamic": self.graph.dynamic, "seed": self.seed, "train": self.graph.phase == "joint",
+                "grad": c.grad}
 
     def judge(self, answer: dict[str, Any]) -> bool:
         t = answer.get("t")

@@ -169,6 +169,13 @@ def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
     return None
 
 
+def _grad(n: Any, level: str) -> bool:
+    """Whether a Dynamo graph's value required grad where Dynamo traced it, in the real run (its
+    ``example_value`` is made from the real input, and carries requires_grad from it): what a joint
+    candidate marks. An aten graph's is never run as a training step: False."""
+    return level == "dynamo" and bool(getattr(n.meta.get("example_value"), "requires_grad", False))
+
+
 def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten",
           subgraph: str | None = None, phase: str = "forward") -> ir.Graph:
     """The graph as :mod:`.ir` data, each value's spec taken from one run of it on ``args`` (its
@@ -207,7 +214,7 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
             nodes.append(ir.Node(name=_name(n), expr=ir.UNWRITABLE if not body else ir.DEFINED, op="subgraph",
                                  body=body))
         elif n.op in ("placeholder", "get_attr"):  # a constant attribute is fed in like an input
-            nodes.append(ir.Node(name=_name(n), op="input", spec=spec))
+            nodes.append(ir.Node(name=_name(n), op="input", spec=spec, grad=_grad(n, level)))
         elif n.op != "output":
             try:
                 expr, op = _expr(n)
@@ -215,7 +222,8 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
                 expr, op = ir.UNWRITABLE, str(n.target)
             place, code, _ = node_place(n)
             nodes.append(ir.Node(name=_name(n), expr=expr, deps=[_name(d) for d in n.all_input_nodes],
-                                 op=op, spec=spec, place=place, code=code, output=n.name in outputs))
+                                 op=op, spec=spec, place=place, code=code, output=n.name in outputs,
+                                 grad=_grad(n, level)))
     return ir.Graph(index=index, nodes=nodes, dynamic=dynamic, level=level, subgraph=subgraph, phase=phase)
 
 

@@ -261,7 +261,8 @@ def query(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         found = harness.violations(cls(), inputs, failure)
         return {"fails": bool(found), "signature": "violation" if found else "clean", "detail": ""}
     fails, sig, detail = harness.outcome(cls(), inputs, _backend(payload["backend"]), _typed(payload["config"]), failure,
-                                         payload.get("dynamic", False), train=payload.get("train", False))
+                                         payload.get("dynamic", False), train=payload.get("train", False),
+                                         grad=payload.get("grad"))
     return {"fails": fails, "signature": sig, "detail": detail[:2000]}
 
 
