@@ -13,6 +13,8 @@ import torch
 from conftest import MODELS, run_repro
 
 NETS = MODELS / "train_nets.py"
+# the planted backward bugs live with kdiff's tests, once
+BUGS = MODELS.parents[2] / "kdiff" / "tests" / "models" / "backward_bugs.py"
 RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
 
 
@@ -47,10 +49,11 @@ def _truth(entry: str):
         return _train_step(model, x, False), _train_step(model, x, True)
 
 
-def _repro_fails_then_passes_fixed(out, fix: tuple[str, str], first: str) -> None:
+def _repro_fails_then_passes_fixed(out, fix: tuple[str, str], first: str, where=None) -> None:
+    """The repro fails, then passes once ``fix`` is made in ``where`` (the repro itself, or a backend file)."""
     p = run_repro(out)
     assert p.returncode == 1 and p.stdout.startswith(f"repro: the bug is present: {first}"), p.stdout + p.stderr
-    _switch_off(out, *fix)
+    _switch_off(where or out, *fix)
     p = run_repro(out)
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
@@ -117,26 +120,60 @@ def test_a_nan_only_in_a_gradient_is_cut_in_the_backward_graph_with_a_dynamic_ba
     _repro_fails_then_passes_fixed(out, (r"CONFIG = .*", "CONFIG = {}"), "nan")
 
 
+def _minified_through_a_backend(minify, tmp_path, entry: str, source, name: str):
+    """(the repro record, its path, the backend file) of `minify NETS:entry --mode train` through the
+    backend ``name`` of a copy of ``source`` (a test then removes the fault from that copy)."""
+    backend = tmp_path / "backend.py"
+    shutil.copy(source, backend)
+    out = tmp_path / "repro.py"
+    r = minify(f"{NETS}:{entry}", "--mode", "train", "--backend", f"{backend}:{name}", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    return rep, out, backend
+
+
 def test_a_backend_that_cannot_compile_gelu_backward_is_cut_to_gelu_run_as_a_training_step(minify, tmp_path):
     """(a) A backend of the user's file whose backward compiler raises on a graph holding gelu_backward,
     on a one-layer BERT: its forward compiles, its backward does not. The repro is Dynamo's gelu run as a
     training step through that backend; once the backend compiles gelu_backward it passes."""
-    backend = tmp_path / "backends.py"
-    shutil.copy(NETS, backend)
-    out = tmp_path / "repro.py"
-    r = minify(f"{NETS}:bert", "--mode", "train", "--backend", f"{backend}:gelu_backward_fails", "-o", str(out))
-    assert r.code == 1, r.stderr
-    (rep,) = r.kind("repro")
+    rep, out, backend = _minified_through_a_backend(minify, tmp_path, "bert", NETS, "gelu_backward_fails")
     assert rep["failure"] == "compile-error" and rep["phase"] == "joint"
     assert rep["signature"] == "NotImplementedError: this backend cannot compile aten.gelu_backward"
     assert rep["ops"] == ["torch.nn.functional.gelu"] and rep["reproduced"] == 3
     text = out.read_text()
-    assert "Runs: a training step" in text and text.rstrip().endswith("seed=0, train=True))")
-    p = run_repro(out)
-    assert p.returncode == 1 and "this backend cannot compile aten.gelu_backward" in p.stdout, p.stdout + p.stderr
-    _switch_off(backend, r'"gelu_backward" in str', '"no such op" in str')
-    p = run_repro(out)
-    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
+    assert "Runs: a training step" in text and text.rstrip().endswith("seed=0, train=True, grad=GRAD))")
+    _repro_fails_then_passes_fixed(out, (r'"gelu_backward" in str', '"no such op" in str'),
+                                   f"compile-error: {rep['signature']}", backend)
+
+
+def test_a_resnet_with_batchnorm_and_a_wrong_relu_gradient_is_cut_to_its_relu(minify, tmp_path):
+    """A ResNet block with BatchNorm2d in train mode, under a backend whose threshold_backward lets ReLU's
+    gradient through at 0 (torchvision's resnet18 hit this on the GPU machine: exit 3, eager saying
+    batch_norm is "not differentiable with respect to running_mean", since every floating input was made
+    to require grad). Only what required grad in the real step does: the BatchNorm buffers and the model's
+    input do not, and the repro, a relu run as a training step, marks exactly its one input."""
+    rep, out, backend = _minified_through_a_backend(minify, tmp_path, "bnres", BUGS, "relu_grad")
+    assert rep["failure"] == "accuracy" and rep["phase"] == "joint" and rep["ops"] == ["torch.relu"]
+    assert rep["nodes_before"] > rep["nodes_after"] == 1 and rep["reproduced"] == 3 == rep["runs"]
+    text = out.read_text()
+    assert "GRAD = [True]\n" in text and text.rstrip().endswith("seed=0, train=True, grad=GRAD))")
+    assert re.search(r"# \S*train_nets.py:\d+  (out|h) = .*torch.relu\(", text)  # the user's line of that relu
+    _repro_fails_then_passes_fixed(out, (r"self >= threshold", "self > threshold"), "accuracy", backend)
+
+
+def test_a_training_step_differentiates_only_the_inputs_marked():
+    """BatchNorm's running statistics are inputs no gradient may be asked of: marked as the real step had
+    them, a candidate runs; with every floating input marked (what --mode train did) eager itself fails."""
+    from pt2kit.minify import harness
+
+    def bn(x, mean, var, w, b):
+        return (torch.nn.functional.batch_norm(x, mean, var, w, b, training=True),)
+
+    inputs = [torch.randn(2, 3, 4), torch.zeros(3), torch.ones(3), torch.ones(3), torch.zeros(3)]
+    grads = harness.gradients(bn, inputs, [False, False, False, True, True])
+    assert [tuple(g.shape) for g in grads] == [(3,), (3,)]
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'running_mean'"):
+        harness.gradients(bn, inputs)
 
 
 def test_a_healthy_bert_trained_with_inductor_has_nothing_to_minify(minify):
