@@ -1,6 +1,7 @@
-"""A training script as a user writes it: what `pt2kit capture -- python train_relu.py` captured as
-tests/models/captured_relu.txt (its graph, with this file's lines above each statement)."""
+"""A training script as a user writes it, with Inductor's relu accuracy bug planted in its own config:
+what `pt2kit capture -- python train_relu.py | kdiff | minify` starts from (tests/test_e2e_captured.py)."""
 import torch
+import torch._inductor.config
 
 
 class Net(torch.nn.Module):
@@ -13,6 +14,8 @@ class Net(torch.nn.Module):
         return torch.relu(h) * 2
 
 
+torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "accuracy"
 net = torch.compile(Net())
-for _ in range(3):
+for _ in range(2):
     net(torch.randn(4, 8)).sum().backward()
+print("trained")
