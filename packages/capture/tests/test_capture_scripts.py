@@ -3,6 +3,7 @@ One capture per script, shared by the asserts that read its stream."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -49,6 +50,35 @@ def test_each_graph_of_a_plain_script_is_a_model_record_whose_file_gives_what_th
                            "print(f\"{m['model'](*m['example_inputs'])[0].sum().item():.4f}\")", first.file],
                           capture_output=True, text=True)
     assert code.stdout == "4.2518\n", code.stderr
+
+
+@pytest.fixture(scope="module")
+def generate(store, tmp_path_factory):
+    out = tmp_path_factory.mktemp("gen")
+    r = subprocess.run([sys.executable, "-m", "pt2kit.capture", "--store", str(store), "--out", str(out / "run.ndjson"),
+                        "--values", "all", "--", sys.executable, "generate.py", str(out / "seen.pt")],
+                       capture_output=True, cwd=SCRIPTS, env={**os.environ, "BACKEND": "eager"})
+    return r, records((out / "run.ndjson").read_bytes()), out / "seen.pt"
+
+
+def test_generate_on_a_compiled_gpt2_is_a_graph_per_recompile_each_giving_the_scripts_logits(generate):
+    import torch
+
+    from pt2kit.runtime.modelfile import load_model
+
+    r, (_, *models), seen = generate
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(b"generated [")
+    # the prompt, the first step with a cache, then the cache's length made dynamic: what the script compiles
+    # without capture too (reading a SymInt input must not guard on it: that was a 4th compile)
+    assert [m.model for m in models] == ["generate.py[0/0]", "generate.py[0/1]", "generate.py[0/2]"]
+    assert {m.captured.backend for m in models} == {"eager"} and not any(m.captured.grad for m in models)
+    assert [[i.shape for i in m.inputs if i.name == "L_kwargs_input_ids_"] for m in models] == [[[1, 5]], [[1, 1]], [[1, 1]]]
+    logits = torch.load(seen)
+    assert len(logits) == 4  # one compiled call per generated token; graph i was compiled for call i
+    for m, want in zip(models, logits, strict=False):
+        loaded = load_model(m.file)
+        assert torch.equal(loaded.call()[-1], want), m.model
 
 
 def test_a_segfault_after_the_first_compiled_call_keeps_that_graph(store):

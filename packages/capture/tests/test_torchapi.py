@@ -74,3 +74,16 @@ def test_what_dynamo_says_while_it_compiles(api):
 class Scale(torch.nn.Module):
     def forward(self, x):
         return x * 2
+
+
+def test_a_symint_is_read_without_a_guard(api):
+    from torch._dynamo.source import ConstantSource
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    env = ShapeEnv()
+    s = env.create_unbacked_symint()
+    backed = env.create_symintnode(env.create_symbol(7, source=ConstantSource("n")), hint=7)
+    assert (api.int_hint(5), api.int_hint(backed), api.int_hint(s)) == (5, 7, None)
+    assert not env.guards  # int(backed) would have guarded that it is 7: the script recompiling under capture
+    int(backed)
+    assert env.guards

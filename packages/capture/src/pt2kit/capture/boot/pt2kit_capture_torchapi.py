@@ -170,6 +170,21 @@ def version(t: Any) -> int | None:
     return getattr(t, "_version", None)
 
 
+def int_hint(n: Any) -> int | None:
+    """The int a SymInt stands for in this call, read WITHOUT a guard (``int(symint)`` would specialize
+    the graph: the script recompiles where it did not without us); an int as is; None where no hint is
+    known (a data-dependent size)."""
+    if isinstance(n, int):
+        return n
+    try:
+        from torch.fx.experimental.symbolic_shapes import hint_int
+
+        return int(hint_int(n))
+    except Exception:
+        hint = getattr(getattr(n, "node", None), "hint", None)
+        return hint if isinstance(hint, int) else None
+
+
 def is_fake(t: Any) -> bool:
     """A FakeTensor (no values behind it: a DDP bucket's submodule is compiled with them)."""
     try:

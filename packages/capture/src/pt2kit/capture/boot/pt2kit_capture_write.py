@@ -246,8 +246,8 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
                 call.append(f"self.get_{kind}({path!r})")
                 inputs.append(entry)
                 continue
-        elif isinstance(arg, int | torch.SymInt) and not isinstance(arg, bool):
-            expr, entry["value"] = repr(int(arg)), "int"
+        elif isinstance(arg, int | torch.SymInt) and not isinstance(arg, bool) and api.int_hint(arg) is not None:
+            expr, entry["value"] = repr(api.int_hint(arg)), "int"
         else:
             literal = isinstance(arg, float | bool | str | type(None))
             expr, entry["value"] = (repr(arg) if literal else "None"), "other"
