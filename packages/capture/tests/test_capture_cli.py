@@ -78,7 +78,9 @@ def test_a_script_that_raises_exits_1_with_its_exception(runs):
 def test_a_script_that_compiles_nothing_exits_0_and_says_so(runs):
     r = runs[1]["none"]
     assert r.returncode == 0 and [h.argv[:2] for h in records(r.stdout)] == [["capture", "--store"]]
-    assert r.stderr.endswith(b"capture: no graph was compiled (the command never called a torch.compile'd function)\n")
+    assert r.stderr.endswith(b"capture: no graph was compiled (torch.compile handed its backend none: the command "
+                             b"called no compiled function, or Dynamo ran every frame eagerly; TORCH_LOGS=graph_breaks "
+                             b"says why)\n")
 
 
 def test_out_file_takes_the_records_and_leaves_the_script_stdout_on_stdout(tmp_path):

@@ -98,10 +98,28 @@ def test_a_script_that_raises_exits_1_with_its_exception(store):
     assert b"ValueError: bad batch at step 0\n" in r.stderr  # the script's own traceback, untouched
 
 
-def test_torchrun_ddp_ranks_are_tagged(store):
+def test_torchrun_ddp_ranks_are_tagged_and_compile_of_ddp_gives_a_graph_per_bucket(store):
+    from pt2kit.runtime.modelfile import load_model
+
     torchrun = str(Path(sys.executable).with_name("torchrun"))
     r = capture(store, "--rank", "all", "--", torchrun, "--standalone", "--nproc-per-node", "2", "ddp.py")
     assert r.returncode == 0, r.stderr
-    models = records(r.stdout)[1:]
-    assert sorted({(m.captured.rank, m.model.split("[")[1][:3]) for m in models}) == [(0, "0/0"), (1, "r1:")]
     assert b"rank 0 done\n" in r.stderr and b"rank 1 done\n" in r.stderr
+    models = records(r.stdout)[1:]
+    # DDP(torch.compile(net)): one graph; torch.compile(DDP(net)): DDPOptimizer's two buckets, one compile id
+    cid = models[1].captured.compile_id
+    assert [(m.captured.rank, m.model) for m in models] == [
+        (0, "ddp.py[0/0]"), (0, f"ddp.py[{cid}#0]"), (0, f"ddp.py[{cid}#1]"),
+        (1, "ddp.py[r1:0/0]"), (1, f"ddp.py[r1:{cid}#0]"), (1, f"ddp.py[r1:{cid}#1]")]
+    first, second = models[1:3]
+    assert (first.captured.source, first.parameters) == (f"{SCRIPTS / 'ddp.py'}:14", 512 * 512 + 512)
+    # the backend got fake inputs; the frame's own (the batch, the weights) are written with their values,
+    # the activation between the buckets is seeded in [-1, 1] and the header says it is not real
+    one, two = load_model(first.file), load_model(second.file)
+    assert [tuple(t.shape) for t in one.call()] == [(4, 512)] and [tuple(t.shape) for t in two.call()] == [(4, 512)]
+    assert Path(first.file).read_text().count("_seeded(") == 1  # its def: every value the script's
+    text = Path(second.file).read_text()
+    assert text.count("torch.nn.Parameter(_load(") == 2  # b.weight, b.bias: the script's values
+    assert "\n# values not real: relu: the backend got them as fake tensors" in text
+    (relu,) = two.inputs
+    assert relu.abs().max() <= 1 and relu.abs().min() < relu.abs().max()  # seeded, not zeros posing as data

@@ -87,3 +87,11 @@ def test_a_symint_is_read_without_a_guard(api):
     assert not env.guards  # int(backed) would have guarded that it is 7: the script recompiling under capture
     int(backed)
     assert env.guards
+
+
+def test_ddp_optimizer_is_the_graph_splitter_of_compile_ddp(api):
+    import importlib
+
+    cls = api.ddp_optimizer(importlib.import_module(api.DDP_MODULE))
+    assert cls.__name__ == "DDPOptimizer" and callable(cls.compile_fn)
+    assert api.ddp_optimizer(torch) is None

@@ -47,7 +47,9 @@ class Narrator(Base):
         if s.broken:
             self.say(f"{s.broken} graph line(s) were cut short by the command's end and are left out")
         if not s.compiled:
-            self.say("no graph was compiled (the command never called a torch.compile'd function)")
+            # Dynamo may run a compiled function's every frame eagerly (torch.compile(DDP(nn.Sequential)) does)
+            self.say("no graph was compiled (torch.compile handed its backend none: the command called no compiled "
+                     "function, or Dynamo ran every frame eagerly; TORCH_LOGS=graph_breaks says why)")
         else:
             kept = "" if s.kept == s.compiled else f", {s.kept} kept (--graphs)"
             self.say(f"{s.compiled} graph{'s' * (s.compiled != 1)} from {s.processes} process"

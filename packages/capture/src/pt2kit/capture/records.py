@@ -87,6 +87,9 @@ class Entry(msgspec.Struct, kw_only=True):
     values: str = "none"
     error: str | None = None
     capture_error: str | None = None
+    # not the child's: this graph's place among its process's graphs with the same compile id, where there
+    # are several (DDP's per-bucket graphs of one frame), so each has its own label
+    part: int | None = None
 
 
 class Exit(msgspec.Struct, kw_only=True):
@@ -122,6 +125,7 @@ def read_processes(scratch: Path) -> list[Process]:
                 p.entries.append(msgspec.json.decode(raw, type=Entry))
             except (msgspec.DecodeError, msgspec.ValidationError):
                 p.broken += 1
+        _number_parts(p.entries)
         if (d / "exit.json").is_file():
             try:
                 p.exit = msgspec.json.decode((d / "exit.json").read_bytes(), type=Exit)
@@ -129,6 +133,18 @@ def read_processes(scratch: Path) -> list[Process]:
                 p.exit = None
         out.append(p)
     return sorted(out, key=lambda p: (p.rank or 0, p.pid))
+
+
+def _number_parts(entries: list[Entry]) -> None:
+    """Number the graphs that share a compile id (0, 1, ... in compile order: DDP's buckets, first to last)."""
+    seen: dict[str, int] = {}
+    for e in entries:
+        seen[e.compile_id] = seen.get(e.compile_id, 0) + 1
+    count: dict[str, int] = {}
+    for e in entries:
+        if seen[e.compile_id] > 1:
+            e.part = count.get(e.compile_id, 0)
+            count[e.compile_id] = e.part + 1
 
 
 def pick(entries: list[Entry], graphs: tuple[str, ...]) -> list[Entry]:
@@ -143,11 +159,13 @@ def pick(entries: list[Entry], graphs: tuple[str, ...]) -> list[Entry]:
 
 
 def label(entry: Entry, command: list[str]) -> str:
-    """``train.py[0/1]``; ``train.py[r1:0/1]`` for a rank other than 0."""
+    """``train.py[0/1]``; ``train.py[r1:0/1]`` for a rank other than 0; ``train.py[0/1#2]`` for the third
+    of several graphs with one compile id (DDP's third bucket)."""
     argv0 = entry.argv[0] if entry.argv else ""
     script = Path(argv0).name if argv0 not in ("", "-c", "-") else Path(command[0]).name
     rank = f"r{entry.rank}:" if entry.rank else ""
-    return f"{script}[{rank}{entry.compile_id}]"
+    part = "" if entry.part is None else f"#{entry.part}"
+    return f"{script}[{rank}{entry.compile_id}{part}]"
 
 
 def put_file(store: Store, path: Path, media_type: str, ext: str) -> BlobRef:

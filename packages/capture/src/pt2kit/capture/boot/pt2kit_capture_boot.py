@@ -114,12 +114,14 @@ class AfterImport:
 
 
 def _torch_imported(torch: Any) -> None:
+    import pt2kit_capture_ddp as ddp
     import pt2kit_capture_torchapi as api
 
     for cls in api.compile_wrapper_classes(torch):
         _note_compile_args(cls)
     _when_imported(api.AFTER_DYNAMO, _patch_after_dynamo)
     _when_imported(api.AOTI_MODULE, _patch_aoti)
+    _when_imported(api.DDP_MODULE, ddp.patch)
 
 
 def _when_imported(name: str, then: Any) -> None:
@@ -308,11 +310,16 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
     stem = "g" + re.sub(r"\W", "_", line["compile_id"] or "x")
     stem = next(s for s in (stem if i == 0 else f"{stem}_{i}" for i in range(10**6))
                 if not (where / f"{s}.py").exists())
+    fake = [n.target for n, a in zip([n for n in gm.graph.nodes if n.op == "placeholder"], args, strict=False)
+            if api.is_fake(a)]
     header = [f"pt2kit capture: one graph {what} in the user's program",
               f"command: {shlex.join(getattr(sys, 'orig_argv', sys.argv))}",
               f"compile id: {line['compile_id']}  function: {line['function']}  source: {line['source']}",
               f"backend: {line['backend']}  mode: {line['mode']}  values: {line['values']}",
               "model: the graph as the backend got it; example_inputs: what it was first called with"]
+    if fake:
+        header.append(f"values not real: {', '.join(fake)}: the backend got them as fake tensors (no values; "
+                      "DDP's per-bucket graphs); seeded in [-1, 1] (floats) or 0 (integers)")
     line["file"], line["tensors"], line["inputs"] = write.write(
         gm, args, where, stem, header, line["values"], BUDGET if budget is None else budget, names)
 
@@ -320,6 +327,7 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
 def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any]:
     """The graph's manifest line, its model file and tensors written (before the backend runs: a backend
     that runs the graph while compiling may change its inputs in place)."""
+    import pt2kit_capture_ddp as ddp
     import pt2kit_capture_torchapi as api
     import torch
 
@@ -336,7 +344,7 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any]:
             line["function"], line["source"] = frame[0], f"{os.path.abspath(frame[1])}:{frame[2]}"
         line["grad"] = torch.is_grad_enabled() and any(
             isinstance(a, torch.Tensor) and a.requires_grad for a in args)
-        record(line, gm, list(args), "torch.compile handed its backend")
+        record(line, gm, ddp.real_inputs(gm, list(args)), "torch.compile handed its backend")
     except Exception as e:
         line["capture_error"] = _exception_line(e)
     return line

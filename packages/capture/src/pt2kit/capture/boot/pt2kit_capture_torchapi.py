@@ -26,6 +26,7 @@ CONFIG_MODULES = {
 }
 AFTER_DYNAMO = "torch._dynamo.repro.after_dynamo"  # defines wrap_backend_debug, imported at call time
 AOTI_MODULE = "torch._inductor"  # defines aoti_compile_and_package
+DDP_MODULE = "torch._dynamo.backends.distributed"  # DDPOptimizer: torch.compile(DDP(model))'s graph splitter
 
 
 def compile_wrapper_classes(torch: Any) -> list[type]:
@@ -141,6 +142,14 @@ def aoti_entry(module: Any) -> Any:
     """``torch._inductor.aoti_compile_and_package``, or None."""
     fn = getattr(module, "aoti_compile_and_package", None)
     return fn if callable(fn) else None
+
+
+def ddp_optimizer(module: Any) -> Any:
+    """``DDPOptimizer``, whose ``compile_fn(gm, example_inputs)`` gets a ``torch.compile(DDP(model))`` frame's
+    whole graph with its real inputs, then hands the user's backend one graph per DDP bucket with FAKE
+    inputs (no values); None where it is not a class with a ``compile_fn``."""
+    cls = getattr(module, "DDPOptimizer", None)
+    return cls if isinstance(cls, type) and callable(getattr(cls, "compile_fn", None)) else None
 
 
 def exported_graph(ep: Any) -> tuple[Any, list[Any], dict[str, str]]:

@@ -12,7 +12,8 @@ inputs as parameters of ``model`` (``fc.weight``) and its modules' buffers as bu
 Guarantees: the graph is read, never changed (the user's backend gets it untouched); with values
 "all", every tensor's exact bytes are saved, so ``model(*example_inputs)`` with the eager backend
 gives bit for bit what the graph gave in the script; a seeded input draws from a ``torch.Generator``
-seeded by its position, within the real values' [lo, hi], so two loads give the same numbers.
+seeded by its position, within the real values' [lo, hi], so two loads give the same numbers (a fake
+tensor's, which has no values: within [-1, 1] for floats, 0 for integers).
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ class Tensors:
         """(Python expression that rebuilds t, "saved" | "seeded")."""
         import torch
 
-        meta = (f"{tuple(t.shape)!r}, {tuple(t.stride())!r}, {t.dtype}, {str(t.device)!r}, "
+        meta = (f"{shape(t.shape)!r}, {shape(t.stride())!r}, {t.dtype}, {str(t.device)!r}, "
                 f"{bool(t.requires_grad)}")
         nbytes = t.numel() * t.element_size()
         fake = api.is_fake(t)
@@ -111,7 +112,8 @@ class Tensors:
             sha, size = self._save(t)
             self.spent += nbytes
             return f"_load({sha!r}, {size}, {meta})", "saved"
-        lo = hi = 0
+        # a fake tensor has no values (DDP's per-bucket graphs): a range for the dtype, said in the header
+        lo, hi = (-1.0, 1.0) if fake and t.dtype.is_floating_point else (0, 0)
         if not fake and t.numel() and t.dtype != torch.bool and not t.dtype.is_complex:
             with torch.no_grad():
                 flat = t.detach().reshape(-1)
@@ -205,6 +207,11 @@ def _classes(gm: Any, cls: str, tensors: Tensors, globals_: dict[str, Any], out:
     out.append(f"class {cls}(torch.nn.Module):\n{textwrap.indent(src, '    ')}\n")
 
 
+def shape(sizes: Any) -> tuple[int | None, ...]:
+    """A size or stride as ints; a fake tensor's symbolic dims by their hint, which guards on nothing."""
+    return tuple(api.int_hint(n) for n in sizes)
+
+
 def _fetch(gm: Any, target: str) -> Any:
     obj = gm
     for name in target.split("."):
@@ -229,7 +236,7 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
         entry: dict[str, Any] = {"name": node.target, "parameter": None, "buffer": None}
         if isinstance(arg, torch.Tensor):
             expr, kind = tensors.expr(arg, seed=i)
-            entry.update(dtype=str(arg.dtype), shape=list(arg.shape), stride=list(arg.stride()),
+            entry.update(dtype=str(arg.dtype), shape=list(shape(arg.shape)), stride=list(shape(arg.stride())),
                          device=str(arg.device), requires_grad=bool(arg.requires_grad), value=kind)
             # the script's parameters and buffers are the module's state, not inputs a tool may feed (or
             # make require grad: batch_norm refuses a running_mean that does)
