@@ -66,7 +66,6 @@ def _fixture(script: str, **env: str):
 plain = _fixture("plain.py", PT2KIT_CAPTURE_VALUES="all")
 breaks = _fixture("breaks.py", PT2KIT_CAPTURE_VALUES="all")
 cond = _fixture("cond.py", PT2KIT_CAPTURE_VALUES="all")
-raises = _fixture("raises.py")
 train = _fixture("train.py")
 aoti = _fixture("aoti.py")
 
@@ -132,17 +131,6 @@ def test_cond_branches_are_nested_modules(cond):
     assert torch.equal(out, cond.saved["0/0"])
     text = (cond.pdirs[0] / line["file"]).read_text()
     assert f"# File: {SCRIPTS / 'cond.py'}:8 in pos, code: return x.cos() + 1" in text
-
-
-@pytest.mark.xdist_group("boot-raises")
-def test_a_failing_script_keeps_its_graphs_output_and_exit_code(raises, tmp_path):
-    without = run(tmp_path, "raises.py", boot=False)
-    assert (raises.code, raises.stdout, raises.stderr) == (without.code, without.stdout, without.stderr)
-    assert raises.code == 1 and raises.stdout == "before [3.0, 3.0, 3.0]\n"
-    (pdir,) = raises.pdirs
-    assert json.loads((pdir / "exit.json").read_text()) == {"exception": "ValueError", "message": "bad batch at step 3"}
-    assert [x["compile_id"] for x in raises.lines] == ["0/0"]
-    assert raises.lines[0]["values"] == "small" and raises.lines[0]["inputs"][0]["value"] == "saved"
 
 
 @pytest.mark.xdist_group("boot-train")

@@ -31,28 +31,6 @@ def store(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def train(store, tmp_path_factory):
-    out = tmp_path_factory.mktemp("out") / "run.ndjson"
-    r = capture(store, "--out", str(out), "--values", "all", "--", sys.executable, "loop.py", "ok")
-    return r, records(out.read_bytes())
-
-
-def test_each_graph_of_a_plain_script_is_a_model_record_whose_file_gives_what_the_script_got(train):
-    r, (_, first, second) = train
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == b"step 0: 4.2518\nstep 1: 0.8011\n"  # --out: the script's stdout stays its own
-    assert [first.model, second.model] == ["loop.py[0/0]", "loop.py[0/1]"]  # batch 3 recompiled
-    c = first.captured
-    assert (c.backend, c.function, c.grad, c.values) == ("eager", "forward", True, "all")
-    assert c.source == f"{SCRIPTS / 'loop.py'}:15" and c.trace is not None
-    assert [i.name for i in first.inputs] == ["L_x_"] and (first.parameters, first.frozen) == (36, 0)
-    code = subprocess.run([sys.executable, "-c", "import runpy, sys; m = runpy.run_path(sys.argv[1]); "
-                           "print(f\"{m['model'](*m['example_inputs'])[0].sum().item():.4f}\")", first.file],
-                          capture_output=True, text=True)
-    assert code.stdout == "4.2518\n", code.stderr
-
-
-@pytest.fixture(scope="module")
 def generate(store, tmp_path_factory):
     out = tmp_path_factory.mktemp("gen")
     r = subprocess.run([sys.executable, "-m", "pt2kit.capture", "--store", str(store), "--out", str(out / "run.ndjson"),
@@ -68,11 +46,15 @@ def test_generate_on_a_compiled_gpt2_is_a_graph_per_recompile_each_giving_the_sc
 
     r, (_, *models), seen = generate
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith(b"generated [")
+    assert r.stdout.startswith(b"generated [") and r.stdout.count(b"\n") == 1  # --out: the script's stdout is its own
     # the prompt, the first step with a cache, then the cache's length made dynamic: what the script compiles
     # without capture too (reading a SymInt input must not guard on it: that was a 4th compile)
     assert [m.model for m in models] == ["generate.py[0/0]", "generate.py[0/1]", "generate.py[0/2]"]
-    assert {m.captured.backend for m in models} == {"eager"} and not any(m.captured.grad for m in models)
+    assert {(m.captured.backend, m.captured.values) for m in models} == {("eager", "all")}
+    assert not any(m.captured.grad for m in models) and all(m.captured.trace is not None for m in models)
+    assert [i.name for i in models[0].inputs] == ["L_kwargs_input_ids_", "L_kwargs_position_ids_",
+                                                  "L_kwargs_attention_mask_"]
+    assert (models[0].parameters, models[0].frozen) == (16992, 0)  # GPT-2's weights: parameters of the model file
     assert [[i.shape for i in m.inputs if i.name == "L_kwargs_input_ids_"] for m in models] == [[[1, 5]], [[1, 1]], [[1, 1]]]
     logits = torch.load(seen)
     assert len(logits) == 4  # one compiled call per generated token; graph i was compiled for call i
@@ -90,12 +72,19 @@ def test_a_segfault_after_the_first_compiled_call_keeps_that_graph(store):
     assert r.stderr.endswith(b"capture: the command was killed by SIGSEGV (exit 139)\ncapture: 1 graph from 1 process\n")
 
 
-def test_a_script_that_raises_exits_1_with_its_exception(store):
-    r = capture(store, "--", sys.executable, "loop.py", "raise")
-    assert r.returncode == 1
-    _, model, crash = records(r.stdout)
-    assert model.model == "loop.py[0/0]" and (crash.exception, crash.message) == ("ValueError", "bad batch at step 0")
-    assert b"ValueError: bad batch at step 0\n" in r.stderr  # the script's own traceback, untouched
+def test_a_script_that_raises_exits_1_with_its_exception_its_output_untouched(store, tmp_path):
+    out = tmp_path / "run.ndjson"
+    r = capture(store, "--out", str(out), "--", sys.executable, "raises.py")
+    without = subprocess.run([sys.executable, "raises.py"], capture_output=True, cwd=SCRIPTS)
+    assert r.returncode == without.returncode == 1
+    assert r.stdout == without.stdout == b"before [3.0, 3.0, 3.0]\n"  # --out: the script's stdout is its own
+    # the script's stderr (its print, its traceback) as it was without capture, beside our capture: lines
+    theirs = b"".join(x for x in r.stderr.splitlines(keepends=True) if not x.startswith(b"capture: "))
+    assert theirs == without.stderr and theirs.endswith(b"ValueError: bad batch at step 3\n")
+    _, model, crash = records(out.read_bytes())  # the graph compiled before the failure, then how it ended
+    assert model.model == "raises.py[0/0]" and (crash.exception, crash.message) == ("ValueError", "bad batch at step 3")
+    assert model.captured.values == "small"
+    assert Path(model.file).read_text().split("example_inputs = (")[1].lstrip().startswith("_load(")  # saved
 
 
 def test_torchrun_ddp_ranks_are_tagged_and_compile_of_ddp_gives_a_graph_per_bucket(store):
@@ -112,7 +101,8 @@ def test_torchrun_ddp_ranks_are_tagged_and_compile_of_ddp_gives_a_graph_per_buck
         (0, "ddp.py[0/0]"), (0, f"ddp.py[{cid}#0]"), (0, f"ddp.py[{cid}#1]"),
         (1, "ddp.py[r1:0/0]"), (1, f"ddp.py[r1:{cid}#0]"), (1, f"ddp.py[r1:{cid}#1]")]
     first, second = models[1:3]
-    assert (first.captured.source, first.parameters) == (f"{SCRIPTS / 'ddp.py'}:14", 512 * 512 + 512)
+    assert (first.captured.function, first.captured.grad, first.parameters) == ("forward", True, 512 * 512 + 512)
+    assert first.captured.source == f"{SCRIPTS / 'ddp.py'}:14"
     # the backend got fake inputs; the frame's own (the batch, the weights) are written with their values,
     # the activation between the buckets is seeded in [-1, 1] and the header says it is not real
     one, two = load_model(first.file), load_model(second.file)
