@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pt2kit.schema import decode
+from pt2kit.schema import Crash, Model, decode
 
 FAKE = str(Path(__file__).with_name("fakechild.py"))
 pytestmark = pytest.mark.xdist_group("capture-cli")
@@ -36,8 +36,11 @@ def runs(tmp_path_factory):
 def test_plain_run_writes_a_model_record_per_graph_and_keeps_the_script_stdout_off_ours(runs):
     store, r = runs[0], runs[1]["ok"]
     assert r.returncode == 0, r.stderr
-    header, first, second = records(r.stdout)
+    header, first, second, raised = records(r.stdout)
     assert header.tool == "capture" and [first.model, second.model] == ["fakechild.py[0/0]", "fakechild.py[0/1]"]
+    # the graph its backend raised on has a crash record naming it, so `| minify` minifies that compile error
+    assert isinstance(raised, Crash) and (raised.model, raised.stage, raised.exception, raised.message) == (
+        "fakechild.py[0/1]", "compile", "RuntimeError", "boom")
     assert b"hello from the script\n" in r.stderr and b"hello" not in r.stdout
     c = second.captured
     assert (c.compile_id, c.backend, c.function, c.grad, c.rank, c.values) == ("0/1", "inductor", "forward", True,
@@ -48,7 +51,8 @@ def test_plain_run_writes_a_model_record_per_graph_and_keeps_the_script_stdout_o
     assert second.file == str(store / c.code.path) and hashlib.sha256(code).hexdigest() == c.code.sha256
     assert code.startswith(b"# graph 0/1") and [i.name for i in second.inputs] == ["L_x_"]
     assert (second.parameters, second.trainable, second.frozen, second.device) == (32, 32, 0, "cpu")
-    assert second.settings == {"inductor.fallback_random": "True"} and second.train is False
+    # the script trained through it (grad): downstream tools run it as a training step; the first did not
+    assert second.settings == {"inductor.fallback_random": "True"} and second.train is True and first.train is False
     tensor = hashlib.sha256(b"not really a tensor \x00").hexdigest()
     assert (store / "blobs" / tensor[:2] / f"{tensor}.pt").is_file()
     assert c.trace is not None and (store / c.trace.path).read_bytes().startswith(b"V0101")
@@ -88,7 +92,7 @@ def test_out_file_takes_the_records_and_leaves_the_script_stdout_on_stdout(tmp_p
     r = capture(tmp_path / "s", "--out", str(out), "--graphs", "0/1", "--", sys.executable, FAKE, "ok")
     assert r.returncode == 0, r.stderr
     assert r.stdout == b"hello from the script\n"
-    assert [m.model for m in records(out.read_bytes())[1:]] == ["fakechild.py[0/1]"]
+    assert [m.model for m in records(out.read_bytes())[1:] if isinstance(m, Model)] == ["fakechild.py[0/1]"]
     r = capture(tmp_path / "s", "--graphs", "first", "--rank", "all", "--", sys.executable, FAKE, "ok")
     assert [m.model for m in records(r.stdout)[1:]] == ["fakechild.py[0/0]"]
 
@@ -138,3 +142,37 @@ def test_ctrl_c_stops_the_command_writes_what_it_captured_and_removes_the_scratc
     *_, model, crash = records(out)
     assert model.model == "fakechild.py[0/1]" and (crash.signal, crash.exitcode) == ("SIGINT", -2)
     assert err.endswith(b"capture: interrupted\n") and not list(tmp_path.glob(".capture-*"))
+
+
+def test_a_script_reading_the_terminal_gets_it_and_is_not_stopped(tmp_path):
+    """The command runs in a process group of its own (so --timeout stops torchrun's ranks with it), which
+    the terminal must be handed to: without that, input() stopped the script (SIGTTIN) for good."""
+    import os
+    import pty
+    import select
+    import time
+
+    script = "x = input('name? '); print('got', x)"
+    argv = [sys.executable, "-m", "pt2kit.capture", "--out", str(tmp_path / "r.ndjson"), "--", sys.executable, "-c",
+            script]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a session whose controlling terminal is the pty, as a shell's command
+        os.environ["PT2KIT_STORE"] = str(tmp_path / "store")
+        os.execv(argv[0], argv)
+    out, sent, deadline = b"", False, time.time() + 60
+    while time.time() < deadline:
+        if select.select([fd], [], [], 0.5)[0]:
+            try:
+                data = os.read(fd, 1024)
+            except OSError:  # the pty's other end closed
+                break
+            if not data:
+                break
+            out += data
+        if not sent and b"name? " in out:
+            os.write(fd, b"hi\n")
+            sent = True
+    if time.time() >= deadline:
+        os.kill(pid, 9)
+    _, status = os.waitpid(pid, 0)
+    assert b"got hi" in out and os.waitstatus_to_exitcode(status) == 0, out[-500:]

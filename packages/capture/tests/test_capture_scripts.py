@@ -113,3 +113,14 @@ def test_torchrun_ddp_ranks_are_tagged_and_compile_of_ddp_gives_a_graph_per_buck
     assert "\n# values not real: relu: the backend got them as fake tensors" in text
     (relu,) = two.inputs
     assert relu.abs().max() <= 1 and relu.abs().min() < relu.abs().max()  # seeded, not zeros posing as data
+
+
+def test_mp_spawn_workers_are_told_apart_by_the_rank_they_join_with(store):
+    """mp.spawn's workers have no RANK in their environment: each graph takes the rank torch.distributed
+    gives it when compiled, so --rank 0 keeps one worker's and --rank all labels both apart."""
+    one, both = capture(store, "--", sys.executable, "spawn.py"), capture(store, "--rank", "all", "--", sys.executable,
+                                                                          "spawn.py")
+    assert one.returncode == both.returncode == 0, (one.stderr + both.stderr)[-2000:]
+    assert [(m.model, m.captured.rank) for m in records(one.stdout)[1:]] == [("spawn.py[0/0]", 0)]
+    assert sorted((m.model, m.captured.rank) for m in records(both.stdout)[1:]) == [
+        ("spawn.py[0/0]", 0), ("spawn.py[r1:0/0]", 1)]

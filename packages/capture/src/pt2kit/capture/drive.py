@@ -11,9 +11,12 @@ Guarantees:
 * Records are written once the command has ended (a process's trace is complete then): the header,
   a `model` per kept graph, and a `crash` when the command failed, was killed, timed out or was
   interrupted; graphs captured before that stay valid and are written all the same.
-* ``--timeout``, Ctrl-C and SIGTERM stop the whole process group (SIGTERM, or SIGINT for Ctrl-C, as a
-  terminal would send; SIGKILL after ``GRACE`` seconds), then the records are written and capture
-  exits 130/143 (the timeout: the command's own code, 128+N for its signal).
+* Where stdin is our terminal, the command's group is the terminal's foreground group while it runs:
+  it reads the terminal (``input()``, pdb) and gets Ctrl-C straight from it, as without us.
+* Ctrl-C or SIGTERM sent to capture is handed on to the command's group, which may take its time (a
+  script saving a checkpoint on KeyboardInterrupt finishes); a second one kills the group. ``--timeout``
+  sends SIGTERM, then SIGKILL after ``GRACE`` seconds. Then the records are written and capture exits
+  130/143 (the timeout: the command's own code, 128+N for its signal).
 * The scratch dir ``<store>/.capture-<run id>/`` is removed at the end, whatever the end.
 
 Not guaranteed: that a process the command left running in the background (outside its group, or
@@ -38,7 +41,17 @@ from pt2kit.schema import Crash, Model
 
 from .job import Job
 from .narrate import Narrator, Summary
-from .records import crash_fields, model_fields, pick, put_file, read_processes, trace_logs
+from .records import (
+    compile_crash_fields,
+    crash_fields,
+    label,
+    model_fields,
+    pick,
+    put_file,
+    read_processes,
+    tag_processes,
+    trace_logs,
+)
 
 BOOT = Path(__file__).resolve().parent / "boot"
 GRACE = 3.0
@@ -60,12 +73,16 @@ def run(s: Session, job: Job) -> int:
         s.say(f"running {shlex.join(job.command)}")
         stop: KeyboardInterrupt | None = None
         proc = _start(job, scratch, user_trace)
+        tty = _foreground(proc.pid)  # the terminal is the command's: it reads stdin, Ctrl-C goes to it
         try:
             timed_out = _wait(proc, job.timeout)
-        except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM (Terminated): the command stops with us
+        except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM (Terminated) sent to us: the command gets it too
             stop = e
-            _stop_group(proc, signal.SIGINT if type(e) is KeyboardInterrupt else signal.SIGTERM)
+            _interrupt(proc, signal.SIGINT if type(e) is KeyboardInterrupt else signal.SIGTERM)
             timed_out = False
+        finally:
+            if tty:
+                _foreground(os.getpgrp(), take=True)
         trace_dir = Path(user_trace) if user_trace else scratch / "trace"
         code = _write(s, job, scratch, trace_dir, bool(user_trace), proc.returncode,
                       job.timeout if timed_out else None, narrator)
@@ -114,6 +131,44 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
     return expired.is_set()
 
 
+def _foreground(pgid: int, take: bool = False) -> bool:
+    """Make ``pgid`` the terminal's foreground process group, where stdin is our terminal and we hold it
+    (``take``: give it back to us): the command, in a group of its own, would otherwise be stopped
+    (SIGTTIN) the moment it read the terminal, as ``input()`` or pdb do. False where there is none."""
+    try:
+        fd = sys.stdin.fileno()
+        if not os.isatty(fd) or (not take and os.tcgetpgrp(fd) != os.getpgrp()):
+            return False
+        old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # a background group may still set it so
+        try:
+            os.tcsetpgrp(fd, pgid)
+        finally:
+            signal.signal(signal.SIGTTOU, old)
+        if not take:
+            os.killpg(pgid, signal.SIGCONT)  # it may have read the terminal before it had it
+        return True
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _interrupt(proc: subprocess.Popen[bytes], sig: int) -> None:
+    """Ctrl-C or SIGTERM: handed on to the command's group, which may take its time (a script that saves
+    a checkpoint on KeyboardInterrupt finishes writing it); a second one kills the group."""
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait()
+    except KeyboardInterrupt:
+        _stop_group(proc, signal.SIGKILL)
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # what the leader left running (its ranks, compile workers)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def _stop_group(proc: subprocess.Popen[bytes], sig: int) -> None:
     """``sig`` to the command's process group, then SIGKILL after GRACE seconds."""
     try:
@@ -135,6 +190,7 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
     """The header, a model record per kept graph, a crash when the command failed; the exit code."""
     procs = read_processes(scratch)
     kept_procs = [p for p in procs if job.keeps_rank(p.rank)]
+    tag_processes(kept_procs)
     logs = trace_logs(trace_dir)
     if job.out is not None:
         s.writer.out = open(job.out, "wb")  # the Session flushes it; the exit closes it
@@ -148,9 +204,14 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
             trace = (s.store.put(log.read_bytes(), "text/plain", ".log") if user_trace
                      else put_file(s.store, log, "text/plain", ".log"))
         for entry in chosen:
+            if entry.file is None:  # the boot could not write its model file: said, never a silent gap
+                s.warn(f"{label(entry, job.command)}: not captured: {entry.capture_error or 'no model file'}")
+                continue
             narrator.on(s.emit(Model, **model_fields(s.store, job, p, entry, trace, s.warn)))
+            if entry.error:
+                narrator.on(s.emit(Crash, **compile_crash_fields(entry, job.command)))
             kept += 1
-    compiled = {e.compile_id for p in kept_procs for e in p.entries}
+    compiled = {e.compile_id for p in kept_procs for e in p.entries if e.compile_id}
     if job.graphs not in (("all",), ("first",), ("failing",)):
         missing = [g for g in job.graphs if g not in compiled]
         if missing and compiled:

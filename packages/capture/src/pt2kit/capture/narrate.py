@@ -36,6 +36,8 @@ class Narrator(Base):
         self.say(line + (f"; its backend raised {summary_line(c.error)}" if c.error else ""))
 
     def on_crash(self, c: Crash) -> None:
+        if c.stage == "compile":  # the backend raised on one graph (its model record says so already)
+            return
         code = f"exit {exit_code(c.exitcode or 0)}"
         if c.exception:
             self.say(f"the command failed ({code}): {c.exception}" + (f": {summary_line(c.message)}" if c.message else ""))

@@ -44,6 +44,7 @@ class Input(msgspec.Struct, kw_only=True):
     device: str | None = None
     requires_grad: bool = False
     value: str = "other"  # saved | seeded | int | other
+    type: str | None = None  # a non-tensor input's Python type (int, float, bool, NoneType)
     # the script's nn.Parameter this input was, as the model file names it (fc.weight); a manifest without
     # the field is read by Dynamo's placeholder name
     parameter: str | msgspec.UnsetType | None = msgspec.UNSET
@@ -66,9 +67,9 @@ class Input(msgspec.Struct, kw_only=True):
 class Entry(msgspec.Struct, kw_only=True):
     """One line of a process's ``graphs.ndjson``: the child boot's contract (BRIEF-capture)."""
 
-    compile_id: str
+    compile_id: str | None = None
     pid: int
-    file: str
+    file: str | None = None  # None: the boot could not write the model file (capture_error says why)
     rank: int | None = None
     world: int | None = None
     argv: list[str] = []
@@ -90,6 +91,9 @@ class Entry(msgspec.Struct, kw_only=True):
     # not the child's: this graph's place among its process's graphs with the same compile id, where there
     # are several (DDP's per-bucket graphs of one frame), so each has its own label
     part: int | None = None
+    # not the child's either: "p<pid>:" where two kept processes share a rank (mp.spawn's workers before
+    # their process group is up, or several plain processes), so their graphs' labels differ
+    proc: str | None = None
 
 
 class Exit(msgspec.Struct, kw_only=True):
@@ -147,6 +151,16 @@ def _number_parts(entries: list[Entry]) -> None:
             count[e.compile_id] = e.part + 1
 
 
+def tag_processes(procs: list[Process]) -> None:
+    """Give each graph of a process that shares its rank with another process that compiled a graph its
+    process in its label (``train.py[p4242:0/0]``): two processes' graphs never share a label."""
+    ranks = [p.rank for p in procs if p.entries]
+    for p in procs:
+        if p.entries and ranks.count(p.rank) > 1:
+            for e in p.entries:
+                e.proc = f"p{p.pid}:"
+
+
 def pick(entries: list[Entry], graphs: tuple[str, ...]) -> list[Entry]:
     """The graphs of one process that --graphs keeps."""
     if graphs == ("all",):
@@ -164,8 +178,10 @@ def label(entry: Entry, command: list[str]) -> str:
     argv0 = entry.argv[0] if entry.argv else ""
     script = Path(argv0).name if argv0 not in ("", "-c", "-") else Path(command[0]).name
     rank = f"r{entry.rank}:" if entry.rank else ""
+    if entry.compile_id is None:
+        return f"{script}[{entry.proc or ''}{rank}?]"
     part = "" if entry.part is None else f"#{entry.part}"
-    return f"{script}[{rank}{entry.compile_id}{part}]"
+    return f"{script}[{entry.proc or ''}{rank}{entry.compile_id}{part}]"
 
 
 def put_file(store: Store, path: Path, media_type: str, ext: str) -> BlobRef:
@@ -222,14 +238,16 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
         "device": device,
         "settings": dict(entry.settings),
         "inputs": [TensorMeta(name=i.name, dtype=(i.dtype or "").removeprefix("torch.") or None, shape=i.shape,
-                              stride=i.stride, device=i.device, type="int" if i.value == "int" else None)
+                              stride=i.stride, device=i.device, type=i.type or ("int" if i.value == "int" else None))
                    for i in inputs],
         "parameters": sum(p.numel() for p in params),
         "trainable": sum(p.numel() for p in params if p.requires_grad),
         "frozen": sum(1 for p in params if not p.requires_grad),
-        "train": False,
+        # the script trained through this graph: downstream tools run it as a training step (kdiff compares
+        # gradients too, minify searches the backward), unless told --mode infer
+        "train": entry.grad,
         "captured": Captured(
-            command=list(job.command), compile_id=entry.compile_id, code=code, backend=entry.backend,
+            command=list(job.command), compile_id=entry.compile_id or "?", code=code, backend=entry.backend,
             mode=entry.mode, options=dict(entry.options), dynamic=entry.dynamic, function=entry.function,
             source=entry.source, grad=entry.grad, rank=entry.rank, pid=entry.pid, values=entry.values,
             error=entry.error, trace=trace),
@@ -239,6 +257,14 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
 def exit_code(returncode: int) -> int:
     """What a shell says of the command: its code, or 128+N for signal N."""
     return 128 - returncode if returncode < 0 else returncode
+
+
+def compile_crash_fields(entry: Entry, command: list[str]) -> dict[str, Any]:
+    """The `crash` record of a graph the user's backend raised on, naming that graph's model record, so
+    `pt2kit capture -- python t.py | minify` minifies the compile error on it."""
+    exception, _, message = (entry.error or "").partition(": ")
+    return {"model": label(entry, command), "stage": "compile", "exception": exception or None,
+            "message": message or entry.error, "backend": entry.backend}
 
 
 def crash_fields(returncode: int, procs: list[Process], timed_out: float | None) -> dict[str, Any]:

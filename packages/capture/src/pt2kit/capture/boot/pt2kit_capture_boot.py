@@ -43,15 +43,29 @@ def _env_int(name: str) -> int | None:
         return None
 
 
-def kept() -> bool:
-    """Whether this process records: its rank (RANK, else 0) is the one PT2KIT_CAPTURE_RANK keeps."""
+def rank() -> int | None:
+    """This process's rank: torch.distributed's once a process group is up (mp.spawn's workers have no
+    RANK in their environment, only the rank they pass init_process_group), else RANK, else None."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            return int(dist.get_rank())
+    except Exception:
+        pass
+    return _env_int("RANK")
+
+
+def kept(r: int | None = None) -> bool:
+    """Whether this process records: its rank (``r``, else RANK, else 0) is the one PT2KIT_CAPTURE_RANK
+    keeps. Asked at start (RANK) and again at each graph (the rank torch.distributed knows by then)."""
     want = os.environ.get("PT2KIT_CAPTURE_RANK", "0").strip()
     if want == "all":
         return True
+    mine = (r if r is not None else _env_int("RANK")) or 0
     try:
-        return int(want) == (_env_int("RANK") or 0)
+        return int(want) == mine
     except ValueError:
-        return (_env_int("RANK") or 0) == 0
+        return mine == 0
 
 
 def pdir() -> Path:
@@ -289,7 +303,7 @@ def new_line(backend: str) -> dict[str, Any]:
     """A manifest line with what every graph has (who, where, the values policy) and nothing recorded yet."""
     values = os.environ.get("PT2KIT_CAPTURE_VALUES", "small")
     return {
-        "compile_id": None, "rank": _env_int("RANK"), "world": _env_int("WORLD_SIZE"), "pid": os.getpid(),
+        "compile_id": None, "rank": rank(), "world": _env_int("WORLD_SIZE"), "pid": os.getpid(),
         "argv": list(sys.argv), "backend": backend, "mode": None, "options": {}, "dynamic": None,
         "function": None, "source": None, "grad": False, "settings": {}, "file": None, "tensors": [],
         "inputs": [], "nodes": 0, "ops": {}, "values": values if values in VALUES else "small", "error": None,
@@ -313,7 +327,8 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
     fake = [n.target for n, a in zip([n for n in gm.graph.nodes if n.op == "placeholder"], args, strict=False)
             if api.is_fake(a)]
     header = [f"pt2kit capture: one graph {what} in the user's program",
-              f"command: {shlex.join(getattr(sys, 'orig_argv', sys.argv))}",
+              # one comment line: a `python -c` program's newlines would end the comment and break the file
+              "command: " + shlex.join(getattr(sys, "orig_argv", sys.argv)).replace("\r", "\\r").replace("\n", "\\n"),
               f"compile id: {line['compile_id']}  function: {line['function']}  source: {line['source']}",
               f"backend: {line['backend']}  mode: {line['mode']}  values: {line['values']}",
               "model: the graph as the backend got it; example_inputs: what it was first called with"]
@@ -324,7 +339,7 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
         gm, args, where, stem, header, line["values"], BUDGET if budget is None else budget, names)
 
 
-def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any]:
+def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | None:
     """The graph's manifest line, its model file and tensors written (before the backend runs: a backend
     that runs the graph while compiling may change its inputs in place)."""
     import pt2kit_capture_ddp as ddp
@@ -332,6 +347,8 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any]:
     import torch
 
     line = new_line(backend_name(backend, name))
+    if not kept(line["rank"]):  # a spawned worker of a rank --rank does not keep: nothing recorded
+        return None
     compile_args = getattr(backend, "_pt2kit_compile", None) or {}
     mode = compile_args.get("mode")
     line.update(mode=None if mode in (None, "default") else str(mode),
