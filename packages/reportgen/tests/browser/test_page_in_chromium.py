@@ -49,7 +49,7 @@ def test_page_renders_every_section_and_runs_no_planted_script(browser, tmp_path
     page.wait_for_load_state("load")
 
     ids = page.eval_on_selector_all("section", "els => els.map(e => e.id)")
-    assert ids == ["summary", "violations", "diffs", "guards", "kernels", "bench", "graphs", "repros", "crashes",
+    assert ids == ["summary", "script", "violations", "diffs", "guards", "kernels", "bench", "graphs", "repros", "crashes",
                    "errors"]
     cards = page.eval_on_selector_all("[data-count]", "els => Object.fromEntries(els.map(e => "
                                       "[e.dataset.count, e.querySelector('b').textContent]))")
