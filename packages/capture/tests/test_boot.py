@@ -32,7 +32,7 @@ class Run:
         self.pdirs = sorted(scratch.glob("p*"))
         manifests = [d / "graphs.ndjson" for d in self.pdirs if (d / "graphs.ndjson").exists()]
         self.lines = [json.loads(x) for m in manifests for x in m.read_text().splitlines()]
-        self.saved = torch.load(saved) if saved.exists() else None
+        self.saved = torch.load(saved, weights_only=True) if saved.exists() else None
 
     def line(self, compile_id: str) -> dict:
         (line,) = [x for x in self.lines if x["compile_id"] == compile_id]

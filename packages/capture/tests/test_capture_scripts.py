@@ -56,7 +56,7 @@ def test_generate_on_a_compiled_gpt2_is_a_graph_per_recompile_each_giving_the_sc
                                                   "L_kwargs_attention_mask_"]
     assert (models[0].parameters, models[0].frozen) == (16992, 0)  # GPT-2's weights: parameters of the model file
     assert [[i.shape for i in m.inputs if i.name == "L_kwargs_input_ids_"] for m in models] == [[[1, 5]], [[1, 1]], [[1, 1]]]
-    logits = torch.load(seen)
+    logits = torch.load(seen, weights_only=True)
     assert len(logits) == 4  # one compiled call per generated token; graph i was compiled for call i
     for m, want in zip(models, logits, strict=False):
         loaded = load_model(m.file)

@@ -205,19 +205,25 @@ class Capturing:
             line = prepare(backend, self._pt2kit_name, gm, example_inputs)
         except Exception:
             line = None
-        try:
-            out = backend(gm, example_inputs, **kwargs)
-        except Exception as e:
-            if line is not None:
-                if {c.__name__ for c in type(e).__mro__} & RESTARTS:
-                    discard(line)
-                else:
-                    line["error"] = _exception_line(e)
-                    append(line)
-            raise
+        return _compile(line, lambda: backend(gm, example_inputs, **kwargs))
+
+
+def _compile(line: dict[str, Any] | None, call: Any) -> Any:
+    """The user's compiler, run: the graph's manifest line appended once it returned or raised (with its
+    error), dropped when Dynamo only raised to trace the frame again."""
+    try:
+        out = call()
+    except Exception as e:
         if line is not None:
-            append(line)
-        return out
+            if {c.__name__ for c in type(e).__mro__} & RESTARTS:
+                discard(line)
+            else:
+                line["error"] = _exception_line(e)
+                append(line)
+        raise
+    if line is not None:
+        append(line)
+    return out
 
 
 def _patch_aoti(module: Any) -> None:
@@ -248,16 +254,7 @@ def _patch_aoti(module: Any) -> None:
         except Exception as e:
             if line is not None:
                 line["capture_error"] = _exception_line(e)
-        try:
-            out = original(exported_program, *args, **kwargs)
-        except Exception as e:
-            if line is not None:
-                line["error"] = _exception_line(e)
-                append(line)
-            raise
-        if line is not None:
-            append(line)
-        return out
+        return _compile(line, lambda: original(exported_program, *args, **kwargs))
 
     aoti_compile_and_package._pt2kit_capture = True
     module.aoti_compile_and_package = aoti_compile_and_package
