@@ -67,9 +67,11 @@ __all__ = [
     "as_float", "decode", "encode", "read_stream",
 ]
 
-# The plumbing that was importable from here up to 1.9.0, kept through 1.x for a runtime or tool at
-# an older version (pt2kit-runtime 1.5 imports sweep_temp_files from here): a DeprecationWarning,
-# then the name from its module. Not in __all__: new code imports it from the module.
+# The plumbing that was importable from here up to 1.9.0: a DeprecationWarning, then the name from its
+# module. Not in __all__: new code imports it from the module. No package of this tree imports it so any
+# more, but pt2kit-runtime 1.x (sweep_temp_files, temp_owner, atomic_write, Line) and the tools released on
+# it accept any schema <2, so an install of them meets this version through `pip install -U pt2kit-schema`:
+# the README promises them these names through 1.x. It goes with schema 2.0, not before.
 _MOVED = {"KINDS": "records", "RECORD_TYPES": "records", "num": "records", "atomic_write": "store",
           "blob_path_problem": "store", "store_root": "store", "sweep_temp_files": "store", "temp_owner": "store",
           "Line": "stream", "NewerSchemaError": "stream", "RecordWriter": "stream", "new_run_id": "stream",

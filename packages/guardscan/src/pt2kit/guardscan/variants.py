@@ -24,7 +24,6 @@ from typing import Any
 from pt2kit.runtime.errors import UsageError
 from pt2kit.runtime.tensors import jagged
 
-_KEYS = ("dtype", "device", "requires_grad")
 _DTYPES = ("float16", "bfloat16", "float32", "float64", "half", "float", "double", "int8", "int16", "int32",
            "int64", "uint8", "bool", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2")
 FORMAT = "[INPUT:]KEY=VALUE[,KEY=VALUE...] with KEY a dimension number, dtype, device or requires_grad"

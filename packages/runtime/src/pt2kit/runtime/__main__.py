@@ -14,6 +14,7 @@ from . import __version__
 from .errors import UsageError
 from .options import Debug, Quiet, Store, Version, command, tool_app
 from .session import Session, printable
+from .storegc import DEFAULT_PRUNE
 
 app = tool_app("pt2kit", __doc__ or "", group=True)
 
@@ -82,7 +83,7 @@ def gc(
     prune: Annotated[str, typer.Option(
         "--prune", metavar="AGE",
         help="Delete only files older than AGE: now, or a count with s, m, h, d or w (30m, 12h, 2w). Younger "
-             "ones may belong to a writer still running, whose records are not written yet.")] = "14d",
+             "ones may belong to a writer still running, whose records are not written yet.")] = DEFAULT_PRUNE,
     allow_no_refs: Annotated[bool, typer.Option(
         "--allow-no-refs",
         help="Go on when the streams reference no blob at all (every blob older than --prune goes); "

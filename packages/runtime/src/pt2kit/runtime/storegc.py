@@ -46,7 +46,7 @@ from .errors import UsageError
 _BLOB = re.compile(r"[0-9a-f]{64}(?:\.[A-Za-z0-9_-]{1,16}){0,3}")
 _AGE = re.compile(r"(\d{1,9})([smhdw])")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-DEFAULT_PRUNE = "14d"
+DEFAULT_PRUNE = "14d"  # `pt2kit gc --prune`'s default, as git's gc.pruneExpire
 
 
 def parse_age(text: str) -> float:

@@ -1,4 +1,5 @@
-"""Tensors in records and in the store. Tensors are read back with ``weights_only=True`` only.
+"""Tensors in records and in the store. A tensor saved here is one plain tensor, so whoever reads it
+back does so with ``torch.load(weights_only=True)``: nothing is ever unpickled.
 
 A ``torch.nested`` jagged tensor (NJT) is described by its shape with the ragged dimension written as
 torch prints it (``j1``), ``layout="jagged"`` and its offsets; compared, it is two leaves: its
@@ -101,9 +102,3 @@ def save_tensor(store: Store, t: Any) -> BlobRef:
     buf = io.BytesIO()
     torch.save(t.detach().cpu().contiguous().clone(), buf)
     return store.put(buf.getvalue(), TENSOR_MEDIA_TYPE, ".pt")
-
-
-def load_tensor(store: Store, ref: BlobRef) -> Any:
-    import torch
-
-    return torch.load(io.BytesIO(store.read(ref)), weights_only=True)
