@@ -119,6 +119,7 @@ FLOOR_TESTS = {
     "pt2kit-benchrun": ["test_plan.py"],
     "pt2kit-reportgen": ["test_compare.py"],
     "pt2kit-capture": ["test_capture_cli.py"],
+    "pt2kit-testkit": ["test_testkit.py"],
 }
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pt2kit.testkit import popen
+
 HERE = Path(__file__).parent
 
 
@@ -30,8 +32,10 @@ def _alive(pid: int) -> bool:
 def _start(tmp_path: Path, target: str, *extra: str) -> tuple[subprocess.Popen[bytes], int, Path]:
     store, pidfile = tmp_path / "store", tmp_path / "child.pid"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, str(HERE / "sigtool.py"), target, str(store), str(pidfile), *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # started as a user's shell starts it: with SIGINT ignored by whatever started the test run (a
+    # background job, nohup), a plain Popen's tool inherited that and never saw the SIGINT sent below
+    proc = popen([sys.executable, HERE / "sigtool.py", target, store, pidfile, *extra],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + 60
     while not (pidfile.exists() and pidfile.read_text()):
         assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() is not None else ""

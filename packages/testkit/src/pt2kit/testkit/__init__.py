@@ -1,0 +1,18 @@
+"""pt2kit-testkit: what pt2kit's own tests use to run a tool and read what it wrote. Not for users.
+
+* ``run(argv, ...)`` runs a command (a console script, ``python -m pt2kit.X`` through :func:`module`)
+  to its end and returns a :class:`Result`: exit code, stdout bytes, stderr text, and stdout's records
+  as dicts (``records``, ``kind``) or as the schema's Structs (``structs``, ``of``).
+* ``popen(argv, ...)`` starts one for a test that signals or kills it.
+* Both start the command as a user's shell starts a foreground job, whatever started the test run:
+  SIGINT and SIGQUIT at their defaults (see :mod:`.process`).
+* A command that outlives its timeout fails the test with :class:`ToolTimeout`, naming the command
+  and showing what it wrote to stderr.
+"""
+
+from .process import SHELL_RESTORES, ToolTimeout, module, popen, run
+from .result import Result
+
+__version__ = "1.0.0"
+
+__all__ = ["__version__", "SHELL_RESTORES", "Result", "ToolTimeout", "module", "popen", "run"]
