@@ -185,3 +185,24 @@ def test_rank_filter(monkeypatch):
             else:
                 monkeypatch.setenv(name, value)
         assert boot.kept() is kept, (rank, want)
+
+
+def test_graphs_first_writes_the_first_graph_again_after_a_dynamo_restart(tmp_path, monkeypatch):
+    """--graphs first: the boot writes files for one graph a process; one Dynamo traced again is still it."""
+    monkeypatch.syspath_prepend(str(BOOT))
+    import pt2kit_capture_boot as boot
+
+    monkeypatch.setenv("PT2KIT_CAPTURE_DIR", str(tmp_path))
+    monkeypatch.setitem(boot._STATE, "first", False)
+    for graphs, cid, want in [("all", "0/3", True), ("0/1,aoti/0", "aoti/0", True), ("0/1,aoti/0", "0/2", False),
+                              ("failing", "0/0", True)]:
+        monkeypatch.setenv("PT2KIT_CAPTURE_GRAPHS", graphs)
+        assert boot.selected(cid) is want, (graphs, cid)
+    monkeypatch.setenv("PT2KIT_CAPTURE_GRAPHS", "first")
+    line = boot.new_line("eager")
+    graph = torch.fx.Graph()
+    graph.output(graph.call_function(torch.neg, (graph.placeholder("x"),)))
+    boot.record(line, torch.fx.GraphModule(torch.nn.Module(), graph), [torch.ones(2)], "handed")
+    assert line["selected"] and (boot.pdir() / line["file"]).is_file() and not boot.selected("0/1")
+    boot.discard(line)  # Dynamo raised RestartAnalysis: the next graph is the first
+    assert boot.selected("0/1")

@@ -124,3 +124,23 @@ def test_mp_spawn_workers_are_told_apart_by_the_rank_they_join_with(store):
     assert [(m.model, m.captured.rank) for m in records(one.stdout)[1:]] == [("spawn.py[0/0]", 0)]
     assert sorted((m.model, m.captured.rank) for m in records(both.stdout)[1:]) == [
         ("spawn.py[0/0]", 0), ("spawn.py[r1:0/0]", 1)]
+
+
+def test_graphs_and_the_run_budget_decide_what_the_script_writes(store, tmp_path):
+    """--graphs IDS: the other graphs' tensors and model files are never written (only their lines, so they
+    count as compiled); --max-run-bytes: past it inputs are seeded, said once on stderr and in the header."""
+    scratch = tmp_path / "store"
+    r = capture(scratch, "--graphs", "0/0,0/1", "--max-run-bytes", "352", "--", sys.executable, "breaks.py",
+                str(tmp_path / "out.pt"))
+    assert r.returncode == 0, r.stderr
+    _, first, recompiled = records(r.stdout)
+    assert [first.model, recompiled.model] == ["breaks.py[0/0]", "breaks.py[0/1]"]
+    # 0/0's x (2x8), proj.weight and proj.bias: 352 bytes, the whole budget; 0/1 gets nothing saved
+    first_text, text = Path(first.file).read_text(), Path(recompiled.file).read_text()
+    assert first_text.count("_load(") == 4 and "_load(" not in text.split("class Model")[1]
+    assert "\n# values seeded past the run's budget: this run's tensor files reached --max-run-bytes (352 bytes)" in text
+    assert "past the run's budget" not in first_text
+    assert r.stderr.count(b"--max-run-bytes") == 1
+    assert b"capture: warning: --max-run-bytes: the run's saved inputs reached 352 bytes at breaks.py[0/1]" in r.stderr
+    blobs = sorted(p.suffix for p in (scratch / "blobs").rglob("*.*"))
+    assert blobs == [".log", ".pt", ".pt", ".pt", ".py", ".py"]  # 1/0 and 1/1 wrote nothing

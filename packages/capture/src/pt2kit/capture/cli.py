@@ -8,8 +8,9 @@ process's structured trace (what guardscan reads). Pipe it on: `pt2kit capture -
 
 Records go to stdout, and your command's stdout to stderr; with --out FILE the records go to FILE and
 your command's stdout stays on stdout. Its stderr and files are untouched. With --values small (the
-default) real values are kept for inputs up to --max-value-bytes in all, the rest are drawn in the
-range they took; --values all keeps every input, your weights included: the store then holds them.
+default) real values are kept for inputs up to --max-value-bytes per graph and --max-run-bytes per
+run (1 GiB), the rest are drawn in the range they took; --values all keeps every input, your weights
+included: the store then holds them.
 
 Exit: the command's own code when it failed (128+N for signal N; a crash record says how), 0 when it
 succeeded, also when it compiled nothing; 2 bad usage.
@@ -44,6 +45,10 @@ def capture(
         )] = "small",
     max_value_bytes: Annotated[int, typer.Option("--max-value-bytes", metavar="N", help="--values small's budget, in bytes.")
                                ] = DEFAULT_MAX_VALUE_BYTES,
+    max_run_bytes: Annotated[int | None, typer.Option("--max-run-bytes", metavar="N", show_default=False,
+        help="The most bytes of saved inputs the whole run writes (every graph, every process); past it inputs "
+        "are seeded, as stderr and the model file's header say. Default: 1 GiB with --values small, no cap "
+        "with --values all.")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Stop the command (its whole process "
                                                  "group) after this long; a crash record says so.")] = None,
     out: Annotated[str | None, typer.Option("--out",
@@ -55,7 +60,7 @@ def capture(
 ) -> None:
     with Session("capture", __version__, store=store, quiet=quiet, debug=debug) as s:
         job = Job(command=cmd or [], graphs=parse_graphs(graphs), rank=parse_rank(rank), values=values,
-                  max_value_bytes=max_value_bytes, timeout=timeout, out=out)
+                  max_value_bytes=max_value_bytes, max_run_bytes=max_run_bytes, timeout=timeout, out=out)
         s.done(drive.run(s, job))
 
 

@@ -100,6 +100,8 @@ def _start(job: Job, scratch: Path, user_trace: str | None) -> subprocess.Popen[
     env["PT2KIT_CAPTURE_VALUES"] = job.values
     env["PT2KIT_CAPTURE_MAX_VALUE_BYTES"] = str(job.max_value_bytes)
     env["PT2KIT_CAPTURE_RANK"] = "all" if job.rank is None else str(job.rank)
+    env["PT2KIT_CAPTURE_GRAPHS"] = ",".join(job.graphs)  # the boot writes files for the kept graphs only
+    env["PT2KIT_CAPTURE_MAX_RUN_BYTES"] = "" if job.run_budget is None else str(job.run_budget)
     if user_trace is None:
         env["TORCH_TRACE"] = str(scratch / "trace")
     try:
@@ -211,6 +213,10 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
             if entry.error:
                 narrator.on(s.emit(Crash, **compile_crash_fields(entry, job.command)))
             kept += 1
+    over = next((e for p in kept_procs for e in pick(p.entries, job.graphs) if e.over_run_budget), None)
+    if over is not None:
+        s.warn(f"--max-run-bytes: the run's saved inputs reached {job.run_budget} bytes at {label(over, job.command)}: "
+               "its inputs past that and every later graph's are seeded in their range (its header says so)")
     compiled = {e.compile_id for p in kept_procs for e in p.entries if e.compile_id}
     if job.graphs not in (("all",), ("first",), ("failing",)):
         missing = [g for g in job.graphs if g not in compiled]

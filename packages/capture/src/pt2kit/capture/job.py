@@ -14,6 +14,9 @@ from pt2kit.runtime.flags import check_range, check_seconds
 VALUES = ("small", "all", "none")
 PICKS = ("all", "first", "failing")
 DEFAULT_MAX_VALUE_BYTES = 64 * 1024 * 1024
+# the bytes of tensor files one run writes, all graphs and processes together, under --values small (a
+# script recompiling a large input 1000 times would otherwise write 1000 budgets beside its checkpoints)
+DEFAULT_MAX_RUN_BYTES = 1 << 30
 # Dynamo's compile id as str(CompileId) writes it: frame/compile, "!ca/frame/compile" under compiled autograd;
 # the boot's "aoti/N" for the Nth program an AOT Inductor script exported
 _COMPILE_ID = re.compile(r"(!?\d+|aoti)(/\d+)+")
@@ -49,6 +52,7 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
     rank: int | None = 0  # None: every rank
     values: str = "small"  # small | all | none
     max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES
+    max_run_bytes: int | None = None  # None: DEFAULT_MAX_RUN_BYTES under --values small, no cap under all
     timeout: float | None = None  # seconds, then the command's whole process group is killed
     out: str | None = None  # records to this file; the command's stdout stays on stdout
 
@@ -57,8 +61,17 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
             raise UsageError("no command to run: give it after --, e.g. pt2kit capture -- python train.py")
         check_seconds("--timeout", self.timeout)
         check_range("--max-value-bytes", self.max_value_bytes, 0)
+        if self.max_run_bytes is not None:
+            check_range("--max-run-bytes", self.max_run_bytes, 0)
         if self.values not in VALUES:
             raise UsageError(f"--values {self.values}: expected one of {', '.join(VALUES)}")
+
+    @property
+    def run_budget(self) -> int | None:
+        """The run's cap on tensor-file bytes: the one given, else 1 GiB under small; None: no cap."""
+        if self.max_run_bytes is not None:
+            return self.max_run_bytes
+        return DEFAULT_MAX_RUN_BYTES if self.values == "small" else None
 
     def keeps_rank(self, rank: int | None) -> bool:
         """Whether a process of this rank (None: not a distributed run, taken as rank 0) is kept."""

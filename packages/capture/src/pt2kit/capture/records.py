@@ -88,6 +88,10 @@ class Entry(msgspec.Struct, kw_only=True):
     values: str = "none"
     error: str | None = None
     capture_error: str | None = None
+    # False: --graphs does not keep this graph, so the boot wrote no files for it (its line counts it compiled)
+    selected: bool = True
+    # some of its inputs are seeded because the run's tensor files reached --max-run-bytes
+    over_run_budget: bool = False
     # not the child's: this graph's place among its process's graphs with the same compile id, where there
     # are several (DDP's per-bucket graphs of one frame), so each has its own label
     part: int | None = None
@@ -162,7 +166,8 @@ def tag_processes(procs: list[Process]) -> None:
 
 
 def pick(entries: list[Entry], graphs: tuple[str, ...]) -> list[Entry]:
-    """The graphs of one process that --graphs keeps."""
+    """The graphs of one process that --graphs keeps (the boot wrote files for those only)."""
+    entries = [e for e in entries if e.selected]
     if graphs == ("all",):
         return entries
     if graphs == ("first",):

@@ -32,6 +32,11 @@ from typing import Any
 ENV_DIR = "PT2KIT_CAPTURE_DIR"
 VALUES = ("small", "all", "none")
 BUDGET = 64 << 20
+# which graphs --graphs keeps: "all", "first", "failing" or a comma list of compile ids; the boot writes
+# files only for those (a failing one's are removed once its backend returned)
+ENV_GRAPHS = "PT2KIT_CAPTURE_GRAPHS"
+ENV_RUN_BYTES = "PT2KIT_CAPTURE_MAX_RUN_BYTES"  # the run's budget of tensor-file bytes; unset or "": none
+_STATE: dict[str, Any] = {"first": False, "referenced": set(), "run": None}
 # exceptions Dynamo raises through a backend to trace the frame again: not the backend failing
 RESTARTS = {"TensorifyScalarRestartAnalysis", "RestartAnalysis", "ShortenTraceback"}
 
@@ -222,6 +227,8 @@ def _compile(line: dict[str, Any] | None, call: Any) -> Any:
                 append(line)
         raise
     if line is not None:
+        if os.environ.get(ENV_GRAPHS, "").strip() == "failing":  # its backend did not raise: not kept
+            unselect(line)
         append(line)
     return out
 
@@ -296,6 +303,26 @@ def _ops(gm: Any, ops: dict[str, int]) -> int:
     return n
 
 
+def selected(compile_id: str | None) -> bool:
+    """Whether --graphs keeps a graph of this compile id (``failing``: decided when its backend returns)."""
+    graphs = os.environ.get(ENV_GRAPHS, "all").strip() or "all"
+    if graphs in ("all", "failing"):
+        return True
+    if graphs == "first":
+        return not _STATE["first"]
+    return compile_id in {g.strip() for g in graphs.split(",")}
+
+
+def run_budget() -> Any:
+    """This process's handle on the run's budget (one file under the scratch dir, shared by every process)."""
+    import pt2kit_capture_write as write
+
+    if _STATE["run"] is None:
+        limit = _env_int(ENV_RUN_BYTES)
+        _STATE["run"] = write.RunBudget(Path(os.environ[ENV_DIR]) / "run-bytes", limit)
+    return _STATE["run"]
+
+
 def new_line(backend: str) -> dict[str, Any]:
     """A manifest line with what every graph has (who, where, the values policy) and nothing recorded yet."""
     values = os.environ.get("PT2KIT_CAPTURE_VALUES", "small")
@@ -304,7 +331,7 @@ def new_line(backend: str) -> dict[str, Any]:
         "argv": list(sys.argv), "backend": backend, "mode": None, "options": {}, "dynamic": None,
         "function": None, "source": None, "grad": False, "settings": {}, "file": None, "tensors": [],
         "inputs": [], "nodes": 0, "ops": {}, "values": values if values in VALUES else "small", "error": None,
-        "capture_error": None,
+        "capture_error": None, "selected": True, "over_run_budget": False,
     }
 
 
@@ -313,6 +340,10 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
     import pt2kit_capture_torchapi as api
     import pt2kit_capture_write as write
 
+    if not selected(line["compile_id"]):  # --graphs does not keep it: its line only (it was compiled)
+        line["selected"] = False
+        return
+    _STATE["first"] = True
     budget = _env_int("PT2KIT_CAPTURE_MAX_VALUE_BYTES")
     line["settings"] = api.settings()
     line["nodes"] = _ops(gm, line["ops"])
@@ -323,17 +354,20 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
                 if not (where / f"{s}.py").exists())
     fake = [n.target for n, a in zip([n for n in gm.graph.nodes if n.op == "placeholder"], args, strict=False)
             if api.is_fake(a)]
+    # each header line is written as one comment (write.escape): a name's line breaks never end it
     header = [f"pt2kit capture: one graph {what} in the user's program",
-              # one comment line: a `python -c` program's newlines would end the comment and break the file
-              "command: " + shlex.join(getattr(sys, "orig_argv", sys.argv)).replace("\r", "\\r").replace("\n", "\\n"),
+              "command: " + shlex.join(getattr(sys, "orig_argv", sys.argv)),
               f"compile id: {line['compile_id']}  function: {line['function']}  source: {line['source']}",
               f"backend: {line['backend']}  mode: {line['mode']}  values: {line['values']}",
               "model: the graph as the backend got it; example_inputs: what it was first called with"]
     if fake:
         header.append(f"values not real: {', '.join(fake)}: the backend got them as fake tensors (no values; "
                       "DDP's per-bucket graphs); seeded in [-1, 1] (floats) or 0 (integers)")
+    run = run_budget()
+    run.spent = False
     line["file"], line["tensors"], line["inputs"] = write.write(
-        gm, args, where, stem, header, line["values"], BUDGET if budget is None else budget, names)
+        gm, args, where, stem, header, line["values"], BUDGET if budget is None else budget, names, run)
+    line["over_run_budget"] = run.spent
 
 
 def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | None:
@@ -366,6 +400,7 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | Non
 
 def append(line: dict[str, Any]) -> None:
     """One line to graphs.ndjson, flushed at once (a script that dies later keeps it)."""
+    _STATE["referenced"].update(line.get("tensors") or ())
     try:
         where = pdir()
         where.mkdir(parents=True, exist_ok=True)
@@ -375,8 +410,25 @@ def append(line: dict[str, Any]) -> None:
         pass
 
 
+def unselect(line: dict[str, Any]) -> None:
+    """--graphs failing, and the backend returned: the graph's model file and the tensor files no graph
+    kept before it names are removed (their bytes given back to the run's budget); its line stays."""
+    where = pdir()
+    for rel in [line["file"], *(t for t in line["tensors"] if t not in _STATE["referenced"])] if line["file"] else ():
+        try:
+            size = (where / rel).stat().st_size
+            (where / rel).unlink()
+            if rel != line["file"]:
+                run_budget().release(size)
+        except OSError:
+            pass
+    line.update(selected=False, file=None, tensors=[])
+
+
 def discard(line: dict[str, Any]) -> None:
     """Dynamo traces the frame again: forget this attempt's model file (its tensors may be shared)."""
+    if line.get("selected"):
+        _STATE["first"] = False  # under --graphs first, the graph traced again is still the first
     if line.get("file"):
         try:
             (pdir() / line["file"]).unlink()

@@ -13,19 +13,26 @@ Guarantees: the graph is read, never changed (the user's backend gets it untouch
 "all", every tensor's exact bytes are saved, so ``model(*example_inputs)`` with the eager backend
 gives bit for bit what the graph gave in the script; a seeded input draws from a ``torch.Generator``
 seeded by its position, within the real values' [lo, hi], so two loads give the same numbers (a fake
-tensor's, which has no values: within [-1, 1] for floats, 0 for integers).
+tensor's, which has no values: within [-1, 1] for floats, 0 for integers). Memory: a kept tensor is
+copied only where its bytes are not already one contiguous CPU storage, and written straight to its
+file; a seeded one's range is read in chunks of ``CHUNK`` elements (a few MB of scratch, whatever its
+size), never copied whole. Code: every string in the file that comes from the program (a path, a
+function or backend name, FX's ``# File: ... code: ...`` lines, a placeholder) passes :func:`escape`
+(comments) or ``repr`` (literals), and a name written as code must be an identifier: nothing a name
+holds becomes a line of code.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
+import os
 import re
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pt2kit_capture_torchapi as api
+from pt2kit_capture_code import ATTR, IMPORT, comment, escape, identifier, literal
+from pt2kit_capture_values import Hashing, RunBudget, value_range
 
 PRELUDE = '''
 _HERE = Path(__file__).resolve()
@@ -95,8 +102,8 @@ _ACCESSOR = re.compile(r"\._(?:modules|parameters|buffers)\['([^']+)'\]|\.([A-Za
 class Tensors:
     """Where each tensor's value comes from in the model file: saved (its bytes), or seeded in [lo, hi]."""
 
-    def __init__(self, pdir: Path, values: str, budget: int) -> None:
-        self.pdir, self.values, self.budget = pdir, values, budget
+    def __init__(self, pdir: Path, values: str, budget: int, run: RunBudget | None = None) -> None:
+        self.pdir, self.values, self.budget, self.run = pdir, values, budget, run
         self.spent = 0
         self.files: list[str] = []
 
@@ -108,41 +115,45 @@ class Tensors:
                 f"{bool(t.requires_grad)}")
         nbytes = t.numel() * t.element_size()
         fake = api.is_fake(t)
-        if not fake and (self.values == "all" or (self.values == "small" and self.spent + nbytes <= self.budget)):
-            sha, size = self._save(t)
+        wanted = self.values == "all" or (self.values == "small" and self.spent + nbytes <= self.budget)
+        if not fake and wanted and (self.run is None or self.run.reserve(nbytes)):
+            sha, size = self._save(t, nbytes)
             self.spent += nbytes
             return f"_load({sha!r}, {size}, {meta})", "saved"
         # a fake tensor has no values (DDP's per-bucket graphs): a range for the dtype, said in the header
         lo, hi = (-1.0, 1.0) if fake and t.dtype.is_floating_point else (0, 0)
         if not fake and t.numel() and t.dtype != torch.bool and not t.dtype.is_complex:
-            with torch.no_grad():
-                flat = t.detach().reshape(-1)
-                if t.dtype.is_floating_point:
-                    flat = flat[torch.isfinite(flat)]
-                if flat.numel():
-                    kind = float if t.dtype.is_floating_point else int
-                    lo, hi = kind(flat.min()), kind(flat.max())
-        return f"_seeded({seed}, {meta}, lo={lo!r}, hi={hi!r})", "seeded"
+            lo, hi = value_range(t) or (lo, hi)
+        return f"_seeded({seed}, {meta}, lo={literal(lo)}, hi={literal(hi)})", "seeded"
 
-    def _save(self, t: Any) -> tuple[str, int]:
+    def _save(self, t: Any, reserved: int) -> tuple[str, int]:
         import torch
 
-        # a copy of just this view's elements: torch.save of a view would save its whole storage
-        cpu = t.detach().resolve_conj().resolve_neg().to("cpu", copy=True).contiguous()
-        buf = io.BytesIO()
-        torch.save(cpu, buf)
-        data = buf.getvalue()
-        sha = hashlib.sha256(data).hexdigest()
-        name = f"t/{sha}.pt"
-        path = self.pdir / name
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(data)
-            tmp.replace(path)
+        cpu = t.detach().resolve_conj().resolve_neg()
+        whole = (cpu.device.type == "cpu" and cpu.is_contiguous() and cpu.storage_offset() == 0
+                 and cpu.untyped_storage().nbytes() == reserved)
+        if not whole:  # just this view's elements: torch.save of a view would save its whole storage
+            cpu = cpu.to("cpu", copy=True, memory_format=torch.contiguous_format)
+        folder = self.pdir / "t"
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{os.getpid()}-{len(self.files)}.tmp"
+        try:
+            with open(tmp, "wb") as f:  # a file object, not a name: torch.save's archive name stays "archive"
+                out = Hashing(f)
+                torch.save(cpu, out)
+            sha, size = out.sha.hexdigest(), tmp.stat().st_size
+            name = f"t/{sha}.pt"
+            if (self.pdir / name).exists():  # the same bytes, saved by an earlier graph
+                tmp.unlink()
+                if self.run is not None:
+                    self.run.release(reserved)
+            else:
+                tmp.replace(self.pdir / name)
+        finally:
+            tmp.unlink(missing_ok=True)
         if name not in self.files:
             self.files.append(name)
-        return sha, len(data)
+        return sha, size
 
 
 def parameter_path(node: Any) -> str | None:
@@ -189,9 +200,11 @@ def _classes(gm: Any, cls: str, tensors: Tensors, globals_: dict[str, Any], out:
         if node.op not in ("get_attr", "call_module") or node.target in seen:
             continue
         seen.add(node.target)
+        if not ATTR.fullmatch(node.target):  # FX writes such a name between quotes of its own, unescaped
+            raise ValueError(f"{node.op} {escape(repr(node.target))}: not a dotted name, not written as code")
         obj = _fetch(gm, node.target)
         if isinstance(obj, torch.fx.GraphModule):
-            sub = cls + "_" + re.sub(r"\W", "_", node.target)
+            sub = cls + "_" + re.sub(r"[^A-Za-z0-9_]", "_", node.target)
             _classes(obj, sub, tensors, globals_, out)
             init.append(f"_put(self, {node.target!r}, {sub}())")
         elif isinstance(obj, torch.Tensor):
@@ -203,7 +216,10 @@ def _classes(gm: Any, cls: str, tensors: Tensors, globals_: dict[str, Any], out:
             raise TypeError(f"{node.op} {node.target}: a {type(obj).__name__} (only GraphModules and tensors "
                             "are written)")
     body = ["def __init__(self):", "    super().__init__()", *(f"    {line}" for line in init)]
-    src = "\n".join(body) + "\n\n" + code.src.strip("\n")
+    # FX's `# File: ... code: ...` lines hold the user's paths and source (a \r, \x0b or \u2028 there would
+    # end the comment for some reader): each line escaped; FX writes its strings as repr, which escaping keeps
+    fx = "\n".join(escape(line) for line in code.src.strip("\n").split("\n"))
+    src = "\n".join(body) + "\n\n" + fx
     out.append(f"class {cls}(torch.nn.Module):\n{textwrap.indent(src, '    ')}\n")
 
 
@@ -220,12 +236,13 @@ def _fetch(gm: Any, target: str) -> Any:
 
 
 def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], values: str, budget: int,
-          names: dict[str, str] | None = None) -> tuple[str, list[str], list[dict[str, Any]]]:
-    """Write ``<stem>.py`` and its tensors; (file, tensor files, the inputs' manifest entries). ``names``:
-    a parameter's path by placeholder name, where Dynamo's sources do not say it (an exported program)."""
+          names: dict[str, str] | None = None, run: RunBudget | None = None,
+          ) -> tuple[str, list[str], list[dict[str, Any]]]:
+    """Write ``<stem>.py`` and its tensors; (file, tensor files, the inputs' manifest entries). ``names``: a parameter's path by placeholder name, where Dynamo's sources do not say
+    it (an exported program); ``run``: the run's budget, shared by every graph of every process."""
     import torch
 
-    tensors = Tensors(pdir, values, budget)
+    tensors = Tensors(pdir, values, budget, run)
     globals_: dict[str, Any] = {}
     classes: list[str] = []
     _classes(gm, "Graph", tensors, globals_, classes)
@@ -249,20 +266,23 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
                 entry[kind] = path
                 if kind == "parameter":
                     expr = f"torch.nn.Parameter({expr}, requires_grad={arg.requires_grad})"
-                params.append(f"_put(self, {path!r}, {expr})")
-                call.append(f"self.get_{kind}({path!r})")
+                params.append(f"_put(self, {literal(path)}, {expr})")
+                call.append(f"self.get_{kind}({literal(path)})")
                 inputs.append(entry)
                 continue
         elif isinstance(arg, int | torch.SymInt) and not isinstance(arg, bool) and api.int_hint(arg) is not None:
-            expr, entry["value"] = repr(api.int_hint(arg)), "int"
+            expr, entry["value"] = literal(api.int_hint(arg)), "int"
         else:
-            literal = isinstance(arg, float | bool | str | type(None))
-            expr, entry["value"] = (repr(arg) if literal else "None"), "other"
+            plain = isinstance(arg, float | bool | str | type(None))
+            expr, entry["value"] = (literal(arg) if plain else "None"), "other"
             entry["type"] = type(arg).__name__
-        forward.append(node.target)
+        forward.append(identifier(node.target))
         call.append(node.target)
-        examples.append(f"    {expr},  # {node.target}")
+        examples.append(f"    {expr},  {comment(node.target)}")
         inputs.append(entry)
+    if run is not None and run.spent:
+        header = [*header, f"values seeded past the run's budget: this run's tensor files reached "
+                  f"--max-run-bytes ({run.limit} bytes); the inputs marked seeded are drawn in their range"]
     model = ["class Model(Graph):",
              '    """The graph, the script\'s parameters and buffers its own, the rest forward\'s inputs."""',
              "", "    def __init__(self):", "        super().__init__()",
@@ -270,10 +290,13 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
              f"    def forward({', '.join(['self', *forward])}):",
              f"        return super().forward({', '.join(call)})"]
     imports = sorted({"import torch", *api.import_block(globals_).splitlines()}, key=lambda x: x.startswith("from"))
-    text = "\n".join([*(f"# {h}" for h in header), "from pathlib import Path", "", *imports, PRELUDE,
+    bad = [line for line in imports if not IMPORT.fullmatch(line)]
+    if bad:  # a module path FX would import is not a dotted name (a __module__ the program set)
+        raise ValueError(f"{escape(bad[0])}: not an import of a dotted name, not written as code")
+    text = "\n".join([*(comment(h) for h in header), "from pathlib import Path", "", *imports, PRELUDE,
                       *("\n" + c for c in classes), "", *model, "", "", "model = Model()", "example_inputs = (",
                       *examples, ")", ""])
-    text = "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+    text = "\n".join(line.rstrip() for line in text.split("\n")) + "\n"
     name = f"{stem}.py"
-    (pdir / name).write_text(text)
+    (pdir / name).write_text(text, encoding="utf-8")
     return name, tensors.files, inputs

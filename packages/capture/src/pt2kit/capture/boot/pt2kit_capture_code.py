@@ -1,0 +1,50 @@
+"""What a model file may hold as code, for the capture boot's writer: the one escaping rule.
+
+Runs inside the user's interpreter: stdlib only. A model file is Python that every pt2kit tool (and the
+user) runs, and its strings come from the user's program: paths, function and backend names, compile
+ids, parameter paths, string inputs, FX's ``# File: ... code: ...`` lines. Each passes :func:`escape`
+(into a comment: one line for every reader) or ``repr`` (:func:`literal`); a name written as code
+must be an identifier (:func:`identifier`), an attribute path dotted words (:data:`ATTR`), an import
+line one of FX's forms (:data:`IMPORT`).
+
+Guarantees: nothing a name holds becomes a line of code; a name that cannot be written so raises
+ValueError (the graph is not captured, and the parent says why). Not guaranteed: that an escaped
+comment reads back as the original string (backslashes are kept as they are).
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+from typing import Any
+
+# how FX's codegen and our header name things: anything else written as code is refused
+ATTR = re.compile(r"\w+(?:\.\w+)*")
+IMPORT = re.compile(r"import [\w.]+(?: as \w+)?|from [\w.]+ import \w+(?: as \w+)?|NoneType = type\(None\)", re.ASCII)
+
+
+def escape(text: str) -> str:
+    """``text`` as one line: every character that is not printable (each one ``str.splitlines`` splits on:
+    ``\\n \\r \\x0b \\x0c \\x1c-\\x1e \\x85 \\u2028 \\u2029``, the other control characters, a lone
+    surrogate of an undecodable file name, bidi overrides) written as its Python escape, tabs kept. The one
+    way a string from the program enters a model file outside a ``repr`` literal."""
+    return "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in str(text))
+
+
+def comment(text: str) -> str:
+    return f"# {escape(text)}"
+
+
+def identifier(name: str) -> str:
+    """``name`` where it is written as code (a forward argument): refused unless a Python identifier."""
+    if not (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)):
+        raise ValueError(f"{escape(repr(name))}: not an identifier, not written as code")
+    return name
+
+
+def literal(value: Any) -> str:
+    """A Python literal for value (str, int, float, bool, None): repr, a non-finite float as float('inf')."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    return repr(value)
