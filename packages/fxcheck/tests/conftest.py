@@ -1,40 +1,15 @@
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from dataclasses import dataclass
-
-import msgspec
 import pytest
-
-
-@dataclass
-class Result:
-    code: int
-    stdout: bytes
-    stderr: str
-
-    @property
-    def records(self) -> list[dict]:
-        return [msgspec.json.decode(line) for line in self.stdout.splitlines()]
-
-    def kind(self, kind: str) -> list[dict]:
-        return [r for r in self.records if r["kind"] == kind]
+from fxtest import fxcheck_in
 
 
 @pytest.fixture
 def fxcheck(tmp_path):
-    def run(*args: str, env: dict | None = None, stdin: bytes | None = None) -> Result:
-        e = dict(os.environ, PT2KIT_STORE=str(tmp_path / "store"))
-        for k in [k for k in e if k.startswith(("PT2KIT_", "MOCK_")) and k != "PT2KIT_STORE"]:
-            del e[k]
-        e.update(env or {})
-        p = subprocess.run([sys.executable, "-m", "pt2kit.fxcheck", *args], input=stdin, capture_output=True, env=e,
-                           cwd=tmp_path, timeout=600)
-        return Result(p.returncode, p.stdout, p.stderr.decode())
+    def go(*args: str, env: dict | None = None, stdin: bytes | None = None):
+        return fxcheck_in(tmp_path, *args, store=tmp_path / "store", env=env, stdin=b"" if stdin is None else stdin)
 
-    return run
+    return go
 
 
 def pytest_configure(config):

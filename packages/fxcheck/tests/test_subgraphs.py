@@ -5,21 +5,15 @@ The cond model is checked once (a module fixture) and its assertions read that o
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from pathlib import Path
 
-import msgspec
 import pytest
-from fxtest import MODELS, model
+from fxtest import MODELS, fxcheck_in, model
 
 
-def _fxcheck(tmp: os.PathLike, *args: str) -> tuple[int, list[dict], str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PT2KIT_", "MOCK_"))}
-    env["PT2KIT_STORE"] = str(tmp)
-    p = subprocess.run([sys.executable, "-m", "pt2kit.fxcheck", *args], capture_output=True, env=env, cwd=tmp,
-                       timeout=600)
-    return p.returncode, [msgspec.json.decode(x) for x in p.stdout.splitlines()], p.stderr.decode()
+def _fxcheck(tmp: Path, *args: str) -> tuple[int, list[dict], str]:
+    r = fxcheck_in(tmp, *args, store=tmp)
+    return r.code, r.records, r.stderr
 
 
 def _found(records: list[dict], constraint: str) -> list[tuple[str, str | None, str | None]]:
