@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from conftest import MODELS
+from conftest import MODELS, Result, guardscan_in
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Each model scanned once for the module (a scan is a few real compiles)."""
-    import subprocess
-    import sys
-
-    from conftest import Result
-
     tmp = tmp_path_factory.mktemp("gs")
     cache: dict[tuple[str, ...], Result] = {}
 
     def run(*args: str, env: dict[str, str] | None = None) -> Result:
         if args not in cache or env:
-            e = dict(os.environ, PT2KIT_STORE=str(tmp / "store"), **(env or {}))
-            p = subprocess.run([sys.executable, "-m", "pt2kit.guardscan", *args], input=b"", capture_output=True,
-                               env=e, cwd=tmp, timeout=600)
-            cache[args] = Result(p)
+            cache[args] = guardscan_in(tmp, *args, env=env)
         return cache[args]
 
     run.tmp = tmp
@@ -94,9 +84,6 @@ def test_trace_directory_gives_the_same_breaks_as_the_live_run(runs):
 def test_captured_graphs_are_scanned_from_their_scripts_trace(runs):
     """`pt2kit capture -- python item.py | guardscan`: the two graphs of one process share its trace, which
     is read once, from the store the capture's header names, and gives what --trace gives; nothing runs."""
-    import subprocess
-    import sys
-
     import msgspec
 
     from pt2kit.schema import Captured, Header, Model, Store
@@ -115,12 +102,7 @@ def test_captured_graphs_are_scanned_from_their_scripts_trace(runs):
     lines += [Model(v=1, run="r", model=f"item.py[{cid}]", file=str(cap.path(code)),
                     captured=Captured(command=argv, compile_id=cid, code=code, trace=blob)) for cid in ("0/0", "1/0")]
     stream = b"".join(msgspec.json.encode(x) + b"\n" for x in lines)
-    env = dict(os.environ, PT2KIT_STORE=str(runs.tmp / "store"))
-    p = subprocess.run([sys.executable, "-m", "pt2kit.guardscan"], input=stream, capture_output=True, env=env,
-                       cwd=runs.tmp, timeout=600)
-    from conftest import Result
-
-    r = Result(p)
+    r = guardscan_in(runs.tmp, stdin=stream)
     assert r.code == offline.code == 1, r.stderr
     assert r.stdout.startswith(stream[:stream.index(b"\n")])  # the stream is forwarded
     key = [(b["model"], b["reason"], b["source"], b["code"]) for b in r.kind("graph_break")]
