@@ -24,6 +24,42 @@ def test_put_is_content_addressed_and_read_checks(tmp_path):
         s.read(ref)
 
 
+@pytest.mark.parametrize("how", ["put", "put_file"])
+def test_storing_again_replaces_a_same_size_corrupt_blob(tmp_path, how):
+    """A blob is named by its sha256: one already there with the right size but other bytes (tampered, or a
+    bit flipped) is replaced, not kept as "stored" with only its time touched."""
+    s = Store(tmp_path / "store")
+    data = b"weights" * 100
+
+    def store_it():
+        if how == "put":
+            return s.put(data, "application/octet-stream", ".pt")
+        src = tmp_path / "scratch.pt"
+        src.write_bytes(data)
+        return s.put_file(src, "application/octet-stream", ".pt")
+
+    ref = store_it()
+    blob = s.path(ref)
+    blob.write_bytes(b"X" + data[1:])  # same size, other bytes
+    os.utime(blob, (1, 1))
+    with pytest.raises(BlobError, match="does not match its sha256"):
+        s.read(ref)
+    assert store_it() == ref
+    assert blob.read_bytes() == data and s.read(ref) == data
+    assert blob.stat().st_mtime > 1  # new to gc's grace period
+    store_it()  # an intact one is kept (only freshened)
+    assert sorted(p.name for p in blob.parent.iterdir()) == [blob.name]
+
+
+def test_a_symlink_where_a_blob_belongs_is_replaced_not_read(tmp_path):
+    s = Store(tmp_path / "store")
+    ref = s.put(b"", "text/plain", ".txt")  # size 0: a link to /dev/zero would pass a size check
+    s.path(ref).unlink()
+    s.path(ref).symlink_to("/dev/zero")
+    assert s.put(b"", "text/plain", ".txt") == ref
+    assert not s.path(ref).is_symlink() and s.path(ref).read_bytes() == b""
+
+
 def test_atomic_write_leaves_no_temporary_files(tmp_path):
     atomic_write(tmp_path / "d" / "report.html", "<p>x</p>")
     assert os.listdir(tmp_path / "d") == ["report.html"]

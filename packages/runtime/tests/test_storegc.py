@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from test_catalog import _run, pt2kit
 
-from pt2kit.schema import Graph, Store
+from pt2kit.schema import Graph, Header, Store
+from pt2kit.schema.stream import RecordWriter
 
 OLD = time.time() - 30 * 86400  # older than the default grace period (14 days)
 
@@ -167,6 +168,66 @@ def test_gc_refuses_streams_that_reference_nothing_unless_told(tmp_path, how):
     r = pt2kit("gc", "--store", str(store.root), source, "--allow-no-refs", stdin=stdin)
     assert r.returncode == 0 and "deleted 2 file(s)" in r.stderr.decode()
     assert not any((store.root / ref.path).exists() for ref in refs)
+
+
+def _stream_of(path: Path, store_root: Path, *refs) -> Path:
+    """A stream as a tool writes it: a header naming its store, a record per blob."""
+    with open(path, "ab") as f:
+        w = RecordWriter(f, run="r1")
+        w.emit_new(Header, tool="kdiff", tool_version="9.9", argv=[], time="t", host="h", python="3",
+                   store=str(store_root))
+        for ref in refs:
+            w.emit_new(Graph, phase="dynamo", code=ref)
+    return path
+
+
+def test_gc_refuses_a_stream_of_another_store_even_when_it_shares_a_blob(tmp_path):
+    """`pt2kit gc --store A --prune now B.ndjson`, B's blobs in store B: A's own blobs are on no stream
+    given, so gc used to empty A. The same script captured into both stores shares a blob or two, so
+    counting the references A holds is not enough: B's header names its store."""
+    a, refs_a, _ = _store_with(tmp_path, "a1", "a2", "shared")
+    b = Store(tmp_path / "b")
+    refs_b = [b.put_text(t, ext=".txt") for t in ("b1", "shared")]
+    stream = _stream_of(tmp_path / "b.ndjson", b.root, *refs_b)
+    for args in ([], ["--allow-no-refs"], ["--dry-run"]):
+        r = pt2kit("gc", "--store", str(a.root), "--prune", "now", str(stream), *args)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and err.count("\n") == 1 and r.stdout == b"", err
+        assert err == (f"pt2kit: error: {stream}: its runs wrote their blobs to store {b.root}, not {a.root} "
+                       f"(1 of its 2 blobs are not here): give --store {b.root}, or only streams of this store; "
+                       "nothing deleted\n")
+        assert all((a.root / ref.path).exists() for ref in refs_a)
+    # with A's own stream beside it, B's is still refused: it keeps nothing of A's, and says nothing of A
+    own = _stream_of(tmp_path / "a.ndjson", a.root, refs_a[0])
+    r = pt2kit("gc", "--store", str(a.root), "--prune", "now", str(own), str(stream))
+    assert r.returncode == 2 and all((a.root / ref.path).exists() for ref in refs_a)
+
+
+def test_gc_refuses_streams_whose_blobs_are_none_of_this_stores(tmp_path):
+    """A stream with no header (or one naming this store) whose references all lie elsewhere keeps nothing
+    here: as good as an empty stream, refused the same way."""
+    a, refs_a, _ = _store_with(tmp_path, "a1", "a2")
+    elsewhere = Store(tmp_path / "b").put_text("b1", ext=".txt")
+    stream = _stream_of(tmp_path / "elsewhere.ndjson", a.root, elsewhere)
+    r = pt2kit("gc", "--store", str(a.root), "--prune", "now", str(stream))
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.count("\n") == 1, err
+    assert "reference 1 blob(s), none of them in" in err and "--allow-no-refs" in err
+    assert all((a.root / ref.path).exists() for ref in refs_a)
+
+
+def test_gc_takes_the_stream_of_a_store_moved_with_it(tmp_path):
+    """A store copied elsewhere with its streams (the header still names the old place) holds every blob
+    they reference: that stream may steer the copy's gc."""
+    import shutil
+
+    old, refs, _ = _store_with(tmp_path, "kept", "gone")
+    stream = _stream_of(tmp_path / "moved.ndjson", old.root, refs[0])
+    moved = tmp_path / "moved"
+    shutil.copytree(old.root, moved)
+    r = pt2kit("gc", "--store", str(moved), "--prune", "now", str(stream))
+    assert r.returncode == 0, r.stderr
+    assert (moved / refs[0].path).exists() and not (moved / refs[1].path).exists()
 
 
 def test_gc_goes_on_past_a_failed_deletion_and_ends_with_its_summary(tmp_path, monkeypatch, capsys):

@@ -203,6 +203,9 @@ class Captured(_Struct):
     values: str = "none"  # small | all | none: whether the model file's inputs hold the script's real values
     error: str | None = None  # the user's backend raised on this graph: its exception line
     trace: BlobRef | None = None  # that process's structured trace (TORCH_TRACE log): what guardscan reads
+    # (1.13) every tensor file the model file (`code`) loads: the record names all the blobs it needs, so
+    # `pt2kit gc` given the stream keeps them (a seeded input has none)
+    tensors: list[BlobRef] = []
 
 
 class Model(Record, tag="model", kw_only=True):

@@ -5,6 +5,11 @@ Guarantees:
 * A blob lives at ``<root>/blobs/<sha256[:2]>/<sha256><ext>``; the same bytes are stored once, and
   storing them again refreshes the file's time, so ``pt2kit gc``'s grace period counts from the
   last write.
+* A blob's name is its sha256, and that is checked wherever its bytes are used, by one rule
+  (:func:`file_matches`): :meth:`Store.read` checks what it read; :meth:`Store.put` and
+  :meth:`Store.put_file`, finding a blob of that name already there, hash it and replace it when its
+  bytes are not the ones named (a same-size corrupt or tampered blob is never kept as "stored");
+  a captured model file hashes each tensor file before ``torch.load`` reads it.
 * Every file (blobs and anything written with :func:`atomic_write`) is written under a temporary
   name in the same directory and renamed into place, so a killed process never leaves a half
   written file behind a name a record points at. (Safe against process death, not power loss:
@@ -30,15 +35,18 @@ Not guaranteed:
 * A bound on the store's size: nothing evicts but ``pt2kit gc``.
 * That a blob's extension says what its bytes are: it is the writer's word (a reader checks size and
   sha256, not the format).
+* That a blob no reader or writer has touched since it was corrupted is found: nothing scans the store.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
 import secrets
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from .records import BlobRef
@@ -76,6 +84,49 @@ def blob_path_problem(ref: BlobRef) -> str | None:
     if not isinstance(ref.size, int) or ref.size < 0:
         return "negative size"
     return None
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file's bytes, read in chunks (a tensor saved with --values all may be gigabytes)."""
+    h = hashlib.sha256()
+    with open(path, "rb", buffering=0) as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _chunks(fd: int, limit: int) -> Iterator[bytes]:
+    """The file's bytes from ``fd``, in chunks, up to ``limit`` bytes in all."""
+    left = limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            return
+        yield chunk
+        left -= len(chunk)
+
+
+def file_matches(path: str | os.PathLike[str], sha256: str, size: int) -> bool:
+    """Whether the file holds exactly the bytes named: its size, then its sha256 (the blob's name). False
+    for anything but a regular file (a symlink is not followed, a FIFO never blocks, a device is not read);
+    FileNotFoundError when it is not there; another OSError when it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.EMLINK):  # a symlink: never a blob the store wrote
+            return False
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+            return False
+        h, got = hashlib.sha256(), 0
+        for chunk in _chunks(fd, size + 1):  # one byte more than promised shows a file that grew
+            h.update(chunk)
+            got += len(chunk)
+        return got == size and h.hexdigest() == sha256
+    finally:
+        os.close(fd)
 
 
 def store_root(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -158,18 +209,42 @@ class Store:
     def put(self, data: bytes, media_type: str, ext: str = "") -> BlobRef:
         digest = hashlib.sha256(data).hexdigest()
         rel = f"blobs/{digest[:2]}/{digest}{ext}"
-        dest = self.root / rel
-        try:
-            there = dest.stat().st_size == len(data)
-            if there:  # written again: new to `pt2kit gc`'s grace period, as git freshens an object
-                os.utime(dest)
-        except FileNotFoundError:  # gone, or swept between the two calls
-            there = False
-        except OSError:  # another user's blob we may not touch: it is there all the same
-            there = True
-        if not there:
-            atomic_write(dest, data)
+        if not self._kept(self.root / rel, digest, len(data)):
+            atomic_write(self.root / rel, data)
         return BlobRef(path=rel, sha256=digest, size=len(data), media_type=media_type)
+
+    def put_file(self, path: str | os.PathLike[str], media_type: str, ext: str) -> BlobRef:
+        """Move the file at ``path`` into the store under its sha256, as :meth:`put` stores bytes,
+        without reading it into memory; copied when a rename cannot (another file system)."""
+        path = Path(path)
+        digest, size = file_sha256(path), path.stat().st_size
+        rel = f"blobs/{digest[:2]}/{digest}{ext}"
+        dest = self.root / rel
+        if self._kept(dest, digest, size):
+            return BlobRef(path=rel, sha256=digest, size=size, media_type=media_type)
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, dest)  # atomic: a reader sees the old file or the whole new one
+        except OSError:  # another file system (the user's TORCH_TRACE), or a shard we may not write
+            return self.put(path.read_bytes(), media_type, ext)
+        return BlobRef(path=rel, sha256=digest, size=size, media_type=media_type)
+
+    @staticmethod
+    def _kept(dest: Path, digest: str, size: int) -> bool:
+        """Whether a blob already at ``dest`` holds these bytes (then it is freshened, as git freshens an
+        object: new to `pt2kit gc`'s grace period); False when it is missing or corrupt (to be replaced)."""
+        try:
+            if not file_matches(dest, digest, size):
+                return False
+        except FileNotFoundError:  # gone, or swept meanwhile
+            return False
+        except OSError:  # another user's blob we may not read: not ours to replace
+            return True
+        try:
+            os.utime(dest)
+        except OSError:  # another user's intact blob: there all the same
+            pass
+        return True
 
     def put_text(self, text: str, media_type: str = "text/plain", ext: str = ".txt") -> BlobRef:
         return self.put(text.encode(), media_type, ext)
@@ -189,13 +264,7 @@ class Store:
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise BlobError("blob path refused: not a regular file")
-            chunks, left = [], ref.size + 1  # one byte more than promised shows a size mismatch
-            while left > 0:
-                chunk = os.read(fd, min(left, 1 << 20))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
+            chunks = list(_chunks(fd, ref.size + 1))  # one byte more than promised shows a size mismatch
         finally:
             os.close(fd)
         data = b"".join(chunks)

@@ -47,7 +47,6 @@ from .records import (
     label,
     model_fields,
     pick,
-    put_file,
     read_processes,
     tag_processes,
     trace_logs,
@@ -204,7 +203,7 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
         trace = None
         if chosen and log is not None:
             trace = (s.store.put(log.read_bytes(), "text/plain", ".log") if user_trace
-                     else put_file(s.store, log, "text/plain", ".log"))
+                     else s.store.put_file(log, "text/plain", ".log"))
         for entry in chosen:
             if entry.file is None:  # the boot could not write its model file: said, never a silent gap
                 s.warn(f"{label(entry, job.command)}: not captured: {entry.capture_error or 'no model file'}")

@@ -7,7 +7,8 @@ The scratch dir holds ``p<pid>/graphs.ndjson`` (one line per graph, the child bo
 files they load, and ``trace/`` (torch's TORCH_TRACE logs, one per process).
 
 Guarantees: a graph's model file finds its tensors in the store (each tensor file is checked to hash
-to its name before it is moved there; a graph whose tensor does not is still written, with a warning);
+to its name before it is moved there; a graph whose tensor does not is still written, with a warning),
+and its `model` record names each of them (``captured.tensors``), so ``pt2kit gc`` given the stream keeps them;
 a manifest line that does not decode (a process killed mid-write) is skipped and counted, never an
 error; the records of graphs written before a crash are those of a completed write. Nothing here imports
 torch. Not guaranteed: that a process's trace holds every event (a killed process's log ends where it
@@ -16,8 +17,6 @@ died).
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 import signal
 from dataclasses import dataclass, field
@@ -114,6 +113,7 @@ class Process:
     entries: list[Entry] = field(default_factory=list)
     broken: int = 0  # manifest lines that did not decode
     exit: Exit | None = None
+    moved: dict[str, BlobRef] = field(default_factory=dict)  # its tensor files in the store, by scratch name
 
     @property
     def rank(self) -> int | None:
@@ -189,27 +189,6 @@ def label(entry: Entry, command: list[str]) -> str:
     return f"{script}[{entry.proc or ''}{rank}{entry.compile_id}{part}]"
 
 
-def put_file(store: Store, path: Path, media_type: str, ext: str) -> BlobRef:
-    """Move ``path`` into the store under its sha256 (Store.put's layout, without reading it into memory:
-    a tensor saved with --values all may be the size of the model's weights)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    digest, size = h.hexdigest(), path.stat().st_size
-    rel = f"blobs/{digest[:2]}/{digest}{ext}"
-    dest = store.root / rel
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        if dest.is_file() and dest.stat().st_size == size:
-            os.utime(dest)  # stored again: new to `pt2kit gc`'s grace period
-        else:
-            os.replace(path, dest)  # the scratch dir lies in the store: one file system, an atomic rename
-    except OSError:  # the user's TORCH_TRACE on another file system, or another user's blob
-        return store.put(path.read_bytes(), media_type, ext)
-    return BlobRef(path=rel, sha256=digest, size=size, media_type=media_type)
-
-
 def trace_logs(trace_dir: Path | None) -> dict[int, Path]:
     """pid -> that process's TORCH_TRACE log (torch writes one per process, the pid in each line's prefix)."""
     logs: dict[int, Path] = {}
@@ -224,16 +203,17 @@ def trace_logs(trace_dir: Path | None) -> dict[int, Path]:
 def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: BlobRef | None,
                  warn: Any) -> dict[str, Any]:
     """The fields of the `model` record of one captured graph, its files moved into the store."""
+    tensors = []
     for rel in entry.tensors:
-        path = proc.dir / rel
-        want = Path(rel).stem
-        if not path.is_file():
-            continue  # an earlier graph of this process moved it already (the same bytes)
-        ref = put_file(store, path, TENSOR_MEDIA_TYPE, ".pt")
-        if ref.sha256 != want:
+        ref = proc.moved.get(rel)  # an earlier graph of this process moved it already (the same bytes)
+        if ref is None and (proc.dir / rel).is_file():
+            ref = proc.moved[rel] = store.put_file(proc.dir / rel, TENSOR_MEDIA_TYPE, ".pt")
+        if ref is not None and ref.sha256 == Path(rel).stem:
+            tensors.append(ref)
+        elif ref is not None:
             warn(f"{label(entry, job.command)}: tensor file {rel} does not hash to its name; its model file will "
                  "not find it")
-    code = put_file(store, proc.dir / entry.file, "text/x-python", ".py")
+    code = store.put_file(proc.dir / entry.file, "text/x-python", ".py")
     params = [i for i in entry.inputs if i.is_parameter]
     inputs = [i for i in entry.inputs if not (i.is_parameter or i.buffer)]
     device = next((i.device for i in entry.inputs if i.device and i.device != "meta"), None) or "cpu"
@@ -255,7 +235,7 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
             command=list(job.command), compile_id=entry.compile_id or "?", code=code, backend=entry.backend,
             mode=entry.mode, options=dict(entry.options), dynamic=entry.dynamic, function=entry.function,
             source=entry.source, grad=entry.grad, rank=entry.rank, pid=entry.pid, values=entry.values,
-            error=entry.error, trace=trace),
+            error=entry.error, trace=trace, tensors=tensors),
     }
 
 

@@ -100,7 +100,7 @@ def gc(
 
 
 def _gc(s: Session, streams: list[str], *, dry_run: bool, prune: str, allow_no_refs: bool) -> int:
-    from .storegc import blobs_problem, parse_age, referenced, sweep
+    from .storegc import blobs_problem, needed, other_store_problem, parse_age, present, referenced, sweep
 
     grace = parse_age(prune)
     if not s.store.root.is_dir():
@@ -108,9 +108,14 @@ def _gc(s: Session, streams: list[str], *, dry_run: bool, prune: str, allow_no_r
     problem = blobs_problem(s.store.root)
     if problem:
         raise UsageError(problem)
-    keep = referenced(s.expand(streams))
-    if not keep and not allow_no_refs:
-        raise UsageError(f"the streams ({', '.join(streams)}) reference no blob: gc would delete every blob "
+    sources = referenced(s.expand(streams))
+    problem = other_store_problem(s.store.root, sources)
+    if problem:
+        raise UsageError(problem)
+    keep = needed(s.store.root, sources)
+    if not present(s.store.root, keep) and not allow_no_refs:
+        what = "reference no blob" if not keep else f"reference {len(keep)} blob(s), none of them in {s.store.root}"
+        raise UsageError(f"the streams ({', '.join(streams)}) {what}: gc would delete every blob "
                          "in the store; give --allow-no-refs if that is what you want")
     plan = sweep(s.store.root, keep, grace_s=grace, dry_run=dry_run)
     for path in plan.deleted if dry_run else ():

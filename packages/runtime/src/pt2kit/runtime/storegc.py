@@ -1,12 +1,19 @@
 """Which store blobs saved streams still need, and the sweep that deletes the rest (``pt2kit gc``).
-Reads streams as data: nothing named in them is opened.
+Reads streams as data: nothing named in them is opened but the store's own blobs, read as text.
 
 Guarantees:
 
-* A blob is kept when any line of any given stream references it, whatever the kind (records of
-  kinds this version does not know are searched too). A set of streams that references no blob
-  at all (``/dev/null``, an empty pipe, a stream with no blobs) would delete the whole store, so
-  the command refuses it unless told (``--allow-no-refs``); with no stream at all it never runs.
+* gc never deletes what a given stream needs: a blob any line of any given stream references,
+  whatever the kind (records of kinds this version does not know are searched too), and, through
+  them, every tensor file a referenced captured model file loads (its record's ``captured.tensors``;
+  for a stream written before that field, the model file's ``_load`` lines, read from the store
+  checked against its sha256, never run).
+* gc never sweeps a store on the word of another store's stream: an input whose headers name only
+  other stores is refused (one line, nothing deleted) unless this store holds every blob it
+  references (a store moved or copied with its streams). A set of streams none of whose blobs is in
+  this store (``/dev/null``, an empty pipe, a stream with no blobs, or blobs only elsewhere) would
+  delete the whole store, so the command refuses it unless told (``--allow-no-refs``); with no
+  stream at all it never runs.
 * Nothing outside ``<store>/blobs`` is touched, and nothing through a link: ``blobs`` and each
   ``blobs/XX`` shard are opened with ``O_NOFOLLOW`` (a symlinked ``blobs`` is refused, a symlinked
   or foreign-device shard skipped), every look-up and unlink is relative to those opened folders,
@@ -38,7 +45,7 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.schema import read_stream
+from pt2kit.schema import BlobError, BlobRef, Store, read_stream
 from pt2kit.schema.store import temp_owner
 
 from .errors import UsageError
@@ -60,11 +67,11 @@ def parse_age(text: str) -> float:
     return float(int(m.group(1)) * _UNIT_S[m.group(2)])
 
 
-def _refs(obj: Any, out: set[str]) -> None:
+def _refs(obj: Any, out: dict[str, dict[str, Any]]) -> None:
     if isinstance(obj, dict):
         sha, path = obj.get("sha256"), obj.get("path")
         if isinstance(sha, str) and isinstance(path, str) and "size" in obj:
-            out.add(Path(path).name)
+            out.setdefault(Path(path).name, obj)
         for v in obj.values():
             _refs(v, out)
     elif isinstance(obj, list):
@@ -72,13 +79,78 @@ def _refs(obj: Any, out: set[str]) -> None:
             _refs(v, out)
 
 
-def referenced(sources: Iterable[str]) -> set[str]:
-    """File names (``<sha256><ext>``) of every blob any line of the streams points at."""
-    out: set[str] = set()
+@dataclass
+class Source:
+    """One input stream: the stores its headers name, and the blobs (by file name) its lines reference."""
+
+    name: str
+    stores: set[str] = field(default_factory=set)
+    blobs: dict[str, dict[str, Any]] = field(default_factory=dict)  # file name -> the reference as written
+
+
+def referenced(sources: Iterable[str]) -> list[Source]:
+    """Each input's stores and the blobs (``<sha256><ext>``) any of its lines points at."""
+    out: dict[str, Source] = {}
     for line in read_stream(list(sources), want=()):
-        if b'"sha256"' in line.raw:
-            _refs(msgspec.json.decode(line.raw), out)
-    return out
+        src = out.setdefault(line.source, Source(line.source))
+        if line.kind == "header" or b'"sha256"' in line.raw:
+            obj = msgspec.json.decode(line.raw)
+            store = obj.get("store") if line.kind == "header" and isinstance(obj, dict) else None
+            if isinstance(store, str) and store:
+                src.stores.add(store)
+            _refs(obj, src.blobs)
+    return list(out.values())
+
+
+# how a captured model file loads a saved tensor: _load('<sha256>', <size>, ...) (pt2kit_capture_write.py)
+_LOADS = re.compile(rb"_load\('([0-9a-f]{64})', (\d{1,15}),")
+MODEL_FILE_LIMIT = 64 * 1024 * 1024
+
+
+def needed(store_root: Path, sources: list[Source]) -> set[str]:
+    """Every blob the streams need, transitively: what they reference, and the tensor files each
+    referenced model file loads (a stream from before ``captured.tensors`` names only the file), read
+    from the store as text, checked against its sha256, never run."""
+    store = Store(store_root)
+    keep: set[str] = set()
+    for src in sources:
+        keep.update(src.blobs)
+        for name, ref in src.blobs.items():
+            if not name.endswith(".py") or not isinstance(ref.get("size"), int):
+                continue
+            try:
+                text = store.read(msgspec.convert(ref, BlobRef), limit=MODEL_FILE_LIMIT)
+            except (BlobError, msgspec.ValidationError):
+                continue  # missing, refused or corrupt: names nothing we could trust
+            keep.update(f"{sha.decode()}.pt" for sha, _ in _LOADS.findall(text))
+    return keep
+
+
+def _same_dir(a: str | Path, b: str | Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def present(store_root: Path, names: Iterable[str]) -> set[str]:
+    """The names of the store's own blob form that are in ``<store>/blobs`` (a link counts: it is ours to keep)."""
+    return {n for n in names if _BLOB.fullmatch(n) and os.path.lexists(store_root / "blobs" / n[:2] / n)}
+
+
+def other_store_problem(store_root: Path, sources: list[Source]) -> str | None:
+    """Why an input must not steer a sweep of this store: its headers name only other stores and it is
+    not a copy of this one (a store moved with its streams holds every blob they reference). One that
+    references no blob keeps nothing either way: the caller's "no blob" guard judges it."""
+    for src in sources:
+        if not src.stores or any(_same_dir(st, store_root) for st in src.stores):
+            continue
+        missing = len(src.blobs) - len(present(store_root, src.blobs))
+        if missing:
+            return (f"{src.name}: its runs wrote their blobs to store {', '.join(sorted(src.stores))}, not "
+                    f"{store_root} ({missing} of its {len(src.blobs)} blobs are not here): give --store "
+                    f"{sorted(src.stores)[0]}, or only streams of this store; nothing deleted")
+    return None
 
 
 def _alive(pid: int) -> bool:

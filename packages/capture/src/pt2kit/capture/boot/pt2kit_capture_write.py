@@ -41,13 +41,18 @@ _ROOTS = (lambda sha: _HERE.parents[1] / sha[:2] / f"{sha}.pt", lambda sha: _HER
 
 
 def _load(sha, size, shape, stride, dtype, device, requires_grad):
-    """A tensor this capture saved, checked by its file's size, with shape, stride and device restored."""
+    """A tensor this capture saved, its file's bytes checked against their size and sha256 (the file's
+    name) before torch.load reads them (read once: no file swapped in between), with shape, stride and
+    device restored."""
     for where in _ROOTS:
         path = where(sha)
         if path.is_file():
-            if path.stat().st_size != size:
-                raise ValueError(f"{path}: {path.stat().st_size} bytes, not the {size} this model file saved")
-            t = torch.load(path, weights_only=True).reshape(shape)
+            data = path.read_bytes()
+            if len(data) != size or hashlib.sha256(data).hexdigest() != sha:
+                raise ValueError(f"{path}: not the bytes this model file saved ({len(data)} bytes, sha256 "
+                                 f"{hashlib.sha256(data).hexdigest()[:12]}..., not {size} bytes, {sha[:12]}...): "
+                                 "refusing to load it")
+            t = torch.load(io.BytesIO(data), weights_only=True).reshape(shape)
             return _placed(t, stride, dtype, device, requires_grad)
     raise FileNotFoundError(f"{sha}.pt: not in {_HERE.parents[1]} nor {_HERE.parent / 't'}")
 
@@ -289,7 +294,7 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
              *(f"        {p}" for p in params), "",
              f"    def forward({', '.join(['self', *forward])}):",
              f"        return super().forward({', '.join(call)})"]
-    imports = sorted({"import torch", *api.import_block(globals_).splitlines()}, key=lambda x: x.startswith("from"))
+    imports = sorted({"import hashlib", "import io", "import torch", *api.import_block(globals_).splitlines()}, key=lambda x: x.startswith("from"))
     bad = [line for line in imports if not IMPORT.fullmatch(line)]
     if bad:  # a module path FX would import is not a dotted name (a __module__ the program set)
         raise ValueError(f"{escape(bad[0])}: not an import of a dotted name, not written as code")
