@@ -208,6 +208,21 @@ def _model_record(file: str, entry: str | None = None, config: dict | None = Non
     return b'{"kind":"future_kind","v":1,"run":"upstream"}\n' + json.dumps(rec).encode() + b"\n"
 
 
+def test_a_records_debug_trace_setting_writes_into_the_store_not_the_working_directory(kdiff, tmp_path):
+    """A record whose settings hold Inductor's debug trace (the captured script ran with it) made kdiff write
+    ./torch_compile_debug/ wherever the user stood; its files go under the store, said in one line."""
+    import json
+
+    rec = {"kind": "model", "v": 1, "run": "up", "model": "m", "file": str(CASES), "entry": "small", "device": "cpu",
+           "settings": {"inductor.trace.enabled": "True"}}
+    r = kdiff("--no-localize", stdin=json.dumps(rec).encode() + b"\n")
+    assert r.code == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]  # the working directory: nothing new
+    root = tmp_path / "store" / "torch_compile_debug"
+    assert list(root.glob("run_*/torchinductor/*/output_code.py"))  # the trace still written, in the store
+    assert f"note: inductor.trace.enabled writes debug files: into {root}, not the working directory" in r.stderr
+
+
 def test_a_stream_names_only_py_model_files_it_never_runs_anything_else(kdiff, tmp_path):
     import sysconfig
 

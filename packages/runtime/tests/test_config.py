@@ -140,3 +140,31 @@ def test_worker_settings_are_what_the_process_has_whoever_set_them(tmp_path):
     assert {(k, v, type(v)) for _, k, v in resolve(had)} == {
         ("cpp.inject_relu_bug_TESTING_ONLY", "accuracy", str), ("use_torch_profiler_benchmarker", True, bool),
         ("use_duck_shape", False, bool), ("cpp.cxx", ("/usr/bin/g++",), tuple)}
+
+
+def test_every_debug_writer_is_a_setting_of_this_torch_and_points_into_the_store(tmp_path, monkeypatch):
+    """DEBUG_WRITERS names real settings (a rename in torch fails here, not silently in a user's cwd); one
+    turned on puts torch's debug folder under the store, unless the settings or the environment chose it."""
+    pytest.importorskip("torch")
+    import torch._dynamo.config as dc
+    from torch._dynamo.utils import get_debug_dir
+
+    from pt2kit.runtime.config import DEBUG_WRITERS, apply_config, resolve
+
+    for name, keys in DEBUG_WRITERS.items():
+        assert len(resolve({f"{name}.{k}": "1" if k != "repro_after" else "aot" for k in keys})) == len(keys)
+    monkeypatch.setenv("PT2KIT_STORE", str(tmp_path / "store"))
+    monkeypatch.delenv("TORCH_COMPILE_DEBUG_DIR", raising=False)
+    before = dc.debug_dir_root
+    with apply_config({"inductor.trace.enabled": "true"}):
+        assert get_debug_dir().startswith(str(tmp_path / "store" / "torch_compile_debug") + "/")
+    with apply_config({"dynamo.repro_after": "aot"}):
+        assert dc.debug_dir_root == str(tmp_path / "store" / "torch_compile_debug")
+    assert dc.debug_dir_root == before
+    with apply_config({"inductor.trace.enabled": "false", "inductor.max_autotune": "true"}):
+        assert dc.debug_dir_root == before
+    with apply_config({"inductor.trace.enabled": "true", "dynamo.debug_dir_root": str(tmp_path / "mine")}):
+        assert dc.debug_dir_root == str(tmp_path / "mine")  # the user's choice
+    monkeypatch.setenv("TORCH_COMPILE_DEBUG_DIR", str(tmp_path / "env"))
+    with apply_config({"inductor.trace.enabled": "true"}):
+        assert dc.debug_dir_root == before

@@ -21,8 +21,12 @@ from __future__ import annotations
 import ast
 import difflib
 import math
+import os
+import sys
 from contextlib import ExitStack
 from typing import Any
+
+from pt2kit.schema.store import store_root
 
 from .errors import UsageError
 from .torchapi import CONFIG_MODULES as MODULES
@@ -127,11 +131,50 @@ def resolve(cfg: dict[str, str]) -> list[tuple[Any, str, Any]]:
     return out
 
 
+# Settings that make torch write files into its debug folder (``dynamo.debug_dir_root``, by default
+# ./torch_compile_debug in the working directory): Inductor's debug trace (FX graphs, IR, output code,
+# cProfile, autotuning results, provenance), the minifier scripts Dynamo's repro_after writes, Dynamo's
+# error recordings, AOTInductor's minifier, Triton's proton traces.
+DEBUG_WRITERS = {
+    "inductor": ("trace.enabled", "trace.compile_profile", "trace.log_autotuning_results",
+                 "trace.provenance_tracking_level", "aot_inductor.dump_aoti_minifier", "triton.proton_profiling"),
+    "dynamo": ("repro_after", "replay_record_enabled"),
+}
+# where the user chose that folder: it is theirs then
+_DEBUG_DIR_KEYS = {("dynamo", "debug_dir_root"), ("inductor", "trace.debug_dir")}
+DEBUG_DIR_ENV = "TORCH_COMPILE_DEBUG_DIR"
+_said: set[str] = set()
+
+
+def _debug_root(resolved: list[tuple[Any, str, Any]]) -> dict[str, Any] | None:
+    """``{"debug_dir_root": <store>/torch_compile_debug}`` when the settings turn on a debug file writer
+    (:data:`DEBUG_WRITERS`) and nobody chose where its files go (no debug folder setting among them, no
+    $TORCH_COMPILE_DEBUG_DIR): a record's settings or --config never write into the working directory."""
+    names = {id(config_module(path)): name for name, path in MODULES.items()}
+    named = [(names.get(id(module)), key, value) for module, key, value in resolved]
+    if any((name, key) in _DEBUG_DIR_KEYS for name, key, _ in named) or os.environ.get(DEBUG_DIR_ENV):
+        return None
+    writers = [f"{name}.{key}" for name, key, value in named if value and key in DEBUG_WRITERS.get(name or "", ())]
+    if not writers:
+        return None
+    root = store_root().absolute() / "torch_compile_debug"
+    if writers[0] not in _said:  # once a process: a minify search applies the same settings many times
+        _said.add(writers[0])
+        print(f"note: {writers[0]} writes debug files: into {root}, not the working directory "
+              "(--config dynamo.debug_dir_root=DIR puts them elsewhere)", file=sys.stderr, flush=True)
+    return {"debug_dir_root": str(root)}
+
+
 def apply_config(cfg: dict[str, str]) -> ExitStack:
-    """Apply the settings; closing the returned stack restores them."""
+    """Apply the settings; closing the returned stack restores them. A setting that writes debug files
+    writes them under the store (:func:`_debug_root`), never into the working directory."""
     stack = ExitStack()
-    for module, key, value in resolve(cfg):
+    resolved = resolve(cfg)
+    for module, key, value in resolved:
         stack.enter_context(module.patch({key: value}))
+    debug = _debug_root(resolved)
+    if debug:
+        stack.enter_context(config_module(MODULES["dynamo"]).patch(debug))
     return stack
 
 
@@ -159,7 +202,8 @@ def worker_settings() -> dict[str, str]:
         module = config_module(path)
         defaults = config_defaults(module)
         for key, value in config_keys(module).items():
-            if key not in defaults or left_out_of_repros(module, key) or value == defaults[key]:
+            if key not in defaults or left_out_of_repros(module, key) or value == defaults[key] \
+                    or (name, key) in _DEBUG_DIR_KEYS:  # where this machine writes debug files: not the graph's
                 continue
             text = _as_text(key, value, defaults[key])
             if text is not None:

@@ -29,7 +29,7 @@ from typing import IO, Any
 import msgspec
 
 from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError
-from pt2kit.schema.store import sweep_temp_files
+from pt2kit.schema.store import STORE_ENV, sweep_temp_files
 
 from .errors import EXIT_INTERRUPTED, EXIT_TERMINATED, UsageError
 
@@ -96,6 +96,7 @@ def main() -> int:
     faulthandler.enable()
     parent = os.getppid()
     job = msgspec.json.decode(sys.stdin.buffer.read())
+    os.environ[STORE_ENV] = job["store"]  # the run's store, where a setting's debug files go (config.py)
     signal.signal(signal.SIGTERM, _on_signal(job["store"], EXIT_TERMINATED))
     signal.signal(signal.SIGINT, _on_signal(job["store"], EXIT_INTERRUPTED))  # Ctrl-C reaches the whole group
     threading.Thread(target=_orphan_watch, args=(parent, job["store"]), daemon=True).start()
