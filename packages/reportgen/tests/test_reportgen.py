@@ -173,6 +173,54 @@ def test_o_naming_an_input_is_refused_and_the_input_kept(reportgen, tmp_path):
     assert src.read_bytes() == before and (tmp_path / "report.html").is_symlink()
 
 
+def test_o_named_like_a_stream_or_no_format_is_refused_and_the_folder_stays_readable(reportgen, tmp_path):
+    """`reportgen DIR -o DIR/x.ndjson` wrote the HTML page under a stream's name: every later `pt2kit ls DIR`,
+    `reportgen DIR` and `gc` of the folder stopped on it. An -o whose suffix names no format is refused too."""
+    d = tmp_path / "runs"
+    d.mkdir()
+    (d / "a.ndjson").write_bytes(full_stream(tmp_path / "store"))
+    for args, line in [
+        ((str(d), "-o", str(d / "x.ndjson")), f"-o {d / 'x.ndjson'}: .ndjson names a record stream, and a report is "
+         "not one (pt2kit ls, reportgen and gc read a folder's .ndjson files as streams); name it .html, .htm, .json, "
+         ".md, .txt"),
+        ((str(d), "--format", "html", "-o", str(d / "x.jsonl")), f"-o {d / 'x.jsonl'}: .jsonl names a record stream"),
+        (("--compare", str(d / "a.ndjson"), str(d / "a.ndjson"), "-o", str(d / "c.ndjson")),
+         f"-o {d / 'c.ndjson'}: .ndjson names a record stream"),
+        ((str(d), "-o", str(d / "r.pdf")), f"-o {d / 'r.pdf'}: reportgen writes .html, .htm, .json, .md, .txt, and "
+         ".pdf names none of them; name the file so, or give --format"),
+        ((str(d), "-o", str(d / "report")), f"-o {d / 'report'}: reportgen writes .html, .htm, .json, .md, .txt, "
+         "and no suffix names none of them"),
+        ((str(d), "--format", "html", "-o", str(d / "r.md")), f"-o {d / 'r.md'}: its suffix says md, but --format html"),
+    ]:
+        r = reportgen(*args)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and r.stdout == b"" and err.count("\n") == 1, err
+        assert err.startswith(f"reportgen: error: {line}"), err
+    assert sorted(p.name for p in d.iterdir()) == ["a.ndjson"]  # nothing written
+    ls = subprocess.run([sys.executable, "-m", "pt2kit.runtime", "ls", str(d)], capture_output=True, timeout=120)
+    assert ls.returncode == 0 and ls.stdout.count(b"\n") >= 1, ls.stderr
+    r = reportgen(str(d), "--format", "md", "-o", str(tmp_path / "notes"))  # no suffix, the format given: written
+    assert r.returncode == 0 and (tmp_path / "notes").read_text().startswith("## pt2kit report\n"), r.stderr
+
+
+def test_a_folder_holding_a_file_that_is_no_stream_stops_each_reader_with_one_line_naming_it(reportgen, tmp_path):
+    """A page someone saved as x.ndjson before reportgen refused it: no reader crashes on it; each says which
+    file in one line and exits 2 (gc deletes nothing on a stream it could not read)."""
+    d = tmp_path / "runs"
+    d.mkdir()
+    (d / "a.ndjson").write_bytes(full_stream(tmp_path / "store"))
+    (d / "x.ndjson").write_text("<!doctype html>\n<html></html>\n")
+    (tmp_path / "store").mkdir(exist_ok=True)
+    line = f"{d / 'x.ndjson'}:1: not JSON: JSON is malformed: invalid character (byte 0)\n"
+    pt2kit = [sys.executable, "-m", "pt2kit.runtime"]
+    for tool, p in [("pt2kit", subprocess.run([*pt2kit, "ls", str(d)], capture_output=True, timeout=120)),
+                    ("pt2kit", subprocess.run([*pt2kit, "gc", "--store", str(tmp_path / "store"), "--prune", "now",
+                                               str(d)], capture_output=True, timeout=120)),
+                    ("reportgen", reportgen(str(d), "-o", str(tmp_path / "r.html")))]:
+        assert p.returncode == 2 and p.stderr.decode() == f"{tool}: error: {line}", p.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_stdin_and_dirs_and_formats_from_suffix(reportgen, tmp_path):
     d = tmp_path / "runs"
     d.mkdir()

@@ -18,7 +18,7 @@ Importing this package imports neither; each name is imported when first used.
 
 from pt2kit.runtime.api import exports
 
-__version__ = "1.3.1"
+__version__ = "1.3.2"
 
 _PUBLIC = {"collect": ".collection", "render": ".formats"}
 __all__ = ["__version__", *_PUBLIC]

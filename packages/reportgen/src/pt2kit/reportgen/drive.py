@@ -1,16 +1,19 @@
 """reportgen's one call: read the streams, collect them, write the report (or the comparison).
 
--o is checked before anything is read (its directory, and that it is none of the inputs), and
+-o is checked before anything is read (its directory, that it is none of the inputs, and that its suffix
+names a format reportgen writes, never a stream's), and
 written atomically, so a bad input leaves no page behind. With -o and stdout not a terminal, a
 `header` and a `report` record go to stdout.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from pathlib import Path
 
-from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
+from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from pt2kit.runtime.session import Session
 from pt2kit.runtime.writes import check_output, write_output
 
@@ -29,8 +32,7 @@ def report(s: Session, job: Job) -> int:
     from .formats import render
 
     inputs = list(job.inputs) or ["-"]
-    _check_output(job.output, inputs)
-    fmt = job.fmt or _suffix_format(job.output, "html")
+    fmt = _check_output(job.output, inputs, job.fmt, "html")
     c = collect(s.read(inputs, forward=False, hint="e.g. `fxcheck m.py | reportgen -o report.html`"))
     if c.unknown:
         s.warn("record kinds this version does not know, counted but not shown: "
@@ -48,19 +50,14 @@ def comparison(s: Session, job: Job) -> int:
     from .compare import compare, to_format
 
     before, after = job.inputs
-    _check_output(job.output, [before, after])
+    fmt = _check_output(job.output, [before, after], job.fmt, "text")
     sides = [collect(s.read([x], forward=False, hint="e.g. `reportgen --compare before.ndjson after.ndjson`"))
              for x in (before, after)]
     cmp = compare(sides[0], sides[1], (before, after))
-    fmt = job.fmt or _suffix_format(job.output, "text")
     text = to_format(cmp, fmt, job.title or "pt2kit comparison")
     s.say(f"{len(cmp.regressions)} regression(s) from {before} to {after}")
     _write(s, job.output, text, fmt, sides[0].total + sides[1].total, f"wrote {job.output} ({fmt})")
     return EXIT_FINDINGS if cmp.regressions else EXIT_OK
-
-
-def _suffix_format(output: Path | None, default: str) -> str:
-    return SUFFIXES.get(output.suffix.lower(), default) if output else default
 
 
 def _write(s: Session, output: Path | None, text: str, fmt: str, records: int, said: str) -> None:
@@ -78,9 +75,33 @@ def _write(s: Session, output: Path | None, text: str, fmt: str, records: int, s
         s.emit(Report, path=str(output.absolute()), format=fmt, records=records)
 
 
-def _check_output(output: Path | None, inputs: list[str]) -> None:
-    """-o is checked before anything is read: its directory, and that it is none of the streams read."""
-    from pt2kit.schema.stream import expand_sources
+def _check_output(output: Path | None, inputs: list[str], fmt: str | None, default: str) -> str:
+    """The format to write, once -o is checked, before anything is read: its directory, that it is none of
+    the streams read, and that its name says a format reportgen writes. A report named like a stream
+    (``.ndjson``, ``.jsonl``) is refused whatever --format says: every later `pt2kit ls`, `reportgen` or
+    `gc` of its folder would read it as one and stop on it."""
+    from pt2kit.schema.stream import STREAM_SUFFIXES, expand_sources
 
-    if output is not None:
-        check_output("-o", output, [("the input", x) for x in expand_sources(inputs)])
+    if output is None:
+        return fmt or default
+    check_output("-o", output, [("the input", x) for x in expand_sources(inputs)])
+    suffix = output.suffix.lower()
+    named = SUFFIXES.get(suffix)
+    writes = ", ".join(SUFFIXES)
+    if suffix in STREAM_SUFFIXES:
+        raise UsageError(f"-o {output}: {suffix} names a record stream, and a report is not one (pt2kit ls, "
+                         f"reportgen and gc read a folder's {suffix} files as streams); name it {writes}")
+    if fmt is None and named is None and not _device(output):
+        raise UsageError(f"-o {output}: reportgen writes {writes}, and {suffix or 'no suffix'} names none of them; "
+                         "name the file so, or give --format")
+    if fmt is not None and named is not None and named != fmt:
+        raise UsageError(f"-o {output}: its suffix says {named}, but --format {fmt}; make them agree")
+    return fmt or named or default
+
+
+def _device(path: Path) -> bool:
+    """Whether ``path`` is something other than a regular file the user named (/dev/stdout, a FIFO)."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
