@@ -145,8 +145,8 @@ def test_ctrl_c_stops_the_command_writes_what_it_captured_and_removes_the_scratc
 
 
 def test_a_script_reading_the_terminal_gets_it_and_is_not_stopped(tmp_path):
-    """The command runs in a process group of its own (so --timeout stops torchrun's ranks with it), which
-    the terminal must be handed to: without that, input() stopped the script (SIGTTIN) for good."""
+    """The command is in the terminal's foreground group (capture's own, as with timeout --foreground):
+    in a group of its own, input() stopped the script (SIGTTIN) for good."""
     import os
     import pty
     import select

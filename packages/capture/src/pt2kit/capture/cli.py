@@ -12,6 +12,11 @@ default) real values are kept for inputs up to --max-value-bytes per graph and -
 run (1 GiB), the rest are drawn in the range they took; --values all keeps every input, your weights
 included: the store then holds them.
 
+The command runs as without capture: its fds, terminal (Ctrl-Z, /dev/tty), signals and process tree are
+its own (setsid works); a bad --out (a missing folder, the script itself, a file that is not a stream, the
+file stdout goes to) is refused before it runs, and records that cannot be written at the end are kept in
+the store (stderr says where).
+
 Exit: the command's own code when it failed (128+N for signal N; a crash record says how), 0 when it
 succeeded, also when it compiled nothing; 2 bad usage.
 """
@@ -50,7 +55,7 @@ def capture(
         "are seeded, as stderr and the model file's header say. Default: 1 GiB with --values small, no cap "
         "with --values all.")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Stop the command (its whole process "
-                                                 "group) after this long; a crash record says so.")] = None,
+                                                 "tree) after this long; a crash record says so.")] = None,
     out: Annotated[str | None, typer.Option("--out",
         metavar="FILE", help="Write the records to FILE; the command's stdout stays on stdout.")] = None,
     store: Store = None,

@@ -3,42 +3,45 @@ what its processes captured as records.
 
 Guarantees:
 
-* The command runs unmodified in its own process group, with ``boot/`` first on PYTHONPATH and the
-  PT2KIT_CAPTURE_* variables (and TORCH_TRACE, unless the user set it) in its environment: every
-  Python process it starts (torchrun's ranks too) captures its own graphs. Its stderr, exit code,
-  working directory and files are its own; its stdout goes to our stderr, so that our stdout carries
-  records only, unless ``--out FILE`` takes the records (then its stdout is left on stdout).
+* The command runs unmodified with ``boot/`` first on PYTHONPATH and the PT2KIT_CAPTURE_* variables
+  (and TORCH_TRACE, unless the user set it) in its environment: every Python process it starts
+  (torchrun's ranks too) captures its own graphs. Its process is the script's as without capture
+  (:mod:`.supervise`: fds, terminal, job control, signals, ``setsid``); its stderr, exit code, working
+  directory and files are its own; its stdout goes to our stderr, so that our stdout carries records
+  only, unless ``--out FILE`` takes the records (then its stdout is left on stdout).
+* Where the records go is checked before the command runs (:mod:`.outfile`): a bad ``--out`` is one
+  line and exit 2 with nothing run; one that fails at the end keeps the records in the store and says
+  where, and capture exits with the command's code all the same.
 * Records are written once the command has ended (a process's trace is complete then): the header,
   a `model` per kept graph, and a `crash` when the command failed, was killed, timed out or was
-  interrupted; graphs captured before that stay valid and are written all the same.
-* Where stdin is our terminal, the command's group is the terminal's foreground group while it runs:
-  it reads the terminal (``input()``, pdb) and gets Ctrl-C straight from it, as without us.
-* Ctrl-C or SIGTERM sent to capture is handed on to the command's group, which may take its time (a
-  script saving a checkpoint on KeyboardInterrupt finishes); a second one kills the group. ``--timeout``
-  sends SIGTERM, then SIGKILL after ``GRACE`` seconds. Then the records are written and capture exits
-  130/143 (the timeout: the command's own code, 128+N for its signal).
-* The scratch dir ``<store>/.capture-<run id>/`` is removed at the end, whatever the end.
+  interrupted; graphs captured before that stay valid and are written all the same. No signal stops
+  capture while it writes them (a hangup, a Ctrl-C then): they are never lost once the command ran.
+* Ctrl-C or SIGTERM sent to capture itself is handed on to the command, which may take its time (a
+  script saving a checkpoint on KeyboardInterrupt finishes); a second one kills its tree. ``--timeout``
+  sends SIGTERM to the tree, then SIGKILL after ``GRACE`` seconds. Then the records are written and
+  capture exits 130/143 (the timeout: the command's own code, 128+N for its signal).
+* The scratch dir ``<store>/.capture-<run id>/`` is removed at the end, whatever the end; its ``owner``
+  file names this process, so ``pt2kit gc`` removes a scratch dir whose capture was killed (SIGKILL).
 
-Not guaranteed: that a process the command left running in the background (outside its group, or
-after the group's leader exited) stops; that its graphs are captured once the records are written.
+Not guaranteed: that a process the command left running in the background stops when it exits; that
+its graphs are captured once the records are written.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import shlex
 import shutil
 import signal
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.errors import Terminated, UsageError
 from pt2kit.runtime.session import Session, torch_version
-from pt2kit.runtime.writes import check_output
+from pt2kit.runtime.storegc import scratch_owner
 from pt2kit.schema import Crash, Model
 
+from . import outfile, supervise
 from .job import Job
 from .narrate import Narrator, Summary
 from .records import (
@@ -47,52 +50,66 @@ from .records import (
     label,
     model_fields,
     pick,
+    read_markers,
     read_processes,
     tag_processes,
     trace_logs,
 )
 
 BOOT = Path(__file__).resolve().parent / "boot"
-GRACE = 3.0
+GRACE = supervise.GRACE
 
 
 def run(s: Session, job: Job) -> int:
     """Run ``job``'s command under capture and write its records: the command's exit code (0 when it
     succeeded, whether or not it compiled anything)."""
-    if job.out is not None:
-        check_output("--out", job.out)
     if shutil.which(job.command[0]) is None:
         raise UsageError(f"{job.command[0]}: no such command")
-    s.store.root.mkdir(parents=True, exist_ok=True)
-    scratch = s.store.root / f".capture-{s.writer.run}"
-    scratch.mkdir()
+    target = outfile.prepare(job.out, job.command)
     try:
+        s.store.root.mkdir(parents=True, exist_ok=True)
+        scratch = s.store.root / f".capture-{s.writer.run}"
+        scratch.mkdir()
+    except BaseException:
+        outfile.discard(target)
+        raise
+    sigs = supervise.block()  # from here to the records' end, signals are read, not died of
+    try:
+        (scratch / "owner").write_text(scratch_owner())
         user_trace = os.environ.get("TORCH_TRACE") or None
         narrator = Narrator(s.say, "the command", job)
         s.say(f"running {shlex.join(job.command)}")
-        stop: KeyboardInterrupt | None = None
-        proc = _start(job, scratch, user_trace)
-        tty = _foreground(proc.pid)  # the terminal is the command's: it reads stdin, Ctrl-C goes to it
-        try:
-            timed_out = _wait(proc, job.timeout)
-        except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM (Terminated) sent to us: the command gets it too
-            stop = e
-            _interrupt(proc, signal.SIGINT if type(e) is KeyboardInterrupt else signal.SIGTERM)
-            timed_out = False
-        finally:
-            if tty:
-                _foreground(os.getpgrp(), take=True)
+        pid = _start(job, scratch, user_trace, target)
+        end = supervise.wait(pid, sigs, job.timeout)
         trace_dir = Path(user_trace) if user_trace else scratch / "trace"
-        code = _write(s, job, scratch, trace_dir, bool(user_trace), proc.returncode,
-                      job.timeout if timed_out else None, narrator)
-        if stop is not None:
-            raise stop
+        s.writer.out = io.BytesIO()
+        try:
+            code = _write(s, job, scratch, trace_dir, bool(user_trace), end.returncode,
+                          job.timeout if end.timed_out else None, narrator)
+        finally:  # also after an error of ours midway: the records written so far are not lost
+            _deliver(s, target)
+        if end.stop is not None:
+            raise KeyboardInterrupt() if end.stop == signal.SIGINT else Terminated()
         return code
     finally:
+        outfile.discard(target)
         shutil.rmtree(scratch, ignore_errors=True)
+        supervise.unblock(sigs)
 
 
-def _start(job: Job, scratch: Path, user_trace: str | None) -> subprocess.Popen[bytes]:
+def _deliver(s: Session, target: outfile.Target) -> None:
+    """The records, built in memory, to --out or stdout; kept in the store when that fails."""
+    data = s.writer.out.getvalue()
+    s.writer.out = open(os.devnull, "wb")  # what the Session flushes at the end
+    try:
+        outfile.deliver(target, data)
+    except OSError as e:
+        kept = outfile.keep(s.store.root, s.writer.run, data)
+        where = f"--out {target.path}" if target.path else "stdout"
+        s.say(f"cannot write the records to {where} ({e.strerror or e}); they are kept in {kept}")
+
+
+def _start(job: Job, scratch: Path, user_trace: str | None, target: outfile.Target) -> int:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BOOT), env.get("PYTHONPATH")]))
     env["PT2KIT_CAPTURE_DIR"] = str(scratch)
@@ -104,97 +121,18 @@ def _start(job: Job, scratch: Path, user_trace: str | None) -> subprocess.Popen[
     if user_trace is None:
         env["TORCH_TRACE"] = str(scratch / "trace")
     try:
-        # its own process group: --timeout and Ctrl-C stop torchrun's ranks and compile workers with it
-        return subprocess.Popen(job.command, env=env, stdout=None if job.out else sys.stderr.fileno(),
-                                process_group=0)
+        return supervise.spawn(job.command, env, stdout_fd=None if target.path else 2)
     except OSError as e:  # found by which(), gone or not executable since
         raise UsageError(f"{job.command[0]}: cannot run it: {e.strerror or e}") from None
-
-
-def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
-    """Wait for the command; past ``timeout`` stop its group. Whether it timed out."""
-    if timeout is None:
-        proc.wait()
-        return False
-    expired = threading.Event()
-
-    def expire() -> None:
-        expired.set()
-        _stop_group(proc, signal.SIGTERM)
-
-    timer = threading.Timer(timeout, expire)
-    timer.daemon = True
-    timer.start()
-    try:
-        proc.wait()
-    finally:
-        timer.cancel()
-    return expired.is_set()
-
-
-def _foreground(pgid: int, take: bool = False) -> bool:
-    """Make ``pgid`` the terminal's foreground process group, where stdin is our terminal and we hold it
-    (``take``: give it back to us): the command, in a group of its own, would otherwise be stopped
-    (SIGTTIN) the moment it read the terminal, as ``input()`` or pdb do. False where there is none."""
-    try:
-        fd = sys.stdin.fileno()
-        if not os.isatty(fd) or (not take and os.tcgetpgrp(fd) != os.getpgrp()):
-            return False
-        old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # a background group may still set it so
-        try:
-            os.tcsetpgrp(fd, pgid)
-        finally:
-            signal.signal(signal.SIGTTOU, old)
-        if not take:
-            os.killpg(pgid, signal.SIGCONT)  # it may have read the terminal before it had it
-        return True
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def _interrupt(proc: subprocess.Popen[bytes], sig: int) -> None:
-    """Ctrl-C or SIGTERM: handed on to the command's group, which may take its time (a script that saves
-    a checkpoint on KeyboardInterrupt finishes writing it); a second one kills the group."""
-    try:
-        os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass
-    try:
-        proc.wait()
-    except KeyboardInterrupt:
-        _stop_group(proc, signal.SIGKILL)
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # what the leader left running (its ranks, compile workers)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _stop_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    """``sig`` to the command's process group, then SIGKILL after GRACE seconds."""
-    try:
-        os.killpg(proc.pid, sig)
-        proc.wait(timeout=GRACE)
-    except subprocess.TimeoutExpired:
-        pass
-    except ProcessLookupError:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the leader may be gone while its ranks still run
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()
 
 
 def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: bool, returncode: int,
            timed_out: float | None, narrator: Narrator) -> int:
     """The header, a model record per kept graph, a crash when the command failed; the exit code."""
-    procs = read_processes(scratch)
+    procs, marks = read_processes(scratch), read_markers(scratch)
     kept_procs = [p for p in procs if job.keeps_rank(p.rank)]
     tag_processes(kept_procs)
     logs = trace_logs(trace_dir)
-    if job.out is not None:
-        s.writer.out = open(job.out, "wb")  # the Session flushes it; the exit closes it
     s.header(torch=torch_version())
     kept = 0
     for p in kept_procs:
@@ -225,4 +163,6 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
         narrator.on(s.emit(Crash, **crash_fields(returncode, procs, timed_out)))
     return narrator.finish(Summary(returncode=returncode, compiled=sum(len(p.entries) for p in kept_procs),
                                    kept=kept, processes=sum(1 for p in kept_procs if p.entries),
-                                   broken=sum(p.broken for p in kept_procs)), {})
+                                   broken=sum(p.broken for p in kept_procs), booted=len(marks.booted),
+                                   hooked=len(marks.hooked), unhooked=len(marks.unhooked),
+                                   skipped=tuple(marks.skipped), rank=job.rank), {})

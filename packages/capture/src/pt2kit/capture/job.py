@@ -53,7 +53,7 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
     values: str = "small"  # small | all | none
     max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES
     max_run_bytes: int | None = None  # None: DEFAULT_MAX_RUN_BYTES under --values small, no cap under all
-    timeout: float | None = None  # seconds, then the command's whole process group is killed
+    timeout: float | None = None  # seconds, then the command's whole process tree is killed
     out: str | None = None  # records to this file; the command's stdout stays on stdout
 
     def __post_init__(self) -> None:

@@ -22,6 +22,13 @@ class Summary:
     processes: int  # processes that compiled any
     broken: int  # manifest lines a killed process left half written
     interrupted: bool = False
+    # why nothing was kept, from the boot's markers: processes it loaded in, hooked torch in, found torch
+    # imported past its hook in; and the ranks of the graphs --rank (``rank``) dropped
+    booted: int = 0
+    hooked: int = 0
+    unhooked: int = 0
+    skipped: tuple[int | None, ...] = ()
+    rank: int | None = 0
 
 
 class Narrator(Base):
@@ -49,11 +56,27 @@ class Narrator(Base):
         if s.broken:
             self.say(f"{s.broken} graph line(s) were cut short by the command's end and are left out")
         if not s.compiled:
-            # Dynamo may run a compiled function's every frame eagerly (torch.compile(DDP(nn.Sequential)) does)
-            self.say("no graph was compiled (torch.compile handed its backend none: the command called no compiled "
-                     "function, or Dynamo ran every frame eagerly; TORCH_LOGS=graph_breaks says why)")
+            self.say(_why_none(s))
         else:
             kept = "" if s.kept == s.compiled else f", {s.kept} kept (--graphs)"
             self.say(f"{s.compiled} graph{'s' * (s.compiled != 1)} from {s.processes} process"
                      f"{'es' * (s.processes != 1)}{kept}")
         return exit_code(s.returncode)
+
+
+def _why_none(s: Summary) -> str:
+    """Why no graph was kept, as the boot's markers tell it: the boot never loaded, torch came past its
+    hook, --rank dropped them all, or nothing was compiled."""
+    if s.skipped:
+        ranks = ",".join(sorted({str(r or 0) for r in s.skipped}, key=int))
+        return (f"{len(s.skipped)} graph{'s' * (len(s.skipped) != 1)} compiled on rank{'s' * (',' in ranks)} {ranks}; "
+                f"--rank {s.rank} kept none (--rank all keeps every rank's)")
+    if not s.booted:
+        return ("no graph was captured: capture's boot never loaded in the command's Python (python -I and -E "
+                "ignore PYTHONPATH, through which capture hooks in; run python without them)")
+    if s.unhooked and not s.hooked:
+        return ("no graph was captured: torch was imported before capture could hook it, in "
+                f"{s.unhooked} process{'es' * (s.unhooked != 1)}")
+    # Dynamo may run a compiled function's every frame eagerly (torch.compile(DDP(nn.Sequential)) does)
+    return ("no graph was compiled (torch.compile handed its backend none: the command called no compiled "
+            "function, or Dynamo ran every frame eagerly; TORCH_LOGS=graph_breaks says why)")

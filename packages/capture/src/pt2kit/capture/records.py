@@ -4,7 +4,8 @@ the command failed.
 
 The scratch dir holds ``p<pid>/graphs.ndjson`` (one line per graph, the child boot's manifest),
 ``p<pid>/exit.json`` (the exception a process died of), the model files and ``t/<sha256>.pt`` tensor
-files they load, and ``trace/`` (torch's TORCH_TRACE logs, one per process).
+files they load, ``markers`` (a line per process the boot loaded in, hooked torch in, and per graph of a rank
+--rank drops: what the parent says when no graph was kept), and ``trace/`` (torch's TORCH_TRACE logs, one per process).
 
 Guarantees: a graph's model file finds its tensors in the store (each tensor file is checked to hash
 to its name before it is moved there; a graph whose tensor does not is still written, with a warning),
@@ -141,6 +142,33 @@ def read_processes(scratch: Path) -> list[Process]:
                 p.exit = None
         out.append(p)
     return sorted(out, key=lambda p: (p.rank or 0, p.pid))
+
+
+@dataclass
+class Markers:
+    """The boot's account of the command's Python processes (its ``markers`` file): the pids it loaded in,
+    hooked torch in, found torch imported past its hook in, and the rank of each graph compiled in a
+    process --rank does not keep."""
+
+    booted: set[int] = field(default_factory=set)
+    hooked: set[int] = field(default_factory=set)
+    unhooked: set[int] = field(default_factory=set)
+    skipped: list[int | None] = field(default_factory=list)
+
+
+def read_markers(scratch: Path) -> Markers:
+    m = Markers()
+    path = scratch / "markers"
+    for line in path.read_text("utf-8", "replace").splitlines() if path.is_file() else ():
+        pid, _, what = line.partition(" ")
+        kind, _, arg = what.partition(" ")
+        if not pid.isdigit():
+            continue  # a line a killed process left half written
+        if kind == "skipped":
+            m.skipped.append(int(arg) if arg.isdigit() else None)
+        elif kind in ("boot", "hooked", "unhooked"):
+            getattr(m, "booted" if kind == "boot" else kind).add(int(pid))
+    return m
 
 
 def _number_parts(entries: list[Entry]) -> None:

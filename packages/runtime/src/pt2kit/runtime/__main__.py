@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -100,7 +100,16 @@ def gc(
 
 
 def _gc(s: Session, streams: list[str], *, dry_run: bool, prune: str, allow_no_refs: bool) -> int:
-    from .storegc import blobs_problem, needed, other_store_problem, parse_age, present, referenced, sweep
+    from .storegc import (
+        blobs_problem,
+        needed,
+        other_store_problem,
+        parse_age,
+        present,
+        referenced,
+        stale_scratch,
+        sweep,
+    )
 
     grace = parse_age(prune)
     if not s.store.root.is_dir():
@@ -118,6 +127,7 @@ def _gc(s: Session, streams: list[str], *, dry_run: bool, prune: str, allow_no_r
         raise UsageError(f"the streams ({', '.join(streams)}) {what}: gc would delete every blob "
                          "in the store; give --allow-no-refs if that is what you want")
     plan = sweep(s.store.root, keep, grace_s=grace, dry_run=dry_run)
+    _sweep_scratch(s, stale_scratch(s.store.root, grace), dry_run)
     for path in plan.deleted if dry_run else ():
         print(printable(str(path)), flush=True)
     for path, age in plan.young if dry_run else ():
@@ -131,6 +141,16 @@ def _gc(s: Session, streams: list[str], *, dry_run: bool, prune: str, allow_no_r
     line += f"; {len(plan.failed)} could not be deleted" if plan.failed else ""
     s.say(line)
     return 1 if plan.failed else 0
+
+
+def _sweep_scratch(s: Session, stale: list[Any], dry_run: bool) -> None:
+    """The scratch dirs of `pt2kit capture` runs that were killed (their records were never written)."""
+    import shutil
+
+    for d in stale:
+        if not dry_run:
+            shutil.rmtree(d, ignore_errors=True)
+        s.say(f"{'would remove' if dry_run else 'removed'} {d}: the scratch dir of a pt2kit capture that is gone")
 
 
 def _age(seconds: float) -> str:

@@ -51,9 +51,28 @@ def choice(values: Any) -> Any:
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+def hold_closed_stdio() -> None:
+    """A tool started with fd 0, 1 or 2 closed (``2>&-``) gets /dev/null there, close-on-exec: its own
+    lines go nowhere instead of onto the record stream (``print(file=None)`` writes to stdout), no file
+    it opens lands on a stdio number, and a command it runs (``pt2kit capture``'s) still sees it closed."""
+    import os
+
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        if os.open(os.devnull, os.O_RDWR) != fd:  # the lowest free number: this one, the lower ones are open
+            continue
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False))
+
+
 def _one_line(name: str, run: Any) -> Any:
     from .text import printable
 
+    hold_closed_stdio()
     try:
         return run()
     except NoArgsIsHelpError as e:

@@ -127,11 +127,19 @@ class Session:
     # -- output ----------------------------------------------------------------------------
     def say(self, msg: str) -> None:
         if not self.quiet:
-            print(f"{self.tool}: {printable(msg, newlines=True)}", file=sys.stderr, flush=True)
+            self._err(f"{self.tool}: {printable(msg, newlines=True)}")
 
     def warn(self, msg: str) -> None:
         if not self.quiet:
-            print(f"{self.tool}: warning: {printable(msg, newlines=True)}", file=sys.stderr, flush=True)
+            self._err(f"{self.tool}: warning: {printable(msg, newlines=True)}")
+
+    @staticmethod
+    def _err(line: str) -> None:
+        """A line on stderr; a stderr that refuses it (a hung-up terminal: EIO) does not stop the work."""
+        try:
+            print(line, file=sys.stderr, flush=True)
+        except OSError:
+            pass
 
     def header(self, *, torch: str | None = None, device: str | None = None,
                config: dict[str, str] | None = None) -> Header:

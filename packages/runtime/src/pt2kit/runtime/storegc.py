@@ -14,7 +14,11 @@ Guarantees:
   this store (``/dev/null``, an empty pipe, a stream with no blobs, or blobs only elsewhere) would
   delete the whole store, so the command refuses it unless told (``--allow-no-refs``); with no
   stream at all it never runs.
-* Nothing outside ``<store>/blobs`` is touched, and nothing through a link: ``blobs`` and each
+* The one thing outside ``<store>/blobs`` it removes is a ``<store>/.capture-<run>/`` scratch dir of a
+  ``pt2kit capture`` that is gone (killed before it wrote its records: its ``owner`` file names a
+  process of this host that no longer runs; without one, older than the grace period); a link named
+  so is never followed.
+* Nothing else outside ``<store>/blobs`` is touched, and nothing through a link: ``blobs`` and each
   ``blobs/XX`` shard are opened with ``O_NOFOLLOW`` (a symlinked ``blobs`` is refused, a symlinked
   or foreign-device shard skipped), every look-up and unlink is relative to those opened folders,
   and ``unlink`` removes a symlink itself, never its target. A folder, FIFO or device named like a
@@ -273,3 +277,43 @@ def _sweep_shard(fd: int, where: Path, keep_names: set[str], clock: tuple[float,
                 continue
         out.deleted.append(where / name)
         out.bytes += st.st_size
+
+
+def scratch_owner() -> str:
+    """What ``pt2kit capture`` writes in its scratch dir's ``owner`` file: ``pid start-time host`` of this
+    process (the start time tells a reused pid from the owner), read back by :func:`stale_scratch`."""
+    import platform
+
+    return f"{os.getpid()} {_started(os.getpid()) or '-'} {platform.node()}\n"
+
+
+def _started(pid: int) -> str | None:
+    """The process's start time (clock ticks since boot, /proc's field 22), None where there is no /proc."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def stale_scratch(store_root: Path, grace_s: float, now: float | None = None) -> list[Path]:
+    """``<store>/.capture-<run>/`` scratch dirs whose ``pt2kit capture`` is gone (killed with SIGKILL, its
+    machine rebooted): its ``owner`` file (:func:`scratch_owner`) names a process of this host that no
+    longer runs, or a pid now reused by another process (its start time differs). A dir without an owner
+    file (an older capture) goes once older than the grace period; one of another host is kept."""
+    import platform
+
+    now = time.time() if now is None else now
+    out = []
+    for d in sorted(store_root.glob(".capture-*")) if store_root.is_dir() else ():
+        if d.is_symlink() or not d.is_dir():
+            continue
+        try:
+            pid, started, host = (d / "owner").read_text().split()
+            gone = host == platform.node() and not (_alive(int(pid)) and _started(int(pid)) in (started, None))
+        except FileNotFoundError:
+            gone = now - d.stat().st_mtime >= grace_s
+        except (OSError, ValueError):
+            continue
+        if gone:
+            out.append(d)
+    return out

@@ -79,11 +79,43 @@ def pdir() -> Path:
 
 
 def start() -> None:
-    """Called by sitecustomize at interpreter start: cheap, imports no torch."""
-    if not os.environ.get(ENV_DIR) or not kept():
+    """Called by sitecustomize at interpreter start: cheap, imports no torch. Every process hooks torch,
+    also one of a rank --rank does not keep (its graphs are counted, not recorded: the parent can say
+    what --rank dropped). Its :func:`mark` lines tell the parent that the boot loaded here (``boot``),
+    that it hooked torch (``hooked``; ``unhooked``: torch was imported, not through our hook)."""
+    if not os.environ.get(ENV_DIR):
         return
-    atexit.register(_write_exit)
+    mark("boot")
+    atexit.register(_at_exit)
     sys.meta_path.insert(0, AfterImport({"torch": _torch_imported}))
+    if "torch" in sys.modules:  # a .pth file imported it before sitecustomize ran: hook it now
+        try:
+            _torch_imported(sys.modules["torch"])
+        except Exception:
+            pass
+
+
+_HOOKED = []  # [True] once torch is hooked in this process
+
+
+def mark(what: str) -> None:
+    """``<pid> <what>`` appended to the scratch dir's ``markers`` (one short O_APPEND write: whole even
+    when every process of the command writes at once), for the parent's account of what happened."""
+    try:
+        fd = os.open(os.path.join(os.environ[ENV_DIR], "markers"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{os.getpid()} {what}\n".encode())
+        finally:
+            os.close(fd)
+    except Exception:
+        pass
+
+
+def _at_exit() -> None:
+    if "torch" in sys.modules and not _HOOKED:
+        mark("unhooked")
+    if kept():
+        _write_exit()
 
 
 def _write_exit() -> None:
@@ -136,6 +168,11 @@ def _torch_imported(torch: Any) -> None:
     import pt2kit_capture_ddp as ddp
     import pt2kit_capture_torchapi as api
 
+    for finder in sys.meta_path:  # hooked now (a .pth file may have imported torch before the finder was in)
+        if isinstance(finder, AfterImport):
+            finder.hooks.pop("torch", None)
+    _HOOKED.append(True)
+    mark("hooked")
     for cls in api.compile_wrapper_classes(torch):
         _note_compile_args(cls)
     _when_imported(api.AFTER_DYNAMO, _patch_after_dynamo)
@@ -378,7 +415,8 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | Non
     import torch
 
     line = new_line(backend_name(backend, name))
-    if not kept(line["rank"]):  # a spawned worker of a rank --rank does not keep: nothing recorded
+    if not kept(line["rank"]):  # a rank --rank does not keep: counted (the parent says so), not recorded
+        mark(f"skipped {line['rank']}")
         return None
     compile_args = getattr(backend, "_pt2kit_compile", None) or {}
     mode = compile_args.get("mode")

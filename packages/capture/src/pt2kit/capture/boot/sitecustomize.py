@@ -30,11 +30,18 @@ def _chain() -> None:
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return
+    ours = sys.modules.get("sitecustomize")
     try:
         module = importlib.util.module_from_spec(spec)
+        # it is the sitecustomize, as without capture: `import sitecustomize` finds it, during its run too
+        # (site's import of this file re-reads sys.modules when it ends, so the user's stays there)
+        sys.modules["sitecustomize"] = module
         spec.loader.exec_module(module)
     except Exception as err:
-        sys.stderr.write(f"Error in sitecustomize; set PYTHONVERBOSE for traceback:\n{type(err).__name__}: {err}\n")
+        if ours is not None:
+            sys.modules["sitecustomize"] = ours
+        if sys.stderr is not None:
+            sys.stderr.write(f"Error in sitecustomize; set PYTHONVERBOSE for traceback:\n{type(err).__name__}: {err}\n")
 
 
 _start()
