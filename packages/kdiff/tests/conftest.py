@@ -1,37 +1,27 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-import msgspec
 import pytest
+
+from pt2kit.testkit import Result, module, run
 
 MODELS = Path(__file__).parent / "models"
 
 
-class Result:
-    def __init__(self, p: subprocess.CompletedProcess) -> None:
-        self.code = p.returncode
-        self.stdout = p.stdout
-        self.stderr = p.stderr.decode()
-        self.records = [msgspec.json.decode(x) for x in p.stdout.splitlines()]
-
-    def kind(self, k: str) -> list[dict]:
-        return [r for r in self.records if r["kind"] == k]
+def kdiff_in(cwd: Path, *args: str, stdin: bytes | None = None, timeout: float = 600) -> Result:
+    """``python -m pt2kit.kdiff args`` in ``cwd``, its store under it."""
+    env = dict(os.environ, PT2KIT_STORE=str(cwd / "store"))
+    return run(module("pt2kit.kdiff", *args), stdin=b"" if stdin is None else stdin, env=env, cwd=cwd, timeout=timeout)
 
 
 @pytest.fixture
 def kdiff(tmp_path):
-    def run(*args: str, stdin: bytes | None = None, pipe_from: str | None = None) -> Result:
-        env = dict(os.environ, PT2KIT_STORE=str(tmp_path / "store"))
-        cmd = [sys.executable, "-m", "pt2kit.kdiff", *args]
-        p = subprocess.run(cmd, input=stdin if stdin is not None else b"", capture_output=True, env=env,
-                           cwd=tmp_path, timeout=600)
-        return Result(p)
+    def go(*args: str, stdin: bytes | None = None) -> Result:
+        return kdiff_in(tmp_path, *args, stdin=stdin)
 
-    return run
+    return go
 
 
 def pytest_configure(config):

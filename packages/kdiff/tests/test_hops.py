@@ -4,21 +4,15 @@ runs under kdiff's near-tie mode, and localisation descends into the branch that
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
-from conftest import MODELS, Result
+from conftest import MODELS, Result, kdiff_in
 
 HOPS = MODELS / "hops.py"
 COND_LINE = next(i for i, ln in enumerate(HOPS.read_text().splitlines(), 1) if "torch.cond(" in ln)
 
 
 def _kdiff(cwd, *args: str) -> Result:
-    env = dict(os.environ, PT2KIT_STORE=str(cwd / "store"))
-    return Result(subprocess.run([sys.executable, "-m", "pt2kit.kdiff", *args], input=b"", capture_output=True,
-                                 env=env, cwd=cwd, timeout=900))
+    return kdiff_in(cwd, *args, timeout=900)
 
 
 @pytest.fixture(scope="module")

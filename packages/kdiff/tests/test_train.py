@@ -8,21 +8,16 @@ transformers' source. The healthy model passes both ways."""
 from __future__ import annotations
 
 import inspect
-import os
-import subprocess
-import sys
 
 import pytest
-from conftest import MODELS, Result
+from conftest import MODELS, Result, kdiff_in
 
 BERT = MODELS / "bert_train.py"
 BUGS = MODELS / "backward_bugs.py"
 
 
 def _kdiff(cwd, *args: str, stdin: bytes = b"") -> Result:
-    env = dict(os.environ, PT2KIT_STORE=str(cwd / "store"))
-    return Result(subprocess.run([sys.executable, "-m", "pt2kit.kdiff", *args], input=stdin, capture_output=True,
-                                 env=env, cwd=cwd, timeout=900))
+    return kdiff_in(cwd, *args, stdin=stdin, timeout=900)
 
 
 def _head_line(needle: str) -> str:
