@@ -64,6 +64,18 @@ def test_out_never_replaces_the_script_a_link_stdout_or_a_non_stream_and_is_foun
     assert (tmp_path / "link.ndjson").is_symlink()
 
 
+def test_out_a_fifo_or_dev_stderr_is_written_in_place(tmp_path):
+    """--out >(kdiff) and --out /dev/stderr: a pipe, written in place (not a link to refuse, nor renamed over)."""
+    os.mkfifo(tmp_path / "fifo")
+    reader = subprocess.Popen(["cat", str(tmp_path / "fifo")], stdout=subprocess.PIPE)
+    r = capture(tmp_path, "--out", "fifo", "--", sys.executable, "-c", "print('hi')")
+    assert (r.returncode, r.stdout) == (0, b"hi\n"), r.stderr
+    assert isinstance(records(reader.communicate(timeout=30)[0])[0], Header)
+    r = capture(tmp_path, "--out", "/dev/stderr", "--", sys.executable, "-c", "print('hi')")
+    assert (r.returncode, r.stdout) == (0, b"hi\n"), r.stderr
+    assert r.stderr.startswith(b"capture: running ") and b'{"kind":"header"' in r.stderr
+
+
 def test_records_that_cannot_be_written_at_the_end_are_kept_in_the_store_and_the_exit_is_the_scripts(tmp_path):
     """stdout's reader is gone by the end (EPIPE): the records are saved and said, the script's exit 1 kept."""
     p = subprocess.Popen([*CAPTURE, "--store", str(tmp_path / "store"), "--", sys.executable, FAKE, "raise"],

@@ -54,8 +54,7 @@ def prepare(out: str | None, command: list[str]) -> Target:
         _probe(1, "stdout (where the records go without --out)")
         return Target(fd=1)
     if os.path.islink(out):
-        real = os.path.realpath(out)
-        st = _stat(real)
+        st = _stat(out)  # what it points at (/dev/stderr: a pipe, a terminal), or None when dangling
         if st is None or stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
             raise UsageError(f"--out {out}: is a symbolic link (to {os.readlink(out)}); capture replaces the file "
                              "whole and does not write through links: name the file itself, or another one")
@@ -161,6 +160,7 @@ def deliver(target: Target, data: bytes) -> None:
     finally:
         if fd != 1:
             os.close(fd)
+        target.fd = None
 
 
 def discard(target: Target) -> None:
