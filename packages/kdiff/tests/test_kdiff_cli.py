@@ -214,7 +214,8 @@ def test_a_records_debug_trace_setting_writes_into_the_store_not_the_working_dir
     import json
 
     rec = {"kind": "model", "v": 1, "run": "up", "model": "m", "file": str(CASES), "entry": "small", "device": "cpu",
-           "settings": {"inductor.trace.enabled": "True"}}
+           "settings": {"inductor.trace.enabled": "True", "inductor.fx_graph_cache": "False",
+                        "functorch.enable_autograd_cache": "False"}}  # a cache hit writes no trace
     r = kdiff("--no-localize", stdin=json.dumps(rec).encode() + b"\n")
     assert r.code == 0, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]  # the working directory: nothing new
