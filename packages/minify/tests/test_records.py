@@ -45,3 +45,18 @@ def test_an_alignment_violation_brings_its_tile_and_unchecked_rules_are_left():
     # a backward graph's violation is kept since --mode train (minified in the backward graph)
     assert wanted(_violation(constraint="deny", message="denied", phase="backward")).phase == "backward"
     assert wanted(_violation(constraint="deny", message="denied")).op == "aten.mm.default"
+
+
+def test_backend_takes_a_name_aoti_or_a_backend_file_and_refuses_module_attr():
+    """minify's --backend: any plain name (the worker asks torch whether it registers it), aoti, FILE.py:NAME."""
+    import pytest
+
+    from pt2kit.minify.job import Job
+    from pt2kit.runtime.errors import UsageError
+
+    for name in ("relu_compile_error_TESTING_ONLY", "aot_eager", "aoti", None):
+        assert Job(model="m.py", backend=name).backend == name
+    with pytest.raises(UsageError, match=r"^--backend pkg\.mod:fn: expected a name torch registers"):
+        Job(model="m.py", backend="pkg.mod:fn")
+    with pytest.raises(UsageError, match=r"^--backend /nope/b\.py:fn: no such file /nope/b\.py$"):
+        Job(model="m.py", backend="/nope/b.py:fn")

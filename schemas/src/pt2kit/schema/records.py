@@ -192,6 +192,12 @@ class Captured(_Struct):
     compile_id: str  # Dynamo's compile id: "0/1" is frame 0's second compile (a recompile)
     code: BlobRef  # the model file capture wrote, in the store (Model.file is where it lies on this machine)
     backend: str | None = None  # what the user asked for: "inductor", "aot_eager", a custom backend's name
+    # (1.14) where the backend lives when the script handed torch.compile code (a function, an aot_autograd
+    # object), not a name torch registers: "FILE.py:QUALNAME", what `--backend` takes to hand it over (a
+    # stream never makes a tool import code); a qualname with "<" (a closure, a lambda, an object bound to
+    # no module-level name) is not reachable by name
+    backend_code: str | None = None
+    backend_in_script: bool = False  # (1.14) that FILE.py is the script itself (its __main__)
     mode: str | None = None  # torch.compile(mode=...): "max-autotune", "reduce-overhead"...
     options: dict[str, str] = {}  # torch.compile(options=...), each value as its repr
     dynamic: bool | None = None  # torch.compile(dynamic=...)

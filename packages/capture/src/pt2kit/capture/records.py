@@ -74,6 +74,8 @@ class Entry(msgspec.Struct, kw_only=True):
     world: int | None = None
     argv: list[str] = []
     backend: str | None = None
+    backend_code: str | None = None  # FILE.py:QUALNAME of a backend that is code (pt2kit_capture_backend)
+    backend_in_script: bool = False
     mode: str | None = None
     options: dict[str, str] = {}
     dynamic: bool | None = None
@@ -261,6 +263,7 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
         "train": entry.grad,
         "captured": Captured(
             command=list(job.command), compile_id=entry.compile_id or "?", code=code, backend=entry.backend,
+            backend_code=entry.backend_code, backend_in_script=entry.backend_in_script,
             mode=entry.mode, options=dict(entry.options), dynamic=entry.dynamic, function=entry.function,
             source=entry.source, grad=entry.grad, rank=entry.rank, pid=entry.pid, values=entry.values,
             error=entry.error, trace=trace, tensors=tensors),

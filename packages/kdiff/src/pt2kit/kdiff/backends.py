@@ -1,8 +1,11 @@
 """What ``--ref`` and ``--backend`` (old name ``--test``) name, turned into something that runs a model.
 
 ``eager`` and ``eager64`` (a float64 copy of the model and inputs, kept in float64 through the
-model's own casts: maintainers' reference for telling noise from bugs) run without compiling; ``aot_eager`` and ``inductor`` are torch.compile
-backends; ``FILE.py:NAME`` and ``module:attr`` name any torch.compile backend callable.
+model's own casts: maintainers' reference for telling noise from bugs) run without compiling; every other
+name torch registers (``inductor``, ``aot_eager``, ``cudagraphs``, the TESTING_ONLY ones, a third-party
+one) is a torch.compile backend by that name; ``aoti`` exports each graph Dynamo hands it and runs it
+through an AOT Inductor package (:func:`aoti`); ``FILE.py:NAME`` and ``module:attr`` name any
+torch.compile backend callable.
 """
 
 from __future__ import annotations
@@ -14,12 +17,12 @@ from typing import Any
 import torch
 
 from pt2kit.runtime.accuracy import float64_copy, float64_mode, to_float64
+from pt2kit.runtime.backends import AOTI, check_registered, is_code
 from pt2kit.runtime.errors import UsageError
 
-__all__ = ["Backend", "context", "prepare", "resolve", "to_float64"]
+__all__ = ["Backend", "aoti", "context", "prepare", "resolve", "to_float64"]
 
 REFS = ("eager", "eager64", "aot_eager", "inductor")
-BUILTIN_TESTS = ("inductor", "aot_eager", "eager")
 
 
 @dataclass
@@ -41,8 +44,9 @@ def resolve(spec: str, *, role: str) -> Backend:
         return Backend(spec, compile=spec)
     if role == "ref":
         raise UsageError(f"--ref {spec}: expected one of {', '.join(REFS)}")
-    if ":" not in spec:
-        raise UsageError(f"--backend {spec}: expected {', '.join(BUILTIN_TESTS)}, FILE.py:NAME or module:attr")
+    if not is_code(spec):
+        check_registered(spec)
+        return Backend(spec, compile=aoti if spec == AOTI else spec)
     from pt2kit.runtime.modelfile import backend_callable
 
     obj = backend_callable(spec, "--backend")
@@ -80,3 +84,22 @@ def prepare(model: Any, inputs: Any, backend: Backend) -> tuple[Any, Any]:
     if backend.compile is None:
         return model, inputs
     return torch.compile(model, backend=backend.compile), inputs
+
+
+def aoti(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
+    """``--backend aoti`` as a torch.compile backend: each graph Dynamo hands it is exported, compiled
+    into an AOT Inductor package and loaded, and its calls run the package (so the whole model and
+    :mod:`.localization`'s graphs run as AOT Inductor builds them)."""
+    import tempfile
+
+    from .torchapi import aoti_load
+
+    args = tuple(example_inputs)
+    with tempfile.TemporaryDirectory(prefix="kdiff-aoti-") as d:
+        run = aoti_load(torch.export.export(gm, args, strict=False), f"{d}/graph.pt2")
+
+    def call(*xs: Any) -> Any:
+        out = run(*xs)
+        return tuple(out) if isinstance(out, list) else out
+
+    return call

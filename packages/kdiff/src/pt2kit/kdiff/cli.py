@@ -57,8 +57,9 @@ def kdiff(
                                      help="The reference: eager64 runs a float64 copy, to tell rounding noise from bugs."
                                      )] = "eager",
     backend: Annotated[str | None, typer.Option("--backend",
-        metavar="BACKEND", show_default=False, help="The backend under test: inductor, aot_eager, eager, "
-        "FILE.py:NAME or module:attr (any torch.compile backend) [default: inductor].")] = None,
+        metavar="BACKEND", show_default=False, help="The backend under test: any name torch registers (inductor, "
+        "aot_eager, eager, cudagraphs, a TESTING_ONLY one, a third-party one), aoti (AOT Inductor), or FILE.py:NAME or "
+        "module:attr (any torch.compile backend) [default: a piped record's script's backend, else inductor].")] = None,
     test: Annotated[str | None, typer.Option("--test", hidden=True, help="--backend's old name.")] = None,
     verdict: Annotated[str | None, typer.Option("--verdict",
         click_type=choice(("fp64", "close")), show_default=False,

@@ -7,9 +7,10 @@ from pt2kit.runtime.flags import check_finite, check_seed, renamed
 from pt2kit.runtime.job import ModelJob
 
 
-def backend_of(backend: str | None, test: str | None) -> str:
-    """The backend under test from --backend and its hidden old name --test; both, differing, is exit 2."""
-    return renamed("--backend", backend, "--test", test) or "inductor"
+def backend_of(backend: str | None, test: str | None) -> str | None:
+    """The backend under test from --backend and its hidden old name --test; both, differing, is exit 2.
+    None: neither given (a piped record's script's backend, else inductor: drive.py)."""
+    return renamed("--backend", backend, "--test", test)
 
 
 def verdict_of(verdict: str | None, atol: float | None, rtol: float | None) -> str:
@@ -21,7 +22,8 @@ def verdict_of(verdict: str | None, atol: float | None, rtol: float | None) -> s
 
 class Job(ModelJob, frozen=True, kw_only=True):
     ref: str = "eager"
-    test: str = "inductor"  # --backend: the backend under test
+    # --backend: the backend under test; None: a piped record's script's (pt2kit.runtime.backends), else inductor
+    test: str | None = None
     verdict: str = "fp64"  # fp64 | close
     atol: float | None = None
     rtol: float | None = None
@@ -39,3 +41,6 @@ class Job(ModelJob, frozen=True, kw_only=True):
         check_seed("--seed", self.seed)
         if self.test == "eager64":
             raise UsageError("--backend eager64: eager64 is a reference; use it with --ref")
+        if self.test == "aoti" and (self.grad or self.mode == "train"):
+            raise UsageError(f"{'--grad' if self.grad else '--mode train'} with backend aoti: an AOT Inductor package "
+                             "runs inference only")

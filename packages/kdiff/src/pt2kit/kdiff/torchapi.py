@@ -19,3 +19,12 @@ def original_module(fn: Any) -> Any:
 def overload_name(func: Any) -> str:
     """An aten OpOverload's overload: ``"dim"`` for ``aten.max.dim``, ``"default"`` for ``aten.topk.default``."""
     return func._overloadname
+
+
+def aoti_load(exported: Any, path: str) -> Any:
+    """``exported`` (a torch.export ExportedProgram) compiled into an AOT Inductor package at ``path``
+    (``torch._inductor.aoti_compile_and_package``) and loaded (``aoti_load_package``): a callable that runs
+    it and keeps working once ``path`` is gone (the loader unpacks it)."""
+    import torch._inductor
+
+    return torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(exported, package_path=path))

@@ -31,8 +31,11 @@ def check_devices(specs, device):
 
 
 def load_backend(backend):
-    """A backend by name as it is; (file, name) the user's torch.compile backend NAME in that file."""
+    """A backend by name as it is (Untestable where torch registers no such name here: a third-party one
+    not installed); (file, name) the user's torch.compile backend NAME in that file."""
     if not isinstance(backend, (tuple, list)):
+        if backend != "aoti" and backend not in torch._dynamo.list_backends(exclude_tags=()):
+            raise Untestable(f"torch registers no backend {backend!r} here (not installed here?)")
         return backend
     path, name = backend
     if not os.path.isfile(path):

@@ -54,9 +54,10 @@ def minify(
     model: Annotated[str | None, typer.Argument(metavar="[MODEL.py[:NAME]]", show_default=False)] = None,
     failure: Annotated[str, typer.Option("--failure", click_type=choice(FAILURES),
                                          help="The failure to keep; auto takes what the original run shows.")] = "auto",
-    backend: Annotated[str, typer.Option("--backend", metavar="BACKEND",
-                                         help="inductor, aot_eager, aoti (export, package, load, run) or FILE.py:NAME."
-                                         )] = "inductor",
+    backend: Annotated[str | None, typer.Option("--backend", metavar="BACKEND", show_default=False,
+        help="Any name torch registers (inductor, aot_eager, cudagraphs, a TESTING_ONLY one, a third-party one), aoti "
+        "(export, package, load, run) or FILE.py:NAME [default: a piped record's script's backend, else inductor]."
+                                                )] = None,
     ref: Annotated[str, typer.Option("--ref", click_type=choice(("eager", "eager64")),
                                      help="Accuracy: the reference the compiled output is held against (eager64: a "
                                      "float64 run; a stream's diff brings its own).")] = "eager",

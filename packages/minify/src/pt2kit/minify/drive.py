@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
+from pt2kit.runtime.backends import INDUCTOR, piped_backend
 from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 from pt2kit.runtime.flags import usable_cpus, worker_cap
 from pt2kit.runtime.modelfile import parse_spec
@@ -40,6 +41,8 @@ WORKER_BYTES = 2**30
 def run(s: Session, job: Job) -> int:
     """The model ``job`` names, or each failure stdin asks for: the worst exit code of them all."""
     job = replace(job, jobs=workers(s, job.jobs))
+    if job.model is not None:
+        job = replace(job, backend=job.backend or INDUCTOR)
     inputs = _inputs(job)
     if job.output is not None:
         check_output("-o", job.output, inputs)
@@ -67,7 +70,7 @@ def workers(s: Session, asked: int | None) -> int:
 def _inputs(job: Job) -> list[tuple[str, str]]:
     """The files this run reads (``-`` for stdin), which -o may not be."""
     out = [("the model file", str(parse_spec(job.model)[0]))] if job.model is not None else [("stdin", "-")]
-    if ":" in job.backend:
+    if job.backend and ":" in job.backend:
         out.append(("the backend file", job.backend.rpartition(":")[0]))
     if job.profile_name and job.profile_name.endswith(".toml"):
         out.append(("the profile file", job.profile_name))
@@ -98,11 +101,13 @@ def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
         if job.mode == "infer" and mode == "train":
             s.warn(f"{t.where}: a failure of the backward (a gradient's), and --mode infer runs none: skipped")
             continue
-        s.say(f"{t.model.where}: running model file {t.model.spec} named by the stream")
+        backend = piped_backend(job.backend, t.model.captured, f"{t.model.where}: {t.label}", "minify")
+        s.say(f"{t.model.where}: running model file {t.model.spec} named by the stream"
+              + ("" if job.backend else f" (backend {backend})"))
         # the run that found it had its own --config over the model record's (this command line's over both)
         one = replace(job, model=t.model.spec, device=t.model.device or "cpu", config=t.config, emit_model=False,
                       from_stream=True, label=t.label, failure=t.want.kind, deny=None, output=out,
-                      ref=t.want.ref or job.ref, rule=t.want.rule or job.rule, mode=mode)
+                      ref=t.want.ref or job.ref, rule=t.want.rule or job.rule, mode=mode, backend=backend)
         narrator = Narrator(s.say, t.label, one)
         narrator.minifying(t)
         code = max(code, _one(s, one, t.want, narrator))

@@ -10,13 +10,14 @@ from pt2kit.runtime.flags import check_range, check_seed
 from pt2kit.runtime.job import ModelJob
 from pt2kit.schema import Profile
 
-BACKENDS = ("inductor", "aot_eager", "aoti")
 KEEPS_A_VIOLATION = ("auto", "violation")
 
 
 class Job(ModelJob, frozen=True, kw_only=True):
     failure: str = "auto"  # auto | compile-error | crash | accuracy | nan | violation
-    backend: str = "inductor"  # inductor | aot_eager | aoti | FILE.py:NAME
+    # a name torch registers (the worker checks it), aoti, or FILE.py:NAME; None: a piped record's script's
+    # (pt2kit.runtime.backends), else inductor (drive.run sets it before any worker runs)
+    backend: str | None = None
     seed: int = 0
     ref: str = "eager"  # eager | eager64: what an accuracy failure's output is held against
     precision: str = "harness"  # harness | as-configured: the settings an accuracy failure is judged under
@@ -45,9 +46,10 @@ class Job(ModelJob, frozen=True, kw_only=True):
                                  "violations (`fxcheck m.py --align 16 | minify`)")
         if self.mode == "train" and self.backend == "aoti":
             raise UsageError("--mode train with --backend aoti: an AOT Inductor package runs inference only")
-        be = self.backend
-        if be not in BACKENDS and not (":" in be and be.rpartition(":")[0].endswith(".py")):
-            raise UsageError(f"--backend {be}: expected inductor, aot_eager, aoti or FILE.py:NAME")
+        be = self.backend or "inductor"
+        if (":" in be and not be.rpartition(":")[0].endswith(".py")) or not be.rpartition(":")[2]:
+            raise UsageError(f"--backend {be}: expected a name torch registers (inductor, aot_eager...), aoti or "
+                             "FILE.py:NAME")
         if ":" in be and not Path(be.rpartition(":")[0]).is_file():
             raise UsageError(f"--backend {be}: no such file {be.rpartition(':')[0]}")
 

@@ -43,7 +43,7 @@ def verdict_source() -> str:
 
 def _backend_file(backend: str) -> tuple[str, str] | None:
     """(absolute path, name) of a ``FILE.py:NAME`` backend; None for a named one."""
-    if backend in ("inductor", "aot_eager", "eager", "aoti"):
+    if ":" not in backend:  # a name torch registers, or aoti
         return None
     path, _, name = backend.rpartition(":")
     return str(Path(path).resolve()), name

@@ -11,6 +11,7 @@ skipped with a warning), nor that a second failure of the same kind of the same 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from pt2kit.runtime.session import Session
 from pt2kit.schema import Crash, Diff, Header, Kernel, Violation
@@ -31,6 +32,7 @@ class PipedModel:
     config: dict[str, str]
     where: str
     train: bool = False  # the record's `train`: run it as a training step
+    captured: Any = None  # the record's `captured` (pt2kit capture's): the backend its script compiled with
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def read(s: Session, job: Job) -> Piped:
         rec = line.record
         where = f"{line.source}:{line.lineno}"
         if model is not None:
-            out.models[rec.model] = PipedModel(*model, train=rec.train)  # type: ignore[union-attr]
+            out.models[rec.model] = PipedModel(*model, train=rec.train, captured=rec.captured)  # type: ignore[union-attr]
         elif isinstance(rec, Header):
             runs[rec.run] = (dict(rec.config), where)
         elif isinstance(rec, Failing):

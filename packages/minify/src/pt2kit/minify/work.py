@@ -55,6 +55,7 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     """Graphs first (sent at once, so a crash later still leaves them), then the original failure."""
     import torch
 
+    from pt2kit.runtime.backends import check_registered
     from pt2kit.runtime.capture import capture_forward
     from pt2kit.runtime.config import apply_config, worker_settings
     from pt2kit.runtime.errors import UsageError
@@ -64,6 +65,8 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     from pt2kit.runtime.text import exception_line
 
     job = msgspec.convert(payload, Job)
+    if ":" not in (job.backend or ""):  # a name torch does not register here would fail as a "compile error"
+        check_registered(job.backend or "inductor")
     send({"t": "stage", "stage": "load"})
     loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
     with apply_config(job.config):  # what the run compiles under: the file's own settings, the
@@ -234,7 +237,7 @@ def _aoti_call(loaded: Any) -> Any:
 
 
 def _backend(spec: str) -> Any:
-    if spec in ("inductor", "aot_eager", "eager", "aoti"):
+    if ":" not in spec:  # a name torch registers (capture checked it), or aoti
         return spec
     from pt2kit.runtime.modelfile import exec_file, parse_spec
 

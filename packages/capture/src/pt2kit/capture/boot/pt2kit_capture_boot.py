@@ -410,14 +410,17 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
 def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | None:
     """The graph's manifest line, its model file and tensors written (before the backend runs: a backend
     that runs the graph while compiling may change its inputs in place)."""
+    import pt2kit_capture_backend as backends
     import pt2kit_capture_ddp as ddp
     import pt2kit_capture_torchapi as api
     import torch
 
-    line = new_line(backend_name(backend, name))
+    label, code, in_script = backends.describe(backend, name, backend_name(backend, name))
+    line = new_line(label)
     if not kept(line["rank"]):  # a rank --rank does not keep: counted (the parent says so), not recorded
         mark(f"skipped {line['rank']}")
         return None
+    line.update(backend_code=code, backend_in_script=in_script)
     compile_args = getattr(backend, "_pt2kit_compile", None) or {}
     mode = compile_args.get("mode")
     line.update(mode=None if mode in (None, "default") else str(mode),

@@ -1,0 +1,76 @@
+"""Which backend the script compiled a graph with, as a record can carry it: a name torch registers
+travels by name; a backend that is code (the script's function, an ``aot_autograd(...)`` object, a
+callable object) travels as where it lives, ``FILE.py:QUALNAME``, what a tool's ``--backend`` takes:
+a stream never makes a tool import code, so the user hands it over.
+
+Runs inside the user's interpreter: stdlib + torch only, and never raises (capture must not break the
+script): :func:`describe` falls back to the name alone.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+
+def registered(name: str) -> Any:
+    """What torch.compile(backend=NAME) resolves NAME to here (``lookup_backend``), or None where torch
+    registers no such name."""
+    try:
+        from torch._dynamo.backends.registry import lookup_backend
+
+        return lookup_backend(name)
+    except Exception:
+        return None
+
+
+def describe(backend: Any, name: Any, fallback: str) -> tuple[str, str | None, bool]:
+    """(name, code, in_script) of the backend Dynamo was handed: ``backend`` as ``wrap_backend_debug``
+    got it (torch.compile's wrapper, or the user's callable), ``name`` its compiler name, ``fallback``
+    the name the boot gives it otherwise. ``code`` is None for a name torch registers, unless the
+    script registered it itself (its function lives in ``__main__``: no other process has it)."""
+    try:
+        kind = type(backend).__name__
+        if kind == "_TorchCompileInductorWrapper":
+            return "inductor", None, False
+        fn = getattr(backend, "compiler_fn", backend) if kind == "_TorchCompileWrapper" else backend
+        main = sys.modules.get("__main__")
+        if isinstance(name, str) and registered(name) is fn and sys.modules.get(getattr(fn, "__module__", "")) \
+                is not main:
+            return name, None, False
+        file, qual, module = _where(fn, main)
+        label = qual if qual.isidentifier() else ("aot_autograd" if type(fn).__name__ == "AotAutograd" else fallback)
+        return label, f"{file}:{qual}", module is main
+    except Exception:
+        return fallback, None, False
+
+
+def _where(fn: Any, main: Any) -> tuple[str, str, Any]:
+    """(file, qualname, module) of a backend that is code: a function by its own qualname; an object by
+    the module-level name bound to it in the script (or the module of a function it holds, as
+    ``aot_autograd``'s ``fw_compiler``), else ``<TYPE object>``: reachable by no name."""
+    if isinstance(fn, (types.FunctionType, type)):
+        module = sys.modules.get(fn.__module__)
+        return _file(module), fn.__qualname__, module
+    homes = [main, *(sys.modules.get(getattr(v, "__module__", "")) for v in _held(fn))]
+    for module in dict.fromkeys(m for m in homes if m is not None):
+        for key, value in list(vars(module).items()):
+            if value is fn and key.isidentifier():
+                return _file(module), key, module
+    module = next((m for m in homes[1:] if m is not None), main)  # where the functions it holds are defined
+    return _file(module), f"<{type(fn).__name__} object>", module
+
+
+def _held(fn: Any) -> list[Any]:
+    """The functions a callable object holds: ``aot_autograd``'s kwargs, a partial's func."""
+    out = [v for v in (getattr(fn, "kwargs", None) or {}).values() if isinstance(v, types.FunctionType)]
+    return out + [v for v in (getattr(fn, "func", None),) if isinstance(v, types.FunctionType)]
+
+
+def _file(module: Any) -> str:
+    """The module's file as an absolute path; ``<string>`` for a ``python -c`` script's, which has none."""
+    import os
+
+    path = getattr(module, "__file__", None)
+    return os.path.abspath(path) if path else "<string>"

@@ -1,0 +1,72 @@
+"""What the boot records of the backend a script compiled with (boot/pt2kit_capture_backend.py), on the
+torch.compile wrappers this torch builds: a registered name travels by name; a function or an aot_autograd
+object is code, recorded as FILE.py:QUALNAME (what --backend takes), never as a name a tool would run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch._dynamo.backends.common import aot_autograd
+
+import pt2kit.capture
+
+BOOT = Path(pt2kit.capture.__file__).parent / "boot"
+HERE = str(Path(__file__).resolve())
+
+
+def my_backend(gm, example_inputs):
+    return gm.forward
+
+
+def fw(gm, example_inputs):
+    return gm.forward
+
+
+trainer = aot_autograd(fw_compiler=fw)
+
+
+@pytest.fixture(scope="module")
+def where():
+    sys.path.insert(0, str(BOOT))
+    try:
+        import pt2kit_capture_backend
+    finally:
+        sys.path.remove(str(BOOT))
+    return pt2kit_capture_backend
+
+
+def handed(backend):
+    """What torch.compile hands wrap_backend_debug for ``backend``: its wrapper and compiler name."""
+    wrapper = torch._TorchCompileWrapper(backend, None, None, None)
+    return wrapper, wrapper.compiler_name
+
+
+def test_a_name_torch_registers_travels_by_name(where):
+    assert where.describe(*handed("relu_compile_error_TESTING_ONLY"), "x") == (
+        "relu_compile_error_TESTING_ONLY", None, False)
+    assert where.describe(*handed("aot_eager"), "x") == ("aot_eager", None, False)
+    inductor = torch._TorchCompileInductorWrapper("max-autotune-no-cudagraphs", None, None)
+    assert where.describe(inductor, "inductor", "x") == ("inductor", None, False)
+    # torch's registered function handed over itself, not by its name: still that name
+    from torch._dynamo.backends.debugging import relu_compile_error_TESTING_ONLY as fn
+    assert where.describe(*handed(fn), "x") == ("relu_compile_error_TESTING_ONLY", None, False)
+
+
+def test_a_function_or_an_aot_autograd_object_is_code_where_it_lives(where):
+    assert where.describe(*handed(my_backend), "x") == ("my_backend", f"{HERE}:my_backend", False)
+    # aot_autograd's object calls itself compiler_fn: found by the module-level name bound to it
+    assert where.describe(*handed(trainer), "x") == ("trainer", f"{HERE}:trainer", False)
+    unbound = aot_autograd(fw_compiler=fw)
+    assert where.describe(*handed(unbound), "x") == ("aot_autograd", f"{HERE}:<AotAutograd object>", False)
+
+    def inner(gm, example_inputs):
+        return gm.forward
+
+    code = where.describe(*handed(inner), "x")[1]
+    assert code == f"{HERE}:test_a_function_or_an_aot_autograd_object_is_code_where_it_lives.<locals>.inner"
+    # a function named like a registered backend is still the script's own: never run as torch's inductor
+    inductor = type(my_backend)(my_backend.__code__, globals(), "inductor")
+    assert where.describe(*handed(inductor), "x")[1] == f"{HERE}:my_backend"

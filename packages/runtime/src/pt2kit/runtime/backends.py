@@ -1,0 +1,79 @@
+"""The torch.compile backend a tool tests: ``--backend`` as given, else the one the script behind a piped
+`model` record compiled with (``pt2kit capture``'s ``captured.backend``), else Inductor.
+
+Trust (:mod:`.trust`): a stream names a backend, it never hands one over. A name torch registers
+(:func:`registered`: built-in, debug and TESTING_ONLY ones, third-party ones installed through torch's
+``torch_dynamo_backends`` entry points) and ``aoti`` travel; a backend that is code (the script's
+function, an ``aot_autograd`` object) is never imported because a stream names it: the tool says in
+one line which backend the script used and the ``--backend`` that hands it over, and exits 2.
+
+Guarantees: never Inductor in place of the script's backend; :func:`piped_backend` and
+:func:`handover` are torch-free (a tool's parent calls them); :func:`check_registered` asks torch (a
+worker calls it) and refuses a name torch does not register here, so an unknown name is never a
+"compile error" to minify.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from .errors import UsageError
+
+INDUCTOR = "inductor"
+AOTI = "aoti"  # AOT Inductor: torch.export, aoti_compile_and_package, load, run; not a torch.compile name
+
+__all__ = ["AOTI", "INDUCTOR", "check_registered", "handover", "is_code", "piped_backend", "registered"]
+
+
+def is_code(spec: str) -> bool:
+    """Whether ``--backend`` names code (``FILE.py:NAME``, ``module:attr``) rather than a registered name."""
+    return ":" in spec
+
+
+def piped_backend(given: str | None, captured: Any, label: str, tool: str) -> str:
+    """The backend to test a piped model record with: ``given`` (``--backend``, the user's word wins),
+    else the name its script compiled with (``captured``: the record's :class:`~pt2kit.schema.Captured`,
+    or None), else Inductor. A script's backend that is code: UsageError, the :func:`handover` line."""
+    if given is not None:
+        return given
+    if captured is None or not captured.backend:
+        return INDUCTOR
+    if captured.backend_code:
+        raise UsageError(handover(captured, label, tool))
+    return str(captured.backend)
+
+
+def handover(captured: Any, label: str, tool: str) -> str:
+    """One line: which backend the script compiled ``label`` with, that it is code a stream does not hand
+    over, and the exact ``--backend`` that does (or what to do first where no name reaches it)."""
+    file, _, qual = str(captured.backend_code).rpartition(":")
+    where = f"defined in the script, {file}" if captured.backend_in_script else f"defined in {file}"
+    said = (f"{label} was compiled with the script's own backend {captured.backend} ({where}): a stream never makes "
+            f"{tool} import code")
+    if not file.endswith(".py"):
+        return f"{said}; put it in a file and give --backend FILE.py:NAME"
+    if not qual.isidentifier():
+        return (f"{said}, and no module-level name reaches it ({qual}); bind it to one in {file} "
+                f"(NAME = ...) and give --backend {shlex.quote(file + ':NAME')}")
+    return f"{said}; to test it, give --backend {shlex.quote(f'{file}:{qual}')}"
+
+
+def registered() -> list[str]:
+    """Every name ``torch.compile(backend=NAME)`` takes here: torch's own list with its debug and
+    experimental ones (``list_backends(exclude_tags=())``), third-party ones installed through its entry
+    points included (named, not imported)."""
+    import torch._dynamo
+
+    return list(torch._dynamo.list_backends(exclude_tags=()))
+
+
+def check_registered(name: str) -> None:
+    """UsageError unless ``name`` is ``aoti`` or a backend torch registers here (where the record's script
+    registered its own, or a third-party one is not installed here, torch.compile would raise: never
+    counted as the backend's failure)."""
+    if name == AOTI or name in registered():
+        return
+    raise UsageError(f"backend {name!r}: torch registers no backend of that name here (it has "
+                     f"{', '.join(n for n in registered() if 'TESTING' not in n)} and the TESTING_ONLY ones; aoti "
+                     "for AOT Inductor); a backend of your own: --backend FILE.py:NAME")

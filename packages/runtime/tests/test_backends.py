@@ -1,0 +1,58 @@
+"""pt2kit.runtime.backends: which backend a tool tests, and the one function that asks torch which names
+it registers (on the installed torch)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pt2kit.runtime.backends import check_registered, handover, piped_backend, registered
+from pt2kit.runtime.errors import UsageError
+from pt2kit.schema import BlobRef, Captured
+
+CODE = BlobRef(path="blobs/ab/ab.py", sha256="ab" * 32, size=1, media_type="text/x-python")
+
+
+def captured(**kw):
+    return Captured(command=["python", "t.py"], compile_id="0/0", code=CODE, **kw)
+
+
+def test_registered_lists_every_name_torch_compile_takes_here_its_testing_only_ones_too():
+    names = registered()
+    assert {"inductor", "aot_eager", "eager", "cudagraphs", "relu_compile_error_TESTING_ONLY",
+            "relu_accuracy_error_TESTING_ONLY"} <= set(names)
+    for name in ("aot_eager", "cudagraphs", "relu_compile_error_TESTING_ONLY", "aoti"):
+        check_registered(name)  # taken: no error
+
+
+def test_a_name_torch_does_not_register_is_one_usage_line():
+    with pytest.raises(UsageError) as e:
+        check_registered("my_script_backend")
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("backend 'my_script_backend': torch registers no backend of that name")
+    assert "--backend FILE.py:NAME" in msg
+
+
+def test_the_record_backend_travels_by_name_and_the_flag_wins():
+    c = captured(backend="relu_compile_error_TESTING_ONLY")
+    assert piped_backend(None, c, "t.py[0/0]", "minify") == "relu_compile_error_TESTING_ONLY"
+    assert piped_backend("aot_eager", c, "t.py[0/0]", "minify") == "aot_eager"
+    assert piped_backend(None, captured(backend="aoti"), "t.py[aoti/0]", "kdiff") == "aoti"
+    assert piped_backend(None, None, "m.py", "kdiff") == "inductor"  # a model record no capture wrote
+    assert piped_backend(None, captured(), "t.py[0/0]", "kdiff") == "inductor"
+
+
+def test_a_backend_that_is_code_is_never_taken_from_a_stream_the_line_says_what_to_give():
+    c = captured(backend="my_backend", backend_code="/w/t.py:my_backend", backend_in_script=True)
+    with pytest.raises(UsageError) as e:
+        piped_backend(None, c, "<stdin>:2: t.py[0/0]", "kdiff")
+    assert str(e.value) == (
+        "<stdin>:2: t.py[0/0] was compiled with the script's own backend my_backend (defined in the script, "
+        "/w/t.py): a stream never makes kdiff import code; to test it, give --backend /w/t.py:my_backend")
+    assert piped_backend("/w/t.py:my_backend", c, "t.py[0/0]", "kdiff") == "/w/t.py:my_backend"
+    # an aot_autograd object no module-level name reaches, and a `python -c` script's function
+    lost = captured(backend="aot_autograd", backend_code="/w/my lib.py:<AotAutograd object>")
+    assert handover(lost, "t.py[0/0]", "minify").endswith(
+        "no module-level name reaches it (<AotAutograd object>); bind it to one in /w/my lib.py (NAME = ...) and "
+        "give --backend '/w/my lib.py:NAME'")
+    inline = captured(backend="f", backend_code="<string>:f", backend_in_script=True)
+    assert handover(inline, "t.py[0/0]", "minify").endswith("put it in a file and give --backend FILE.py:NAME")
