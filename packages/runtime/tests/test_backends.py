@@ -39,6 +39,13 @@ def test_the_record_backend_travels_by_name_and_the_flag_wins():
     assert piped_backend(None, captured(backend="aoti"), "t.py[aoti/0]", "kdiff") == "aoti"
     assert piped_backend(None, None, "m.py", "kdiff") == "inductor"  # a model record no capture wrote
     assert piped_backend(None, captured(), "t.py[0/0]", "kdiff") == "inductor"
+    # torch.compile's mode and options do not travel: said, never silently dropped
+    said = []
+    tuned = captured(backend="inductor", mode="max-autotune", options={"trace.enabled": "False"})
+    assert piped_backend(None, tuned, "<stdin>:1: t.py[0/0]", "kdiff", said.append) == "inductor"
+    assert said == ["<stdin>:1: t.py[0/0]: the script compiled it with inductor and mode=max-autotune, options "
+                    "trace.enabled=False; kdiff does not apply torch.compile's mode or options (give an option as "
+                    "--config inductor.KEY=VALUE)"]
 
 
 def test_a_backend_that_is_code_is_never_taken_from_a_stream_the_line_says_what_to_give():

@@ -31,7 +31,7 @@ def run(s: Any, job: Job) -> int:
             continue
         spec, device, config, where = model
         record = line.record  # its label is what the worker's records name (pt2kit capture's train.py[0/1])
-        test = piped_backend(job.test, record.captured, f"{where}: {record.model}", "kdiff")
+        test = piped_backend(job.test, record.captured, f"{where}: {record.model}", "kdiff", s.warn)
         s.say(f"{where}: running model file {spec} named by the stream" + ("" if job.test else f" (backend {test})"))
         one = replace(job, model=spec, device=device, config=config, emit_model=False, from_stream=True,
                       label=record.model, mode=job.mode or ("train" if record.train else "infer"), test=test)

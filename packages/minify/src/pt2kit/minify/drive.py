@@ -101,7 +101,7 @@ def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
         if job.mode == "infer" and mode == "train":
             s.warn(f"{t.where}: a failure of the backward (a gradient's), and --mode infer runs none: skipped")
             continue
-        backend = piped_backend(job.backend, t.model.captured, f"{t.model.where}: {t.label}", "minify")
+        backend = piped_backend(job.backend, t.model.captured, f"{t.model.where}: {t.label}", "minify", s.warn)
         s.say(f"{t.model.where}: running model file {t.model.spec} named by the stream"
               + ("" if job.backend else f" (backend {backend})"))
         # the run that found it had its own --config over the model record's (this command line's over both)

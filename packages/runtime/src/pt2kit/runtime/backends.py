@@ -31,16 +31,22 @@ def is_code(spec: str) -> bool:
     return ":" in spec
 
 
-def piped_backend(given: str | None, captured: Any, label: str, tool: str) -> str:
+def piped_backend(given: str | None, captured: Any, label: str, tool: str, warn: Any = None) -> str:
     """The backend to test a piped model record with: ``given`` (``--backend``, the user's word wins),
     else the name its script compiled with (``captured``: the record's :class:`~pt2kit.schema.Captured`,
-    or None), else Inductor. A script's backend that is code: UsageError, the :func:`handover` line."""
+    or None), else Inductor. A script's backend that is code: UsageError, the :func:`handover` line.
+    torch.compile's ``mode``/``options`` are not applied: ``warn`` (the Session's) is told so, in one line."""
     if given is not None:
         return given
     if captured is None or not captured.backend:
         return INDUCTOR
     if captured.backend_code:
         raise UsageError(handover(captured, label, tool))
+    asked = [f"mode={captured.mode}"] if captured.mode else []
+    asked += [f"options {k}={v}" for k, v in sorted(captured.options.items())]
+    if asked and warn is not None:
+        warn(f"{label}: the script compiled it with {captured.backend} and {', '.join(asked)}; {tool} does not apply "
+             "torch.compile's mode or options (give an option as --config inductor.KEY=VALUE)")
     return str(captured.backend)
 
 
