@@ -1,36 +1,26 @@
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-import msgspec
 import pytest
+
+from pt2kit.testkit import Result, module, run
 
 MODELS = Path(__file__).parent / "models"
 
 
-@dataclass
-class Result:
-    code: int
-    stdout: bytes
-    stderr: str
-
-    @property
-    def records(self) -> list[dict]:
-        return [msgspec.json.decode(x) for x in self.stdout.splitlines() if x.strip()]
-
-    def kind(self, k: str) -> list[dict]:
-        return [r for r in self.records if r["kind"] == k]
+def minify_in(cwd: Path, *args: str, store: Path, stdin: bytes | None = None, timeout: float = 400) -> Result:
+    """``python -m pt2kit.minify args --store store`` in ``cwd``."""
+    return run(module("pt2kit.minify", *args, "--store", str(store)), stdin=b"" if stdin is None else stdin,
+               cwd=cwd, timeout=timeout)
 
 
 @pytest.fixture
 def minify(tmp_path):
-    def run(*args: str, stdin: bytes | None = None, timeout: float = 400) -> Result:
-        p = subprocess.run([sys.executable, "-m", "pt2kit.minify", *args, "--store", str(tmp_path / "store")],
-                           input=stdin, capture_output=True, timeout=timeout, cwd=tmp_path)
-        return Result(p.returncode, p.stdout, p.stderr.decode())
+    def go(*args: str, stdin: bytes | None = None, timeout: float = 400) -> Result:
+        return minify_in(tmp_path, *args, store=tmp_path / "store", stdin=stdin, timeout=timeout)
 
-    return run
+    return go
 
 
 def run_repro(path: Path, **env: str) -> subprocess.CompletedProcess:

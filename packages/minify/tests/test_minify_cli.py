@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import MODELS, Result, run_repro
+from conftest import MODELS, minify_in, run_repro
 
 RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
 
@@ -26,10 +26,8 @@ def relu_accuracy(tmp_path_factory):
     harness's), run once for the two tests of its group: the run and the repro's text, which each test
     writes to a file of its own."""
     d = tmp_path_factory.mktemp("relu-accuracy")
-    p = subprocess.run([sys.executable, "-m", "pt2kit.minify", f"{MODELS / 'resnet_mlp.py'}:make", "--config",
-                        f"{RELU_BUG}=accuracy", "-o", str(d / "repro.py"), "--store", str(d / "store")],
-                       capture_output=True, timeout=400, cwd=d)
-    r = Result(p.returncode, p.stdout, p.stderr.decode())
+    r = minify_in(d, f"{MODELS / 'resnet_mlp.py'}:make", "--config", f"{RELU_BUG}=accuracy", "-o", str(d / "repro.py"),
+                  store=d / "store")
     assert r.code == 1, r.stderr
     return r, (d / "repro.py").read_text()
 

@@ -4,12 +4,12 @@ minify is handed (issue 37)."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import msgspec
 import pytest
-from conftest import MODELS, Result, run_repro
+from conftest import MODELS, minify_in, run_repro
+
+from pt2kit.testkit import module, run
 
 RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
 
@@ -18,12 +18,10 @@ RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
 def piped(tmp_path_factory):
     """``kdiff file_config.py | minify -o repro.py``, run once for the tests of this group."""
     d = tmp_path_factory.mktemp("file-config")
-    store = str(d / "store")
-    k = subprocess.run([sys.executable, "-m", "pt2kit.kdiff", str(MODELS / "file_config.py"), "--store", store],
-                       capture_output=True, timeout=600, cwd=d)
-    m = subprocess.run([sys.executable, "-m", "pt2kit.minify", "-o", str(d / "repro.py"), "--store", store],
-                       input=k.stdout, capture_output=True, timeout=600, cwd=d)
-    return Result(k.returncode, k.stdout, k.stderr.decode()), Result(m.returncode, m.stdout, m.stderr.decode()), d
+    store = d / "store"
+    k = run(module("pt2kit.kdiff", str(MODELS / "file_config.py"), "--store", str(store)), cwd=d)
+    m = minify_in(d, "-o", str(d / "repro.py"), store=store, stdin=k.stdout, timeout=600)
+    return k, m, d
 
 
 @pytest.mark.xdist_group("file-config")
