@@ -4,34 +4,23 @@ an input like any other (its spec writes the ragged size and the offsets) or ref
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-import msgspec
 import pytest
+
+from pt2kit.testkit import Result, module, run
 
 ROOT = Path(__file__).resolve().parents[1]
 NESTED = ROOT / "tests" / "models" / "nested.py"
 
 
-class Run:
-    def __init__(self, p: subprocess.CompletedProcess) -> None:
-        self.code, self.stderr = p.returncode, p.stderr.decode()
-        self.records = [msgspec.json.decode(x) for x in p.stdout.splitlines()]
-
-    def kind(self, k: str) -> list[dict]:
-        return [r for r in self.records if r["kind"] == k]
+def _tool(tmp: Path, tool: str, *args: str, stdin: bytes = b"") -> Result:
+    return run(module(f"pt2kit.{tool}", *args), stdin=stdin, cwd=tmp,
+               env={"PT2KIT_STORE": str(tmp / "store"), "PATH": "/usr/bin:/bin"}, timeout=900)
 
 
-def _tool(tmp: Path, tool: str, *args: str, stdin: bytes = b"") -> Run:
-    return Run(subprocess.run([sys.executable, "-m", f"pt2kit.{tool}", *args], input=stdin, capture_output=True,
-                              cwd=tmp, env={"PT2KIT_STORE": str(tmp / "store"), "PATH": "/usr/bin:/bin"},
-                              timeout=900))
-
-
-def _spec(run: Run) -> dict:
-    (m,) = run.kind("model")
+def _spec(r: Result) -> dict:
+    (m,) = r.kind("model")
     (spec,) = m["inputs"]
     return spec
 

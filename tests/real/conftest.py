@@ -3,42 +3,29 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-import msgspec
 import pytest
 
+from pt2kit.testkit import Result, module, run
+
 MODELS = Path(__file__).parent / "models"
-
-
-class Run:
-    def __init__(self, p: subprocess.CompletedProcess) -> None:
-        self.code = p.returncode
-        self.stderr = p.stderr.decode()
-        self.records = [msgspec.json.decode(x) for x in p.stdout.splitlines()]
-
-    def kind(self, k: str) -> list[dict]:
-        return [r for r in self.records if r["kind"] == k]
 
 
 @pytest.fixture(scope="session")
 def tool(tmp_path_factory):
     """``tool("kdiff", model, *args)``: one run of a tool, cached for the session."""
     tmp = tmp_path_factory.mktemp("real")
-    cache: dict[tuple[str, ...], Run] = {}
+    cache: dict[tuple[str, ...], Result] = {}
 
-    def run(name: str, *args: str) -> Run:
+    def go(name: str, *args: str) -> Result:
         key = (name, *args)
         if key not in cache:
             env = dict(os.environ, PT2KIT_STORE=str(tmp / "store"))
-            p = subprocess.run([sys.executable, "-m", f"pt2kit.{name}", *args], input=b"", capture_output=True,
-                               env=env, cwd=tmp, timeout=900)
-            cache[key] = Run(p)
+            cache[key] = run(module(f"pt2kit.{name}", *args), env=env, cwd=tmp, timeout=900)
         return cache[key]
 
-    return run
+    return go
 
 
 def model(name: str) -> str:
