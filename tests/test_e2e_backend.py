@@ -95,3 +95,18 @@ def test_a_third_party_backend_installed_through_torch_entry_points_is_taken_by_
     assert kd.returncode == 1, kd.stderr.decode()[-3000:]
     diffs = [r for r in _records(kd.stdout) if r["kind"] == "diff"]
     assert diffs and {(d["test"], d["passed"]) for d in diffs} == {("doubler_backend", False)}
+
+
+def test_inductor_options_travel_as_the_settings_the_script_compiled_under(tmp_path):
+    """torch.compile(options={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}): `| kdiff` with no flag
+    compiles under that option and fails at the relu (it ran plain Inductor: '1 of 1 leaves pass')."""
+    cap, stream = _capture(tmp_path, "backend_options.py")
+    assert cap.returncode == 0, cap.stderr[-2000:]
+    (model,) = [r for r in _records(stream) if r["kind"] == "model"]
+    assert model["captured"]["options"] == {"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'"}
+    kd = subprocess.run([PY, "-m", "pt2kit.kdiff"], input=stream, capture_output=True, cwd=tmp_path, env=_env(tmp_path))
+    assert kd.returncode == 1, kd.stderr.decode()[-3000:]
+    recs = _records(kd.stdout)
+    assert [(d["test"], d["passed"]) for d in recs if d["kind"] == "diff"] == [("inductor", False)]
+    (div,) = [r for r in recs if r["kind"] == "divergence"]
+    assert div["op"] == "aten.relu.default"

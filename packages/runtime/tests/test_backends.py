@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pt2kit.runtime.backends import check_registered, handover, piped_backend, registered
+from pt2kit.runtime.backends import check_registered, handover, inductor_options, piped_backend, registered
 from pt2kit.runtime.errors import UsageError
 from pt2kit.schema import BlobRef, Captured
 
@@ -41,11 +41,14 @@ def test_the_record_backend_travels_by_name_and_the_flag_wins():
     assert piped_backend(None, captured(), "t.py[0/0]", "kdiff") == "inductor"
     # torch.compile's mode and options do not travel: said, never silently dropped
     said = []
-    tuned = captured(backend="inductor", mode="max-autotune", options={"trace.enabled": "False"})
+    tuned = captured(backend="inductor", mode="max-autotune", options={"trace.enabled": "False", "f": "<object>"})
     assert piped_backend(None, tuned, "<stdin>:1: t.py[0/0]", "kdiff", said.append) == "inductor"
-    assert said == ["<stdin>:1: t.py[0/0]: the script compiled it with inductor and mode=max-autotune, options "
-                    "trace.enabled=False; kdiff does not apply torch.compile's mode or options (give an option as "
-                    "--config inductor.KEY=VALUE)"]
+    assert said == ["<stdin>:1: t.py[0/0]: the script compiled it with inductor and mode=max-autotune, option "
+                    "f=<object>; kdiff does not apply that (give an Inductor setting as --config inductor.KEY=VALUE)"]
+    # its options are the settings it compiled under, as --config takes them (a string without its quotes)
+    opts = captured(backend="inductor", options={"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'", "debug": "True"})
+    assert inductor_options(opts) == {"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy", "inductor.debug": "True"}
+    assert inductor_options(captured(backend="aot_eager", options={"debug": "True"})) == {}
 
 
 def test_a_backend_that_is_code_is_never_taken_from_a_stream_the_line_says_what_to_give():

@@ -23,7 +23,8 @@ from .errors import UsageError
 INDUCTOR = "inductor"
 AOTI = "aoti"  # AOT Inductor: torch.export, aoti_compile_and_package, load, run; not a torch.compile name
 
-__all__ = ["AOTI", "INDUCTOR", "check_registered", "handover", "is_code", "piped_backend", "registered"]
+__all__ = ["AOTI", "INDUCTOR", "check_registered", "handover", "inductor_options", "is_code", "piped_backend",
+           "registered"]
 
 
 def is_code(spec: str) -> bool:
@@ -42,12 +43,31 @@ def piped_backend(given: str | None, captured: Any, label: str, tool: str, warn:
         return INDUCTOR
     if captured.backend_code:
         raise UsageError(handover(captured, label, tool))
+    applied = inductor_options(captured)
     asked = [f"mode={captured.mode}"] if captured.mode else []
-    asked += [f"options {k}={v}" for k, v in sorted(captured.options.items())]
+    asked += [f"option {k}={v}" for k, v in sorted(captured.options.items()) if f"inductor.{k}" not in applied]
     if asked and warn is not None:
         warn(f"{label}: the script compiled it with {captured.backend} and {', '.join(asked)}; {tool} does not apply "
-             "torch.compile's mode or options (give an option as --config inductor.KEY=VALUE)")
+             "that (give an Inductor setting as --config inductor.KEY=VALUE)")
     return str(captured.backend)
+
+
+def inductor_options(captured: Any) -> dict[str, str]:
+    """``torch.compile(options=...)`` the script gave Inductor, as the settings they are (``inductor.KEY``:
+    VALUE as --config takes it), which a piped record's settings take in (:mod:`.piped`); an option
+    whose repr is no literal is left out (:func:`piped_backend` says so)."""
+    import ast
+
+    if captured is None or captured.backend != INDUCTOR:
+        return {}
+    out = {}
+    for key, text in captured.options.items():
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        out[f"inductor.{key}"] = value if isinstance(value, str) else text
+    return out
 
 
 def handover(captured: Any, label: str, tool: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 from pt2kit.schema import Model, StreamError
 from pt2kit.schema.stream import Line
 
+from .backends import inductor_options
 from .errors import UsageError
 from .trust import check_model_file, stream_config_for, stream_settings
 
@@ -75,7 +76,8 @@ def piped(
             if not s.header_written:  # its part starts here, so the header can name the device
                 s.begin(device=device or m.device, config=cli)
             spec = check_model_file(m.file, m.entry, where)
-            settings, dropped = stream_settings(dict(m.settings or {}))
+            # the script's torch.compile(options=...) for Inductor are settings it compiled under
+            settings, dropped = stream_settings({**(m.settings or {}), **inductor_options(m.captured)})
             if dropped and stream_config:
                 s.say(f"{where}: not taking {', '.join(dropped)} from the model record's settings: a stream "
                   "may not set them (the model file sets its own again when it runs)")
