@@ -8,11 +8,13 @@ constraints.txt, never from a lock.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -88,12 +90,50 @@ def _local_closure(name: str, extras: str = "") -> list[str]:
     return seen
 
 
+# uv builds a source directory again every time a command names one (`-e packages/kdiff` or a floor's
+# folder): ~100 builds of our 11 packages in a CI run, each an isolated hatchling environment and two
+# backend calls. Each package is built into a wheel once instead, kept under .nox/_wheels by a hash of
+# what goes into it (pyproject.toml and src/, so an edit builds afresh), and every session installs the
+# wheel: a package is tested as a user installs it (a file missing from its wheel fails here too).
+WHEELS = ROOT / ".nox" / "_wheels"
+
+
+def _content_key(directory: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted([directory / "pyproject.toml", *(directory / "src").rglob("*")]):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(f"{path.relative_to(directory)}\0".encode() + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _build_wheel(out: Path, directory: Path) -> list[str]:
+    try:
+        import uv  # installed beside nox by the README's command
+
+        return [uv.find_uv_bin(), "build", "--wheel", "-q", "-o", str(out), str(directory)]
+    except ImportError:
+        return [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(directory)]
+
+
+def _wheel(session: nox.Session, name: str, directory: Path, extras: str = "") -> str:
+    """A requirement installing ``name`` (with ``extras``) from its wheel built from ``directory``."""
+    dest = WHEELS / f"{name}-{_content_key(directory)}"
+    if not dest.exists():
+        WHEELS.mkdir(parents=True, exist_ok=True)
+        part = Path(tempfile.mkdtemp(dir=WHEELS, prefix=f".{name}-"))  # two nox runs at once build apart
+        session.log(f"building {name}'s wheel from {directory.relative_to(ROOT)}")
+        subprocess.run(_build_wheel(part, directory), check=True)
+        try:
+            part.rename(dest)
+        except OSError:  # the other run was first: same content, same wheel
+            shutil.rmtree(part, ignore_errors=True)
+    (wheel,) = dest.glob("*.whl")
+    return f"{name}[{extras}] @ {wheel.as_uri()}" if extras else f"{name} @ {wheel.as_uri()}"
+
+
 def _install(session: nox.Session, names: list[str], extras: str = "test") -> None:
-    args: list[str] = []
-    for n in names:
-        path = PACKAGES[n]
-        args += ["-e", f"{path}[{extras}]" if n == names[0] and extras else str(path)]
-    session.install(*CONSTRAINTS, XDIST, *args)
+    session.install(*CONSTRAINTS, XDIST, *(_wheel(session, n, PACKAGES[n], extras if n == names[0] else "")
+                                           for n in names))
 
 
 @nox.session(python=PYTHON)
@@ -207,8 +247,8 @@ def floors(session: nox.Session, package: str) -> None:
     args = []
     for dep, (where, version) in sources.items():
         session.log(f"{dep} {'.'.join(map(str, version))} from {where.relative_to(ROOT)}")
-        args += ["-e", str(where)] if where == PACKAGES[dep] else [str(where)]
-    session.install(*CONSTRAINTS, XDIST, "-e", f"{PACKAGES[package]}[test]", *args)
+        args.append(_wheel(session, dep, where))
+    session.install(*CONSTRAINTS, XDIST, _wheel(session, package, PACKAGES[package], "test"), *args)
     module = "pt2kit." + package.removeprefix("pt2kit-")
     session.run("python", "-c", f"import {module} as m; [getattr(m, n) for n in getattr(m, '__all__', ())]")
     for script in _project(PACKAGES[package])["project"].get("scripts", {}):
@@ -221,7 +261,7 @@ def floors(session: nox.Session, package: str) -> None:
 @nox.session(python=PYTHON)
 def e2e(session: nox.Session) -> None:
     """End-to-end tests across tools (pipes, the README's commands)."""
-    session.install(*CONSTRAINTS, "pytest", XDIST, *(f"-e{PACKAGES[n]}[test]" for n in PACKAGES))
+    session.install(*CONSTRAINTS, "pytest", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     session.run(*PYTEST, "tests", "--ignore", str(ROOT / "tests" / "real"),
                 *session.posargs)
 
@@ -229,7 +269,8 @@ def e2e(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def real(session: nox.Session) -> None:
     """Every tool on real transformers models (tests/real), verdicts against PyTorch's own."""
-    session.install(*CONSTRAINTS, "pytest", XDIST, "transformers", *(f"-e{PACKAGES[n]}[test]" for n in PACKAGES))
+    session.install(*CONSTRAINTS, "pytest", XDIST, "transformers",
+                    *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     session.run(*PYTEST, str(ROOT / "tests" / "real"), *session.posargs)
 
 
