@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from pt2kit.fxcheck.capture import Checker
+from pt2kit.fxcheck.checker import Checker
 from pt2kit.fxcheck.profiles import load_profile
 from pt2kit.schema import Store
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import pt2kit.fxcheck as fxcheck
-from pt2kit.fxcheck.capture import ConstraintViolation
+from pt2kit.fxcheck.checker import ConstraintViolation
 
 
 def test_backend_checks_records_and_runs_the_graph():

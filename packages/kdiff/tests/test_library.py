@@ -47,7 +47,7 @@ def test_the_package_says_what_is_public():
 
 
 def test_a_dynamic_shape_dynamo_graph_is_captured_with_arguments_it_runs_on():
-    from pt2kit.runtime.capture import capture_forward
+    from pt2kit.runtime.aotgraphs import forward_graphs
 
     def f(x):
         return x.view(-1, x.shape[-1]).tanh()
@@ -55,7 +55,7 @@ def test_a_dynamic_shape_dynamo_graph_is_captured_with_arguments_it_runs_on():
     x = torch.randn(2, 6)
     torch._dynamo.mark_dynamic(x, 1)
     dynamo: list = []
-    capture_forward(f, lambda fn: fn(x), dynamo=dynamo)
+    forward_graphs(f, lambda fn: fn(x), dynamo=dynamo)
     (gm, args), = dynamo
     assert 6 in args and not any(isinstance(a, torch.SymInt) for a in args)  # the size, as this call's int
     (out,) = torch.fx.Interpreter(gm).run(*args)  # a SymInt argument: "expected to contain only concrete integers"

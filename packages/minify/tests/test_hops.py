@@ -48,10 +48,10 @@ def test_a_higher_order_op_is_written_whole_and_runs_as_the_graph_does(name):
     import torch
 
     from pt2kit.minify import ir, toir, work
-    from pt2kit.runtime.capture import capture_forward
+    from pt2kit.runtime.aotgraphs import forward_graphs
 
     model, inputs = getattr(_models(), name)()
-    ((gm, args),) = capture_forward(model, lambda fn: fn(*inputs))
+    ((gm, args),) = forward_graphs(model, lambda fn: fn(*inputs))
     g = toir.to_ir(gm, args, 0, "cpu")
     whole = ir.build(g, {n.name for n in g.compute}, exact=True)
     assert whole is not None and f"= torch.ops.higher_order.{name}(" in whole.source

@@ -68,11 +68,11 @@ def _timer(job: Job, devices: set[str]) -> str:
     return job.timer
 
 
-def _model_specs(s: Session, job: Job) -> list[tuple[str, str, dict[str, str], str, bool]]:
-    """(spec, device, config, label, from_stream) of each model: the command line's, else stdin's `model`
-    records (labelled as their record is: a graph pt2kit capture took is ``train.py[0/1]``)."""
+def _models(s: Session, job: Job) -> list[Job]:
+    """The sweep's job narrowed to each model: the command line's, else each `model` record on stdin's
+    (``job.for_piped``: labelled as its record is, so a graph pt2kit capture took is ``train.py[0/1]``)."""
     from pt2kit.runtime.modelfile import label_of, parse_spec
-    from pt2kit.runtime.piped import piped_labelled
+    from pt2kit.runtime.piped import each_piped
 
     from .zoo import resolve
 
@@ -83,11 +83,11 @@ def _model_specs(s: Session, job: Job) -> list[tuple[str, str, dict[str, str], s
             path, entry = parse_spec(spec)
             if not path.is_file():
                 raise UsageError(f"{path}: no such model file")
-            out.append((spec, job.device or "cpu", job.config, label_of(path, entry), False))
+            out.append(replace(job, model=spec, device=job.device or "cpu", label=label_of(path, entry)))
         s.header(torch=torch_version(), device=job.device or "cpu")
         return out
-    return [(spec, dev, c, label, True) for spec, dev, c, label in
-            piped_labelled(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config)]
+    return [job.for_piped(m) for m in
+            each_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config)]
 
 
 def plan(s: Session, job: Job) -> tuple[list[JobSpec], str]:
@@ -102,10 +102,10 @@ def plan(s: Session, job: Job) -> tuple[list[JobSpec], str]:
     if job.models:  # checked before the header is out; piped models' devices are known only as they come
         _timer(job, {job.device or "cpu"})
     jobs = []
-    for spec, dev, c, label, piped in _model_specs(s, job):
+    for one in _models(s, job):
         for b in job.backends:
-            jobs.append(JobSpec(model=spec, label=label, backend=b, device=dev, config=tuple(sorted(c.items())),
-                                from_stream=piped))
+            jobs.append(JobSpec(model=one.model, label=one.label, backend=b, device=one.device,
+                                config=tuple(sorted(one.config.items())), from_stream=one.from_stream))
     timer = _timer(job, {j.device for j in jobs} or {job.device or "cpu"})
     if job.shard is not None:
         jobs = shard_jobs(jobs, *job.shard, durations)

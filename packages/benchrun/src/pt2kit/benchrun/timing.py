@@ -47,7 +47,7 @@ def samples_for(per_call_s: float, repeat: int | None, budget_s: float) -> int:
     return max(MIN_SAMPLES, min(MAX_SAMPLES, int(budget_s / per_call_s)))
 
 
-def capture(fn: Callable[[], Any]) -> Callable[[], Any]:
+def cuda_graph_replay(fn: Callable[[], Any]) -> Callable[[], Any]:
     """``fn`` captured in a CUDA graph (after warm-up calls on a side stream): its replay."""
     import torch
 

@@ -167,7 +167,7 @@ def _bench(job: Any, loaded: Any, chan: Any) -> dict[str, Any]:
     fns = [eager, test]
     if job.timer == "cudagraph":
         chan.stage("capture CUDA graphs")
-        fns = [timing.capture(eager), timing.capture(test)]
+        fns = [timing.cuda_graph_replay(eager), timing.cuda_graph_replay(test)]
     n = timing.samples_for(max(est), job.repeat, job.budget_s)
     chan.stage(f"timing ({n} interleaved samples each, {job.timer})")
     e_s, t_s = timing.interleaved(fns, n, timer=job.timer, device=dev, block_hint=max(est))

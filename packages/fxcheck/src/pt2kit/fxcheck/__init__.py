@@ -17,9 +17,9 @@ Importing this package does not import torch; each name imports it when first us
 
 from pt2kit.runtime.api import exports
 
-__version__ = "1.6.1"
+__version__ = "1.6.2"
 
-_PUBLIC = {"backend": ".capture", "resolve_profile": ".profiles:resolve", "parse_dtypes": ".profiles",
+_PUBLIC = {"backend": ".checker", "resolve_profile": ".profiles:resolve", "parse_dtypes": ".profiles",
            "graph_view": ".graphview:build", "run_checks": ".checks", "ProfileFlags": ".job"}
 __all__ = ["__version__", *_PUBLIC]
 __getattr__, __dir__ = exports(__name__, _PUBLIC)

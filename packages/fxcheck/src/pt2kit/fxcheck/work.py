@@ -31,7 +31,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     from pt2kit.runtime.outputs import flatten
 
     from . import inductor_code, torchapi
-    from .capture import Checker
+    from .checker import Checker
 
     profile = job.profile
     backward = bool(job.backward)

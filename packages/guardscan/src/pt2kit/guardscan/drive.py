@@ -43,32 +43,29 @@ def run(s: Session, job: Job) -> int:
 def _piped(s: Session, job: Job) -> int:
     """Each piped model scanned in a worker, as ``each_model`` does, except the graphs ``pt2kit capture``
     took: their script's trace is read instead, once per process."""
-    from msgspec.structs import replace
-
-    from pt2kit.schema import Header, Model
+    from pt2kit.runtime.piped import read_piped
+    from pt2kit.schema import Header
 
     code, read, upstream = EXIT_OK, set(), None
-    for line, model in s.piped(device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config,
-                               also=[Header]):
-        rec = line.record
-        if isinstance(rec, Header) and rec.store:  # where that run's blobs are, after this tool's own store
-            upstream = Store(rec.store)
-        if model is None or not isinstance(rec, Model):
+    for line, m in read_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config,
+                              also=[Header]):
+        if isinstance(line.record, Header) and line.record.store:  # that run's blobs, after this tool's own store
+            upstream = Store(line.record.store)
+        if m is None:
             continue
-        spec, device, config, where = model
-        trace = rec.captured.trace if rec.captured is not None else None
+        captured = m.record.captured
+        trace = captured.trace if captured is not None else None
         if trace is None:
-            if rec.captured is not None:
-                s.warn(f"{where}: {rec.model}: pt2kit capture kept no trace of its script: scanning the graph "
+            if captured is not None:
+                s.warn(f"{m.where}: {m.label}: pt2kit capture kept no trace of its script: scanning the graph "
                        "alone, which shows none of the script's graph breaks or recompiles")
-            s.say(f"{where}: running model file {spec} named by the stream")
-            one = replace(job, model=spec, device=device, config=config, emit_model=False, from_stream=True,
-                          label=rec.model)
-            code = max(code, s.run_model(TARGET, one, Narrator(s.say, rec.model, one)))
+            m.say(s)
+            one = job.for_piped(m)
+            code = max(code, s.run_model(TARGET, one, Narrator(s.say, m.label, one)))
         elif trace.sha256 not in read:
             read.add(trace.sha256)
-            label = process_label(rec)
-            s.say(f"{where}: {label}: reading the script's structured trace {trace.path} (not running its graphs)")
+            label = process_label(m.record)
+            s.say(f"{m.where}: {label}: reading the script's structured trace {trace.path} (not running its graphs)")
             code = max(code, _report(s, job, label, parse_text(_blob_text(s.store, upstream, trace)), trace.path,
                                      read_sources=False))
     return code

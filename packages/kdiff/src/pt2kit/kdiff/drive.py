@@ -4,7 +4,7 @@ from the record's ``train`` (a model a tool upstream ran as a training step is d
 a registered name or aoti travels; a backend that is code is exit 2 with the ``--backend`` to give).
 
 Guarantees: with MODEL, exactly ``Session.each_model``; a piped record is checked, forwarded, said on
-stderr and labelled as each_model does (:meth:`Session.piped`).
+stderr and labelled as each_model does (:func:`pt2kit.runtime.piped.read_piped`).
 """
 
 from __future__ import annotations
@@ -22,18 +22,16 @@ def run(s: Any, job: Job) -> int:
     from msgspec.structs import replace
 
     from pt2kit.runtime.backends import INDUCTOR, piped_backend
+    from pt2kit.runtime.piped import read_piped
 
     if job.model is not None:
         return s.each_model(replace(job, test=job.test or INDUCTOR), target=TARGET, narrator=Narrator, hint=HINT)
     code = 0
-    for line, model in s.piped(device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config):
-        if model is None:
+    for _, m in read_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config):
+        if m is None:
             continue
-        spec, device, config, where = model
-        record = line.record  # its label is what the worker's records name (pt2kit capture's train.py[0/1])
-        test = piped_backend(job.test, record.captured, f"{where}: {record.model}", "kdiff", s.warn)
-        s.say(f"{where}: running model file {spec} named by the stream" + ("" if job.test else f" (backend {test})"))
-        one = replace(job, model=spec, device=device, config=config, emit_model=False, from_stream=True,
-                      label=record.model, mode=job.mode or ("train" if record.train else "infer"), test=test)
-        code = max(code, s.run_model(TARGET, one, Narrator(s.say, record.model, one)))
+        test = piped_backend(job.test, m.record.captured, f"{m.where}: {m.label}", "kdiff", s.warn)
+        s.say(f"{m.where}: running model file {m.spec} named by the stream" + ("" if job.test else f" (backend {test})"))
+        one = job.for_piped(m, mode=job.mode or ("train" if m.train else "infer"), test=test)
+        code = max(code, s.run_model(TARGET, one, Narrator(s.say, m.label, one)))
     return code

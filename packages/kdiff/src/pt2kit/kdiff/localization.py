@@ -43,7 +43,7 @@ from typing import Any
 import torch
 
 from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances, float64_mode
-from pt2kit.runtime.capture import TrainingGraphs, capture_forward, capture_training, forward_node_of
+from pt2kit.runtime.aotgraphs import TrainingGraphs, forward_graphs, forward_node_of, training_graphs
 from pt2kit.runtime.fxmeta import node_place
 from pt2kit.runtime.hops import materialise
 from pt2kit.runtime.torchapi import reset_dynamo
@@ -149,7 +149,7 @@ def localize(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Back
     if test.compile is None:
         return None
     kw = _settings(ref, test, atol, rtol, equal_nan, fp64_rule, on_step, seed)
-    return _first(list(enumerate(capture_forward(model, call))), kw)
+    return _first(list(enumerate(forward_graphs(model, call))), kw)
 
 
 def localize_backward(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Backend,
@@ -161,7 +161,7 @@ def localize_backward(model: Any, call: Callable[[Any], Any], *, ref: Backend, t
     first); the answer has ``phase`` "backward" and ``forward_op``."""
     if test.compile is None:
         return None
-    graphs = capture_training(model, call)
+    graphs = training_graphs(model, call)
     found = _first([(gi, (g.backward, g.backward_args)) for gi, g in reversed(list(enumerate(graphs)))
                     if g.backward is not None], _settings(ref, test, atol, rtol, equal_nan, fp64_rule, on_step, seed))
     return None if found is None else _in_backward(found, graphs[found.graph])

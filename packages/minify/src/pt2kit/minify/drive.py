@@ -101,13 +101,13 @@ def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
         if job.mode == "infer" and mode == "train":
             s.warn(f"{t.where}: a failure of the backward (a gradient's), and --mode infer runs none: skipped")
             continue
-        backend = piped_backend(job.backend, t.model.captured, f"{t.model.where}: {t.label}", "minify", s.warn)
+        backend = piped_backend(job.backend, t.model.record.captured, f"{t.model.where}: {t.label}", "minify", s.warn)
         s.say(f"{t.model.where}: running model file {t.model.spec} named by the stream"
               + ("" if job.backend else f" (backend {backend})"))
         # the run that found it had its own --config over the model record's (this command line's over both)
-        one = replace(job, model=t.model.spec, device=t.model.device or "cpu", config=t.config, emit_model=False,
-                      from_stream=True, label=t.label, failure=t.want.kind, deny=None, output=out,
-                      ref=t.want.ref or job.ref, rule=t.want.rule or job.rule, mode=mode, backend=backend)
+        one = job.for_piped(t.model, device=t.model.device or "cpu", config=t.config, failure=t.want.kind, deny=None,
+                            output=out, ref=t.want.ref or job.ref, rule=t.want.rule or job.rule, mode=mode,
+                            backend=backend)
         narrator = Narrator(s.say, t.label, one)
         narrator.minifying(t)
         code = max(code, _one(s, one, t.want, narrator))
@@ -162,7 +162,7 @@ def _original(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, An
             if ahead and first:
                 got["early"] = Ahead(pool, job, first[0], got["config"], stage, got["precision"])
 
-    a = pool.ask("capture", msgspec.to_builtins(job), on_message)
+    a = pool.ask("original", msgspec.to_builtins(job), on_message)
     graphs, config = got.get("graphs", []), got.get("config", {})
     if a["t"] == "raised":
         if a["type"] in ("UsageError", "ModelFileError"):
@@ -216,15 +216,11 @@ def _verify(text: str, pool: Pool) -> tuple[int, list[str]]:
 def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
                on_model: Any = None) -> Outcome:
     """``want``: the failure a stream record named (kind, and for a violation its constraint and op);
-    ``job.jobs``: the workers, decided (:func:`workers`)."""
+    ``job.jobs``: the workers, decided (:func:`workers`). The original run, the failure it shows, the
+    graph that shows it alone, then its search and the repro."""
     start = time.monotonic()
-    jobs, check_str = job.jobs or 1, job.check_str
-    lock = threading.Lock()
-
-    def say(m: str) -> None:  # the search ahead speaks from its own thread
-        with lock:
-            stage(m)
-
+    jobs = job.jobs or 1
+    say = _Said(stage)
     bet = worth_it(job, want)
     pool = Pool(max(jobs, 2) if bet else jobs, timeout=job.timeout)
     got: dict[str, Any] = {}
@@ -239,23 +235,9 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
             say(f"{seen['verdicts']}{NOT_A_BUG}; minified as the close failure the diff's --verdict close asks for")
         early: Ahead | None = got.pop("early", None)
         ahead = early if early is not None and early.take(failure, jobs) else None
-        if failure is not None and check_str and "why" not in failure:
-            if check_str not in f"{seen.get('signature', '')} {seen.get('detail', '')}":
-                return Outcome(EXIT_OK, f"the {failure['kind']} failure ({failure.get('signature', '')}) does not "
-                                        f"hold --check-str {check_str!r}: nothing to minify")
-            failure["check_str"] = check_str
-        if failure is None and job.profile is not None:
-            return Outcome(EXIT_OK, f"no violation to minify: fxcheck's checks find none in {job.model}'s forward "
-                                    "graphs that minify keeps (deny, dtype, align on an aten op)")
-        if failure is None:
-            step = ", a training step's outputs and gradients" if job.mode == "train" else ""
-            return Outcome(EXIT_OK, f"no failure to minify: {job.model} runs the same eagerly and with {job.backend}"
-                                    f"{step}")
-        if "why" in failure:
-            return Outcome(EXIT_CRASH, failure["why"])
-        if not graphs:
-            return Outcome(EXIT_CRASH, f"the failure ({failure['kind']}) happens before any graph reaches the backend "
-                                       "(in Dynamo): minify works on the graphs it is handed")
+        stop = _nothing_to_search(job, failure, seen, graphs)
+        if stop is not None:
+            return stop
         graphs = ir.searched(graphs, failure.get("phase"), job.mode == "train")
         say(f"{failure['kind']}{' of the backward' if failure.get('phase') else ''}: {failure.get('signature', '')}; "
             "checking it on the captured graph(s)")
@@ -264,60 +246,117 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
         if ahead is not None:  # its answers hold for this failure: graph 0's search goes on from them
             searchers[0] = ahead.searcher
             searchers[0].on_step = say
-        wholes = [s.whole() for s in searchers]
-        found, done = None, None
-        for g, w, s in zip(graphs, wholes, searchers, strict=True):
-            if ahead is not None and s is ahead.searcher and ahead.result is not None:  # found ahead
-                found, done = (g, w, s), ahead.result
-                break
-            if _shows(s, w, failure):
-                found = (g, w, s)
-                break
-        real = False
-        if found is None and failure["kind"] != "violation":  # seeded inputs do not show it: real values may
-            for g, s in zip(graphs, searchers, strict=True):
-                w = s.with_real_values()
-                if w is not None:
-                    real = True
-                    say(f"seeded inputs pass: graph {g.index} with the real values of {len(w.exact())} small input(s)")
-                    if _shows(s, w, failure):
-                        found = (g, w, s)
-                        break
-        if found is None:
-            others = "; ".join(f"{k}" for k in {k: 1 for s in searchers for k in s.seen})
-            why = "some op has an argument a standalone file cannot write" if any(
-                w is None or g.unwritable for g, w in zip(graphs, wholes, strict=True)) else (others or "they pass")
-            also = ", nor with the real values of its small inputs" if real else ""
-            return Outcome(EXIT_CRASH, f"the {failure['kind']} failure ({failure.get('signature', '')}) does not "
-                                       f"reproduce on the captured graph(s) with seeded inputs{also} ({why})")
-        g, whole, s = found
-        best, final_config = done if done is not None else s.search(whole)
-        queries = sum(x.queries for x in searchers)
-        stage(f"verifying the repro ({best.nodes} ops) in {RUNS} fresh processes")
-        text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
-                            graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
-                            tool_version=__version__, level=g.level, subgraph=g.subgraph, phase=g.phase)
-        k, others = _verify(text, pool)
-        for why in others:
-            say(f"a fresh run of the repro did not fail: {why}")
-        fields = dict(failure=failure["kind"], signature=failure.get("signature"), graph=g.index, subgraph=g.subgraph,
-                      phase=g.phase,
-                      nodes_before=whole.nodes, nodes_after=best.nodes, ops=best.ops,
-                      inputs_before=whole.input_numel, inputs_after=best.input_numel,
-                      config=config_strings(final_config),
-                      backend=job.backend, queries=queries, wall_s=round(time.monotonic() - start, 2),
-                      reproduced=k, runs=RUNS, reproduces=k > 0)
-        if k == 0:
-            return Outcome(EXIT_CRASH, f"the repro ({best.nodes} ops) did not fail in any of {RUNS} fresh runs",
-                           fields, text)
-        where = {"backward": " in the backward graph", "joint": ", run as a training step"}.get(g.phase, "")
-        inside = f" inside {g.subgraph}" if g.subgraph else where
-        return Outcome(EXIT_FINDINGS, f"{whole.nodes} -> {best.nodes} ops ({', '.join(dict.fromkeys(best.ops))}){inside}, "
-                                      f"{queries} queries, reproduced {k} of {RUNS}", fields, text)
+        found = _showing(graphs, searchers, failure, ahead, say)
+        if isinstance(found, Outcome):
+            return found
+        return _repro(job, found, failure, config, searchers, pool, say, torch_version, start)
     finally:
         if "early" in got:  # stopped before the original run was judged (a bad model file)
             got["early"].cancel()
         pool.close()
+
+
+class _Said:
+    """The stage line, said from several threads (the search ahead speaks from its own)."""
+
+    def __init__(self, stage: Any) -> None:
+        self.stage, self.lock = stage, threading.Lock()
+
+    def __call__(self, m: str) -> None:
+        with self.lock:
+            self.stage(m)
+
+
+def _nothing_to_search(job: Job, failure: dict[str, Any] | None, seen: dict[str, Any],
+                       graphs: list[ir.Graph]) -> Outcome | None:
+    """The end, when the original run leaves nothing to search: no failure (or not the one --check-str
+    asks for), a failure of the run itself, or one before any graph reached the backend. None: search."""
+    check_str = job.check_str
+    if failure is not None and check_str and "why" not in failure:
+        if check_str not in f"{seen.get('signature', '')} {seen.get('detail', '')}":
+            return Outcome(EXIT_OK, f"the {failure['kind']} failure ({failure.get('signature', '')}) does not "
+                                    f"hold --check-str {check_str!r}: nothing to minify")
+        failure["check_str"] = check_str
+    if failure is None and job.profile is not None:
+        return Outcome(EXIT_OK, f"no violation to minify: fxcheck's checks find none in {job.model}'s forward "
+                                "graphs that minify keeps (deny, dtype, align on an aten op)")
+    if failure is None:
+        step = ", a training step's outputs and gradients" if job.mode == "train" else ""
+        return Outcome(EXIT_OK, f"no failure to minify: {job.model} runs the same eagerly and with {job.backend}"
+                                f"{step}")
+    if "why" in failure:
+        return Outcome(EXIT_CRASH, failure["why"])
+    if not graphs:
+        return Outcome(EXIT_CRASH, f"the failure ({failure['kind']}) happens before any graph reaches the backend "
+                                   "(in Dynamo): minify works on the graphs it is handed")
+    return None
+
+
+class _Found(msgspec.Struct, frozen=True):
+    """The graph that shows the failure alone: its whole candidate, its searcher, and the search's result
+    when the search ahead already made it."""
+
+    graph: ir.Graph
+    whole: ir.Candidate
+    searcher: Any
+    done: Any = None
+
+
+def _showing(graphs: list[ir.Graph], searchers: list[Searcher], failure: dict[str, Any], ahead: Ahead | None,
+             say: Any) -> _Found | Outcome:
+    """The first graph whose whole candidate fails so, with seeded inputs, else with the real values of
+    its small inputs; the end (exit 3, and why) when none does."""
+    wholes = [s.whole() for s in searchers]
+    for g, w, s in zip(graphs, wholes, searchers, strict=True):
+        if ahead is not None and s is ahead.searcher and ahead.result is not None:  # found ahead
+            return _Found(g, w, s, ahead.result)
+        if _shows(s, w, failure):
+            return _Found(g, w, s)
+    real = False
+    if failure["kind"] != "violation":  # seeded inputs do not show it: real values may
+        for g, s in zip(graphs, searchers, strict=True):
+            w = s.with_real_values()
+            if w is not None:
+                real = True
+                say(f"seeded inputs pass: graph {g.index} with the real values of {len(w.exact())} small input(s)")
+                if _shows(s, w, failure):
+                    return _Found(g, w, s)
+    others = "; ".join(f"{k}" for k in {k: 1 for s in searchers for k in s.seen})
+    why = "some op has an argument a standalone file cannot write" if any(
+        w is None or g.unwritable for g, w in zip(graphs, wholes, strict=True)) else (others or "they pass")
+    also = ", nor with the real values of its small inputs" if real else ""
+    return Outcome(EXIT_CRASH, f"the {failure['kind']} failure ({failure.get('signature', '')}) does not "
+                               f"reproduce on the captured graph(s) with seeded inputs{also} ({why})")
+
+
+def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, Any], searchers: list[Searcher],
+           pool: Pool, say: _Said, torch_version: str, start: float) -> Outcome:
+    """The search on the graph that shows the failure (unless the search ahead made it), then repro.py
+    written and verified in fresh processes: the model's end."""
+    g, whole, s = found.graph, found.whole, found.searcher
+    best, final_config = found.done if found.done is not None else s.search(whole)
+    queries = sum(x.queries for x in searchers)
+    say.stage(f"verifying the repro ({best.nodes} ops) in {RUNS} fresh processes")
+    text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
+                        graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
+                        tool_version=__version__, level=g.level, subgraph=g.subgraph, phase=g.phase)
+    k, others = _verify(text, pool)
+    for why in others:
+        say(f"a fresh run of the repro did not fail: {why}")
+    fields = dict(failure=failure["kind"], signature=failure.get("signature"), graph=g.index, subgraph=g.subgraph,
+                  phase=g.phase,
+                  nodes_before=whole.nodes, nodes_after=best.nodes, ops=best.ops,
+                  inputs_before=whole.input_numel, inputs_after=best.input_numel,
+                  config=config_strings(final_config),
+                  backend=job.backend, queries=queries, wall_s=round(time.monotonic() - start, 2),
+                  reproduced=k, runs=RUNS, reproduces=k > 0)
+    if k == 0:
+        return Outcome(EXIT_CRASH, f"the repro ({best.nodes} ops) did not fail in any of {RUNS} fresh runs",
+                       fields, text)
+    where = {"backward": " in the backward graph", "joint": ", run as a training step"}.get(g.phase, "")
+    inside = f" inside {g.subgraph}" if g.subgraph else where
+    return Outcome(EXIT_FINDINGS, f"{whole.nodes} -> {best.nodes} ops ({', '.join(dict.fromkeys(best.ops))}){inside}, "
+                                  f"{queries} queries, reproduced {k} of {RUNS}", fields, text)
 
 
 def _shows(s: Searcher, w: ir.Candidate | None, failure: dict[str, Any]) -> bool:

@@ -1,4 +1,4 @@
-"""minify's options, typed: the one Struct the flags build, the parent runs and the capture worker decodes
+"""minify's options, typed: the one Struct the flags build, the parent runs and the original run's worker decodes
 (never a dict). Ranges and clashes between flags are checked in ``__post_init__``: exit 2 before any work."""
 
 from __future__ import annotations

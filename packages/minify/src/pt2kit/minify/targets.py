@@ -11,8 +11,8 @@ skipped with a warning), nor that a second failure of the same kind of the same 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
+from pt2kit.runtime.piped import PipedModel, read_piped
 from pt2kit.runtime.session import Session
 from pt2kit.schema import Crash, Diff, Header, Kernel, Violation
 
@@ -21,18 +21,6 @@ from .records import Want, unkept, wanted
 
 HINT = "give a MODEL.py, or pipe records: `kdiff m.py | minify`"
 Failing = Diff | Crash | Violation | Kernel
-
-
-@dataclass(frozen=True)
-class PipedModel:
-    """A `model` record, checked: the file it names, the device and config it runs with, where it was."""
-
-    spec: str
-    device: str | None
-    config: dict[str, str]
-    where: str
-    train: bool = False  # the record's `train`: run it as a training step
-    captured: Any = None  # the record's `captured` (pt2kit capture's): the backend its script compiled with
 
 
 @dataclass(frozen=True)
@@ -64,12 +52,12 @@ def read(s: Session, job: Job) -> Piped:
     found: list[Target] = []
     told: set[str] = set()
     runs: dict[str, tuple[dict[str, str], str]] = {}  # each upstream run's --config: its findings were seen so
-    for line, model in s.piped(device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config,
-                               also=[Header, Diff, Crash, Violation, Kernel]):
+    for line, model in read_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config,
+                                  also=[Header, Diff, Crash, Violation, Kernel]):
         rec = line.record
         where = f"{line.source}:{line.lineno}"
         if model is not None:
-            out.models[rec.model] = PipedModel(*model, train=rec.train, captured=rec.captured)  # type: ignore[union-attr]
+            out.models[model.label] = model
         elif isinstance(rec, Header):
             runs[rec.run] = (dict(rec.config), where)
         elif isinstance(rec, Failing):

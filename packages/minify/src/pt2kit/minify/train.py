@@ -1,6 +1,6 @@
 """minify's ``--mode train``, worker side: the model runs as the one training step every tool runs
 (:func:`pt2kit.runtime.training.train_step`), its forward and backward aten graphs are captured
-(:func:`pt2kit.runtime.capture.capture_training`: the graphs Inductor compiles, split by its partitioner,
+(:func:`pt2kit.runtime.aotgraphs.training_graphs`: the graphs Inductor compiles, split by its partitioner,
 each with the real arguments of its first call), and the compiled step is judged against eager's.
 
 Guarantees: eager, float64 and compiled steps each start from the same seed and cleared gradients, so
@@ -56,13 +56,13 @@ def step(loaded: Any, fn: Any, seed: int, send: Any = None) -> tuple[list[tuple[
     return outputs, grads
 
 
-def capture(loaded: Any, job: Any) -> tuple[list[ir.Graph], list[Any]]:
+def graphs(loaded: Any, job: Any) -> tuple[list[ir.Graph], list[Any]]:
     """(the graphs to search, the forward aten graphs with their arguments: fxcheck's profile reads them).
     Inductor and aot_eager: each forward aten graph, then each backward (phase ``backward``, its inputs
     the forward's saved values and the tangents); then Dynamo's graphs, which the search runs as training
     steps where the failure is the backward's (a backend of the user's file is handed these alone: its
     backward is what it makes of them)."""
-    from pt2kit.runtime.capture import capture_training
+    from pt2kit.runtime.aotgraphs import training_graphs
     from pt2kit.runtime.config import apply_config
     from pt2kit.runtime.training import train_step
 
@@ -71,8 +71,8 @@ def capture(loaded: Any, job: Any) -> tuple[list[ir.Graph], list[Any]]:
     params = [p for _, p in _params(loaded.model)]
     with apply_config(job.config):
         try:
-            captured = capture_training(loaded.model, lambda fn: train_step(lambda: loaded.call(fn), params),
-                                        dynamo=dynamo)
+            captured = training_graphs(loaded.model, lambda fn: train_step(lambda: loaded.call(fn), params),
+                                       dynamo=dynamo)
         except Exception:  # AOTAutograd cannot trace it: the failure is before the aten graphs
             captured = []
     out: list[ir.Graph] = []

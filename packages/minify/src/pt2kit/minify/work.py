@@ -1,6 +1,6 @@
 """minify's worker side: one warm process answers many requests (torch imported once).
 
-``capture``: load the model, capture its forward aten graph(s) as :mod:`.ir` data (``--mode train``:
+``original``: load the model, take its forward aten graph(s) as :mod:`.ir` data (``--mode train``:
 its forward and backward graphs, :mod:`.train`), then run it eagerly and with the backend and say how
 it fails (this may kill the process: the parent then knows the failure is a crash). ``query``: run one
 candidate through :mod:`.harness` (what its repro will run). ``localize``: for an accuracy failure, the
@@ -42,85 +42,95 @@ def _typed(config: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
     return {m: {k: from_literal(v) for k, v in s.items()} for m, s in config.items()}
 
 
-def capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
-    """:func:`_capture`, leaving this warm worker's settings as they were before the model file ran:
-    the candidates it judges next run under their own config only."""
+def original(payload: dict[str, Any], send: Any) -> dict[str, Any]:
+    """The original run: the model's graphs (sent at once, so a crash later still leaves them), then how
+    it fails. This warm worker's settings are left as they were before the model file ran: the candidates
+    it judges next run under their own config only."""
     from pt2kit.runtime.config import kept_settings
 
     with kept_settings():
-        return _capture(payload, send)
+        job = msgspec.convert(payload, Job)
+        loaded, config = _load(job, send)
+        precision = _precision(job.precision)  # after the settings: the harness's fallback_random is not the file's
+        send({"t": "stage", "stage": "capture"})
+        graphs, forward = _searched_graphs(loaded, job)
+        send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config, "precision": precision})
+        if job.profile is not None:  # fxcheck's rules on the graphs the backend gets: nothing to run
+            return {"kind": "violation", "want": _first_violation(forward, job.profile)}
+        if job.failure == "violation":  # judged on the graphs alone: nothing to run
+            return {"kind": "violation"}
+        send({"t": "stage", "stage": "reproduce"})
+        if job.mode == "train":
+            from . import train
+
+            return train.judge(loaded, job, _backend(job.backend), send)
+        return _judge(loaded, job)
 
 
-def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
-    """Graphs first (sent at once, so a crash later still leaves them), then the original failure."""
-    import torch
-
+def _load(job: Job, send: Any) -> tuple[Any, dict[str, dict[str, str]]]:
+    """The model loaded (its `model` record sent when the command line named it), and the config the
+    original run compiles under, typed: the file's own settings, the environment's and --config's (the
+    search starts from them all; a --config key torch's repro writer skips stays)."""
     from pt2kit.runtime.backends import check_registered
-    from pt2kit.runtime.capture import capture_forward
     from pt2kit.runtime.config import apply_config, worker_settings
     from pt2kit.runtime.errors import UsageError
-    from pt2kit.runtime.modelfile import load_model
-    from pt2kit.runtime.outputs import flatten
-    from pt2kit.runtime.tensors import first_jagged, unjag  # a jagged output: its values and offsets
-    from pt2kit.runtime.text import exception_line
+    from pt2kit.runtime.modelfile import load_model, model_fields
+    from pt2kit.runtime.tensors import first_jagged
 
-    job = msgspec.convert(payload, Job)
     if ":" not in (job.backend or ""):  # a name torch does not register here would fail as a "compile error"
         check_registered(job.backend or "inductor")
     send({"t": "stage", "stage": "load"})
     loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
-    with apply_config(job.config):  # what the run compiles under: the file's own settings, the
-        settings = worker_settings()  # environment's and --config's; the search starts from them all
+    with apply_config(job.config):
+        settings = worker_settings()
         if job.emit_model:
-            from pt2kit.runtime.modelfile import model_fields
-
             fields = {**model_fields(loaded, job.device, job.config), **({"train": True} if job.mode == "train" else {})}
             send({"t": "model", "fields": msgspec.to_builtins(fields)})
     nested = first_jagged(loaded.inputs)  # a jagged input: AOTAutograd's dense graph of its values and
     if nested is not None and job.backend == "aoti":  # offsets is cut, or Dynamo's, the repro rebuilding it
         raise UsageError(f"{nested} is a torch.nested jagged tensor: torch.export, and so --backend aoti, takes none "
                          "(--backend inductor minifies the dense graph Inductor compiles from it)")
-    config = _resolved_config({**settings, **job.config})  # a --config key torch's repro writer skips stays
-    precision = _precision(job.precision)  # after the settings: the harness's fallback_random is not the file's
-    send({"t": "stage", "stage": "capture"})
-    if job.mode == "train":  # the forward and backward graphs of a training step
+    return loaded, _resolved_config({**settings, **job.config})
+
+
+def _searched_graphs(loaded: Any, job: Job) -> tuple[list[ir.Graph], list[Any]]:
+    """(the graphs to search, the forward aten graphs with their arguments: fxcheck's profile reads them);
+    ``--mode train``: a training step's forward and backward graphs (:func:`.train.graphs`)."""
+    from pt2kit.runtime.aotgraphs import forward_graphs
+    from pt2kit.runtime.config import apply_config
+
+    if job.mode == "train":
         from . import train
 
-        graphs, captured = train.capture(loaded, job)
-    else:
-        dynamo: list[Any] = []
-        with apply_config(job.config):
-            try:
-                captured = capture_forward(loaded.model, lambda fn: loaded.call(fn), dynamo=dynamo)
-            except Exception:  # AOTAutograd cannot trace it: the failure is before the aten graph
-                captured = []
-        graphs = _graphs(captured, dynamo, job)
-    send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config, "precision": precision})
-    if job.profile is not None:  # fxcheck's rules on the graphs the backend gets: nothing to run
-        return {"kind": "violation", "want": _first_violation(captured, job.profile)}
-    if job.failure == "violation":  # judged on the graphs alone: nothing to run
-        return {"kind": "violation"}
-    send({"t": "stage", "stage": "reproduce"})
-    if job.mode == "train":
-        return train.judge(loaded, job, _backend(job.backend), send)
+        return train.graphs(loaded, job)
+    dynamo: list[Any] = []
+    with apply_config(job.config):
+        try:
+            forward = forward_graphs(loaded.model, lambda fn: loaded.call(fn), dynamo=dynamo)
+        except Exception:  # AOTAutograd cannot trace it: the failure is before the aten graph
+            forward = []
+    return _graphs(forward, dynamo, job), forward
+
+
+def _judge(loaded: Any, job: Job) -> dict[str, Any]:
+    """How the model fails, run eagerly and with the backend: a compile error, NaN/Inf, an accuracy
+    failure by the verdict asked for, or none (``kind`` None, with what was seen)."""
+    import torch
+
+    from pt2kit.runtime.errors import UsageError
+    from pt2kit.runtime.text import exception_line
+
     torch.manual_seed(job.seed)
     with torch.no_grad():
         try:
-            eager = unjag(flatten(loaded.call(loaded.model)))
+            eager = _outputs(loaded.call(loaded.model))
         except Exception as e:  # the model's own bug, as kdiff says it: bad input, not a failure to minify
             raise UsageError(f"{loaded.label}: the model's own eager run fails, so there is no "
                              f"compiler failure to minify (the model, not the compiler): {exception_line(e)}") from None
     harness.sync()  # an eager kernel's device-side error is eager's: raised here, not in the compiled run
     backend = _backend(job.backend)
     try:
-        reset_dynamo()
-        with apply_config(job.config), torch.no_grad():
-            torch.manual_seed(job.seed)
-            if backend == "aoti":
-                test = unjag(flatten(_aoti_call(loaded)))
-            else:
-                test = unjag(flatten(loaded.call(torch.compile(loaded.model, backend=backend))))
-            harness.sync()  # a kernel's device-side error is the compiled side's: raised in this try
+        test = _compiled_outputs(loaded, job, backend)
     except Exception as e:
         return {"kind": "compile-error", "signature": harness.exception_signature(e), "detail": str(e)[:2000]}
     got = harness.nonfinite([t for _, t in test])
@@ -139,6 +149,32 @@ def _capture(payload: dict[str, Any], send: Any) -> dict[str, Any]:
                     "verdicts": f"{name}: {_verdicts(t, r, fp64.get(name))}"}
     return {"kind": None, "detail": next((f"{n}: {_verdicts(t, r, fp64.get(n))}" for (n, t), (_, r) in pairs
                                           if harness.differs(t, r, None)), "passes")}
+
+
+def _outputs(out: Any) -> list[tuple[str, Any]]:
+    """A model's outputs as (name, tensor) leaves, a jagged one as its values and offsets."""
+    from pt2kit.runtime.outputs import flatten
+    from pt2kit.runtime.tensors import unjag
+
+    return unjag(flatten(out))
+
+
+def _compiled_outputs(loaded: Any, job: Job, backend: Any) -> list[tuple[str, Any]]:
+    """The model's outputs compiled with ``backend``, under the run's config; a kernel's device-side
+    error is raised here, as the compiled side's."""
+    import torch
+
+    from pt2kit.runtime.config import apply_config
+
+    reset_dynamo()
+    with apply_config(job.config), torch.no_grad():
+        torch.manual_seed(job.seed)
+        if backend == "aoti":
+            test = _outputs(_aoti_call(loaded))
+        else:
+            test = _outputs(loaded.call(torch.compile(loaded.model, backend=backend)))
+        harness.sync()
+    return test
 
 
 def _verdicts(test: Any, eager: Any, fp64: Any) -> str:
@@ -287,4 +323,4 @@ def localize(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     return {"node": None}
 
 
-HANDLERS = {"capture": capture, "query": query, "localize": localize}
+HANDLERS = {"original": original, "query": query, "localize": localize}

@@ -7,9 +7,16 @@ it (:meth:`pt2kit.runtime.session.Session.each_model`), the worker decodes the s
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import msgspec
 
 from .flags import check_seconds
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from .piped import PipedModel
 
 
 class ModelJob(msgspec.Struct, frozen=True, kw_only=True):
@@ -26,3 +33,11 @@ class ModelJob(msgspec.Struct, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         check_seconds("--timeout", self.timeout)
+
+    def for_piped(self, model: PipedModel, **more: Any) -> Self:
+        """(2.9) This job for one model a piped stream named (:func:`pt2kit.runtime.piped.each_piped`): its
+        file, device, config and label, the stream's trust rules on, and no `model` record of its own (the
+        stream's is forwarded already); ``more`` sets the tool's own fields, or overrides those (kdiff's mode
+        from the record's ``train``, minify's config with the failing run's over the record's)."""
+        fields = {"model": model.spec, "device": model.device, "config": model.config, "label": model.label}
+        return msgspec.structs.replace(self, **{**fields, **more}, emit_model=False, from_stream=True)

@@ -3,7 +3,8 @@
 A tool's ``cli.py`` builds its frozen Job from the flags inside ``with Session(...) as s:`` and makes one
 call: :meth:`Session.each_model` (a worker per model, the model given or each one piped) or its own
 ``drive.run(s, job)``; ``s.done(code)`` sets the exit code, and leaving the block exits with it.
-Reading the models a piped stream names is :mod:`.piped`'s (``s.piped``, ``s.piped_models``).
+Reading the models a piped stream names is :mod:`.piped`'s (``each_piped``, ``read_piped``; ``s.piped``
+and ``s.piped_models`` are their tuple forms, for tools released before runtime 2.9).
 
 * stdout carries records only; everything for humans goes to stderr (``--quiet`` silences it).
 * Errors the user can fix are one line on stderr and exit 2; ``--debug`` adds the traceback.
@@ -241,17 +242,16 @@ class Session:
         worst exit code of them all."""
         from msgspec.structs import replace
 
-        from .piped import piped_labelled
+        from .piped import each_piped
 
         if job.model is not None:
             job = replace(job, device=job.device or "cpu")
             label = self.open_model(job.model, device=job.device)
             return self.run_model(target, job, narrator(self.say, label, job), env=env)
         code = 0
-        for spec, dev, cfg, label in piped_labelled(self, device=job.device, hint=hint, config=job.config,
-                                                    stream_config=job.stream_config):
-            one = replace(job, model=spec, device=dev, config=cfg, emit_model=False, from_stream=True, label=label)
-            code = max(code, self.run_model(target, one, narrator(self.say, label, one), env=env))
+        for m in each_piped(self, device=job.device, hint=hint, config=job.config, stream_config=job.stream_config):
+            one = job.for_piped(m)
+            code = max(code, self.run_model(target, one, narrator(self.say, m.label, one), env=env))
         return code
 
     def run_model(self, target: str, job: Any, narrator: Narrator, *, env: dict[str, str] | None = None) -> int:

@@ -4,7 +4,7 @@
 The loss is the sum, over the model's floating outputs that require grad, of each one's mean (in
 float32 or wider, so a half-precision output's mean does not overflow): every output gets a gradient,
 scaled so no output's size dominates. benchrun's train mode, kdiff's and minify's ``--mode train``
-and the backward capture (:func:`pt2kit.runtime.capture.capture_training`) all use it, so a gradient
+and the backward capture (:func:`pt2kit.runtime.aotgraphs.training_graphs`) all use it, so a gradient
 one tool reports is the gradient another reproduces.
 
 Guarantees: ``train_step`` leaves no gradient behind on the parameters it cleared (their ``.grad`` is

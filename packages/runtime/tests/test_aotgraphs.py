@@ -1,4 +1,4 @@
-"""capture_forward on what a user's model takes: a torch.nested jagged input is captured as the dense aten
+"""forward_graphs on what a user's model takes: a torch.nested jagged input is captured as the dense aten
 graph AOTAutograd makes of it, with the real arguments it runs on (issue 37)."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ torch = pytest.importorskip("torch")
 
 
 def test_a_jagged_input_is_captured_as_the_dense_aten_graph_of_its_values_and_offsets():
-    from pt2kit.runtime.capture import capture_forward
+    from pt2kit.runtime.aotgraphs import forward_graphs
     from pt2kit.runtime.tensors import jagged
 
     lin = torch.nn.Linear(3, 3)
     x = torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4, 3)], layout=torch.jagged)
     dynamo: list = []
-    ((gm, args),) = capture_forward(lambda t: torch.relu(lin(t)), lambda fn: fn(x), dynamo=dynamo)
+    ((gm, args),) = forward_graphs(lambda t: torch.relu(lin(t)), lambda fn: fn(x), dynamo=dynamo)
     assert not any(getattr(a, "is_nested", False) for a in args)  # plain tensors and sizes only
     parts = jagged(x)
     assert any(isinstance(a, torch.Tensor) and torch.equal(a, parts.values) for a in args)
@@ -26,10 +26,10 @@ def test_a_jagged_input_is_captured_as_the_dense_aten_graph_of_its_values_and_of
     assert sum(jagged(a) is not None for a in dyn_args) == 1
 
 
-def test_training_capture_pairs_each_backward_with_its_forward_and_its_real_saved_values():
+def test_training_graphs_pair_each_backward_with_its_forward_and_its_real_saved_values():
     """Two Dynamo graphs (a graph break between them): each backward is paired with its own forward, its
     arguments are what that forward saved plus the tangents, and running it gives eager's gradients."""
-    from pt2kit.runtime.capture import capture_training, forward_node_of
+    from pt2kit.runtime.aotgraphs import forward_node_of, training_graphs
     from pt2kit.runtime.training import train_step
 
     torch.manual_seed(0)
@@ -42,7 +42,7 @@ def test_training_capture_pairs_each_backward_with_its_forward_and_its_real_save
 
     x = torch.randn(3, 8)
     params = [*first.parameters(), *second.parameters()]
-    graphs = capture_training(model, lambda fn: train_step(lambda: fn(x), params))
+    graphs = training_graphs(model, lambda fn: train_step(lambda: fn(x), params))
     assert len(graphs) == 2 and all(g.backward is not None for g in graphs)
     ops = [{str(n.target) for n in g.backward.graph.nodes if n.op == "call_function"} for g in graphs]
     assert "aten.threshold_backward.default" in ops[0] and "aten.tanh_backward.default" in ops[1]
@@ -67,3 +67,19 @@ def test_the_training_loss_is_the_sum_of_each_floating_outputs_mean():
     assert loss.item() == 5.0 and loss.dtype == torch.float32
     with pytest.raises(UsageError, match="no floating output of the model requires grad"):
         loss_of((torch.arange(3),))
+
+
+def test_the_tools_released_before_2_9_still_find_these_names_in_runtime_capture():
+    """kdiff up to 2.4.0 and minify up to 0.5.0 accept runtime <3 and import pt2kit.runtime.capture: the old names
+    are the new functions, with a DeprecationWarning naming the new module."""
+    import importlib
+    import sys
+
+    from pt2kit.runtime import aotgraphs
+
+    sys.modules.pop("pt2kit.runtime.capture", None)
+    with pytest.warns(DeprecationWarning, match="pt2kit.runtime.aotgraphs"):
+        old = importlib.import_module("pt2kit.runtime.capture")
+    assert (old.capture_forward, old.capture_training) == (aotgraphs.forward_graphs, aotgraphs.training_graphs)
+    assert (old.TrainingGraphs, old.forward_node_of, old.concrete) == (
+        aotgraphs.TrainingGraphs, aotgraphs.forward_node_of, aotgraphs.concrete)

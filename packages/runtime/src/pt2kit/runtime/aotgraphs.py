@@ -1,0 +1,134 @@
+"""The aten graphs AOTAutograd hands a compiler in a real run of a model: each forward graph Dynamo
+compiles, with the real arguments of its first call (:func:`forward_graphs`), and optionally Dynamo's
+graph; for a training step, each one's forward and backward (:func:`training_graphs`). In-process, on a
+model file the tool loaded: not ``pt2kit capture``, which runs a user's script (packages/capture).
+
+Shared by kdiff (localisation) and minify (the graph it cuts). Guarantees: the model runs under
+``torch.no_grad`` (a training step for :func:`training_graphs`) with Dynamo reset before and after,
+so no compiled code of this run stays behind; arguments are copies, safe to run again. Not
+guaranteed: a graph whose first call never happens (left out; a backward that never runs is None),
+symbolic sizes without a hint (kept symbolic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .torchapi import aot_autograd, boxed, min_cut_partition, reset_dynamo
+
+
+def concrete(a: Any) -> Any:
+    """A Dynamo graph's example argument as a value it runs on outside Dynamo: a tensor copied, a
+    symbolic size (a dynamic-shape graph's SymInt) as the int it stands for in this call. Private
+    torch API (``SymInt.node.hint``), kept here alone."""
+    if isinstance(a, torch.Tensor):
+        return a.detach().clone()
+    if isinstance(a, torch.SymInt):
+        hint = getattr(getattr(a, "node", None), "hint", None)
+        try:
+            return int(hint) if hint is not None else a
+        except (AttributeError, TypeError, RuntimeError):  # a nested int (an NJT's ragged size): no int
+            return a
+    return a
+
+
+def forward_graphs(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | None = None
+                    ) -> list[tuple[torch.fx.GraphModule, list[Any]]]:
+    """(aten forward graph, the real arguments of its first call) for each graph Dynamo compiles.
+
+    ``dynamo``, when given, also receives (Dynamo's graph, its real arguments) for each, before
+    AOTAutograd traces it: what a torch.compile backend is handed, kept even where AOTAutograd fails."""
+    from functorch.compile import make_boxed_func
+    captured: list[dict[str, Any]] = []
+
+    def fw(gm: torch.fx.GraphModule, _example: list[Any]) -> Any:
+        slot: dict[str, Any] = {"gm": gm, "args": None}
+        captured.append(slot)
+
+        def run(*args: Any) -> Any:
+            if slot["args"] is None:
+                slot["args"] = [concrete(a) for a in args]
+            return gm(*args)
+
+        return make_boxed_func(run)
+
+    aot = aot_autograd(fw_compiler=fw)
+
+    def backend(gm: torch.fx.GraphModule, example: list[Any]) -> Any:
+        if dynamo is not None:
+            dynamo.append((gm, [concrete(a) for a in example]))
+        return aot(gm, example)
+
+    reset_dynamo()
+    with torch.no_grad():
+        call(torch.compile(model, backend=backend))
+    reset_dynamo()
+    return [(s["gm"], s["args"]) for s in captured if s["args"] is not None]
+
+
+@dataclass
+class TrainingGraphs:
+    """One Dynamo graph's training: the forward and backward aten graphs AOTAutograd splits its joint
+    graph into (with Inductor's partitioner), each with the real arguments of its first call. The
+    backward's arguments are the values the forward saved for it, then the tangents (the gradients
+    of the forward's outputs); ``backward`` is None when no backward ran through this graph."""
+
+    forward: torch.fx.GraphModule
+    forward_args: list[Any]
+    backward: torch.fx.GraphModule | None = None
+    backward_args: list[Any] | None = None
+
+
+def training_graphs(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | None = None
+                     ) -> list[TrainingGraphs]:
+    """Forward and backward aten graphs of each graph Dynamo compiles while ``call(compiled model)``
+    runs, which must run a backward (e.g. :func:`pt2kit.runtime.training.train_step`). Graphs are in
+    the order Dynamo compiled them; a backward is paired with its own forward (one AOTAutograd per
+    Dynamo graph), whatever order the backwards run in. ``dynamo`` as for :func:`forward_graphs`."""
+    captured: list[dict[str, Any]] = []
+
+    def recorder(slot: dict[str, Any], key: str) -> Callable[[torch.fx.GraphModule, list[Any]], Any]:
+        def compiler(gm: torch.fx.GraphModule, _example: list[Any]) -> Any:
+            slot[key] = gm
+
+            def run(*args: Any) -> Any:
+                if slot.get(key + "_args") is None:
+                    slot[key + "_args"] = [concrete(a) for a in args]
+                return gm(*args)
+
+            return boxed(run)
+
+        return compiler
+
+    def backend(gm: torch.fx.GraphModule, example: list[Any]) -> Any:
+        if dynamo is not None:
+            dynamo.append((gm, [concrete(a) for a in example]))
+        slot: dict[str, Any] = {}
+        captured.append(slot)
+        aot = aot_autograd(fw_compiler=recorder(slot, "forward"), bw_compiler=recorder(slot, "backward"),
+                           partition_fn=min_cut_partition())
+        return aot(gm, example)
+
+    reset_dynamo()
+    with torch.enable_grad():
+        call(torch.compile(model, backend=backend))
+    reset_dynamo()
+    return [TrainingGraphs(s["forward"], s["forward_args"], s.get("backward"), s.get("backward_args"))
+            for s in captured if s.get("forward_args") is not None]
+
+
+def forward_node_of(node: torch.fx.Node, forward: torch.fx.GraphModule) -> torch.fx.Node | None:
+    """The forward node a backward node differentiates: the one AOTAutograd gave the same ``seq_nr``
+    (the autograd sequence number it keeps on both sides of a joint graph); None for a node that
+    belongs to no forward op (a gradient accumulation, a tangent's reshape)."""
+    seq = node.meta.get("seq_nr")
+    if seq is None or node.meta.get("is_gradient_acc", False):
+        return None
+    for n in forward.graph.nodes:
+        if n.op == "call_function" and n.meta.get("seq_nr") == seq:
+            return n
+    return None
