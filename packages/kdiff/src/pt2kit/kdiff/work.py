@@ -13,14 +13,23 @@ from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.config import apply_config
 from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.modelfile import load_model, model_fields
+from pt2kit.runtime.outputs import flatten
+from pt2kit.runtime.precision import HARNESS, precision_state, reduced_modes, use_precision
+from pt2kit.runtime.tensors import unjag
 from pt2kit.runtime.text import exception_line as _why
+from pt2kit.runtime.torchapi import reset_dynamo
 from pt2kit.schema import Diff, Divergence, Model
+
+from .job import Job
+from .modes import as_configured
 
 
 class Summary(msgspec.Struct, frozen=True, kw_only=True):
-    """What :func:`run` returns for the parent's summary line (a dict across the process boundary; the
-    narrator converts it back)."""
+    """What :func:`run` returns for the parent's summary line (encoded across the process boundary; the
+    narrator decodes it back)."""
 
     diffs: int  # leaves compared
     failed: int = 0
@@ -52,160 +61,199 @@ def _eager_fails(label: str, what: str, e: BaseException, again: Any) -> BaseExc
     return e
 
 
-def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
-    from .job import Job
-
+def run(payload: dict[str, Any], chan: Any) -> Summary:
+    """One model diffed (see the module docstring): its records sent through ``chan``, its summary returned."""
     job = msgspec.convert(payload, Job)
     chan.stage("load")
-    import torch
-
-    from pt2kit.runtime.config import apply_config
-    from pt2kit.runtime.modelfile import load_model, model_fields
-    from pt2kit.runtime.outputs import flatten
-    from pt2kit.runtime.precision import HARNESS, precision_state, reduced_modes, use_precision
-    from pt2kit.runtime.tensors import unjag
-    from pt2kit.runtime.torchapi import reset_dynamo
-
-    from . import backends
-    from .grads import grads_of, step
-    from .records import Verdict, compare_grads, compare_trees, divergence_fields, frozen_parameters
-    from .ties import TieRecorder
-
-    harness = job.precision == "harness"
-    train = job.mode == "train"
-    grad = job.grad or train
-    if harness:  # before the model: CUBLAS_WORKSPACE_CONFIG must precede any cuBLAS work
+    if job.precision == "harness":  # before the model: CUBLAS_WORKSPACE_CONFIG must precede any cuBLAS work
         use_precision(HARNESS)
     with apply_config(job.config) as stack:
-        loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
-        if train:
-            loaded.model.train()
-        if harness:
-            own = reduced_modes(precision_state(), job.device)
-            if own:
-                chan.note("precision_own", ", ".join(own))
-            use_precision(HARNESS, inductor=False)  # the model file's own TF32 does not stand; --config's does
-        if job.emit_model:  # its settings are the file's, the environment's, --config's: not the harness's
-            with apply_config({"inductor.fallback_random": "false"} if harness else {}):
-                chan.emit_new(Model, **model_fields(loaded, job.device, job.config), train=train)
-        if train and "inductor.fallback_random" not in job.config:  # dropout drawn alike on every side
-            stack.enter_context(apply_config({"inductor.fallback_random": "true"}))
-        ref = backends.resolve(job.ref, role="ref")
-        test = backends.resolve(job.test, role="test")
-        seed = job.seed
-        tol = {"atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan}
-        label = loaded.label
-        ties = TieRecorder()
-        tie_watch = [True]  # ties are taken from the first eager run only
-        states: dict[str, dict[str, Any]] = {}  # the precision settings each side ran under
-        trained: dict[str, list[tuple[str, Any]]] = {}  # --mode train: each side's gradients, by role
+        return _diff(job, _load(job, chan, stack), chan)
 
-        def side(backend: Any, role: str) -> list[tuple[str, Any]]:
-            fn, inputs = backends.prepare(loaded.model, loaded.inputs, backend)
-            # torch.compile compiles on the first call: a compiled side's stage covers both
-            verb = "compile and run" if backend.compile is not None else "run"
-            chan.stage(f"{verb} {role} ({backend.name})")
-            watch = ties if backend.compile is None and tie_watch[0] else contextlib.nullcontext()
-            tie_watch[0] = tie_watch[0] and backend.compile is not None
-            try:
-                with torch.no_grad(), backends.context(backend), watch:
-                    if train:  # outputs and gradients of one training step
-                        out, trained[role] = _seeded(seed, lambda: step(loaded, fn, inputs, train=True))
-                    else:
-                        out = _seeded(seed, lambda: loaded.call(fn, inputs))
-            except Exception as e:
-                if backend.compile is not None or backend.float64:
-                    raise
-                with torch.no_grad():
-                    raise _eager_fails(label, "eager run", e, lambda: _seeded(seed, lambda: loaded.call(fn, inputs))) \
-                        from None
-            reset_dynamo()
-            states[role] = precision_state()
-            return unjag(flatten(out))
 
-        runs = _Runs(side, ref, test, job.verdict or "fp64", label, chan)
-        rule, note = runs.rule, runs.note
-        if ties.blind:
-            chan.note("hops", "the near-tie watch ran " + ", ".join(ties.blind)
-                      + " whole: selections inside it are not checked for ties")
-        tie = ties.nearest() if (job.verdict or "fp64") == "fp64" else None
-        verdict = runs.verdict(tie)
-        grad_counts: dict[str, Any] = {}
-        diffs = compare_trees(runs.ref_leaves, runs.test_leaves, ref=ref.name, test=test.name, store=chan.store,
-                              verdict=verdict, **tol)
-        no_grads: BaseException | None = None  # the model's own eager backward failed: said after the forward verdict
-        if train:  # each side's run was a training step: its gradients are in hand
-            g = {"ref": trained["reference"], "test": trained["test"]}
-            if rule == "fp64":
-                g["fp64"], g["base"] = (trained["reference"], trained["baseline"]) if ref.float64 else \
-                    (trained["float64 reference"], trained["reference"])
-        elif grad:
-            chan.stage("gradients")
-            try:
-                g = {"ref": grads_of(loaded, ref, seed)}
-            except Exception as e:
-                if ref.compile is not None or ref.float64:
-                    raise
-                no_grads = e
-        if job.grad and not train and no_grads is None:
-            g["test"] = grads_of(loaded, test, seed)
-            if rule == "fp64":
-                g["fp64"] = g["ref"] if ref.float64 else grads_of(loaded, runs.f64, seed)
-                g["base"] = grads_of(loaded, backends.Backend("eager"), seed) if ref.float64 else g["ref"]
-        if grad and no_grads is None:
-            gv = Verdict(rule=rule, fp64=dict(g.get("fp64", [])), baseline=dict(g.get("base", [])),
-                         baseline_name=verdict.baseline_name)
-            graded, no_grad = compare_grads(g["ref"], g["test"], ref=ref.name, test=test.name,
-                                            store=chan.store, verdict=gv, **tol)
-            diffs += graded
-            grad_counts = {"frozen": frozen_parameters(loaded.model), "no_grad": no_grad}
+def _load(job: Job, chan: Any, stack: contextlib.ExitStack) -> Any:
+    """The model, loaded under the job's config (its `model` record sent when the command line named it),
+    with the settings every side then runs under: the harness's precision, and for a training step
+    Inductor's fallback_random on ``stack`` (a dropout drawn alike on every side)."""
+    harness, train = job.precision == "harness", job.mode == "train"
+    loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
+    if train:
+        loaded.model.train()
+    if harness:
+        own = reduced_modes(precision_state(), job.device)
+        if own:
+            chan.note("precision_own", ", ".join(own))
+        use_precision(HARNESS, inductor=False)  # the model file's own TF32 does not stand; --config's does
+    if job.emit_model:  # its settings are the file's, the environment's, --config's: not the harness's
+        with apply_config({"inductor.fallback_random": "false"} if harness else {}):
+            chan.emit_new(Model, **model_fields(loaded, job.device, job.config), train=train)
+    if train and "inductor.fallback_random" not in job.config:  # dropout drawn alike on every side
+        stack.enter_context(apply_config({"inductor.fallback_random": "true"}))
+    return loaded
 
-        def locate(backward: bool = False) -> Any:
-            from .localization import LocalizeError, localize, localize_backward
 
-            kw = {"ref": ref, "test": test, "atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan,
-                  "fp64_rule": rule == "fp64", "on_step": chan.stage, "seed": seed if train else None}
-            try:
-                if backward:  # the backward graphs of the very step whose gradients were compared
-                    return localize_backward(loaded.model, lambda fn: _seeded(seed, lambda: step(loaded, fn, train=train)),
-                                             **kw)
-                return localize(loaded.model, lambda fn: _seeded(seed, lambda: loaded.call(fn)), **kw)
-            except LocalizeError as e:
-                chan.note("localize", str(e))
-                return None
+def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
+    """Every side run, every leaf compared (outputs, then gradients), the diffs written, the first
+    divergence localised."""
+    from . import backends
+    from .records import compare_trees
+    from .ties import TieRecorder
 
-        if not harness:
-            from .modes import as_configured
+    ref, test = backends.resolve(job.ref, role="ref"), backends.resolve(job.test, role="test")
+    tol = {"atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan}
+    ties = TieRecorder()
+    sides = _Sides(loaded, job.seed, job.mode == "train", ties, chan)
+    runs = _Runs(sides.run, ref, test, job.verdict or "fp64", loaded.label, chan)
+    if ties.blind:
+        chan.note("hops", "the near-tie watch ran " + ", ".join(ties.blind)
+                  + " whole: selections inside it are not checked for ties")
+    verdict = runs.verdict(ties.nearest() if (job.verdict or "fp64") == "fp64" else None)
+    diffs = compare_trees(runs.ref_leaves, runs.test_leaves, ref=ref.name, test=test.name, store=chan.store,
+                          verdict=verdict, **tol)
+    graded, grad_counts, no_grads = _gradients(job, loaded, runs, sides.trained, verdict, tol, chan)
+    diffs += graded
+    locate = _Locator(job, loaded, ref, test, runs.rule, chan)
+    if job.precision != "harness":
+        as_configured(diffs, sides.states, job.device, runs, tol, chan, locate=locate if job.localize else None)
+    failed = [d for d in diffs if not d["passed"]]
+    for d in diffs:
+        chan.emit_new(Diff, model=loaded.label, **d)
+    if no_grads is not None:
+        raise UsageError(f"{loaded.label}: outputs: {len(diffs) - len(failed)} of {len(diffs)} leaves pass; gradients: "
+                         "the model's own eager backward fails, so there are none to compare (the model, not the "
+                         f"compiler): {_why(no_grads)}") from None
+    located = _divergence(locate, failed, loaded.label, chan) if job.localize else None
+    return Summary(diffs=len(diffs), failed=len(failed), note=runs.note, **grad_counts,
+                   by_fp64=sum(1 for d in diffs if d.get("rule") == "fp64" and d["passed"] and not d.get("close", True)),
+                   ties=sum(1 for d in diffs if d.get("rule") == "tie"),
+                   precision=sum(1 for d in diffs if d.get("rule") == "precision"),
+                   divergence=None if located is None else {"op": located.op, "source": located.source})
 
-            as_configured(diffs, states, job.device, runs, tol, chan, locate=locate if job.localize else None)
-        failed = [d for d in diffs if not d["passed"]]
-        for d in diffs:
-            chan.emit_new(Diff, model=label, **d)
-        if no_grads is not None:
-            raise UsageError(f"{label}: outputs: {len(diffs) - len(failed)} of {len(diffs)} leaves pass; gradients: the "
-                             "model's own eager backward fails, so there are none to compare (the model, not the "
-                             f"compiler): {_why(no_grads)}") from None
-        located = None
-        failed_outputs = [d for d in failed if not d["output"].startswith("grad.")]
-        if failed_outputs and job.localize:
-            chan.stage("localize")
-            located = locate()
-            if located is not None:
-                chan.emit_new(Divergence, model=label, **divergence_fields(located, failed_outputs[0]["output"]))
-        elif failed and job.localize:
-            chan.stage("localize the backward")
-            located = locate(backward=True)
-            if located is not None:
-                chan.emit_new(Divergence, model=label, **divergence_fields(located, failed[0]["output"]))
-            else:
-                chan.note("localize", "only gradients differ, and no node of the backward graph leaves tolerance on "
-                          "the values eager's forward saved for it: the difference comes from what the compiled "
-                          "forward saved, or from between the graphs")
-    return {"diffs": len(diffs), "failed": len(failed), "note": note, **grad_counts,
-            "by_fp64": sum(1 for d in diffs if d.get("rule") == "fp64" and d["passed"] and not d.get("close", True)),
-            "ties": sum(1 for d in diffs if d.get("rule") == "tie"),
-            "precision": sum(1 for d in diffs if d.get("rule") == "precision"),
-            "divergence": None if located is None else {"op": located.op, "source": located.source}}
+
+class _Sides:
+    """Runs one side (:meth:`run`): its outputs as leaves; the precision settings it ran under (``states``)
+    and, for a training step, its gradients (``trained``), each by role. Near-ties in data-dependent
+    selections are watched in the first eager run only."""
+
+    def __init__(self, loaded: Any, seed: int, train: bool, ties: Any, chan: Any) -> None:
+        self.loaded, self.seed, self.train, self.ties, self.chan = loaded, seed, train, ties, chan
+        self.watch_ties = True
+        self.states: dict[str, dict[str, Any]] = {}
+        self.trained: dict[str, list[tuple[str, Any]]] = {}
+
+    def run(self, backend: Any, role: str) -> list[tuple[str, Any]]:
+        import torch
+
+        from . import backends
+        from .grads import step
+
+        loaded, seed = self.loaded, self.seed
+        fn, inputs = backends.prepare(loaded.model, loaded.inputs, backend)
+        # torch.compile compiles on the first call: a compiled side's stage covers both
+        verb = "compile and run" if backend.compile is not None else "run"
+        self.chan.stage(f"{verb} {role} ({backend.name})")
+        watch = self.ties if backend.compile is None and self.watch_ties else contextlib.nullcontext()
+        self.watch_ties = self.watch_ties and backend.compile is not None
+        try:
+            with torch.no_grad(), backends.context(backend), watch:
+                if self.train:  # outputs and gradients of one training step
+                    out, self.trained[role] = _seeded(seed, lambda: step(loaded, fn, inputs, train=True))
+                else:
+                    out = _seeded(seed, lambda: loaded.call(fn, inputs))
+        except Exception as e:
+            if backend.compile is not None or backend.float64:
+                raise
+            with torch.no_grad():
+                raise _eager_fails(loaded.label, "eager run", e,
+                                   lambda: _seeded(seed, lambda: loaded.call(fn, inputs))) from None
+        reset_dynamo()
+        self.states[role] = precision_state()
+        return unjag(flatten(out))
+
+
+def _gradients(job: Job, loaded: Any, runs: _Runs, trained: dict[str, list[tuple[str, Any]]], verdict: Any,
+               tol: dict[str, Any], chan: Any) -> tuple[list[dict[str, Any]], dict[str, Any], BaseException | None]:
+    """(the gradients' diffs, the summary's counts of them, the model's own eager backward's failure: said
+    after the forward's diffs are written) with ``--grad`` or ``--mode train``; nothing otherwise."""
+    from . import backends
+    from .grads import grads_of
+    from .records import Verdict, compare_grads, frozen_parameters
+
+    ref, test, rule, seed = runs.ref, runs.test, runs.rule, job.seed
+    if job.mode == "train":  # each side's run was a training step: its gradients are in hand
+        g = {"ref": trained["reference"], "test": trained["test"]}
+        if rule == "fp64":
+            g["fp64"], g["base"] = (trained["reference"], trained["baseline"]) if ref.float64 else \
+                (trained["float64 reference"], trained["reference"])
+    elif job.grad:
+        chan.stage("gradients")
+        try:
+            g = {"ref": grads_of(loaded, ref, seed)}
+        except Exception as e:
+            if ref.compile is not None or ref.float64:
+                raise
+            return [], {}, e
+        g["test"] = grads_of(loaded, test, seed)
+        if rule == "fp64":
+            g["fp64"] = g["ref"] if ref.float64 else grads_of(loaded, runs.f64, seed)
+            g["base"] = grads_of(loaded, backends.Backend("eager"), seed) if ref.float64 else g["ref"]
+    else:
+        return [], {}, None
+    gv = Verdict(rule=rule, fp64=dict(g.get("fp64", [])), baseline=dict(g.get("base", [])),
+                 baseline_name=verdict.baseline_name)
+    graded, no_grad = compare_grads(g["ref"], g["test"], ref=ref.name, test=test.name, store=chan.store,
+                                    verdict=gv, **tol)
+    return graded, {"frozen": frozen_parameters(loaded.model), "no_grad": no_grad}, None
+
+
+class _Locator:
+    """``locate()``: the first node whose compiled value leaves tolerance, in the forward graphs, or with
+    ``backward=True`` in the backward graphs of the very step whose gradients were compared; None (the
+    reason noted) where localisation cannot say."""
+
+    def __init__(self, job: Job, loaded: Any, ref: Any, test: Any, rule: str, chan: Any) -> None:
+        self.loaded, self.chan, self.seed, self.train = loaded, chan, job.seed, job.mode == "train"
+        self.kw = {"ref": ref, "test": test, "atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan,
+                   "fp64_rule": rule == "fp64", "on_step": chan.stage, "seed": job.seed if self.train else None}
+
+    def __call__(self, backward: bool = False) -> Any:
+        from .grads import step
+        from .localization import LocalizeError, localize, localize_backward
+
+        loaded, seed = self.loaded, self.seed
+        try:
+            if backward:
+                return localize_backward(
+                    loaded.model, lambda fn: _seeded(seed, lambda: step(loaded, fn, train=self.train)), **self.kw)
+            return localize(loaded.model, lambda fn: _seeded(seed, lambda: loaded.call(fn)), **self.kw)
+        except LocalizeError as e:
+            self.chan.note("localize", str(e))
+            return None
+
+
+def _divergence(locate: _Locator, failed: list[dict[str, Any]], label: str, chan: Any) -> Any:
+    """The first divergence of a failing output, else of a failing gradient (in the backward graphs),
+    written as a `divergence` record; None when nothing failed or it was not found."""
+    from .records import divergence_fields
+
+    failed_outputs = [d for d in failed if not d["output"].startswith("grad.")]
+    if failed_outputs:
+        chan.stage("localize")
+        located = locate()
+        if located is not None:
+            chan.emit_new(Divergence, model=label, **divergence_fields(located, failed_outputs[0]["output"]))
+        return located
+    if not failed:
+        return None
+    chan.stage("localize the backward")
+    located = locate(backward=True)
+    if located is not None:
+        chan.emit_new(Divergence, model=label, **divergence_fields(located, failed[0]["output"]))
+    else:
+        chan.note("localize", "only gradients differ, and no node of the backward graph leaves tolerance on "
+                  "the values eager's forward saved for it: the difference comes from what the compiled "
+                  "forward saved, or from between the graphs")
+    return located
 
 
 class _Runs:
