@@ -22,7 +22,7 @@ from typing import Any
 
 from .breaks import BreakInfo, parse_break
 from .guards import GuardEntry, parse_guards, resolve_path, split_comment
-from .tracelog import Event, Trace
+from .tracelog import Trace
 
 _REASON_ID = re.compile(r"^(?P<id>\d+/\d+):\s*(?P<text>.*)$", re.S)
 # the name may hold quotes itself: tensor 'kwargs['input_ids']' size mismatch ...
@@ -207,53 +207,14 @@ def _guard_line(compiles: dict[str, Compile], reason: str, tensor: str,
 
 
 def analyze(trace: Trace, *, torch_dir: str | None = None) -> Findings:
+    """What a trace shows: each compile, its frame's graph once, each distinct graph break (counted),
+    every recompile with the guard that failed and the user's line, and the Dynamo settings it ran with."""
     f = Findings(files=trace.files(), torch_dir=torch_dir)
-    compiles: dict[str, Compile] = {}
-    order: list[str] = []
-
-    def get(ev: Event) -> Compile | None:
-        cid = ev.compile_id
-        if cid is None:
-            return None
-        if cid not in compiles:
-            fid, n = (int(x) for x in cid.split("/")[:2])
-            compiles[cid] = Compile(cid, fid, n, variant=ev.variant)
-            order.append(cid)
-        return compiles[cid]
-
-    for ev in trace.events:
-        if ev.kind == "dynamo_output_graph":
-            t = f.totals.setdefault(ev.variant, [0, 0])
-            t[0] += 1
-            t[1] = t[0] - 1
-        c = get(ev)
-        if c is None:
-            continue
-        if ev.kind == "dynamo_output_graph":
-            c.graph = ev.payload or ""
-        elif ev.kind == "dynamo_cpp_guards_str" and ev.payload:
-            c.guards = parse_guards(ev.payload)
-            c.guards_text = ev.payload
-        elif ev.artifact == "recompile_reasons":
-            c.reasons = _payload_list(ev.payload)
-        elif ev.artifact == "dynamo_graph_break_reason" and ev.payload:
-            c.breaks.append(parse_break(ev.payload, torch_dir))
-        elif ev.kind == "compilation_metrics" and isinstance(ev.body, dict):
-            c.metrics = ev.body
-    f.compiles = [compiles[k] for k in order]
+    compiles = _compiles(trace, f, torch_dir)
+    f.compiles = list(compiles.values())
     # the files the trace names in full, so a path torch shortened can be mapped back (emit uses them too)
-    f.files = known = f.files + [c.metrics.get("co_filename") for c in f.compiles if c.metrics.get("co_filename")]
-
-    for c in f.compiles:
-        cfg = c.metrics.get("dynamo_config")
-        if isinstance(cfg, str):
-            try:
-                cfgd = json.loads(cfg)
-                f.automatic_dynamic = bool(cfgd.get("automatic_dynamic_shapes", True))
-                f.recompile_limit = cfgd.get("recompile_limit", cfgd.get("cache_size_limit", f.recompile_limit))
-            except ValueError:
-                pass
-
+    f.files = f.files + [c.metrics.get("co_filename") for c in f.compiles if c.metrics.get("co_filename")]
+    _dynamo_config(f)
     seen_frames: set[int] = set()
     seen_breaks: dict[tuple[str | None, int | None, str], BreakFinding] = {}
     functions: dict[int, str] = {}
@@ -283,24 +244,74 @@ def analyze(trace: Trace, *, torch_dir: str | None = None) -> Findings:
         if "recompile limit" in fail.lower() or "cache_size_limit" in fail or "recompile_limit" in fail:
             f.limit_hits.append(c.compile_id)
         if c.n > 0 and c.reasons:
-            guard, kind, change, fields = describe_reason(c.reasons[0])
-            _, code, loc = split_comment(_REASON_ID.sub(r"\g<text>", c.reasons[0].strip()))
-            tensor = fields.get("name")
-            dim = int(fields["i"]) if kind == "size" and fields.get("i", "").isdigit() else None
-            rec = RecompileInfo(
-                compile_id=c.compile_id, frame_id=c.frame_id, function=where, reason=c.reasons[0],
-                reasons=c.reasons, guard=guard, kind=kind, trigger=c.variant or change, code=code,
-                source=f"{resolve_path(loc[0], known, torch_dir)}:{loc[1]}" if loc else None, tensor=tensor, dim=dim,
-                failed=c.compile_id in f.limit_hits)
-            rec.user_code = _is_user(rec.source, torch_dir)
-            if rec.source is None and tensor is not None:
-                rec.source, rec.code = _guard_line(compiles, c.reasons[0], tensor, known, torch_dir)
-            if kind == "size" and tensor is not None and dim is not None and f.automatic_dynamic:
-                earlier = [r for r in f.recompiles
-                           if r.frame_id == c.frame_id and r.tensor == tensor and r.dim == dim and r.expected]
-                rec.expected = not earlier and (not c.guards or dim in _dynamic_dims(c.guards, tensor))
-            f.recompiles.append(rec)
+            f.recompiles.append(_recompile(c, where, compiles, f))
     f.breaks = list(seen_breaks.values())
     for b in f.breaks:
-        b.info.file = resolve_path(b.info.file, known, torch_dir)
+        b.info.file = resolve_path(b.info.file, f.files, torch_dir)
     return f
+
+
+def _compiles(trace: Trace, f: Findings, torch_dir: str | None) -> dict[str, Compile]:
+    """Each compile the trace's events name, by compile id in the order first seen, with its graph,
+    guards, recompile reasons, graph breaks and metrics; ``f.totals`` counts each variant's graphs."""
+    compiles: dict[str, Compile] = {}
+    for ev in trace.events:
+        if ev.kind == "dynamo_output_graph":
+            t = f.totals.setdefault(ev.variant, [0, 0])
+            t[0] += 1
+            t[1] = t[0] - 1
+        cid = ev.compile_id
+        if cid is None:
+            continue
+        if cid not in compiles:
+            fid, n = (int(x) for x in cid.split("/")[:2])
+            compiles[cid] = Compile(cid, fid, n, variant=ev.variant)
+        c = compiles[cid]
+        if ev.kind == "dynamo_output_graph":
+            c.graph = ev.payload or ""
+        elif ev.kind == "dynamo_cpp_guards_str" and ev.payload:
+            c.guards = parse_guards(ev.payload)
+            c.guards_text = ev.payload
+        elif ev.artifact == "recompile_reasons":
+            c.reasons = _payload_list(ev.payload)
+        elif ev.artifact == "dynamo_graph_break_reason" and ev.payload:
+            c.breaks.append(parse_break(ev.payload, torch_dir))
+        elif ev.kind == "compilation_metrics" and isinstance(ev.body, dict):
+            c.metrics = ev.body
+    return compiles
+
+
+def _dynamo_config(f: Findings) -> None:
+    """Automatic dynamic shapes and the recompile limit, as the compiles' Dynamo settings say."""
+    for c in f.compiles:
+        cfg = c.metrics.get("dynamo_config")
+        if isinstance(cfg, str):
+            try:
+                cfgd = json.loads(cfg)
+                f.automatic_dynamic = bool(cfgd.get("automatic_dynamic_shapes", True))
+                f.recompile_limit = cfgd.get("recompile_limit", cfgd.get("cache_size_limit", f.recompile_limit))
+            except ValueError:
+                pass
+
+
+def _recompile(c: Compile, where: str | None, compiles: dict[str, Compile], f: Findings) -> RecompileInfo:
+    """Recompile ``c`` (its frame's function ``where``): the guard that failed, the change, the user's line
+    (from the guard's own line where the reason names none), and whether automatic dynamic shapes made it."""
+    known, torch_dir = f.files, f.torch_dir
+    guard, kind, change, fields = describe_reason(c.reasons[0])
+    _, code, loc = split_comment(_REASON_ID.sub(r"\g<text>", c.reasons[0].strip()))
+    tensor = fields.get("name")
+    dim = int(fields["i"]) if kind == "size" and fields.get("i", "").isdigit() else None
+    rec = RecompileInfo(
+        compile_id=c.compile_id, frame_id=c.frame_id, function=where, reason=c.reasons[0],
+        reasons=c.reasons, guard=guard, kind=kind, trigger=c.variant or change, code=code,
+        source=f"{resolve_path(loc[0], known, torch_dir)}:{loc[1]}" if loc else None, tensor=tensor, dim=dim,
+        failed=c.compile_id in f.limit_hits)
+    rec.user_code = _is_user(rec.source, torch_dir)
+    if rec.source is None and tensor is not None:
+        rec.source, rec.code = _guard_line(compiles, c.reasons[0], tensor, known, torch_dir)
+    if kind == "size" and tensor is not None and dim is not None and f.automatic_dynamic:
+        earlier = [r for r in f.recompiles
+                   if r.frame_id == c.frame_id and r.tensor == tensor and r.dim == dim and r.expected]
+        rec.expected = not earlier and (not c.guards or dim in _dynamic_dims(c.guards, tensor))
+    return rec
