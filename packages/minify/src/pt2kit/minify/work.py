@@ -15,6 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from pt2kit.runtime.aotgraphs import forward_graphs
+from pt2kit.runtime.backends import check_registered
+from pt2kit.runtime.config import apply_config, from_literal, kept_settings, literal, resolve, worker_settings
+from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.modelfile import exec_file, load_model, model_fields, parse_spec
+from pt2kit.runtime.outputs import flatten
+from pt2kit.runtime.precision import HARNESS, precision_state, use_precision
+from pt2kit.runtime.tensors import first_jagged, unjag
+from pt2kit.runtime.text import exception_line
 from pt2kit.runtime.torchapi import reset_dynamo
 
 from . import harness, ir
@@ -28,8 +37,6 @@ if TYPE_CHECKING:
 def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, str]]:
     """{module: {key: the typed value's literal text}}: the parent, every query and the repro get the
     value this worker ran the original under, types included (a tuple stays a tuple)."""
-    from pt2kit.runtime.config import literal, resolve
-
     out: dict[str, dict[str, str]] = {}
     for module, key, value in resolve(config):
         out.setdefault(module.__name__, {})[key] = literal(value)
@@ -37,8 +44,6 @@ def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, str]]:
 
 
 def _typed(config: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
-    from pt2kit.runtime.config import from_literal
-
     return {m: {k: from_literal(v) for k, v in s.items()} for m, s in config.items()}
 
 
@@ -46,8 +51,6 @@ def original(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     """The original run: the model's graphs (sent at once, so a crash later still leaves them), then how
     it fails. This warm worker's settings are left as they were before the model file ran: the candidates
     it judges next run under their own config only."""
-    from pt2kit.runtime.config import kept_settings
-
     with kept_settings():
         job = msgspec.convert(payload, Job)
         loaded, config = _load(job, send)
@@ -71,12 +74,6 @@ def _load(job: Job, send: Any) -> tuple[Any, dict[str, dict[str, str]]]:
     """The model loaded (its `model` record sent when the command line named it), and the config the
     original run compiles under, typed: the file's own settings, the environment's and --config's (the
     search starts from them all; a --config key torch's repro writer skips stays)."""
-    from pt2kit.runtime.backends import check_registered
-    from pt2kit.runtime.config import apply_config, worker_settings
-    from pt2kit.runtime.errors import UsageError
-    from pt2kit.runtime.modelfile import load_model, model_fields
-    from pt2kit.runtime.tensors import first_jagged
-
     if ":" not in (job.backend or ""):  # a name torch does not register here would fail as a "compile error"
         check_registered(job.backend or "inductor")
     send({"t": "stage", "stage": "load"})
@@ -96,9 +93,6 @@ def _load(job: Job, send: Any) -> tuple[Any, dict[str, dict[str, str]]]:
 def _searched_graphs(loaded: Any, job: Job) -> tuple[list[ir.Graph], list[Any]]:
     """(the graphs to search, the forward aten graphs with their arguments: fxcheck's profile reads them);
     ``--mode train``: a training step's forward and backward graphs (:func:`.train.graphs`)."""
-    from pt2kit.runtime.aotgraphs import forward_graphs
-    from pt2kit.runtime.config import apply_config
-
     if job.mode == "train":
         from . import train
 
@@ -116,9 +110,6 @@ def _judge(loaded: Any, job: Job) -> dict[str, Any]:
     """How the model fails, run eagerly and with the backend: a compile error, NaN/Inf, an accuracy
     failure by the verdict asked for, or none (``kind`` None, with what was seen)."""
     import torch
-
-    from pt2kit.runtime.errors import UsageError
-    from pt2kit.runtime.text import exception_line
 
     torch.manual_seed(job.seed)
     with torch.no_grad():
@@ -153,9 +144,6 @@ def _judge(loaded: Any, job: Job) -> dict[str, Any]:
 
 def _outputs(out: Any) -> list[tuple[str, Any]]:
     """A model's outputs as (name, tensor) leaves, a jagged one as its values and offsets."""
-    from pt2kit.runtime.outputs import flatten
-    from pt2kit.runtime.tensors import unjag
-
     return unjag(flatten(out))
 
 
@@ -163,8 +151,6 @@ def _compiled_outputs(loaded: Any, job: Job, backend: Any) -> list[tuple[str, An
     """The model's outputs compiled with ``backend``, under the run's config; a kernel's device-side
     error is raised here, as the compiled side's."""
     import torch
-
-    from pt2kit.runtime.config import apply_config
 
     reset_dynamo()
     with apply_config(job.config), torch.no_grad():
@@ -202,8 +188,6 @@ def _verdicts(test: Any, eager: Any, fp64: Any) -> str:
 def _precision(mode: str) -> dict[str, Any]:
     """The settings the original run, every query and the repro judge under: PyTorch's accuracy
     harness's (over any the model file set), or those the model file left (as-configured)."""
-    from pt2kit.runtime.precision import HARNESS, precision_state, use_precision
-
     if mode != "harness":
         return precision_state()
     use_precision(HARNESS)
@@ -216,8 +200,6 @@ def _float64_outputs(loaded: Any, seed: int) -> dict[str, Any]:
     import torch
 
     from pt2kit.runtime.accuracy import float64_copy, float64_mode
-    from pt2kit.runtime.outputs import flatten
-    from pt2kit.runtime.tensors import unjag
 
     with contextlib.suppress(Exception):
         m64, in64 = float64_copy(loaded.model, loaded.inputs)
@@ -275,7 +257,6 @@ def _aoti_call(loaded: Any) -> Any:
 def _backend(spec: str) -> Any:
     if ":" not in spec:  # a name torch registers (capture checked it), or aoti
         return spec
-    from pt2kit.runtime.modelfile import exec_file, parse_spec
 
     path, name = parse_spec(spec)
     return getattr(exec_file(path.resolve()), name or "backend")
