@@ -95,3 +95,32 @@ def test_ddp_optimizer_is_the_graph_splitter_of_compile_ddp(api):
     cls = api.ddp_optimizer(importlib.import_module(api.DDP_MODULE))
     assert cls.__name__ == "DDPOptimizer" and callable(cls.compile_fn)
     assert api.ddp_optimizer(torch) is None
+
+
+def test_the_boot_collects_settings_as_pt2kit_does_inf_included_where_pt2kit_is_not_installed(tmp_path):
+    """The boot's PYTHONPATH as the parent builds it (the boot, then scratch/lib with pt2kit_portable copied
+    there), pt2kit itself made unimportable: a setting the script made inf is collected as 1e999, the text
+    pt2kit.runtime.config applies back (the boot's own repr/literal_eval collector dropped it), and the
+    whole collection is pt2kit's own."""
+    import json
+    import math
+    import os
+    import subprocess
+
+    from pt2kit.capture.drive import boot_path
+    from pt2kit.runtime.config import worker_settings
+
+    code = ("import sys, json, math\nsys.modules['pt2kit'] = None\nimport torch, pt2kit_portable\n"
+            "import pt2kit_capture_torchapi as api\n"
+            "torch._dynamo.config.repro_tolerance = math.inf\n"
+            "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'accuracy'\n"
+            "print(json.dumps([pt2kit_portable.__file__, api.settings()]))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(boot_path(tmp_path))}
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    where, got = json.loads(p.stdout)
+    assert Path(where).parent == tmp_path / "lib"
+    assert got["dynamo.repro_tolerance"] == "1e999"
+    with torch._dynamo.config.patch(repro_tolerance=math.inf), \
+            torch._inductor.config.patch({"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}):
+        assert got == worker_settings()

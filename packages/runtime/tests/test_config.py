@@ -168,3 +168,25 @@ def test_every_debug_writer_is_a_setting_of_this_torch_and_points_into_the_store
     monkeypatch.setenv("TORCH_COMPILE_DEBUG_DIR", str(tmp_path / "env"))
     with apply_config({"inductor.trace.enabled": "true"}):
         assert dc.debug_dir_root == before
+
+
+def test_inf_and_nan_settings_come_back_from_the_collector_as_they_were():
+    """A setting the script made inf (alone, or NaN inside a dict) is collected as text that applies back as
+    the same value: repr's 'inf' and 'nan' are no literals, and were dropped where the text was read back."""
+    torch = pytest.importorskip("torch")
+    import math
+
+    from pt2kit.runtime.config import apply_config, worker_settings
+
+    dyn, ind = torch._dynamo.config, torch._inductor.config
+    check = {**ind.fx_passes_numeric_check, "precision": math.nan}
+    with dyn.patch(repro_tolerance=math.inf), ind.patch(fx_passes_numeric_check=check, cpu_gpu_bw=-math.inf):
+        got = worker_settings()
+    assert got["dynamo.repro_tolerance"] == "1e999" and got["inductor.cpu_gpu_bw"] == "-1e999"
+    assert "'precision': float('nan')" in got["inductor.fx_passes_numeric_check"]
+    with apply_config({k: got[k] for k in ("dynamo.repro_tolerance", "inductor.cpu_gpu_bw",
+                                           "inductor.fx_passes_numeric_check")}):
+        assert dyn.repro_tolerance == math.inf and ind.cpu_gpu_bw == -math.inf
+        back = ind.fx_passes_numeric_check
+        assert math.isnan(back["precision"]) and {k: v for k, v in back.items() if k != "precision"} == \
+            {k: v for k, v in check.items() if k != "precision"}

@@ -49,6 +49,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from pt2kit_portable import BLOB_PATH, blob_path
+
 from .records import BlobRef
 
 DEFAULT_STORE = "pt2kit-out"
@@ -59,8 +61,9 @@ class BlobError(Exception):
     """A blob is missing, refused, or its bytes do not match its reference."""
 
 
-# What Store.put writes: blobs/<sha[:2]>/<sha><ext>, ext a short suffix such as .txt or .tar.gz.
-_BLOB_PATH = re.compile(r"blobs/([0-9a-f]{2})/([0-9a-f]{64})((?:\.[A-Za-z0-9_-]{1,16}){0,3})")
+# What Store.put writes: blobs/<sha[:2]>/<sha><ext>, ext a short suffix such as .txt or .tar.gz (the
+# layout is pt2kit_portable's: capture's boot and the model files it writes know it too)
+_BLOB_PATH = re.compile(BLOB_PATH)
 
 READ_LIMIT = 512 * 1024 * 1024
 
@@ -208,7 +211,7 @@ class Store:
 
     def put(self, data: bytes, media_type: str, ext: str = "") -> BlobRef:
         digest = hashlib.sha256(data).hexdigest()
-        rel = f"blobs/{digest[:2]}/{digest}{ext}"
+        rel = blob_path(digest, ext)
         if not self._kept(self.root / rel, digest, len(data)):
             atomic_write(self.root / rel, data)
         return BlobRef(path=rel, sha256=digest, size=len(data), media_type=media_type)
@@ -218,7 +221,7 @@ class Store:
         without reading it into memory; copied when a rename cannot (another file system)."""
         path = Path(path)
         digest, size = file_sha256(path), path.stat().st_size
-        rel = f"blobs/{digest[:2]}/{digest}{ext}"
+        rel = blob_path(digest, ext)
         dest = self.root / rel
         if self._kept(dest, digest, size):
             return BlobRef(path=rel, sha256=digest, size=size, media_type=media_type)

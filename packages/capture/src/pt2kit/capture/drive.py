@@ -36,6 +36,7 @@ import shutil
 import signal
 from pathlib import Path
 
+import pt2kit_portable
 from pt2kit.runtime.errors import Terminated, UsageError
 from pt2kit.runtime.session import Session, torch_version
 from pt2kit.runtime.storegc import scratch_owner
@@ -58,6 +59,8 @@ from .records import (
 
 BOOT = Path(__file__).resolve().parent / "boot"
 GRACE = supervise.GRACE
+# the boot imports it; copied into the scratch dir: its own folder holds the rest of site-packages
+PORTABLE = Path(pt2kit_portable.__file__)
 
 
 def run(s: Session, job: Job) -> int:
@@ -109,9 +112,19 @@ def _deliver(s: Session, target: outfile.Target) -> None:
         s.say(f"cannot write the records to {where} ({e.strerror or e}); they are kept in {kept}")
 
 
+def boot_path(scratch: Path) -> list[str]:
+    """The folders the command's PYTHONPATH starts with: the boot's, and ``scratch/lib`` holding a copy of
+    pt2kit_portable (the script may run where pt2kit is not installed, and the folder pt2kit_portable is
+    installed in holds everything else of ours and its dependencies)."""
+    lib = scratch / "lib"
+    lib.mkdir(exist_ok=True)
+    shutil.copyfile(PORTABLE, lib / PORTABLE.name)
+    return [str(BOOT), str(lib)]
+
+
 def _start(job: Job, scratch: Path, user_trace: str | None, target: outfile.Target) -> int:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BOOT), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [*boot_path(scratch), env.get("PYTHONPATH")]))
     env["PT2KIT_CAPTURE_DIR"] = str(scratch)
     env["PT2KIT_CAPTURE_VALUES"] = job.values
     env["PT2KIT_CAPTURE_MAX_VALUE_BYTES"] = str(job.max_value_bytes)

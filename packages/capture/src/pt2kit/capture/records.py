@@ -19,7 +19,6 @@ died).
 from __future__ import annotations
 
 import re
-import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ import msgspec
 
 from pt2kit.runtime.tensors import TENSOR_MEDIA_TYPE
 from pt2kit.schema import BlobRef, Captured, Store, TensorMeta
+from pt2kit_portable import signal_name
 
 from .job import Job
 
@@ -286,12 +286,7 @@ def compile_crash_fields(entry: Entry, command: list[str]) -> dict[str, Any]:
 def crash_fields(returncode: int, procs: list[Process], timed_out: float | None) -> dict[str, Any]:
     """The `crash` record of a command that failed: its exit code or signal, the exception a process
     died of (its exit.json), and whether --timeout killed it."""
-    sig = None
-    if returncode < 0:
-        try:
-            sig = signal.Signals(-returncode).name
-        except ValueError:
-            sig = f"signal {-returncode}"
+    sig = signal_name(returncode)
     died = next((p.exit for p in procs if p.exit is not None and p.exit.exception), None)
     if timed_out is not None:
         message = f"timed out after {timed_out:g}s: the command's processes were killed"

@@ -40,10 +40,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pt2kit_portable import GRACE  # seconds between SIGTERM and SIGKILL, as every pt2kit parent gives
+
 FORWARD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 _STOPS = (signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU, signal.SIGSTOP)
 SI_KERNEL = 0x80  # si_code of a signal the kernel sent: the terminal's Ctrl-C, Ctrl-\, hangup
-GRACE = 3.0
 _PR_SET_CHILD_SUBREAPER = 36
 
 

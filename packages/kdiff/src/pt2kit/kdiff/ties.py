@@ -53,7 +53,8 @@ def _where() -> tuple[str | None, str | None]:
     for f in reversed(traceback.extract_stack()[:-3]):
         fn = f.filename.replace("\\", "/")
         # nor FX's generated code (a branch as torch.cond compiles it), nor the mode's re-entry around it
-        if "/torch/" in fn or fn.endswith(("/ties.py", "/runtime/hops.py")) or "/torchvision/" in fn \
+        # (HopAwareMode's, in pt2kit_portable)
+        if "/torch/" in fn or fn.endswith(("/ties.py", "/runtime/hops.py", "/pt2kit_portable.py")) or "/torchvision/" in fn \
                 or fn.startswith("<eval_with_key>"):
             continue
         return f"{f.filename}:{f.lineno}", (f.line or "").strip() or None

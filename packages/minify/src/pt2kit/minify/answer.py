@@ -10,13 +10,12 @@ could be judged.
 
 import importlib.util
 import os
-import signal
 import subprocess
 import sys
 
 import torch
 
-from .harness import UNTESTABLE, Untestable, make_inputs, one_line, outcome, violations
+from .harness import UNTESTABLE, Untestable, exception_line, make_inputs, outcome, signal_name, violations
 
 
 def check_devices(specs, device):
@@ -27,7 +26,7 @@ def check_devices(specs, device):
             torch.empty(0, device=d)
         except Exception as e:
             where = f"REPRO_DEVICE={d}" if device else f"the inputs' device {d}"
-            raise Untestable(f"{where} is not available here ({one_line(e)})") from None
+            raise Untestable(f"{where} is not available here ({exception_line(e)})") from None
 
 
 def load_backend(backend):
@@ -45,7 +44,7 @@ def load_backend(backend):
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
     except Exception as e:
-        raise Untestable(f"the backend file {path} does not load: {one_line(e)}") from None
+        raise Untestable(f"the backend file {path} does not load: {exception_line(e)}") from None
     if not callable(getattr(mod, name, None)):
         raise Untestable(f"the backend file {path} has no backend {name}")
     return getattr(mod, name)
@@ -56,7 +55,7 @@ def _in_child(failure):
     could not get as far as the code that crashes (its setup failed: exit 125 or a traceback's 1)."""
     p = subprocess.run([sys.executable, *sys.argv], env={**os.environ, "_REPRO_CHILD": "1"},
                        capture_output=True, text=True)
-    died = signal.Signals(-p.returncode).name if p.returncode < 0 else f"exit {p.returncode}"
+    died = signal_name(p.returncode) or f"exit {p.returncode}"
     if died == failure["signature"]:
         print(f"repro: the bug is present: the process died with {died}")
         return 1
@@ -105,6 +104,6 @@ def main(module_cls, specs, backend, config, failure, dynamic=False, seed=0, tra
     except Untestable as e:
         why = str(e)
     except Exception as e:  # setup that broke some other way (an op this torch lacks): not a verdict
-        why = one_line(e)
+        why = exception_line(e)
     print(f"repro: cannot test here: {why}", file=sys.stderr)
     return UNTESTABLE

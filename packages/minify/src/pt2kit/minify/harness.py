@@ -6,8 +6,9 @@ seeded generator and the specs written in the repro, or, where the failure needs
 real values written there as literals (never a pickle); the verdict of an accuracy
 failure is kdiff's (torch.testing.assert_close's tolerances, then PyTorch's float64 RMSE rule from
 torch._dynamo.utils.same, so rounding noise is not a failure; pt2kit.runtime.accuracy.differs, NaN on
-both sides agreeing); a failure's signature is an
-exception's type and normalised message, a signal, a non-finite kind, or a constraint and op; the
+both sides agreeing), against kdiff's float64 reference (pt2kit_portable's float64_copy and float64_mode,
+embedded in the repro too); a training step's loss is pt2kit_portable's loss_of, every --mode train
+run's; a failure's signature is an exception's type and normalised message, a signal, a non-finite kind, or a constraint and op; the
 repro's answer is 1 (the failure is present) or 0 (it ran, and the failure is gone) only where every
 side the failure needs ran to its verdict (:mod:`.answer`); anything else is 125.
 """
@@ -22,6 +23,10 @@ import torch
 
 if "use_precision" not in globals():  # in minify's workers; a repro carries its text above this file's
     use_precision = importlib.import_module("pt2kit.runtime.precision").use_precision
+if "float64_mode" not in globals():  # in minify's workers; a repro carries pt2kit_portable's text above this file's
+    _portable = importlib.import_module("pt2kit_portable")  # not an import statement: a repro has none of ours
+    exception_line, float64_copy, float64_mode = _portable.exception_line, _portable.float64_copy, _portable.float64_mode
+    loss_of, signal_name = _portable.loss_of, _portable.signal_name  # signal_name: answer.py's, from here
 
 # -- inputs ------------------------------------------------------------------------------------
 
@@ -100,29 +105,6 @@ def apply_config(config):
     return stack
 
 
-def _float64_mode():
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    narrow = (torch.float32, torch.float16, torch.bfloat16)
-
-    class Float64(TorchDispatchMode):
-        # a graph's explicit casts to float32 would undo a float64 run: keep it float64 throughout
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            kwargs = dict(kwargs or {})
-            if kwargs.get("dtype") in narrow:
-                kwargs["dtype"] = torch.float64
-            args = [torch.float64 if a in narrow else a for a in args]
-            return func(*args, **kwargs)
-
-    return Float64()
-
-
-def to_float64(x):
-    if isinstance(x, torch.Tensor) and x.is_floating_point():
-        return x.to(torch.float64)
-    return x
-
-
 def dense(outputs):
     """Each output as the tensor a verdict compares: a jagged tensor's ``values()`` (kdiff compares its
     offsets too; both sides of a candidate's run split at the offsets it was fed)."""
@@ -130,10 +112,12 @@ def dense(outputs):
 
 
 def run_eager(module, inputs, float64=False, train=False, grad=None):
-    """The outputs of ``module`` on ``inputs`` (``train``: the gradients of a training step, :func:`gradients`)."""
+    """The outputs of ``module`` on ``inputs`` (``train``: the gradients of a training step, :func:`gradients`);
+    ``float64``: the float64 reference kdiff judged the failure against (pt2kit_portable's float64_copy
+    and float64_mode)."""
     if float64:
-        inputs = [to_float64(x) for x in inputs]
-    with _float64_mode() if float64 else contextlib.nullcontext():
+        module, inputs = float64_copy(module, inputs)
+    with float64_mode() if float64 else contextlib.nullcontext():
         if train:
             out = gradients(module, inputs, grad)
         else:
@@ -141,14 +125,6 @@ def run_eager(module, inputs, float64=False, train=False, grad=None):
                 out = list(module(*inputs))
     sync()
     return dense(out)
-
-
-def _loss(outputs):
-    """pt2kit.runtime.training.loss_of's rule, the loss every --mode train run takes: the sum of the means
-    of the floating outputs that require grad (in float32 or wider); None where none does."""
-    parts = [t.float().mean() if t.dtype.itemsize < 4 else t.mean() for t in outputs
-             if isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point()]
-    return sum(parts) if parts else None
 
 
 def gradients(run, inputs, grad=None):
@@ -164,7 +140,7 @@ def gradients(run, inputs, grad=None):
     torch.manual_seed(0)
     with torch.enable_grad():
         out = run(*inputs)
-        loss = _loss(list(out) if isinstance(out, (list, tuple)) else [out])
+        loss = loss_of(list(out) if isinstance(out, (list, tuple)) else [out])
         if loss is None or not wrt:
             return []
         return list(torch.autograd.grad(loss, wrt, allow_unused=True, materialize_grads=True))
@@ -249,12 +225,6 @@ class Untestable(Exception):
     a graph eager cannot run."""
 
 
-def one_line(e):
-    """``Type: message``, its first line, as raised (a message for a person; not a signature)."""
-    text = f"{type(e).__name__}: {e}".strip()
-    return text.splitlines()[0][:300]
-
-
 # -- verdicts ----------------------------------------------------------------------------------
 
 if "differs" not in globals():  # in minify's workers; a repro carries accuracy's verdict above this file's text
@@ -332,7 +302,7 @@ def outcome(module, inputs, backend, config, failure, dynamic=False, strict=Fals
         eager = run_eager(module, fresh(inputs), train=train, grad=grad)
     except Exception as e:  # a candidate the eager side cannot run is no repro of anything
         if strict:
-            raise Untestable(f"eager cannot run the graph: {one_line(e)}") from None
+            raise Untestable(f"eager cannot run the graph: {exception_line(e)}") from None
         return False, "eager: " + exception_signature(e), "eager fails"
     fp64 = None
     if kind == "accuracy":
@@ -346,7 +316,7 @@ def outcome(module, inputs, backend, config, failure, dynamic=False, strict=Fals
     except Exception as e:
         sig, detail = exception_signature(e), str(e).strip()[:2000]
         if strict and kind != "compile-error":
-            raise Untestable(f"the compiled side raised {one_line(e)}, so its {kind} cannot be judged") from None
+            raise Untestable(f"the compiled side raised {exception_line(e)}, so its {kind} cannot be judged") from None
         if failure.get("check_str"):
             return kind == "compile-error" and failure["check_str"] in f"{sig} {detail}", sig, detail
         return kind == "compile-error" and sig == failure["signature"], sig, detail

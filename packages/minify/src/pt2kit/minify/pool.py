@@ -16,7 +16,6 @@ from __future__ import annotations
 import collections
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ from typing import Any
 import msgspec
 
 from pt2kit.runtime.flags import usable_cpus
+from pt2kit_portable import signal_name
 
 from . import zygote
 from .worker import THREADS
@@ -76,7 +76,7 @@ class Worker:
         code = self.proc.wait()
         if timed_out.is_set():
             return {"t": "timeout", "stderr": "\n".join(self.tail)}
-        died = signal.Signals(-code).name if code < 0 and -code in signal.valid_signals() else f"exit {code}"
+        died = signal_name(code) or f"exit {code}"
         return {"t": "died", "signal": died, "stderr": "\n".join(self.tail)}
 
     @property

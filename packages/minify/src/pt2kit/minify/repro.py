@@ -1,6 +1,7 @@
 """repro.py as text: the minimal graph as module code (the user's lines as comments), its input specs,
-backend, config and failure, then pt2kit.runtime.accuracy's verdict (:func:`verdict_source`),
-:mod:`.harness` and :mod:`.answer` verbatim.
+backend, config and failure, then ``pt2kit_portable`` (the float64 reference, the loss, exception and
+signal names), pt2kit.runtime.precision, pt2kit.runtime.accuracy's verdict (:func:`verdict_source`),
+:mod:`.harness` and :mod:`.answer`, each verbatim (:func:`embedded_source`).
 
 Guarantees: the repro imports only torch and the standard library, and its docstring names all else it
 needs (the torch it was made on, the device, a backend file, the config it sets); it exits 1 while the
@@ -13,11 +14,13 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pt2kit_portable
 from pt2kit.runtime import precision
 
 from . import ir
 from .records import config_strings
 
+PORTABLE = Path(pt2kit_portable.__file__)
 HARNESS = Path(__file__).with_name("harness.py")
 PRECISION = Path(precision.__file__)
 ANSWER = Path(__file__).with_name("answer.py")
@@ -39,6 +42,24 @@ def verdict_source() -> str:
     parts = [inspect.getsource(f) for f in (a.RuleResult, a.multiplier_for, a.tol_for, a.rmse, a.agreeing_nonfinite,
                                              a.accuracy_rule, a.default_tolerances, a.differs)]
     return "_CLOSE = " + pprint.pformat(a._CLOSE, width=110) + "\n\n\n" + "\n\n".join(parts)
+
+
+def embedded_source() -> str:
+    """What every repro.py carries verbatim below its graph and data: the code a query ran, in the order
+    each part needs the one before (harness takes the float64 run from pt2kit_portable, the verdict from
+    accuracy, the precision settings from precision). The parts share one namespace: their names differ."""
+    return "\n".join([
+        f"# ---- pt2kit_portable (version {pt2kit_portable.VERSION}), verbatim: the float64 reference kdiff judged "
+        "by, the loss, exception and signal names ----",
+        PORTABLE.read_text(),
+        "# ---- pt2kit.runtime.precision, verbatim: the precision settings FAILURE['precision'] names ----",
+        PRECISION.read_text(),
+        "# ---- pt2kit.runtime.accuracy's verdict on an output leaf, verbatim ----",
+        verdict_source(),
+        "",
+        "# ---- pt2kit minify's harness.py and answer.py, verbatim: inputs, runs, verdicts, exit codes ----",
+        _embedded(),
+        ""])
 
 
 def _backend_file(backend: str) -> tuple[str, str] | None:
@@ -143,14 +164,7 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
             _config_line(config),
             "FAILURE = " + pprint.pformat(failure, width=110),
             "", "",
-            "# ---- pt2kit.runtime.precision, verbatim: the precision settings FAILURE['precision'] names ----",
-            PRECISION.read_text(),
-            "# ---- pt2kit.runtime.accuracy's verdict on an output leaf, verbatim ----",
-            verdict_source(),
-            "",
-            "# ---- pt2kit minify's harness.py and answer.py, verbatim: inputs, runs, verdicts, exit codes ----",
-            _embedded(),
-            "",
+            embedded_source(),
             'if __name__ == "__main__":',
             f"    raise SystemExit(main(Repro, INPUTS, BACKEND, CONFIG, FAILURE, dynamic={dynamic!r}, seed={seed!r}"
             + (", train=True, grad=GRAD" if phase == "joint" else "") + "))",

@@ -2,16 +2,11 @@
 
 Guarantees:
 
-* :func:`float64_copy` gives a float64 copy of a model and its inputs; the original is never touched.
-* :func:`float64_mode` keeps a float64 run in float64 through the model's explicit casts: every
-  floating tensor an op makes in float32 (``x.float()``, ``.to(torch.float32)``,
-  ``torch.zeros(..., dtype=torch.float32)``, a float32 constant) comes out in float64 instead, and
-  complex64 as complex128. A cast to float16 or bfloat16 still rounds, as the model asked; casting
-  it back up lands in float64. So ``x.half().float()`` rounds once, as in the float32 model, and a
-  cast around a softmax or a norm no longer mixes Float and Double in one matmul. An op that has
-  no float64 kernel (``torch._grouped_mm``, some fused CUDA kernels) runs in float32 on rounded
-  inputs and its result comes back in float64; ``mode.narrowed`` names those ops, so the run goes
-  wherever eager goes and says where it could not be float64.
+* :func:`float64_copy` and :func:`float64_mode` (``pt2kit_portable``'s, re-exported here) make the float64
+  run: a float64 copy of a model and its inputs, kept in float64 through the model's explicit float32
+  casts while a cast to float16 or bfloat16 still rounds, higher-order ops (``torch.cond``) seen inside,
+  an op with no float64 kernel run in float32 and named in ``mode.narrowed``. kdiff, benchrun, minify's
+  candidates and every repro.py run this one reference (pt2kit_portable's header says more).
 * :func:`accuracy_rule` is ``torch._dynamo.utils.same``'s test for a floating tensor, in the order
   it checks: a leaf that fails ``assert_close`` against the baseline still passes when
   ``rmse(test, fp64) <= multiplier * rmse(baseline, fp64) + tol / 10``; the multiplier is same()'s
@@ -25,94 +20,15 @@ Guarantees:
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass
 from typing import Any
 
-from .torchapi import is_mutable, tree_map
+# the float64 run itself is pt2kit_portable's, the one minify's candidates and repros run too
+from pt2kit_portable import float64_copy, float64_mode, to_float64
 
-
-def to_float64(x: Any) -> Any:
-    import torch
-
-    def up(t: Any) -> Any:
-        if isinstance(t, torch.Tensor):
-            if t.is_floating_point():
-                return t.double()
-            if t.is_complex():
-                return t.to(torch.complex128)
-        return t
-
-    return tree_map(up, x)
-
-
-def float64_copy(model: Any, inputs: Any) -> tuple[Any, Any]:
-    """(float64 copy of the model, float64 inputs); integer and bool tensors stay as they are."""
-    import torch
-
-    m = copy.deepcopy(model)
-    if isinstance(m, torch.nn.Module):
-        m = m.to(torch.float64)
-        for mod in m.modules():  # complex parameters and buffers: .to(float64) leaves them alone
-            for name, b in list(mod.named_buffers(recurse=False)):
-                if b is not None and b.is_complex():
-                    setattr(mod, name, b.to(torch.complex128))
-    return m, to_float64(inputs)
-
-
-def float64_mode() -> Any:
-    """A dispatch mode under which float32 results come out as float64 (see the module docstring)."""
-    import torch
-
-    from .hops import HopAwareMode, is_hop
-
-    up = {torch.float32: torch.float64, torch.complex64: torch.complex128}
-
-    def widen(t: Any) -> Any:
-        if isinstance(t, torch.Tensor) and t.dtype in up:
-            return t.to(up[t.dtype])
-        return t
-
-    down = {torch.float64: torch.float32, torch.complex128: torch.complex64}
-
-    def narrow(t: Any) -> Any:
-        if isinstance(t, torch.Tensor) and t.dtype in down:
-            return t.to(down[t.dtype])
-        return t
-
-    # a higher-order op (cond, while_loop, flex_attention) runs as eager runs it, its subgraphs' ops seen
-    # one by one (HopAwareMode): without it the float64 run of every such model raised NotImplementedError
-    # and the verdict fell back to assert_close alone
-    class Float64Mode(HopAwareMode):
-        def __init__(self) -> None:
-            super().__init__()
-            self.narrowed: list[str] = []
-
-        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-            if is_hop(func):  # its operands in float64 too: a loop's carried values keep one dtype
-                return super().__torch_dispatch__(func, types, tree_map(widen, args), tree_map(widen, kwargs or {}))
-            return super().__torch_dispatch__(func, types, args, kwargs)
-
-        def watch(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            kwargs = dict(kwargs or {})
-            if kwargs.get("dtype") in up:
-                kwargs["dtype"] = up[kwargs["dtype"]]
-            mutable = is_mutable(func)  # in-place and out=: the result is an existing tensor
-            try:
-                out = func(*args, **kwargs)
-            except (RuntimeError, NotImplementedError):
-                if mutable:
-                    raise
-                # no float64 kernel for this op: run it in float32, as the float32 model does
-                out = func(*tree_map(narrow, args), **tree_map(narrow, kwargs))
-                if str(func) not in self.narrowed:
-                    self.narrowed.append(str(func))
-            if mutable:
-                return out
-            return tree_map(widen, out)
-
-    return Float64Mode()
+__all__ = ["RuleResult", "accuracy_rule", "agreeing_nonfinite", "default_tolerances", "differs", "float64_copy",
+           "float64_mode", "judge_leaves", "multiplier_for", "rmse", "to_float64", "tol_for"]
 
 
 @dataclass

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import collections
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -47,10 +46,10 @@ from typing import Any
 import msgspec
 
 from pt2kit.schema.store import sweep_temp_files
+from pt2kit_portable import GRACE, signal_name
 
 from .errors import UsageError
 
-GRACE = 3.0
 STDERR_TAIL_LINES = 40
 STDERR_TAIL_CHARS = 6000
 
@@ -67,15 +66,6 @@ class ChildResult:
     @property
     def ok(self) -> bool:
         return self.crash is None
-
-
-def _signal_name(returncode: int) -> str | None:
-    if returncode >= 0:
-        return None
-    try:
-        return signal.Signals(-returncode).name
-    except ValueError:
-        return f"signal {-returncode}"
 
 
 def _pump_stderr(pipe: Any, tail: collections.deque[str], echo: bool, hush: threading.Event) -> None:
@@ -188,7 +178,7 @@ def run_in_child(
     crash: dict[str, Any] = {
         "stage": result.stage,
         "exitcode": proc.returncode,
-        "signal": _signal_name(proc.returncode),
+        "signal": signal_name(proc.returncode),
         "stderr_tail": stderr_tail,
     }
     if exc is not None:

@@ -10,7 +10,7 @@ for booleans, Python literals for lists).
 settings, the environment's, ``--config``), as ``KEY=VALUE`` text that :func:`apply_config` takes back.
 
 Guarantees: a typed value crosses a process boundary as :func:`literal` text and comes back from
-:func:`from_literal` equal and of the same types, nested ones included (JSON would turn a tuple into a
+:func:`from_literal` equal and of the same types, nested ones included (``inf`` and NaN too) (JSON would turn a tuple into a
 list, and Inductor prints ``cpp.cxx`` into its error: the failure's text would change with it); a
 setting :func:`worker_settings` collects is written the same way (a string bare), so a tuple a model
 file set is a tuple again where it is applied.
@@ -18,19 +18,21 @@ file set is a tuple again where it is applied.
 
 from __future__ import annotations
 
-import ast
 import difflib
-import math
 import os
 import sys
 from contextlib import ExitStack
 from typing import Any
 
 from pt2kit.schema.store import store_root
+from pt2kit_portable import CONFIG_MODULES as MODULES
+from pt2kit_portable import SettingError, coerce_setting, collect_settings, from_literal, literal
 
 from .errors import UsageError
-from .torchapi import CONFIG_MODULES as MODULES
-from .torchapi import config_defaults, config_module, left_out_of_repros
+from .torchapi import config_module
+
+__all__ = ["MODULES", "apply_config", "config_keys", "from_literal", "kept_settings", "literal", "parse_config",
+           "resolve", "worker_settings"]
 
 
 def parse_config(items: list[str] | None) -> dict[str, str]:
@@ -50,64 +52,11 @@ def config_keys(module: Any) -> dict[str, Any]:
 
 
 def _coerce(key: str, raw: str, current: Any) -> Any:
-    low = raw.lower()
-    if isinstance(current, bool):
-        if low in ("1", "true", "yes", "on"):
-            return True
-        if low in ("0", "false", "no", "off"):
-            return False
-        raise UsageError(f"--config {key}={raw}: expected a boolean (true/false)")
-    if low in ("none", "null") and not isinstance(current, str):
-        return None
-    if isinstance(current, int | float) and not isinstance(current, bool):
-        try:
-            value = type(current)(raw)
-        except ValueError:
-            raise UsageError(f"--config {key}={raw}: expected a {type(current).__name__}") from None
-        if isinstance(value, float) and value != value:
-            raise UsageError(f"--config {key}={raw}: expected a number, not NaN")
-        return value
-    if isinstance(current, list | tuple | dict | set):
-        kind = type(current).__name__
-        try:
-            value = ast.literal_eval(raw)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            raise UsageError(f"--config {key}={raw}: expected a Python {kind} literal") from None
-        sequences = (list, tuple, set, frozenset)
-        if isinstance(current, dict) and not isinstance(value, dict):
-            raise UsageError(f"--config {key}={raw}: expected a dict, e.g. {{'a': 1}}")
-        if isinstance(current, sequences) and not isinstance(value, sequences):
-            raise UsageError(f"--config {key}={raw}: expected a {kind}, e.g. {'[1, 2]' if kind == 'list' else '(1, 2)'}")
-        return type(current)(value) if isinstance(current, sequences) else value
-    if current is None:
-        try:
-            return ast.literal_eval(raw)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            return raw
-    return raw
-
-
-def literal(value: Any) -> str:
-    """``value`` as Python literal text that :func:`from_literal` reads back as the same value and types
-    (``inf`` is written ``1e999``, which a literal may say and ``repr`` does not)."""
-    if isinstance(value, float) and value in (math.inf, -math.inf):
-        return "1e999" if value > 0 else "-1e999"
-    if isinstance(value, tuple):
-        items = [literal(v) for v in value]
-        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
-    if isinstance(value, list):
-        return f"[{', '.join(literal(v) for v in value)}]"
-    if isinstance(value, set | frozenset):
-        # a frozenset has no literal and comes back a set (no torch setting holds one today)
-        return f"{{{', '.join(sorted(literal(v) for v in value))}}}" if value else "set()"
-    if isinstance(value, dict):
-        return f"{{{', '.join(f'{literal(k)}: {literal(v)}' for k, v in value.items())}}}"
-    return repr(value)
-
-
-def from_literal(text: str) -> Any:
-    """The value :func:`literal` wrote."""
-    return ast.literal_eval(text)
+    """``raw`` as a value of ``current``'s type (pt2kit_portable's rule, the one capture's boot collects by)."""
+    try:
+        return coerce_setting(key, raw, current)
+    except SettingError as e:
+        raise UsageError(str(e)) from None
 
 
 def resolve(cfg: dict[str, str]) -> list[tuple[Any, str, Any]]:
@@ -178,37 +127,17 @@ def apply_config(cfg: dict[str, str]) -> ExitStack:
     return stack
 
 
-def _as_text(key: str, value: Any, default: Any) -> str | None:
-    """``value`` as --config VALUE text, or None where that text would not give ``value`` back
-    (a callable, an object, a string that reads as a literal). Anything but a string is its
-    :func:`literal` text: a tuple stays a tuple, an ``inf`` inside a list survives."""
-    text = value if isinstance(value, str) else literal(value)
-    try:
-        back = _coerce(key, text, default)
-    except UsageError:
-        return None
-    return text if type(back) is type(value) and back == value else None
-
-
 def worker_settings() -> dict[str, str]:
     """Every setting of the dynamo, inductor, functorch and fx configs that is not at its default in
     this process, whoever set it (a model file at module level, an environment variable torch reads
     through its ``Config`` entries, ``--config``; one a config module reads into its default at import,
     as ``TORCHINDUCTOR_FREEZING``, is that default here as in torch's own repro writer), as ``{"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}``: what
     ``torch._dynamo.debug_utils.generate_config_string`` writes into PyTorch's own repros, less what it
-    skips, less machine-specific settings and values that do not survive as text."""
-    out: dict[str, str] = {}
-    for name, path in MODULES.items():
-        module = config_module(path)
-        defaults = config_defaults(module)
-        for key, value in config_keys(module).items():
-            if key not in defaults or left_out_of_repros(module, key) or value == defaults[key] \
-                    or (name, key) in _DEBUG_DIR_KEYS:  # where this machine writes debug files: not the graph's
-                continue
-            text = _as_text(key, value, defaults[key])
-            if text is not None:
-                out[f"{name}.{key}"] = text
-    return out
+    skips, less machine-specific settings and values that do not survive as text
+    (``pt2kit_portable.collect_settings``, which capture's boot runs in the user's script too)."""
+    out = collect_settings({name: config_module(path) for name, path in MODULES.items()})
+    # where this machine writes debug files: not the graph's
+    return {k: v for k, v in out.items() if tuple(k.split(".", 1)) not in _DEBUG_DIR_KEYS}
 
 
 class kept_settings:  # a context manager, named as one is used

@@ -21,63 +21,15 @@ from typing import Any
 
 import torch
 
-from .torchapi import dispatch_mode, generate_code, hop_name, is_hop, is_op_overload
+from pt2kit_portable import hop_aware_mode
+
+from .torchapi import generate_code, hop_name, is_hop
 
 __all__ = ["HopAwareMode", "hop_name", "is_hop", "materialise", "subgraphs"]
 
 
-class HopAwareMode(dispatch_mode()):
-    """A mode that also sees inside higher-order ops. Subclasses implement :meth:`watch` (an ordinary
-    op: run it, look at it) in place of ``__torch_dispatch__``."""
-
-    supports_higher_order_operators = True  # torch hands us higher-order ops instead of raising
-
-    @classmethod
-    def ignore_compile_internals(cls) -> bool:
-        """Off while torch.compile traces, on again when what it compiled runs: eager flex_attention
-        compiles itself (fullgraph), and Dynamo refuses to under a mode that says otherwise."""
-        return True
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.blind: list[str] = []  # higher-order ops run whole, their insides unseen
-
-    def watch(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return func(*args, **kwargs)
-
-    def hop_out(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> Any:
-        """The outputs of a higher-order op, for a subclass that looks at them too."""
-        return out
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        kwargs = kwargs or {}
-        if not is_hop(func):
-            return self.watch(func, tuple(args), kwargs)
-        wrapped = [0]
-
-        def inside(fn: Any) -> Any:
-            wrapped[0] += 1
-
-            def run(*a: Any, **kw: Any) -> Any:
-                with self:
-                    return fn(*a, **kw)
-
-            return run
-
-        args2 = tuple(_wrap_callables(a, inside) for a in args)
-        kwargs2 = {k: _wrap_callables(v, inside) for k, v in kwargs.items()}
-        if not wrapped[0] and (name := hop_name(func)) and name not in self.blind:
-            self.blind.append(name)
-        return self.hop_out(func, args2, kwargs2, func(*args2, **kwargs2))
-
-
-def _wrap_callables(a: Any, inside: Any) -> Any:
-    if isinstance(a, tuple | list):
-        return type(a)(_wrap_callables(x, inside) for x in a)
-    if callable(a) and not isinstance(a, torch.Tensor | type) and not is_hop(a) \
-            and not is_op_overload(a):
-        return inside(a)
-    return a
+# the class lives in pt2kit_portable, beside the float64 mode built on it (minify's repros carry both)
+HopAwareMode = hop_aware_mode()
 
 
 def subgraphs(gm: torch.fx.GraphModule, node: torch.fx.Node) -> Iterator[tuple[str, torch.fx.GraphModule]]:

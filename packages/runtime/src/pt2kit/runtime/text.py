@@ -1,4 +1,4 @@
-"""Text for a terminal, in one leaf module (it imports nothing of ours, so every module may use it).
+"""Text for a terminal, in one leaf module (it imports nothing of ours but pt2kit_portable, so every module may use it).
 
 Guarantees: :func:`printable` never returns a control character other than a tab (and newlines when
 asked), so text from a stream or a model cannot move the cursor, retitle the window or hide text.
@@ -8,6 +8,11 @@ Not guaranteed: width. A line may be as long as what it quotes; :func:`summary_l
 from __future__ import annotations
 
 import unicodedata
+
+# how every pt2kit process names an exception in one line (capture's boot and minify's repros too)
+from pt2kit_portable import exception_line, summary_line
+
+__all__ = ["exception_line", "printable", "summary_line"]
 
 _BIDI = {0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F}
 
@@ -26,21 +31,3 @@ def printable(text: object, *, newlines: bool = False) -> str:
         else:
             out.append(ch)
     return "".join(out)
-
-
-def summary_line(message: str) -> str:
-    """One line of a many-line exception text: its first line, and the next one where the first only
-    introduces it (``backend='inductor' raised:``)."""
-    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
-    if not lines:
-        return ""
-    out = lines[0]
-    if out.endswith(":") and len(lines) > 1:
-        out = f"{out} {lines[1]}"
-    return out[:500]
-
-
-def exception_line(e: BaseException) -> str:
-    """``RuntimeError: first line``: how every tool names an exception in one line (benchrun's
-    ``fail_to_run``, kdiff's eager failures)."""
-    return f"{type(e).__name__}: {summary_line(str(e))}"[:500]

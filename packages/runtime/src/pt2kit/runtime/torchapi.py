@@ -2,7 +2,8 @@
 
 Private API moves between torch releases without notice; here is the one place to mend when it does,
 and tests/test_torchapi.py runs every function on the installed torch. A wrapper more than one package
-needs (reset_dynamo, tree_map, is_op_overload) lives here once and the tools call it; a tool's own
+needs (reset_dynamo, tree_map, is_op_overload) lives here once and the tools call it (those the
+portable layer needs too live in ``pt2kit_portable`` and are re-exported here); a tool's own
 ``torchapi.py`` keeps only the wrappers that tool alone uses. The code a repro embeds (minify's
 harness, this package's precision.py) is torch-only by contract and exempt.
 
@@ -19,33 +20,27 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-# --config's prefixes and the torch config modules they name (private modules, public settings)
-CONFIG_MODULES = {
-    "inductor": "torch._inductor.config",
-    "dynamo": "torch._dynamo.config",
-    "functorch": "torch._functorch.config",
-    "fx": "torch.fx.experimental._config",
-}
+# torch API pt2kit_portable wraps (minify's repros and capture's boot carry it): one copy, used from there
+from pt2kit_portable import (
+    CONFIG_MODULES,
+    config_defaults,
+    dispatch_mode,
+    hop_name,
+    is_hop,
+    is_mutable,
+    is_op_overload,
+    left_out_of_repros,
+    tree_map,
+)
+
+__all__ = ["CONFIG_MODULES", "aot_autograd", "boxed", "config_defaults", "config_module", "dispatch_mode",
+           "generate_code", "hop_name", "is_hop", "is_mutable", "is_op_overload", "left_out_of_repros",
+           "min_cut_partition", "pytree_key_children", "reset_dynamo", "tree_map"]
 
 
 def config_module(path: str) -> Any:
     """One of CONFIG_MODULES's torch config modules, imported."""
     return importlib.import_module(path)
-
-
-def config_defaults(module: Any) -> dict[str, Any]:
-    """Each setting of a torch config module at its declared default (``ConfigModule._config[key].default``):
-    a setting an environment variable changed is not at its default."""
-    return {k: entry.default for k, entry in module._config.items()}
-
-
-def left_out_of_repros(module: Any, key: str) -> bool:
-    """Whether torch's own repro writer leaves a setting out (``_save_config_ignore``: callables, pickling
-    trouble) or its cache key does as machine-specific (``_cache_config_ignore_prefix``: trace dumps,
-    compile threads, worker start method, CUTLASS folders)."""
-    if key in getattr(module, "_save_config_ignore", ()):
-        return True
-    return any(key.startswith(p) for p in getattr(module, "_cache_config_ignore_prefix", ()))
 
 
 def reset_dynamo() -> None:
@@ -94,44 +89,6 @@ def boxed(fn: Callable[..., Any]) -> Any:
     from functorch.compile import make_boxed_func
 
     return make_boxed_func(fn)
-
-
-def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
-    """``fn`` on every leaf of a pytree of lists, tuples, dicts and registered containers."""
-    from torch.utils._pytree import tree_map as pytree_map
-
-    return pytree_map(fn, tree)
-
-
-def is_mutable(op: Any) -> bool:
-    """Whether an aten op overload writes into one of its arguments (in-place, ``out=``)."""
-    return bool(op._schema.is_mutable)
-
-
-def is_hop(func: Any) -> bool:
-    """Whether ``func`` (what a mode's ``__torch_dispatch__`` is handed) is a higher-order op."""
-    import torch._ops
-
-    return isinstance(func, torch._ops.HigherOrderOperator)
-
-
-def hop_name(target: Any) -> str | None:
-    """The name of a higher-order op (``cond``, ``while_loop``, ``flex_attention``), or None."""
-    return getattr(target, "_name", None) or getattr(target, "__name__", None) if is_hop(target) else None
-
-
-def is_op_overload(a: Any) -> bool:
-    """Whether ``a`` is an aten op (``aten.add.Tensor``) or its packet (``aten.add``)."""
-    import torch._ops
-
-    return isinstance(a, torch._ops.OpOverload | torch._ops.OpOverloadPacket)
-
-
-def dispatch_mode() -> type:
-    """The base class of a mode that sees every aten op as it runs (``TorchDispatchMode``)."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    return TorchDispatchMode
 
 
 def generate_code(gm: Any) -> None:

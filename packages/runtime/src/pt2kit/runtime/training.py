@@ -4,7 +4,8 @@
 The loss is the sum, over the model's floating outputs that require grad, of each one's mean (in
 float32 or wider, so a half-precision output's mean does not overflow): every output gets a gradient,
 scaled so no output's size dominates. benchrun's train mode, kdiff's and minify's ``--mode train``
-and the backward capture (:func:`pt2kit.runtime.aotgraphs.training_graphs`) all use it, so a gradient
+and the backward capture (:func:`pt2kit.runtime.aotgraphs.training_graphs`) all use it (the rule is
+``pt2kit_portable.loss_of``, which minify's joint repros carry), so a gradient
 one tool reports is the gradient another reproduces.
 
 Guarantees: ``train_step`` leaves no gradient behind on the parameters it cleared (their ``.grad`` is
@@ -18,18 +19,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pt2kit_portable import loss_of as portable_loss
+
 from .errors import UsageError
 
 
 def loss_of(out: Any) -> Any:
-    """The sum of the means of ``out``'s floating leaves that require grad."""
+    """The sum of the means of ``out``'s floating leaves that require grad (pt2kit_portable's rule, the one
+    a joint repro.py takes too), over every leaf :func:`~.outputs.flatten` finds."""
     from .outputs import flatten
 
-    parts = [t.float().mean() if t.dtype.itemsize < 4 else t.mean() for _, t in flatten(out)
-             if getattr(t, "requires_grad", False) and t.is_floating_point()]
-    if not parts:
+    loss = portable_loss([t for _, t in flatten(out)])
+    if loss is None:
         raise UsageError("--mode train: no floating output of the model requires grad")
-    return sum(parts)
+    return loss
 
 
 def train_step(call: Callable[[], Any], params: Iterable[Any]) -> Any:

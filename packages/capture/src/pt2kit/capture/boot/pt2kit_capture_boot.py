@@ -29,6 +29,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+# pt2kit's one-line name of an exception; pt2kit capture copies the module beside this folder
+from pt2kit_portable import exception_line
+
 ENV_DIR = "PT2KIT_CAPTURE_DIR"
 VALUES = ("small", "all", "none")
 BUDGET = 64 << 20
@@ -260,7 +263,7 @@ def _compile(line: dict[str, Any] | None, call: Any) -> Any:
             if {c.__name__ for c in type(e).__mro__} & RESTARTS:
                 discard(line)
             else:
-                line["error"] = _exception_line(e)
+                line["error"] = exception_line(e)
                 append(line)
         raise
     if line is not None:
@@ -297,16 +300,11 @@ def _patch_aoti(module: Any) -> None:
             record(line, gm, flat, "torch.export exported for AOT Inductor", names)
         except Exception as e:
             if line is not None:
-                line["capture_error"] = _exception_line(e)
+                line["capture_error"] = exception_line(e)
         return _compile(line, lambda: original(exported_program, *args, **kwargs))
 
     aoti_compile_and_package._pt2kit_capture = True
     module.aoti_compile_and_package = aoti_compile_and_package
-
-
-def _exception_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
 
 
 def backend_name(backend: Any, name: Any) -> str:
@@ -435,7 +433,7 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | Non
             isinstance(a, torch.Tensor) and a.requires_grad for a in args)
         record(line, gm, ddp.real_inputs(gm, list(args)), "torch.compile handed its backend")
     except Exception as e:
-        line["capture_error"] = _exception_line(e)
+        line["capture_error"] = exception_line(e)
     return line
 
 

@@ -10,20 +10,12 @@ that need it, when called.
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 import sys
 import sysconfig
 from typing import Any
 
-# --config's prefixes and the torch config modules they name (as pt2kit.runtime.config spells them)
-CONFIG_MODULES = {
-    "inductor": "torch._inductor.config",
-    "dynamo": "torch._dynamo.config",
-    "functorch": "torch._functorch.config",
-    "fx": "torch.fx.experimental._config",
-}
 AFTER_DYNAMO = "torch._dynamo.repro.after_dynamo"  # defines wrap_backend_debug, imported at call time
 AOTI_MODULE = "torch._inductor"  # defines aoti_compile_and_package
 DDP_MODULE = "torch._dynamo.backends.distributed"  # DDPOptimizer: torch.compile(DDP(model))'s graph splitter
@@ -206,36 +198,9 @@ def is_fake(t: Any) -> bool:
 
 def settings() -> dict[str, str]:
     """Every dynamo/inductor/functorch/fx setting not at its default now, as --config takes it
-    (``{"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}``); settings torch's repro writer
-    leaves out (``_save_config_ignore``, ``_cache_config_ignore_prefix``) and values whose text does
-    not read back as the same value are skipped."""
-    import ast
+    (``{"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}``): pt2kit_portable's collector, the one
+    pt2kit.runtime.config.worker_settings runs, so ``inf`` survives as ``1e999`` and a setting is kept
+    only where its text applies back as the same value."""
+    from pt2kit_portable import collect_settings
 
-    out: dict[str, str] = {}
-    for prefix, path in CONFIG_MODULES.items():
-        module = sys.modules.get(path) or _try_import(path)
-        try:
-            defaults = {k: e.default for k, e in module._config.items()}
-            now = module.get_config_copy()
-        except Exception:
-            continue
-        skip = set(getattr(module, "_save_config_ignore", ()))
-        prefixes = tuple(getattr(module, "_cache_config_ignore_prefix", ()))
-        for key, value in now.items():
-            if key in skip or key.startswith(prefixes) or key not in defaults or value == defaults[key]:
-                continue
-            text = value if isinstance(value, str) else repr(value)
-            try:
-                back = value if isinstance(value, str) else ast.literal_eval(text)
-            except Exception:
-                continue
-            if type(back) is type(value) and back == value:
-                out[f"{prefix}.{key}"] = text
-    return out
-
-
-def _try_import(path: str) -> Any:
-    try:
-        return importlib.import_module(path)
-    except Exception:
-        return None
+    return collect_settings()

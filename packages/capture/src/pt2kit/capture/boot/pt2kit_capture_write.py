@@ -34,6 +34,8 @@ import pt2kit_capture_torchapi as api
 from pt2kit_capture_code import ATTR, IMPORT, comment, escape, identifier, literal
 from pt2kit_capture_values import Hashing, RunBudget, value_range
 
+from pt2kit_portable import scratch_tensor_path
+
 PRELUDE = '''
 _HERE = Path(__file__).resolve()
 # in the store: blobs/<ab>/<sha>.pt beside this file's blobs/<cd>/; in a capture's scratch dir: t/<sha>.pt
@@ -147,7 +149,7 @@ class Tensors:
                 out = Hashing(f)
                 torch.save(cpu, out)
             sha, size = out.sha.hexdigest(), tmp.stat().st_size
-            name = f"t/{sha}.pt"
+            name = scratch_tensor_path(sha)
             if (self.pdir / name).exists():  # the same bytes, saved by an earlier graph
                 tmp.unlink()
                 if self.run is not None:

@@ -1,0 +1,474 @@
+"""pt2kit_portable: the rules every pt2kit process applies, in one file that also runs where pt2kit is not installed.
+
+Version 1 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
+functions that use it, imported there. No package-relative import, no ``from __future__``, no msgspec,
+nothing else of pt2kit. The same text is used three ways, so a rule changed here changes everywhere:
+
+* imported as ``pt2kit_portable`` (pt2kit-schema ships it beside ``pt2kit/``, since every pt2kit package
+  depends on schema): the store's layout for ``pt2kit.schema.store`` and capture; the float64 run, the
+  loss, the names of exceptions and signals and the settings collector for ``pt2kit.runtime``, whose
+  tools (kdiff, benchrun, minify) take them from there;
+* copied by ``pt2kit capture`` into its scratch folder, whose path it puts on the command's PYTHONPATH
+  after the boot's: the boot imports it inside the user's interpreter, where pt2kit may be absent;
+* embedded verbatim by minify in every repro.py, as PyTorch's ``torch/utils/_content_store.py`` is
+  written to be copied: its names are then globals of the repro, so none of them may clash with the
+  repro's other parts (minify's tests check that) and none may need ``__file__``.
+
+Guarantees:
+
+* Store layout: a blob lives at :func:`blob_path` (``blobs/<sha256[:2]>/<sha256><ext>``, matched by
+  :data:`BLOB_PATH`); capture's scratch folder keeps a process's tensors at :func:`scratch_tensor_path`.
+* :func:`float64_copy` and :func:`float64_mode` make the float64 reference of PyTorch's accuracy rule
+  (``torch._dynamo.utils.same(..., fp64_ref=...)``): kdiff's verdict, benchrun's, minify's judgement of
+  every candidate and the repro's all run exactly this code, so a candidate "still fails" against the
+  reference that decided the failure. Under the mode every floating tensor an op makes in float32
+  (``x.float()``, ``.to(torch.float32)``, ``prims.convert_element_type(x, torch.float32)``, a float32
+  ``torch.full``) comes out in float64, complex64 as complex128, without first rounding to float32.
+  A cast to float16 or bfloat16 still rounds, as the model asked (the float32 model rounds there too);
+  casting it back up lands in float64. A higher-order op (``torch.cond``, ``while_loop``,
+  ``flex_attention``) runs as eager runs it, the ops of its subgraphs seen one by one. An op with no
+  float64 kernel runs in float32 on rounded inputs, its result widened; ``mode.narrowed`` names it.
+* :func:`loss_of` is the loss of every ``--mode train`` run and of a joint repro: the sum of the means
+  of the floating leaves that require grad (a half-precision one's mean taken in float32).
+* :func:`exception_line` names an exception in one line of at most 500 characters; :func:`signal_name`
+  names the signal a process died of; :data:`GRACE` is the seconds a process is given between SIGTERM
+  and SIGKILL.
+* :func:`collect_settings` gives every torch config setting not at its default as ``--config`` text
+  (:func:`literal`), skipping what torch's own repro writer skips and any value whose text would not
+  come back from :func:`coerce_setting` as the same value of the same type; ``inf`` and ``nan``, alone
+  or nested, come back (``1e999``, ``float('nan')``: text :func:`from_literal` reads and ``repr`` does not).
+
+Not guaranteed: a stable API for users (these are pt2kit's internals); any torch older than 2.11.
+"""
+
+import ast
+import copy
+import math
+import signal
+
+VERSION = 1
+
+# -- the store's layout --------------------------------------------------------------------------
+
+# a blob's path relative to the store root: blobs/<sha[:2]>/<sha><ext>, ext a short suffix (.txt, .tar.gz)
+BLOB_PATH = r"blobs/([0-9a-f]{2})/([0-9a-f]{64})((?:\.[A-Za-z0-9_-]{1,16}){0,3})"
+
+
+def blob_path(sha256, ext=""):
+    """Where the store keeps the bytes hashing to ``sha256``, relative to its root."""
+    return f"blobs/{sha256[:2]}/{sha256}{ext}"
+
+
+def scratch_tensor_path(sha256):
+    """Where capture's boot saves a tensor file in its process's scratch folder (``p<pid>/``)."""
+    return f"t/{sha256}.pt"
+
+
+# -- processes -----------------------------------------------------------------------------------
+
+GRACE = 3.0  # seconds between SIGTERM and SIGKILL when pt2kit stops a process
+
+
+def signal_name(returncode):
+    """``SIGSEGV`` for a process a signal killed (a negative return code), ``signal N`` for a number this
+    platform does not name, None for one that exited."""
+    if returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def summary_line(message):
+    """One line of a many-line exception text: its first line, and the next one where the first only
+    introduces it (``backend='inductor' raised:``); at most 500 characters."""
+    lines = [ln.strip() for ln in str(message).strip().splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    out = lines[0]
+    if out.endswith(":") and len(lines) > 1:
+        out = f"{out} {lines[1]}"
+    return out[:500]
+
+
+def exception_line(e):
+    """``RuntimeError: first line`` (the bare type name for an empty message): how every pt2kit process
+    names an exception in one line."""
+    summary = summary_line(str(e))
+    return f"{type(e).__name__}: {summary}"[:500] if summary else type(e).__name__
+
+
+# -- torch config settings as text ------------------------------------------------------------------
+
+# --config's prefixes and the torch config modules they name (private modules, public settings)
+CONFIG_MODULES = {
+    "inductor": "torch._inductor.config",
+    "dynamo": "torch._dynamo.config",
+    "functorch": "torch._functorch.config",
+    "fx": "torch.fx.experimental._config",
+}
+
+
+class SettingError(ValueError):
+    """A setting's text that does not read as a value of the setting's type (its message is one line)."""
+
+
+def literal(value):
+    """``value`` as Python literal text that :func:`from_literal` reads back as the same value and types:
+    ``inf`` is written ``1e999`` and NaN ``float('nan')``, which ``repr`` does not give back."""
+    if isinstance(value, float) and value in (math.inf, -math.inf):
+        return "1e999" if value > 0 else "-1e999"
+    if isinstance(value, float) and value != value:
+        return "float('nan')"
+    if isinstance(value, tuple):
+        items = [literal(v) for v in value]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if isinstance(value, list):
+        return f"[{', '.join(literal(v) for v in value)}]"
+    if isinstance(value, set | frozenset):
+        # a frozenset has no literal and comes back a set (no torch setting holds one today)
+        return f"{{{', '.join(sorted(literal(v) for v in value))}}}" if value else "set()"
+    if isinstance(value, dict):
+        return f"{{{', '.join(f'{literal(k)}: {literal(v)}' for k, v in value.items())}}}"
+    return repr(value)
+
+
+class _NanLiteral(ast.NodeTransformer):
+    def visit_Call(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id == "float" and not node.keywords and \
+                len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and node.args[0].value == "nan":
+            return ast.copy_location(ast.Constant(math.nan), node)
+        return node
+
+
+def from_literal(text):
+    """The value :func:`literal` wrote (``ast.literal_eval``, and ``float('nan')``)."""
+    tree = _NanLiteral().visit(ast.parse(text.strip(), mode="eval"))
+    return ast.literal_eval(tree.body)
+
+
+def _parse(text):
+    try:
+        return from_literal(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise SettingError("not a literal") from None
+
+
+def coerce_setting(key, raw, current):
+    """``raw`` (``--config`` VALUE text) as a value of ``current``'s type (``true``/``false``/``1``/``0``
+    for booleans, Python literals for lists); :class:`SettingError` where it is not one."""
+    low = raw.lower()
+    if isinstance(current, bool):
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise SettingError(f"--config {key}={raw}: expected a boolean (true/false)")
+    if low in ("none", "null") and not isinstance(current, str):
+        return None
+    if isinstance(current, int | float) and not isinstance(current, bool):
+        try:
+            value = type(current)(raw)
+        except ValueError:
+            raise SettingError(f"--config {key}={raw}: expected a {type(current).__name__}") from None
+        if isinstance(value, float) and value != value:
+            raise SettingError(f"--config {key}={raw}: expected a number, not NaN")
+        return value
+    if isinstance(current, list | tuple | dict | set):
+        kind = type(current).__name__
+        try:
+            value = _parse(raw)
+        except SettingError:
+            raise SettingError(f"--config {key}={raw}: expected a Python {kind} literal") from None
+        sequences = (list, tuple, set, frozenset)
+        if isinstance(current, dict) and not isinstance(value, dict):
+            raise SettingError(f"--config {key}={raw}: expected a dict, e.g. {{'a': 1}}")
+        if isinstance(current, sequences) and not isinstance(value, sequences):
+            raise SettingError(f"--config {key}={raw}: expected a {kind}, e.g. {'[1, 2]' if kind == 'list' else '(1, 2)'}")
+        return type(current)(value) if isinstance(current, sequences) else value
+    if current is None:
+        try:
+            return _parse(raw)
+        except SettingError:
+            return raw
+    return raw
+
+
+def _same_value(a, b):
+    """Equal and of the same types all the way down, NaN equal to NaN."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a == b or (a != a and b != b)
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+    return a == b
+
+
+def setting_text(key, value, default):
+    """``value`` as ``--config`` VALUE text, or None where that text would not give ``value`` back
+    (a callable, an object, a string that reads as a literal): anything but a string is its
+    :func:`literal` text, so a tuple stays a tuple and an ``inf`` inside a list survives."""
+    text = value if isinstance(value, str) else literal(value)
+    try:
+        back = coerce_setting(key, text, default)
+    except SettingError:
+        return None
+    return text if _same_value(back, value) else None
+
+
+def collect_settings(modules=None):
+    """Every setting of the dynamo, inductor, functorch and fx configs (``modules``: prefix -> imported
+    config module; default: :data:`CONFIG_MODULES`, imported) that is not at its default now, whoever set
+    it, as ``{"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}``: what torch's
+    ``generate_config_string`` writes into its own repros, less what it skips (``_save_config_ignore``,
+    machine-specific ``_cache_config_ignore_prefix``) and values that do not survive as text. A module
+    that does not import or read is left out."""
+    import importlib
+
+    out = {}
+    for prefix, path in CONFIG_MODULES.items():
+        try:
+            module = modules[prefix] if modules is not None else importlib.import_module(path)
+            defaults = config_defaults(module)
+            now = module.get_config_copy()
+        except Exception:
+            continue
+        for key, value in now.items():
+            if key not in defaults or left_out_of_repros(module, key) or value == defaults[key]:
+                continue
+            text = setting_text(key, value, defaults[key])
+            if text is not None:
+                out[f"{prefix}.{key}"] = text
+    return out
+
+
+# -- torch's private API this file uses, each behind one small function --------------------------
+
+
+def config_defaults(module):
+    """Each setting of a torch config module at its declared default (``ConfigModule._config[key].default``):
+    a setting an environment variable changed is not at its default."""
+    return {k: entry.default for k, entry in module._config.items()}
+
+
+def left_out_of_repros(module, key):
+    """Whether torch's own repro writer leaves a setting out (``_save_config_ignore``: callables, pickling
+    trouble) or its cache key does as machine-specific (``_cache_config_ignore_prefix``: trace dumps,
+    compile threads, worker start method, CUTLASS folders)."""
+    if key in getattr(module, "_save_config_ignore", ()):
+        return True
+    return any(key.startswith(p) for p in getattr(module, "_cache_config_ignore_prefix", ()))
+
+
+def tree_map(fn, tree):
+    """``fn`` on every leaf of a pytree of lists, tuples, dicts and registered containers."""
+    from torch.utils._pytree import tree_map as pytree_map
+
+    return pytree_map(fn, tree)
+
+
+def is_mutable(op):
+    """Whether an aten op overload writes into one of its arguments (in-place, ``out=``)."""
+    return bool(op._schema.is_mutable)
+
+
+def is_hop(func):
+    """Whether ``func`` (what a mode's ``__torch_dispatch__`` is handed) is a higher-order op."""
+    import torch._ops
+
+    return isinstance(func, torch._ops.HigherOrderOperator)
+
+
+def hop_name(target):
+    """The name of a higher-order op (``cond``, ``while_loop``, ``flex_attention``), or None."""
+    return getattr(target, "_name", None) or getattr(target, "__name__", None) if is_hop(target) else None
+
+
+def is_op_overload(a):
+    """Whether ``a`` is an aten op (``aten.add.Tensor``) or its packet (``aten.add``)."""
+    import torch._ops
+
+    return isinstance(a, torch._ops.OpOverload | torch._ops.OpOverloadPacket)
+
+
+def dispatch_mode():
+    """The base class of a mode that sees every aten op as it runs (``TorchDispatchMode``)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    return TorchDispatchMode
+
+
+# -- a mode that sees inside higher-order ops --------------------------------------------------------
+
+_MODE_CLASSES = {}
+
+
+def hop_aware_mode():
+    """The base class of a mode that also sees inside higher-order ops (made once, on first use: this
+    file imports no torch). A mode without a rule for ``torch.cond`` makes torch raise
+    NotImplementedError; this one runs the op as eager does, with the mode popped, every callable
+    argument (a branch, a loop body, a score_mod) wrapped to run with the mode pushed again, so the ops
+    inside are seen one by one. An op with no callable argument (auto_functionalized, a Triton kernel
+    wrapper) runs whole; ``blind`` names it. Subclasses implement ``watch`` (an ordinary op: run it,
+    look at it) in place of ``__torch_dispatch__``, and ``hop_out`` to look at a higher-order op's outputs."""
+    if "hop" in _MODE_CLASSES:
+        return _MODE_CLASSES["hop"]
+    import torch
+
+    def wrap_callables(a, inside):
+        if isinstance(a, tuple | list):
+            return type(a)(wrap_callables(x, inside) for x in a)
+        if callable(a) and not isinstance(a, torch.Tensor | type) and not is_hop(a) and not is_op_overload(a):
+            return inside(a)
+        return a
+
+    class HopAwareMode(dispatch_mode()):
+        supports_higher_order_operators = True  # torch hands us higher-order ops instead of raising
+
+        @classmethod
+        def ignore_compile_internals(cls):
+            """Off while torch.compile traces, on again when what it compiled runs: eager flex_attention
+            compiles itself (fullgraph), and Dynamo refuses to under a mode that says otherwise."""
+            return True
+
+        def __init__(self):
+            super().__init__()
+            self.blind = []  # higher-order ops run whole, their insides unseen
+
+        def watch(self, func, args, kwargs):
+            return func(*args, **kwargs)
+
+        def hop_out(self, func, args, kwargs, out):
+            return out
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if not is_hop(func):
+                return self.watch(func, tuple(args), kwargs)
+            wrapped = [0]
+
+            def inside(fn):
+                wrapped[0] += 1
+
+                def run(*a, **kw):
+                    with self:
+                        return fn(*a, **kw)
+
+                return run
+
+            args2 = tuple(wrap_callables(a, inside) for a in args)
+            kwargs2 = {k: wrap_callables(v, inside) for k, v in kwargs.items()}
+            if not wrapped[0] and (name := hop_name(func)) and name not in self.blind:
+                self.blind.append(name)
+            return self.hop_out(func, args2, kwargs2, func(*args2, **kwargs2))
+
+    _MODE_CLASSES["hop"] = HopAwareMode
+    return HopAwareMode
+
+
+# -- the float64 reference ---------------------------------------------------------------------------
+
+
+def _widening():
+    import torch
+
+    return {torch.float32: torch.float64, torch.complex64: torch.complex128}
+
+
+def to_float64(x):
+    """Every floating tensor of a pytree in float64, complex ones in complex128; the rest as it is."""
+    import torch
+
+    def up(t):
+        if isinstance(t, torch.Tensor):
+            if t.is_floating_point():
+                return t.double()
+            if t.is_complex():
+                return t.to(torch.complex128)
+        return t
+
+    return tree_map(up, x)
+
+
+def float64_copy(model, inputs):
+    """(float64 copy of the model, float64 inputs); the original is never touched; integer and bool
+    tensors stay as they are."""
+    import torch
+
+    m = copy.deepcopy(model)
+    if isinstance(m, torch.nn.Module):
+        m = m.to(torch.float64)
+        for mod in m.modules():  # complex parameters and buffers: .to(float64) leaves them alone
+            for name, b in list(mod.named_buffers(recurse=False)):
+                if b is not None and b.is_complex():
+                    setattr(mod, name, b.to(torch.complex128))
+    return m, to_float64(inputs)
+
+
+def float64_mode():
+    """A dispatch mode under which float32 results come out as float64 (the module docstring says how)."""
+    import torch
+
+    up = _widening()
+    down = {wide: narrow for narrow, wide in up.items()}
+
+    def widen(t):
+        if isinstance(t, torch.Tensor) and t.dtype in up:
+            return t.to(up[t.dtype])
+        return t
+
+    def narrow(t):
+        if isinstance(t, torch.Tensor) and t.dtype in down:
+            return t.to(down[t.dtype])
+        return t
+
+    class Float64Mode(hop_aware_mode()):
+        def __init__(self):
+            super().__init__()
+            self.narrowed = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if is_hop(func):  # its operands in float64 too: a loop's carried values keep one dtype
+                return super().__torch_dispatch__(func, types, tree_map(widen, args), tree_map(widen, kwargs or {}))
+            return super().__torch_dispatch__(func, types, args, kwargs)
+
+        def watch(self, func, args, kwargs):
+            kwargs = dict(kwargs or {})
+            if kwargs.get("dtype") in up:
+                kwargs["dtype"] = up[kwargs["dtype"]]
+            if "view" not in str(func):  # a view as another dtype reinterprets bits: not a cast
+                # a cast's dtype given by position (prims.convert_element_type, aten.to.dtype): no rounding either
+                args = tuple(up.get(a, a) if isinstance(a, torch.dtype) else a for a in args)
+            mutable = is_mutable(func)  # in-place and out=: the result is an existing tensor
+            try:
+                out = func(*args, **kwargs)
+            except (RuntimeError, NotImplementedError):
+                if mutable:
+                    raise
+                # no float64 kernel for this op: run it in float32, as the float32 model does
+                out = func(*tree_map(narrow, args), **tree_map(narrow, kwargs))
+                if str(func) not in self.narrowed:
+                    self.narrowed.append(str(func))
+            if mutable:
+                return out
+            return tree_map(widen, out)
+
+    return Float64Mode()
+
+
+# -- the loss of a training step ---------------------------------------------------------------------
+
+
+def loss_of(leaves):
+    """The sum of the means of ``leaves``' floating tensors that require grad (each mean in float32 or
+    wider, so a half-precision output's does not overflow): every output gets a gradient, scaled so no
+    output's size dominates. None where no leaf requires grad."""
+    import torch
+
+    parts = [t.float().mean() if t.dtype.itemsize < 4 else t.mean() for t in leaves
+             if isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point()]
+    return sum(parts) if parts else None
