@@ -190,7 +190,8 @@ def test_rank_filter(monkeypatch):
 def test_graphs_first_writes_the_first_graph_again_after_a_dynamo_restart(tmp_path, monkeypatch):
     """--graphs first: the boot writes files for one graph a process; one Dynamo traced again is still it."""
     monkeypatch.syspath_prepend(str(BOOT))
-    import pt2kit_capture_boot as boot
+    import pt2kit_capture_boot
+    import pt2kit_capture_manifest as boot
 
     monkeypatch.setenv("PT2KIT_CAPTURE_DIR", str(tmp_path))
     monkeypatch.setitem(boot._STATE, "first", False)
@@ -203,6 +204,6 @@ def test_graphs_first_writes_the_first_graph_again_after_a_dynamo_restart(tmp_pa
     graph = torch.fx.Graph()
     graph.output(graph.call_function(torch.neg, (graph.placeholder("x"),)))
     boot.record(line, torch.fx.GraphModule(torch.nn.Module(), graph), [torch.ones(2)], "handed")
-    assert line["selected"] and (boot.pdir() / line["file"]).is_file() and not boot.selected("0/1")
+    assert line["selected"] and (pt2kit_capture_boot.pdir() / line["file"]).is_file() and not boot.selected("0/1")
     boot.discard(line)  # Dynamo raised RestartAnalysis: the next graph is the first
     assert boot.selected("0/1")

@@ -43,6 +43,7 @@ from pt2kit.runtime.storegc import scratch_owner
 from pt2kit.schema import Crash, Model
 
 from . import outfile, supervise
+from .boot import pt2kit_capture_contract as contract
 from .job import Job
 from .narrate import Narrator, Summary
 from .records import (
@@ -125,12 +126,7 @@ def boot_path(scratch: Path) -> list[str]:
 def _start(job: Job, scratch: Path, user_trace: str | None, target: outfile.Target) -> int:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [*boot_path(scratch), env.get("PYTHONPATH")]))
-    env["PT2KIT_CAPTURE_DIR"] = str(scratch)
-    env["PT2KIT_CAPTURE_VALUES"] = job.values
-    env["PT2KIT_CAPTURE_MAX_VALUE_BYTES"] = str(job.max_value_bytes)
-    env["PT2KIT_CAPTURE_RANK"] = "all" if job.rank is None else str(job.rank)
-    env["PT2KIT_CAPTURE_GRAPHS"] = ",".join(job.graphs)  # the boot writes files for the kept graphs only
-    env["PT2KIT_CAPTURE_MAX_RUN_BYTES"] = "" if job.run_budget is None else str(job.run_budget)
+    env.update(contract.child_env(str(scratch), job.values, job.max_value_bytes, job.run_budget, job.rank, job.graphs))
     if user_trace is None:
         env["TORCH_TRACE"] = str(scratch / "trace")
     try:

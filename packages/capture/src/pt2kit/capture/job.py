@@ -11,12 +11,8 @@ import msgspec
 from pt2kit.runtime.errors import UsageError
 from pt2kit.runtime.flags import check_range, check_seconds
 
-VALUES = ("small", "all", "none")
-PICKS = ("all", "first", "failing")
-DEFAULT_MAX_VALUE_BYTES = 64 * 1024 * 1024
-# the bytes of tensor files one run writes, all graphs and processes together, under --values small (a
-# script recompiling a large input 1000 times would otherwise write 1000 budgets beside its checkpoints)
-DEFAULT_MAX_RUN_BYTES = 1 << 30
+from .boot.pt2kit_capture_contract import DEFAULT_MAX_RUN_BYTES, DEFAULT_MAX_VALUE_BYTES, PICKS, VALUES
+
 # Dynamo's compile id as str(CompileId) writes it: frame/compile, "!ca/frame/compile" under compiled autograd;
 # the boot's "aoti/N" for the Nth program an AOT Inductor script exported
 _COMPILE_ID = re.compile(r"(!?\d+|aoti)(/\d+)+")

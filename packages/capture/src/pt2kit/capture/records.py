@@ -29,6 +29,7 @@ from pt2kit.runtime.tensors import TENSOR_MEDIA_TYPE
 from pt2kit.schema import BlobRef, Captured, Store, TensorMeta
 from pt2kit_portable import signal_name
 
+from .boot import pt2kit_capture_contract as contract
 from .job import Job
 
 # Dynamo's placeholder of a module parameter: L_self_modules_fc_parameters_weight_, G_model_parameters_w_
@@ -65,7 +66,8 @@ class Input(msgspec.Struct, kw_only=True):
 
 
 class Entry(msgspec.Struct, kw_only=True):
-    """One line of a process's ``graphs.ndjson``: the child boot's contract (BRIEF-capture)."""
+    """One line of a process's ``graphs.ndjson``: the boot's ``pt2kit_capture_contract.Line`` (a test checks
+    the fields are its), decoded; ``part`` and ``proc`` are the parent's."""
 
     compile_id: str | None = None
     pid: int
@@ -130,16 +132,16 @@ def read_processes(scratch: Path) -> list[Process]:
         if not (d.is_dir() and d.name[1:].isdigit()):
             continue
         p = Process(int(d.name[1:]), d)
-        manifest = d / "graphs.ndjson"
+        manifest = d / contract.MANIFEST
         for raw in manifest.read_bytes().splitlines() if manifest.is_file() else ():
             try:
                 p.entries.append(msgspec.json.decode(raw, type=Entry))
             except (msgspec.DecodeError, msgspec.ValidationError):
                 p.broken += 1
         _number_parts(p.entries)
-        if (d / "exit.json").is_file():
+        if (d / contract.EXIT).is_file():
             try:
-                p.exit = msgspec.json.decode((d / "exit.json").read_bytes(), type=Exit)
+                p.exit = msgspec.json.decode((d / contract.EXIT).read_bytes(), type=Exit)
             except (msgspec.DecodeError, msgspec.ValidationError):
                 p.exit = None
         out.append(p)
@@ -160,7 +162,7 @@ class Markers:
 
 def read_markers(scratch: Path) -> Markers:
     m = Markers()
-    path = scratch / "markers"
+    path = scratch / contract.MARKERS
     for line in path.read_text("utf-8", "replace").splitlines() if path.is_file() else ():
         pid, _, what = line.partition(" ")
         kind, _, arg = what.partition(" ")

@@ -1,0 +1,96 @@
+"""pt2kit capture's parent-child contract: the one place that spells it.
+
+The parent (``pt2kit.capture.drive``) starts the user's command with these environment variables; the
+boot, inside every Python process of it, reads them and writes, under ``<scratch>/p<pid>/``, one JSON
+line per graph to ``graphs.ndjson`` (a :class:`Line`), the model files and ``t/<sha256>.pt`` tensors
+they name, and ``exit.json`` (an :class:`ExitLine`) when the process dies of an exception. The parent's
+msgspec ``Entry``/``Input``/``Exit`` (``pt2kit.capture.records``) decode these lines; a test checks
+that their fields are these.
+
+Stdlib only, no package-relative import: the boot imports it by its file name from its folder (the
+user's interpreter has no pt2kit, nor msgspec), the parent and the tests' stand-in child as
+``pt2kit_capture_contract`` with the boot folder on their path.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+ENV_DIR = "PT2KIT_CAPTURE_DIR"  # the scratch dir; unset: the boot does nothing
+ENV_VALUES = "PT2KIT_CAPTURE_VALUES"  # small | all | none
+ENV_MAX_VALUE_BYTES = "PT2KIT_CAPTURE_MAX_VALUE_BYTES"  # --values small's budget per graph
+ENV_RUN_BYTES = "PT2KIT_CAPTURE_MAX_RUN_BYTES"  # the run's budget of tensor-file bytes; unset or "": none
+ENV_RANK = "PT2KIT_CAPTURE_RANK"  # the rank whose processes record ("all": every one)
+ENV_GRAPHS = "PT2KIT_CAPTURE_GRAPHS"  # all | first | failing | compile ids, comma-separated
+
+VALUES = ("small", "all", "none")
+DEFAULT_VALUES = "small"
+DEFAULT_MAX_VALUE_BYTES = 64 << 20
+# the bytes of tensor files one run writes, all graphs and processes together, under --values small (a
+# script recompiling a large input 1000 times would otherwise write 1000 budgets beside its checkpoints)
+DEFAULT_MAX_RUN_BYTES = 1 << 30
+PICKS = ("all", "first", "failing")
+
+MANIFEST = "graphs.ndjson"  # in p<pid>/
+EXIT = "exit.json"  # in p<pid>/
+RUN_BYTES = "run-bytes"  # in the scratch dir: the run's budget spent so far
+MARKERS = "markers"  # in the scratch dir: "<pid> boot|hooked|unhooked|skipped <rank>" lines, one a write
+
+
+class InputLine(TypedDict, total=False):
+    """One input of a graph, in placeholder order."""
+
+    name: str  # the placeholder
+    dtype: str  # "torch.float32" (tensors)
+    shape: list[int]
+    stride: list[int]
+    device: str
+    requires_grad: bool
+    value: str  # saved | seeded | int | other
+    type: str  # a non-tensor input's Python type
+    parameter: str | None  # the script's nn.Parameter, as the model file names it (fc.weight)
+    buffer: str | None  # a buffer of the script's module (bn.running_mean)
+
+
+class Line(TypedDict):
+    """One line of ``graphs.ndjson``: a graph the process compiled, appended once its backend returned or
+    raised (a Dynamo restart drops it)."""
+
+    compile_id: str | None
+    rank: int | None
+    world: int | None
+    pid: int
+    argv: list[str]
+    backend: str
+    backend_code: str | None  # FILE.py:QUALNAME of a backend that is code (pt2kit_capture_backend)
+    backend_in_script: bool
+    mode: str | None
+    options: dict[str, str]
+    dynamic: bool | None
+    function: str | None
+    source: str | None  # "/abs/path.py:LINE"
+    grad: bool
+    settings: dict[str, str]
+    file: str | None  # the model file, relative to p<pid>/; None: not written (capture_error, or not selected)
+    tensors: list[str]  # "t/<sha256>.pt"
+    inputs: list[InputLine]
+    nodes: int
+    ops: dict[str, int]
+    values: str
+    error: str | None  # the user's backend raised: "Type: first line"
+    capture_error: str | None  # our recording failed: "Type: first line"
+    selected: bool  # False: --graphs does not keep it; no files written
+    over_run_budget: bool  # some inputs seeded because the run's budget was spent
+
+
+class ExitLine(TypedDict):
+    exception: str
+    message: str
+
+
+def child_env(scratch: str, values: str, max_value_bytes: int, run_bytes: int | None, rank: int | None,
+              graphs: tuple[str, ...]) -> dict[str, str]:
+    """The variables the parent sets for the command (every Python process of it reads them)."""
+    return {ENV_DIR: scratch, ENV_VALUES: values, ENV_MAX_VALUE_BYTES: str(max_value_bytes),
+            ENV_RUN_BYTES: "" if run_bytes is None else str(run_bytes), ENV_RANK: "all" if rank is None else str(rank),
+            ENV_GRAPHS: ",".join(graphs)}

@@ -1,0 +1,216 @@
+"""A graph's manifest line, for the capture boot: who compiled it and where, its model file and tensors
+written (before the backend runs: a backend that runs the graph may change its inputs in place), then
+the line appended to ``p<pid>/graphs.ndjson`` once the backend returned or raised.
+
+Runs inside the user's interpreter: stdlib + torch. Guarantees: one line per graph the backend got
+(none for an attempt Dynamo traces again); files only for the graphs ``--graphs`` keeps; a failure of
+ours is the line's ``capture_error``, never the user's exception.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pt2kit_capture_boot as boot
+import pt2kit_capture_contract as contract
+
+# pt2kit's one-line name of an exception; pt2kit capture copies the module beside this folder
+from pt2kit_portable import exception_line
+
+# exceptions Dynamo raises through a backend to trace the frame again: not the backend failing
+RESTARTS = {"TensorifyScalarRestartAnalysis", "RestartAnalysis", "ShortenTraceback"}
+_STATE: dict[str, Any] = {"first": False, "referenced": set(), "run": None}
+
+def compile_through(line: dict[str, Any] | None, call: Any) -> Any:
+    """The user's compiler, run: the graph's manifest line appended once it returned or raised (with its
+    error), dropped when Dynamo only raised to trace the frame again."""
+    try:
+        out = call()
+    except Exception as e:
+        if line is not None:
+            if {c.__name__ for c in type(e).__mro__} & RESTARTS:
+                discard(line)
+            else:
+                line["error"] = exception_line(e)
+                append(line)
+        raise
+    if line is not None:
+        if os.environ.get(contract.ENV_GRAPHS, "").strip() == "failing":  # its backend did not raise: not kept
+            unselect(line)
+        append(line)
+    return out
+
+
+def backend_name(backend: Any, name: Any) -> str:
+    if isinstance(name, str):
+        return name
+    for attr in ("compiler_name", "__name__"):
+        value = getattr(backend, attr, None)
+        if isinstance(value, str):
+            return value
+    return type(backend).__name__
+
+
+def _ops(gm: Any, ops: dict[str, int]) -> int:
+    """Count gm's call nodes (and its nested GraphModules') into ops; the number of call nodes."""
+    import pt2kit_capture_torchapi as api
+
+    n = 0
+    for node in gm.graph.nodes:
+        if node.op == "call_function":
+            name = api.qualified_name(node.target)
+        elif node.op == "call_method":
+            name = f"Tensor.{node.target}"
+        elif node.op == "call_module":
+            name = type(getattr(gm, node.target, None)).__name__
+        else:
+            if node.op == "get_attr" and hasattr(getattr(gm, node.target, None), "graph"):
+                n += _ops(getattr(gm, node.target), ops)
+            continue
+        ops[name] = ops.get(name, 0) + 1
+        n += 1
+    return n
+
+
+def selected(compile_id: str | None) -> bool:
+    """Whether --graphs keeps a graph of this compile id (``failing``: decided when its backend returns)."""
+    graphs = os.environ.get(contract.ENV_GRAPHS, "all").strip() or "all"
+    if graphs in ("all", "failing"):
+        return True
+    if graphs == "first":
+        return not _STATE["first"]
+    return compile_id in {g.strip() for g in graphs.split(",")}
+
+
+def run_budget() -> Any:
+    """This process's handle on the run's budget (one file under the scratch dir, shared by every process)."""
+    import pt2kit_capture_write as write
+
+    if _STATE["run"] is None:
+        limit = boot.env_int(contract.ENV_RUN_BYTES)
+        _STATE["run"] = write.RunBudget(Path(os.environ[contract.ENV_DIR]) / contract.RUN_BYTES, limit)
+    return _STATE["run"]
+
+
+def new_line(backend: str) -> dict[str, Any]:
+    """A manifest line with what every graph has (who, where, the values policy) and nothing recorded yet."""
+    values = os.environ.get(contract.ENV_VALUES, contract.DEFAULT_VALUES)
+    return {
+        "compile_id": None, "rank": boot.rank(), "world": boot.env_int("WORLD_SIZE"), "pid": os.getpid(),
+        "argv": list(sys.argv), "backend": backend, "backend_code": None, "backend_in_script": False, "mode": None,
+        "options": {}, "dynamic": None,
+        "function": None, "source": None, "grad": False, "settings": {}, "file": None, "tensors": [],
+        "inputs": [], "nodes": 0, "ops": {}, "values": values if values in contract.VALUES else contract.DEFAULT_VALUES, "error": None,
+        "capture_error": None, "selected": True, "over_run_budget": False,
+    }
+
+
+def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dict[str, str] | None = None) -> None:
+    """Fill the graph's settings, ops, model file and tensors into line (which names it already)."""
+    import pt2kit_capture_torchapi as api
+    import pt2kit_capture_write as write
+
+    if not selected(line["compile_id"]):  # --graphs does not keep it: its line only (it was compiled)
+        line["selected"] = False
+        return
+    _STATE["first"] = True
+    budget = boot.env_int(contract.ENV_MAX_VALUE_BYTES)
+    line["settings"] = api.settings()
+    line["nodes"] = _ops(gm, line["ops"])
+    where = boot.pdir()
+    where.mkdir(parents=True, exist_ok=True)
+    stem = "g" + re.sub(r"\W", "_", line["compile_id"] or "x")
+    stem = next(s for s in (stem if i == 0 else f"{stem}_{i}" for i in range(10**6))
+                if not (where / f"{s}.py").exists())
+    fake = [n.target for n, a in zip([n for n in gm.graph.nodes if n.op == "placeholder"], args, strict=False)
+            if api.is_fake(a)]
+    # each header line is written as one comment (write.escape): a name's line breaks never end it
+    header = [f"pt2kit capture: one graph {what} in the user's program",
+              "command: " + shlex.join(getattr(sys, "orig_argv", sys.argv)),
+              f"compile id: {line['compile_id']}  function: {line['function']}  source: {line['source']}",
+              f"backend: {line['backend']}  mode: {line['mode']}  values: {line['values']}",
+              "model: the graph as the backend got it; example_inputs: what it was first called with"]
+    if fake:
+        header.append(f"values not real: {', '.join(fake)}: the backend got them as fake tensors (no values; "
+                      "DDP's per-bucket graphs); seeded in [-1, 1] (floats) or 0 (integers)")
+    run = run_budget()
+    run.spent = False
+    line["file"], line["tensors"], line["inputs"] = write.write(
+        gm, args, where, stem, header, line["values"], contract.DEFAULT_MAX_VALUE_BYTES if budget is None else budget, names, run)
+    line["over_run_budget"] = run.spent
+
+
+def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | None:
+    """The graph's manifest line, its model file and tensors written (before the backend runs: a backend
+    that runs the graph while compiling may change its inputs in place)."""
+    import pt2kit_capture_backend as backends
+    import pt2kit_capture_patch_ddp as ddp
+    import pt2kit_capture_torchapi as api
+    import torch
+
+    label, code, in_script = backends.describe(backend, name, backend_name(backend, name))
+    line = new_line(label)
+    if not boot.kept(line["rank"]):  # a rank --rank does not keep: counted (the parent says so), not recorded
+        boot.mark(f"skipped {line['rank']}")
+        return None
+    line.update(backend_code=code, backend_in_script=in_script)
+    compile_args = getattr(backend, "_pt2kit_compile", None) or {}
+    mode = compile_args.get("mode")
+    line.update(mode=None if mode in (None, "default") else str(mode),
+                dynamic=compile_args.get("dynamic", getattr(backend, "dynamic", None)))
+    try:
+        line["options"] = {str(k): repr(v) for k, v in (compile_args.get("options") or {}).items()}
+        line["compile_id"] = api.compile_id(gm)
+        frame = api.frame_code(gm)
+        if frame:
+            line["function"], line["source"] = frame[0], f"{os.path.abspath(frame[1])}:{frame[2]}"
+        line["grad"] = torch.is_grad_enabled() and any(
+            isinstance(a, torch.Tensor) and a.requires_grad for a in args)
+        record(line, gm, ddp.real_inputs(gm, list(args)), "torch.compile handed its backend")
+    except Exception as e:
+        line["capture_error"] = exception_line(e)
+    return line
+
+
+def append(line: dict[str, Any]) -> None:
+    """One line to graphs.ndjson, flushed at once (a script that dies later keeps it)."""
+    _STATE["referenced"].update(line.get("tensors") or ())
+    try:
+        where = boot.pdir()
+        where.mkdir(parents=True, exist_ok=True)
+        with open(where / contract.MANIFEST, "a") as f:
+            f.write(json.dumps(line, default=str) + "\n")
+    except Exception:
+        pass
+
+
+def unselect(line: dict[str, Any]) -> None:
+    """--graphs failing, and the backend returned: the graph's model file and the tensor files no graph
+    kept before it names are removed (their bytes given back to the run's budget); its line stays."""
+    where = boot.pdir()
+    for rel in [line["file"], *(t for t in line["tensors"] if t not in _STATE["referenced"])] if line["file"] else ():
+        try:
+            size = (where / rel).stat().st_size
+            (where / rel).unlink()
+            if rel != line["file"]:
+                run_budget().release(size)
+        except OSError:
+            pass
+    line.update(selected=False, file=None, tensors=[])
+
+
+def discard(line: dict[str, Any]) -> None:
+    """Dynamo traces the frame again: forget this attempt's model file (its tensors may be shared)."""
+    if line.get("selected"):
+        _STATE["first"] = False  # under --graphs first, the graph traced again is still the first
+    if line.get("file"):
+        try:
+            (boot.pdir() / line["file"]).unlink()
+        except OSError:
+            pass
