@@ -163,7 +163,7 @@ def test_nan_failure_and_nothing_to_minify(minify, tmp_path):
 def test_bad_inputs_are_one_line_and_exit_2(minify, tmp_path):
     for args, message in [
         (("nope.py",), "no such model file"),
-        ((f"{MODELS / 'small.py'}:clean", "--backend", "tvm"), "--backend tvm: expected"),
+        ((f"{MODELS / 'small.py'}:clean", "--backend", "nosuch"), "backend 'nosuch': torch registers no backend"),
         ((f"{MODELS / 'small.py'}:clean", "--jobs", "-1"), "--jobs -1"),
         ((f"{MODELS / 'small.py'}:clean", "--deny", "aten.mm", "--failure", "nan"), "--deny keeps a violation"),
         ((f"{MODELS / 'small.py'}:clean", "-o", str(tmp_path)), "is a directory"),
