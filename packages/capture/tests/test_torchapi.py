@@ -124,3 +124,11 @@ def test_the_boot_collects_settings_as_pt2kit_does_inf_included_where_pt2kit_is_
     with torch._dynamo.config.patch(repro_tolerance=math.inf), \
             torch._inductor.config.patch({"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}):
         assert got == worker_settings()
+
+
+def test_mode_options_are_the_settings_torch_compile_applies_for_a_mode(api):
+    # what makes a script's torch.compile(mode=...) travel to kdiff and minify (record's mode_options)
+    assert api.mode_options("max-autotune-no-cudagraphs", None) == {"max_autotune": True,
+                                                                    "coordinate_descent_tuning": True}
+    assert api.mode_options("reduce-overhead", None) == {"triton.cudagraphs": True}
+    assert api.mode_options(None, None) == {} and api.mode_options("default", None) == {}

@@ -39,12 +39,22 @@ def test_the_record_backend_travels_by_name_and_the_flag_wins():
     assert piped_backend(None, captured(backend="aoti"), "t.py[aoti/0]", "kdiff") == "aoti"
     assert piped_backend(None, None, "m.py", "kdiff") == "inductor"  # a model record no capture wrote
     assert piped_backend(None, captured(), "t.py[0/0]", "kdiff") == "inductor"
-    # torch.compile's mode and options do not travel: said, never silently dropped
-    said = []
-    tuned = captured(backend="inductor", mode="max-autotune", options={"trace.enabled": "False", "f": "<object>"})
-    assert piped_backend(None, tuned, "<stdin>:1: t.py[0/0]", "kdiff", said.append) == "inductor"
-    assert said == ["<stdin>:1: t.py[0/0]: the script compiled it with inductor and mode=max-autotune, option "
-                    "f=<object>; kdiff does not apply that (give an Inductor setting as --config inductor.KEY=VALUE)"]
+    # torch.compile's mode travels as the settings it stands for (read in the script's process), options over it
+    tuned = captured(backend="inductor", mode="max-autotune", options={"coordinate_descent_tuning": "False"},
+                     mode_options={"max_autotune": "True", "coordinate_descent_tuning": "True"})
+    assert piped_backend(None, tuned, "<stdin>:1: t.py[0/0]", "kdiff") == "inductor"
+    assert inductor_options(tuned) == {"inductor.max_autotune": "True", "inductor.coordinate_descent_tuning": "False"}
+    # what cannot travel (an option that is code, a mode no capture expanded, options to another backend) is
+    # refused in one line, never dropped: the script's compiler is never tested without what it was told
+    for c, lost in [(captured(backend="inductor", options={"trace.enabled": "False", "f": "<object>"}), "option f=<object>"),
+                    (captured(backend="inductor", mode="max-autotune"), "mode=max-autotune"),
+                    (captured(backend="aot_eager", options={"debug": "True"}), "option debug=True")]:
+        with pytest.raises(UsageError) as e:
+            piped_backend(None, c, "<stdin>:1: t.py[0/0]", "kdiff")
+        assert str(e.value) == (f"<stdin>:1: t.py[0/0]: the script compiled it with {c.backend} and {lost}, which kdiff "
+                                "cannot apply from a stream (only Inductor's literal settings travel); give --backend, "
+                                "and Inductor settings as --config inductor.KEY=VALUE")
+        assert piped_backend("inductor", c, "t.py[0/0]", "kdiff") == "inductor"  # the user's --backend wins
     # its options are the settings it compiled under, as --config takes them (a string without its quotes)
     opts = captured(backend="inductor", options={"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'", "debug": "True"})
     assert inductor_options(opts) == {"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy", "inductor.debug": "True"}

@@ -200,6 +200,9 @@ class Captured(_Struct):
     backend_in_script: bool = False  # (1.14) that FILE.py is the script itself (its __main__)
     mode: str | None = None  # torch.compile(mode=...): "max-autotune", "reduce-overhead"...
     options: dict[str, str] = {}  # torch.compile(options=...), each value as its repr
+    # (1.16) the Inductor settings `mode` stands for (torch._inductor.list_mode_options(mode, dynamic), read
+    # in the script's process), each value as its repr: what a tool applies so the mode travels
+    mode_options: dict[str, str] = {}
     dynamic: bool | None = None  # torch.compile(dynamic=...)
     function: str | None = None  # the compiled frame's user function, e.g. "forward"
     source: str | None = None  # that function's file:line

@@ -80,6 +80,7 @@ class Entry(msgspec.Struct, kw_only=True):
     backend_in_script: bool = False
     mode: str | None = None
     options: dict[str, str] = {}
+    mode_options: dict[str, str] = {}
     dynamic: bool | None = None
     function: str | None = None
     source: str | None = None
@@ -266,7 +267,7 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
         "captured": Captured(
             command=list(job.command), compile_id=entry.compile_id or "?", code=code, backend=entry.backend,
             backend_code=entry.backend_code, backend_in_script=entry.backend_in_script,
-            mode=entry.mode, options=dict(entry.options), dynamic=entry.dynamic, function=entry.function,
+            mode=entry.mode, options=dict(entry.options), mode_options=dict(entry.mode_options), dynamic=entry.dynamic, function=entry.function,
             source=entry.source, grad=entry.grad, rank=entry.rank, pid=entry.pid, values=entry.values,
             error=entry.error, trace=trace, tensors=tensors),
     }

@@ -36,7 +36,9 @@ def piped_backend(given: str | None, captured: Any, label: str, tool: str, warn:
     """The backend to test a piped model record with: ``given`` (``--backend``, the user's word wins),
     else the name its script compiled with (``captured``: the record's :class:`~pt2kit.schema.Captured`,
     or None), else Inductor. A script's backend that is code: UsageError, the :func:`handover` line.
-    torch.compile's ``mode``/``options`` are not applied: ``warn`` (the Session's) is told so, in one line."""
+    torch.compile's ``mode`` and ``options`` travel as the Inductor settings they are (:func:`inductor_options`);
+    one that cannot (not a literal, or given to another backend): UsageError saying which. ``warn`` is unused
+    (kept for callers)."""
     if given is not None:
         return given
     if captured is None or not captured.backend:
@@ -44,11 +46,13 @@ def piped_backend(given: str | None, captured: Any, label: str, tool: str, warn:
     if captured.backend_code:
         raise UsageError(handover(captured, label, tool))
     applied = inductor_options(captured)
-    asked = [f"mode={captured.mode}"] if captured.mode else []
-    asked += [f"option {k}={v}" for k, v in sorted(captured.options.items()) if f"inductor.{k}" not in applied]
-    if asked and warn is not None:
-        warn(f"{label}: the script compiled it with {captured.backend} and {', '.join(asked)}; {tool} does not apply "
-             "that (give an Inductor setting as --config inductor.KEY=VALUE)")
+    lost = [f"mode={captured.mode}"] if captured.mode and not captured.mode_options else []
+    lost += [f"option {k}={v}" for k, v in sorted({**captured.mode_options, **captured.options}.items())
+             if f"inductor.{k}" not in applied]
+    if lost:  # the script's compiler never runs without what it was told: applied, or said and exit 2
+        raise UsageError(f"{label}: the script compiled it with {captured.backend} and {', '.join(lost)}, which "
+                         f"{tool} cannot apply from a stream (only Inductor's literal settings travel); give "
+                         "--backend, and Inductor settings as --config inductor.KEY=VALUE")
     return str(captured.backend)
 
 
@@ -58,10 +62,11 @@ def inductor_options(captured: Any) -> dict[str, str]:
     whose repr is no literal is left out (:func:`piped_backend` says so)."""
     import ast
 
-    if captured is None or captured.backend != INDUCTOR:
+    if captured is None or captured.backend not in (INDUCTOR, AOTI):  # AOTI: aoti_compile_and_package's configs
         return {}
     out = {}
-    for key, text in captured.options.items():
+    # mode first, then options over it: torch.compile's wrapper applies them in that order
+    for key, text in {**captured.mode_options, **captured.options}.items():
         try:
             value = ast.literal_eval(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

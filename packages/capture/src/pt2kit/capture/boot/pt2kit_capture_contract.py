@@ -66,6 +66,7 @@ class Line(TypedDict):
     backend_in_script: bool
     mode: str | None
     options: dict[str, str]
+    mode_options: dict[str, str]  # the Inductor settings mode stands for, as reprs
     dynamic: bool | None
     function: str | None
     source: str | None  # "/abs/path.py:LINE"

@@ -103,7 +103,7 @@ def new_line(backend: str) -> dict[str, Any]:
     values = os.environ.get(contract.ENV_VALUES, contract.DEFAULT_VALUES)
     return {
         "compile_id": None, "rank": boot.rank(), "world": boot.env_int("WORLD_SIZE"), "pid": os.getpid(),
-        "argv": list(sys.argv), "backend": backend, "backend_code": None, "backend_in_script": False, "mode": None,
+        "argv": list(sys.argv), "backend": backend, "backend_code": None, "backend_in_script": False, "mode": None, "mode_options": {},
         "options": {}, "dynamic": None,
         "function": None, "source": None, "grad": False, "settings": {}, "file": None, "tensors": [],
         "inputs": [], "nodes": 0, "ops": {}, "values": values if values in contract.VALUES else contract.DEFAULT_VALUES, "error": None,
@@ -166,6 +166,8 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | Non
                 dynamic=compile_args.get("dynamic", getattr(backend, "dynamic", None)))
     try:
         line["options"] = {str(k): repr(v) for k, v in (compile_args.get("options") or {}).items()}
+        if label == "inductor":  # what mode stands for, read here where torch is: the mode then travels
+            line["mode_options"] = {str(k): repr(v) for k, v in api.mode_options(line["mode"], line["dynamic"]).items()}
         line["compile_id"] = api.compile_id(gm)
         frame = api.frame_code(gm)
         if frame:

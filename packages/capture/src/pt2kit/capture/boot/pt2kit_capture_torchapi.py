@@ -28,6 +28,19 @@ def compile_wrapper_classes(torch: Any) -> list[type]:
     return [c for c in (getattr(torch, n, None) for n in names) if isinstance(c, type)]
 
 
+def mode_options(mode: str | None, dynamic: bool | None) -> dict[str, Any]:
+    """The Inductor settings torch.compile's ``mode`` stands for, as its wrapper applies them
+    (``torch._inductor.list_mode_options``); {} for no mode, or where this torch has no such function."""
+    if not mode:
+        return {}
+    try:
+        import torch._inductor
+
+        return dict(torch._inductor.list_mode_options(mode, dynamic))
+    except Exception:
+        return {}
+
+
 def compile_id(gm: Any) -> str | None:
     """Dynamo's compile id of the graph being compiled, as tlparse writes it ("0/1")."""
     cid = getattr(gm, "meta", {}).get("dynamo_compile_id")
