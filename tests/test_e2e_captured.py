@@ -55,8 +55,9 @@ def test_a_script_with_the_relu_bug_down_the_whole_pipe(tmp_path):
 
 def test_a_captured_batchnorm_script_trains_in_kdiff(tmp_path):
     """`pt2kit capture -- python train_bn.py | kdiff --mode train`, for real: BatchNorm's running stats are
-    buffers of the captured model (kdiff makes floating inputs require grad, and batch_norm refuses a
-    running_mean that does: it crashed, exit 3), and torch's own nn.Sequential is named by the script's
+    buffers of the captured model (kdiff made floating inputs require grad, and batch_norm refuses a
+    running_mean that does: it crashed, exit 3), the batch gets no gradient (it required none in the
+    script's step), and torch's own nn.Sequential is named by the script's
     line that called it, not Dynamo's wrapper."""
     import torch
 
@@ -84,4 +85,25 @@ def test_a_captured_batchnorm_script_trains_in_kdiff(tmp_path):
     diffs = [r for r in map(msgspec.json.decode, kd.stdout.splitlines()) if r["kind"] == "diff"]
     assert [(d["output"], d["passed"]) for d in diffs] == [(name, True) for name in (
         "out[0]", "grad.fn.0.weight", "grad.fn.0.bias", "grad.fn.1.weight", "grad.fn.1.bias", "grad.fn.5.weight",
-        "grad.fn.5.bias", "grad.inputs[0]")]
+        "grad.fn.5.bias")]
+
+
+def test_a_captured_step_that_scales_its_batch_in_place_trains_in_kdiff(tmp_path):
+    """`pt2kit capture -- python train_inplace.py | kdiff`: the record's `train` runs a training step whose
+    leaves are the real step's (the parameters; the batch required no grad). kdiff made every floating
+    input require grad, so the forward's `x.mul_(0.5)` raised 'a leaf Variable that requires grad is
+    being used in an in-place operation', exit 3."""
+    script = tmp_path / "train_inplace.py"
+    shutil.copy(ROOT / "tests" / "models" / "train_inplace.py", script)
+    env = {"PT2KIT_STORE": str(tmp_path / "store"), "PATH": "/usr/bin:/bin"}
+    py = sys.executable
+    cap = subprocess.run([py, "-m", "pt2kit.capture", "--out", "cap.ndjson", "--", py, str(script)],
+                         capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert (cap.returncode, cap.stdout) == (0, "trained\n"), cap.stderr
+    kd = subprocess.run([py, "-m", "pt2kit.kdiff", "--backend", "aot_eager"], capture_output=True,
+                        cwd=tmp_path, env=env, input=(tmp_path / "cap.ndjson").read_bytes())
+    assert kd.returncode == 0, kd.stderr.decode()[-3000:]
+    recs = list(map(msgspec.json.decode, kd.stdout.splitlines()))
+    assert [r["train"] for r in recs if r["kind"] == "model"] == [True]
+    assert [(r["output"], r["passed"]) for r in recs if r["kind"] == "diff"] == [
+        ("out[0]", True), ("grad.fc.weight", True), ("grad.fc.bias", True)]

@@ -118,6 +118,10 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
             chan.emit_new(Model, **model_fields(loaded, job.device, job.config))
         _cast(loaded, job.dtype)
         train = job.mode == "train"
+        if train:  # the rule kdiff's and minify's train modes keep: something must require grad
+            from pt2kit.runtime.training import check_trainable
+
+            check_trainable(loaded.model, loaded.inputs, loaded.label)
         if isinstance(loaded.model, torch.nn.Module):
             loaded.model.train(train)
         torch.set_grad_enabled(train)
@@ -255,8 +259,9 @@ def _leaves(loaded: Any, fn: Any, model: Any, inputs: Any, mode: str, seed: int)
     torch.manual_seed(seed)
     if mode == "infer":
         return _clone(flatten(loaded.call(fn, inputs)))
-    out = train_step(lambda: loaded.call(fn, inputs), model.parameters())
-    grads = [(f"grad.{n}", p.grad) for n, p in model.named_parameters() if p.grad is not None]
+    named = list(getattr(model, "named_parameters", list)())  # a function has none
+    out = train_step(lambda: loaded.call(fn, inputs), [p for _, p in named])
+    grads = [(f"grad.{n}", p.grad) for n, p in named if p.grad is not None]
     return _clone(flatten(out)) + _clone(grads)
 
 

@@ -5,7 +5,8 @@ Two backwards, never another loss: ``--grad`` alone backpropagates ones from eve
 grad (each output's sum); ``--mode train`` runs :func:`pt2kit.runtime.training.train_step` (the model
 in train mode, gradients cleared, the loss every pt2kit tool uses: each floating output's mean,
 summed). Either way the gradients are the parameters' that require grad (a frozen one has none: see
-:func:`.records.frozen_parameters`) and the floating inputs', named ``grad.<param>`` and
+:func:`.records.frozen_parameters`) and the inputs' (``--grad``: every floating one; train: those that
+required grad in the real step, :func:`pt2kit.runtime.training.step_inputs`), named ``grad.<param>`` and
 ``grad.inputs[i]``, None where backward reached no such leaf; a jagged gradient is two leaves, its
 values and offsets (:func:`~pt2kit.runtime.tensors.unjag`).
 
@@ -34,12 +35,14 @@ def _parameters(fn: Any) -> list[tuple[str, Any]]:
 
 def step(loaded: Any, fn: Any, inputs: Any = None, *, train: bool) -> tuple[Any, list[tuple[str, Any]]]:
     """(the forward's output, the gradients) of one forward and backward of ``fn`` (see the module
-    docstring) on copies of ``inputs`` (default: the model's) whose floating tensors require grad."""
-    from pt2kit.runtime.training import train_step
+    docstring) on copies of ``inputs`` (default: the model's)."""
+    from pt2kit.runtime.training import step_inputs, train_step
 
-    inputs = tree_map(lambda x: x.detach().clone().requires_grad_(True)
-                      if isinstance(x, torch.Tensor) and x.is_floating_point() else x,
-                      loaded.inputs if inputs is None else inputs)
+    inputs = loaded.inputs if inputs is None else inputs
+    # a training step differentiates the inputs that required grad in the real step; --grad every floating one
+    inputs = step_inputs(inputs) if train else tree_map(
+        lambda x: x.detach().clone().requires_grad_(True)
+        if isinstance(x, torch.Tensor) and x.is_floating_point() else x, inputs)
     params = _parameters(fn)
     with torch.enable_grad():
         if train:

@@ -21,6 +21,7 @@ from pt2kit.runtime.precision import HARNESS, precision_state, reduced_modes, us
 from pt2kit.runtime.tensors import unjag
 from pt2kit.runtime.text import exception_line as _why
 from pt2kit.runtime.torchapi import reset_dynamo
+from pt2kit.runtime.training import check_trainable
 from pt2kit.schema import Diff, Divergence, Model
 
 from .job import Job
@@ -77,8 +78,10 @@ def _load(job: Job, chan: Any, stack: contextlib.ExitStack) -> Any:
     Inductor's fallback_random on ``stack`` (a dropout drawn alike on every side)."""
     harness, train = job.precision == "harness", job.mode == "train"
     loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
-    if train:
-        loaded.model.train()
+    if train:  # a function has no mode and trains only its inputs that require grad
+        check_trainable(loaded.model, loaded.inputs, loaded.label)
+        if hasattr(loaded.model, "train"):
+            loaded.model.train()
     if harness:
         own = reduced_modes(precision_state(), job.device)
         if own:

@@ -93,9 +93,12 @@ def _load(job: Job, send: Any) -> tuple[Any, dict[str, dict[str, str]]]:
 def _searched_graphs(loaded: Any, job: Job) -> tuple[list[ir.Graph], list[Any]]:
     """(the graphs to search, the forward aten graphs with their arguments: fxcheck's profile reads them);
     ``--mode train``: a training step's forward and backward graphs (:func:`.train.graphs`)."""
-    if job.mode == "train":
+    if job.mode == "train":  # the rule kdiff's and benchrun's train modes keep: something must require grad
+        from pt2kit.runtime.training import check_trainable
+
         from . import train
 
+        check_trainable(loaded.model, loaded.inputs, loaded.label)
         return train.graphs(loaded, job)
     dynamo: list[Any] = []
     with apply_config(job.config):

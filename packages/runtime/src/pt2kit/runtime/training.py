@@ -8,6 +8,12 @@ and the backward capture (:func:`pt2kit.runtime.aotgraphs.training_graphs`) all 
 ``pt2kit_portable.loss_of``, which minify's joint repros carry), so a gradient
 one tool reports is the gradient another reproduces.
 
+Which leaves get gradients is the real step's: the parameters that require grad and the inputs that
+required grad where the model was captured (a captured model file makes each input with the
+``requires_grad`` it had in the script; :func:`step_inputs`), never every floating input: a forward that
+changes its batch in place (``x.mul_(0.5)``) is legal on a batch that does not require grad. A model with
+neither (a plain function of plain tensors) has nothing to train: :func:`check_trainable` says so, exit 2.
+
 Guarantees: ``train_step`` leaves no gradient behind on the parameters it cleared (their ``.grad`` is
 what this step made); a model with no floating output that requires grad is a :class:`UsageError`
 (exit 2), not a silent no-op. Not guaranteed: the user's own loss (we cannot know it); an optimizer
@@ -22,6 +28,29 @@ from typing import Any
 from pt2kit_portable import loss_of as portable_loss
 
 from .errors import UsageError
+
+
+def step_inputs(inputs: Any) -> Any:
+    """Copies of ``inputs`` whose tensors require grad exactly where the model file's did (the real
+    step's), so a step's input gradients never reach the caller's tensors."""
+    from .torchapi import tree_map
+
+    return tree_map(lambda x: x.detach().clone().requires_grad_(x.requires_grad)
+                    if hasattr(x, "requires_grad") and x.is_floating_point() else x, inputs)
+
+
+def check_trainable(model: Any, inputs: Any, label: str) -> None:
+    """A :class:`UsageError` where a training step of ``model`` has no leaf to differentiate: no
+    parameter and no input that requires grad."""
+    from .outputs import flatten
+
+    params = list(getattr(model, "parameters", list)())
+    if any(p.requires_grad for p in params) or \
+            any(getattr(t, "requires_grad", False) for _, t in flatten(inputs)):
+        return
+    what = "a function" if not hasattr(model, "parameters") else "a model with no parameter that requires grad"
+    raise UsageError(f"{label}: --mode train: the model is {what} and no input requires grad, so a training "
+                     "step has no gradient to take (make the inputs that should be trained with requires_grad=True)")
 
 
 def loss_of(out: Any) -> Any:
