@@ -394,12 +394,26 @@ def to_float64(x):
     return tree_map(up, x)
 
 
+def _detached_attributes(model):
+    """deepcopy's memo: each tensor a module holds as a plain attribute that is not a graph leaf, as a
+    detached copy. Legacy ``torch.nn.utils.weight_norm`` keeps ``weight`` so, recomputed from ``weight_g``
+    and ``weight_v`` by a pre-forward hook after a step with grad; torch refuses to deepcopy it."""
+    import torch
+
+    memo = {}
+    for mod in model.modules() if isinstance(model, torch.nn.Module) else ():
+        for v in vars(mod).values():
+            if isinstance(v, torch.Tensor) and not v.is_leaf:
+                memo[id(v)] = v.detach().clone()
+    return memo
+
+
 def float64_copy(model, inputs):
     """(float64 copy of the model, float64 inputs); the original is never touched; integer and bool
     tensors stay as they are."""
     import torch
 
-    m = copy.deepcopy(model)
+    m = copy.deepcopy(model, _detached_attributes(model))
     if isinstance(m, torch.nn.Module):
         m = m.to(torch.float64)
         for mod in m.modules():  # complex parameters and buffers: .to(float64) leaves them alone

@@ -198,7 +198,11 @@ def _gradients(job: Job, loaded: Any, runs: _Runs, trained: dict[str, list[tuple
             return [], {}, e
         g["test"] = grads_of(loaded, test, seed)
         if rule == "fp64":
-            g["fp64"] = g["ref"] if ref.float64 else grads_of(loaded, runs.f64, seed)
+            try:
+                g["fp64"] = g["ref"] if ref.float64 else grads_of(loaded, runs.f64, seed)
+            except Exception as e:  # the README's promise: no float64 gradients, assert_close judges them
+                rule = "close"
+                chan.note("fp64", f"the float64 backward fails ({_why(e)}): gradient verdicts are assert_close's")
             g["base"] = grads_of(loaded, backends.Backend("eager"), seed) if ref.float64 else g["ref"]
     else:
         return [], {}, None
