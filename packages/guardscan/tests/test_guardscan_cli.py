@@ -198,3 +198,27 @@ def test_totals_match_explain_and_guards_are_summarised(runs):
     assert sum(g.get("count", 1) for g in guards) == int(r.stderr.rsplit(", ", 1)[1].split()[0])
     assert any(g.get("user") for g in guards) and all("/" in g["user_source"].split(":")[0]
                                                       for g in guards if g.get("user_source"))
+
+
+def test_a_recompile_whose_compile_raised_is_not_expected_nor_made_dynamic(tmp_path):
+    """A script calls a compiled Linear(8, 4) with width 8, then 6: the guard on dim 1 fails, the recompile
+    raises a shape error and the script ends. guardscan --trace counted it expected (automatic dynamic
+    shapes), exit 0, and advised mark_dynamic on that width."""
+    import subprocess
+    import sys
+
+    (tmp_path / "widths.py").write_text(
+        "import torch\n\nfc = torch.compile(torch.nn.Linear(8, 4), backend='eager')\nfc(torch.randn(2, 8))\n"
+        "fc(torch.randn(2, 6))\n")
+    script = subprocess.run([sys.executable, "widths.py"], cwd=tmp_path, capture_output=True, text=True,
+                            env={"TORCH_TRACE": str(tmp_path / "trace"), "PATH": "/usr/bin:/bin"})
+    assert script.returncode == 1 and "a and b must have same reduction dim" in script.stderr
+    r = guardscan_in(tmp_path, "--trace", str(tmp_path / "trace"))
+    assert r.code == 1, r.stderr
+    (rc,) = r.kind("recompile")
+    assert (rc["frame"], rc.get("expected", False), rc["guard"]) == ("0/1", False, "L['args'][0].size()[1] == 8")
+    (a,) = r.kind("advice")
+    assert a["rule"] == "recompile_raised" and a["message"].startswith(
+        "0/1 recompiled on args[0]: dim 1 8 -> 6 and the compile raised TorchRuntimeError: "
+        "RuntimeError('a and b must have same reduction dim")
+    assert "1 recompile(s), " in r.stderr and "(+1 expected)" not in r.stderr

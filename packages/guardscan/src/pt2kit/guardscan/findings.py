@@ -9,6 +9,8 @@ Guarantees:
   dimension, and the new compile's guards leave that dimension dynamic (``size=[None, ...]``).
   Such a recompile happens once per dimension and then never again; guardscan says so instead
   of calling it a problem.
+* A recompile whose compile raised (the new size broke the frame: a Linear given another width) is
+  never expected, and never advised to be made dynamic: the call failed, in the script as here.
 * The failing guard is named as an expression (``L['x'].size()[0] == 4``, ``5 <= L['x'].size()[0]``)
   with the user's line that created it, when torch says.
 """
@@ -88,6 +90,7 @@ class RecompileInfo:
     dim: int | None = None
     failed: bool = False  # torch gave up (recompile limit): the call ran eagerly
     user_code: bool = False  # the failing guard was made by a line of the user's, not torch's
+    raised: str | None = None  # the recompile's own compile raised (the new input broke the frame): why
 
 
 @dataclass
@@ -116,6 +119,13 @@ class Findings:
     @property
     def problems(self) -> int:
         return len(self.breaks) + sum(not r.expected for r in self.recompiles)
+
+
+def _first_line(reason: str) -> str:
+    """The line of Dynamo's failure text that says what went wrong: torch's own error where it quotes one
+    ("got RuntimeError('a and b must have same reduction dim ...')"), else its first line."""
+    got = re.search(r"got (\w+\(.*?\))(?:\n|$)", reason)
+    return got.group(1) if got else reason.strip().splitlines()[0] if reason.strip() else "?"
 
 
 _BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
@@ -307,11 +317,15 @@ def _recompile(c: Compile, where: str | None, compiles: dict[str, Compile], f: F
         reasons=c.reasons, guard=guard, kind=kind, trigger=c.variant or change, code=code,
         source=f"{resolve_path(loc[0], known, torch_dir)}:{loc[1]}" if loc else None, tensor=tensor, dim=dim,
         failed=c.compile_id in f.limit_hits)
+    fail = c.metrics.get("fail_reason") or ""
+    if c.metrics.get("fail_type") and not rec.failed:  # the frame raised on the new input
+        rec.raised = f"{c.metrics['fail_type']}: {_first_line(fail)}"
     rec.user_code = _is_user(rec.source, torch_dir)
     if rec.source is None and tensor is not None:
         rec.source, rec.code = _guard_line(compiles, c.reasons[0], tensor, known, torch_dir)
     if kind == "size" and tensor is not None and dim is not None and f.automatic_dynamic:
         earlier = [r for r in f.recompiles
                    if r.frame_id == c.frame_id and r.tensor == tensor and r.dim == dim and r.expected]
-        rec.expected = not earlier and (not c.guards or dim in _dynamic_dims(c.guards, tensor))
+        rec.expected = rec.raised is None and not earlier and (
+            not c.guards or dim in _dynamic_dims(c.guards, tensor))
     return rec

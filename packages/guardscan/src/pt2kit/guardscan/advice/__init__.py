@@ -10,11 +10,12 @@ from .input_properties import INPUT_PROPERTIES
 from .mark_dynamic import MARK_DYNAMIC
 from .move_item import MOVE_ITEM
 from .recompile_limit import RECOMPILE_LIMIT
+from .recompile_raised import RECOMPILE_RAISED
 from .scalar_outputs import SCALAR_OUTPUTS
 from .shape_branch import SHAPE_BRANCH
 
 RULES: tuple[Rule, ...] = (SCALAR_OUTPUTS, MOVE_ITEM, DYNAMIC_OUTPUT_SHAPES, GRAPH_BREAK, MARK_DYNAMIC,
-                           SHAPE_BRANCH, INPUT_PROPERTIES, RECOMPILE_LIMIT)
+                           SHAPE_BRANCH, INPUT_PROPERTIES, RECOMPILE_LIMIT, RECOMPILE_RAISED)
 
 
 def advise(f: Findings) -> list[AdviceItem]:

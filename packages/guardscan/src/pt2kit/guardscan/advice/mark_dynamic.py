@@ -24,7 +24,7 @@ class MarkDynamic(Rule):
         seen: set[tuple[str, int]] = set()
         triggers: set[str | None] = set()
         for r in f.recompiles:
-            if r.kind != "size" or r.tensor is None or r.dim is None or (r.tensor, r.dim) in seen:
+            if r.kind != "size" or r.tensor is None or r.dim is None or (r.tensor, r.dim) in seen or r.raised:
                 continue
             if r.trigger in triggers:
                 continue  # later frames of the same call (a resume function, a helper): their tensors follow
