@@ -1,6 +1,6 @@
 """pt2kit_portable: the rules every pt2kit process applies, in one file that also runs where pt2kit is not installed.
 
-Version 1 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
+Version 2 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
 functions that use it, imported there. No package-relative import, no ``from __future__``, no msgspec,
 nothing else of pt2kit. The same text is used three ways, so a rule changed here changes everywhere:
 
@@ -33,6 +33,9 @@ Guarantees:
 * :func:`exception_line` names an exception in one line of at most 500 characters; :func:`signal_name`
   names the signal a process died of; :data:`GRACE` is the seconds a process is given between SIGTERM
   and SIGKILL.
+* :func:`escape` is the one way a string from a record or a user's program (a path, a model label, a
+  backend, a failure's text, a source line) enters generated Python (capture's model files, minify's
+  repros) outside a ``repr`` literal: one printable line, never a line of code, also inside a docstring.
 * :func:`collect_settings` gives every torch config setting not at its default as ``--config`` text
   (:func:`literal`), skipping what torch's own repro writer skips and any value whose text would not
   come back from :func:`coerce_setting` as the same value of the same type; ``inf`` and ``nan``, alone
@@ -46,7 +49,7 @@ import copy
 import math
 import signal
 
-VERSION = 1
+VERSION = 2
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -97,6 +100,28 @@ def exception_line(e):
     names an exception in one line."""
     summary = summary_line(str(e))
     return f"{type(e).__name__}: {summary}"[:500] if summary else type(e).__name__
+
+
+# -- text written into generated Python ----------------------------------------------------------
+
+
+def escape(text, string=False):
+    """``text`` as one line that cannot become code: every character that is not printable (each one
+    ``str.splitlines`` splits on: ``\\n \\r \\x0b \\x0c \\x1c-\\x1e \\x85 \\u2028 \\u2029``, the other control
+    characters, a lone surrogate of an undecodable file name, bidi overrides) written as its Python
+    escape, tabs kept: what a ``#`` comment may hold. ``string``: backslashes and double quotes escaped
+    too, so the line stands inside a ``"..."`` or triple-quoted literal (a docstring) without closing it
+    or starting an escape of its own. The one way a string from a record or the user's program enters
+    generated Python outside a ``repr`` literal (a name written as code must be refused, not escaped)."""
+    out = []
+    for c in str(text):
+        if string and c in '\\"':
+            out.append("\\" + c)
+        elif c.isprintable() or c == "\t":
+            out.append(c)
+        else:
+            out.append(repr(c)[1:-1])
+    return "".join(out)
 
 
 # -- torch config settings as text ------------------------------------------------------------------

@@ -22,7 +22,7 @@ from pt2kit.runtime.modelfile import load_model
 BOOT = Path(pt2kit.capture.__file__).parent / "boot"
 # every character str.splitlines splits on, then NUL and a lone surrogate (an undecodable file name)
 BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-HOSTILE = "".join(f'{c}open("PWNED","w"){c}#' for c in BREAKS) + "\x00\udc80\r\n"
+HOSTILE = "".join(f'{c}open("PWNED","w"){c}#' for c in BREAKS) + '"""\\N{X}\\' + "\x00\udc80\r\n"
 
 
 def _boot(monkeypatch, scratch: Path):
@@ -80,6 +80,19 @@ def test_every_string_field_of_a_model_file_stays_in_its_comment_or_literal(tmp_
     assert list(cwd.iterdir()) == [] and not (hostile.parent / "PWNED").exists()
     assert loaded.inputs[-1] == f"label{HOSTILE}"  # a string input keeps its value, as a literal
     assert loaded.model.get_parameter(f"fc{HOSTILE}.weight").shape == (3,)  # a path keeps its name, as a literal
+
+
+def test_the_boot_escapes_by_the_one_rule_minifys_repros_are_written_by(tmp_path, monkeypatch):
+    """One escaping function for every writer of Python: the boot's is pt2kit_portable's (imported from the copy
+    capture puts on the script's PYTHONPATH), the same object minify's repro writer calls."""
+    _boot(monkeypatch, tmp_path / "scratch")
+    import pt2kit_capture_code
+    import pt2kit_capture_write
+
+    import pt2kit_portable
+
+    assert pt2kit_capture_code.escape is pt2kit_capture_write.escape is pt2kit_portable.escape
+    assert pt2kit_capture_code.comment('a\u2028open("PWNED","w")') == '# a\\u2028open("PWNED","w")'
 
 
 def test_a_name_written_as_code_must_be_an_identifier(tmp_path, monkeypatch):

@@ -15,7 +15,7 @@ import sys
 
 import torch
 
-from .harness import UNTESTABLE, Untestable, exception_line, make_inputs, outcome, signal_name, violations
+from .harness import UNTESTABLE, Untestable, escape, exception_line, make_inputs, outcome, signal_name, violations
 
 
 def check_devices(specs, device):
@@ -105,5 +105,5 @@ def main(module_cls, specs, backend, config, failure, dynamic=False, seed=0, tra
         why = str(e)
     except Exception as e:  # setup that broke some other way (an op this torch lacks): not a verdict
         why = exception_line(e)
-    print(f"repro: cannot test here: {why}", file=sys.stderr)
+    print(f"repro: cannot test here: {escape(why)}", file=sys.stderr)  # one line, whatever a path holds
     return UNTESTABLE

@@ -27,6 +27,7 @@ if "float64_mode" not in globals():  # in minify's workers; a repro carries pt2k
     _portable = importlib.import_module("pt2kit_portable")  # not an import statement: a repro has none of ours
     exception_line, float64_copy, float64_mode = _portable.exception_line, _portable.float64_copy, _portable.float64_mode
     loss_of, signal_name = _portable.loss_of, _portable.signal_name  # signal_name: answer.py's, from here
+    escape = _portable.escape  # answer.py's too: a path in its one stderr line
 
 # -- inputs ------------------------------------------------------------------------------------
 

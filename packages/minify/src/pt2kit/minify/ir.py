@@ -15,6 +15,8 @@ import re
 
 import msgspec
 
+from pt2kit_portable import escape
+
 TENSORS = ("tensor", "jagged")  # the spec kinds of a tensor value (a candidate's output, a localised node)
 Config = dict[str, dict[str, str]]  # {config module: {key: the value's Python literal text}}
 
@@ -178,7 +180,8 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
     for n in kept:
         if n.place and n.place != last_place:
             code = f"  {n.code.strip()}" if n.code else ""
-            lines.append(f"        # {n.place}{code}"[:160])
+            # the user's path and line, from the record: one escaped comment line (pt2kit_portable's rule)
+            lines.append(f"        # {escape(n.place + code)}"[:160])
             last_place = n.place
         for text in n.body or [f"{n.name} = {n.expr}"]:
             text = _resize(text, rename) if rename else text

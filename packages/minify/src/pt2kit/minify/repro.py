@@ -5,7 +5,9 @@ signal names), pt2kit.runtime.precision, pt2kit.runtime.accuracy's verdict (:fun
 
 Guarantees: the repro imports only torch and the standard library, and its docstring names all else it
 needs (the torch it was made on, the device, a backend file, the config it sets); it exits 1 while the
-failure is present, 0 once it is gone, 125 (``git bisect run``'s "cannot test") where it cannot run."""
+failure is present, 0 once it is gone, 125 (``git bisect run``'s "cannot test") where it cannot run.
+Nothing a record or a name holds becomes code: each string enters the docstring or a comment through
+pt2kit_portable's ``escape`` (the boot's model files are written by it too), a value as a literal."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any
 
 import pt2kit_portable
 from pt2kit.runtime import precision
+from pt2kit.runtime.config import from_literal, literal
 
 from . import ir
 from .records import config_strings
@@ -91,9 +94,15 @@ def _needs(c: ir.Candidate, backend: str, config: dict[str, dict[str, str]], tor
 
 
 def _config_line(config: dict[str, dict[str, str]]) -> str:
-    """CONFIG on one line, each value its literal text as the workers ran it (a tuple stays a tuple)."""
-    return "CONFIG = {" + ", ".join(f"{m!r}: {{" + ", ".join(f"{k!r}: {v}" for k, v in s.items()) + "}"
-                                    for m, s in config.items()) + "}"
+    """CONFIG on one line, each value the literal of the value the workers ran (a tuple stays a tuple):
+    written back from the value, never copied from the record's text, so that text cannot be code."""
+    return "CONFIG = {" + ", ".join(f"{m!r}: {{" + ", ".join(f"{k!r}: {literal(from_literal(v))}" for k, v in s.items())
+                                    + "}" for m, s in config.items()) + "}"
+
+
+def _doc(text: object) -> str:
+    """A record's or a name's text inside the repro's docstring: pt2kit_portable's one escaping rule."""
+    return pt2kit_portable.escape(text, string=True)
 
 
 def _graph_words(level: str, phase: str) -> str:
@@ -125,15 +134,19 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
             "crash": f"the process dies with {failure.get('signature', '')}",
             "nan": f"the compiled {out} holds {failure.get('signature', '')}",
             "violation": f"{failure.get('constraint', '')}: {failure.get('op', '')} in the graph"}[failure["kind"]]
-    ops = ", ".join(dict.fromkeys(c.ops))
+    ops = _doc(", ".join(dict.fromkeys(c.ops)))
     file = _backend_file(backend)
+    # every string below from a record, a name or the user's files passes _doc: none can close the docstring
+    sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
+    needs = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
+                          break_long_words=False, break_on_hyphens=False)  # never inside an escape
     head = f'''#!/usr/bin/env python3
-"""A standalone repro made by pt2kit minify {tool_version} on torch {torch_version}.
+"""A standalone repro made by pt2kit minify {_doc(tool_version)} on torch {_doc(torch_version)}.
 
-Model: {model} ({_graph_words(level, phase)} {graph}{f", its subgraph {subgraph}" if subgraph else ""}), cut to {c.nodes} op(s): {ops}.
-Failure: {what}.{_phase_line(phase)}
-Backend: {backend}{", dynamic shapes" if dynamic else ""}.{_precision_line(failure)}
-{textwrap.fill("Needs: " + _needs(c, backend, config, torch_version) + ".", 110)}
+Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {int(c.nodes)} op(s): {ops}.
+Failure: {_doc(what)}.{_phase_line(phase)}
+Backend: {_doc(backend)}{", dynamic shapes" if dynamic else ""}.{_doc(_precision_line(failure))}
+{needs}
 
 `python repro.py` exits 1 while the bug is present, 0 once it is fixed, and 125 with one line on stderr
 where it cannot run here (no such device, torch or the backend file missing or not loading, eager
@@ -166,7 +179,7 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
             "", "",
             embedded_source(),
             'if __name__ == "__main__":',
-            f"    raise SystemExit(main(Repro, INPUTS, BACKEND, CONFIG, FAILURE, dynamic={dynamic!r}, seed={seed!r}"
+            f"    raise SystemExit(main(Repro, INPUTS, BACKEND, CONFIG, FAILURE, dynamic={bool(dynamic)!r}, seed={int(seed)!r}"
             + (", train=True, grad=GRAD" if phase == "joint" else "") + "))",
             ""]
     return head + "\n".join(body)

@@ -3,7 +3,8 @@
 Runs inside the user's interpreter: stdlib only. A model file is Python that every pt2kit tool (and the
 user) runs, and its strings come from the user's program: paths, function and backend names, compile
 ids, parameter paths, string inputs, FX's ``# File: ... code: ...`` lines. Each passes :func:`escape`
-(into a comment: one line for every reader) or ``repr`` (:func:`literal`); a name written as code
+(pt2kit_portable's: minify's repros are written by the same rule) into a comment, one line for every
+reader, or ``repr`` (:func:`literal`); a name written as code
 must be an identifier (:func:`identifier`), an attribute path dotted words (:data:`ATTR`), an import
 line one of FX's forms (:data:`IMPORT`).
 
@@ -19,17 +20,15 @@ import math
 import re
 from typing import Any
 
+# the one escaping rule of every writer of Python (minify's repros too), in the module the boot shares with
+# them; re-exported for the boot's writer
+from pt2kit_portable import escape
+
+__all__ = ["ATTR", "IMPORT", "comment", "escape", "identifier", "literal"]
+
 # how FX's codegen and our header name things: anything else written as code is refused
 ATTR = re.compile(r"\w+(?:\.\w+)*")
 IMPORT = re.compile(r"import [\w.]+(?: as \w+)?|from [\w.]+ import \w+(?: as \w+)?|NoneType = type\(None\)", re.ASCII)
-
-
-def escape(text: str) -> str:
-    """``text`` as one line: every character that is not printable (each one ``str.splitlines`` splits on:
-    ``\\n \\r \\x0b \\x0c \\x1c-\\x1e \\x85 \\u2028 \\u2029``, the other control characters, a lone
-    surrogate of an undecodable file name, bidi overrides) written as its Python escape, tabs kept. The one
-    way a string from the program enters a model file outside a ``repr`` literal."""
-    return "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in str(text))
 
 
 def comment(text: str) -> str:
