@@ -83,7 +83,7 @@ def test_every_string_field_of_a_model_file_stays_in_its_comment_or_literal(tmp_
 
 
 def test_the_boot_escapes_by_the_one_rule_minifys_repros_are_written_by(tmp_path, monkeypatch):
-    """One escaping function for every writer of Python: the boot's is pt2kit_portable's (imported from the copy
+    """One escaping function (and one literal writer) for every writer of Python: the boot's are pt2kit_portable's (imported from the copy
     capture puts on the script's PYTHONPATH), the same object minify's repro writer calls."""
     _boot(monkeypatch, tmp_path / "scratch")
     import pt2kit_capture_code
@@ -92,6 +92,7 @@ def test_the_boot_escapes_by_the_one_rule_minifys_repros_are_written_by(tmp_path
     import pt2kit_portable
 
     assert pt2kit_capture_code.escape is pt2kit_capture_write.escape is pt2kit_portable.escape
+    assert pt2kit_capture_code.literal is pt2kit_capture_write.literal is pt2kit_portable.literal
     assert pt2kit_capture_code.comment('a\u2028open("PWNED","w")') == '# a\\u2028open("PWNED","w")'
 
 

@@ -4,7 +4,7 @@ Runs inside the user's interpreter: stdlib only. A model file is Python that eve
 user) runs, and its strings come from the user's program: paths, function and backend names, compile
 ids, parameter paths, string inputs, FX's ``# File: ... code: ...`` lines. Each passes :func:`escape`
 (pt2kit_portable's: minify's repros are written by the same rule) into a comment, one line for every
-reader, or ``repr`` (:func:`literal`); a name written as code
+reader, or a literal (pt2kit_portable's :func:`literal`: ``repr``, inf as ``1e999``); a name written as code
 must be an identifier (:func:`identifier`), an attribute path dotted words (:data:`ATTR`), an import
 line one of FX's forms (:data:`IMPORT`).
 
@@ -16,13 +16,11 @@ comment reads back as the original string (backslashes are kept as they are).
 from __future__ import annotations
 
 import keyword
-import math
 import re
-from typing import Any
 
-# the one escaping rule of every writer of Python (minify's repros too), in the module the boot shares with
-# them; re-exported for the boot's writer
-from pt2kit_portable import escape
+# the one escaping rule and the one literal writer of every writer of Python (minify's repros too, the
+# settings collector), in the module the boot shares with them; re-exported for the boot's writer
+from pt2kit_portable import escape, literal
 
 __all__ = ["ATTR", "IMPORT", "comment", "escape", "identifier", "literal"]
 
@@ -40,10 +38,3 @@ def identifier(name: str) -> str:
     if not (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)):
         raise ValueError(f"{escape(repr(name))}: not an identifier, not written as code")
     return name
-
-
-def literal(value: Any) -> str:
-    """A Python literal for value (str, int, float, bool, None): repr, a non-finite float as float('inf')."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"float({str(value)!r})"
-    return repr(value)
