@@ -144,3 +144,43 @@ def test_generate_code_makes_a_graphs_code_before_its_first_call():
     assert isinstance(gm, _LazyGraphModule) and gm._needs_recompile()
     torchapi.generate_code(gm)
     assert not gm._needs_recompile() and "cos" in gm.code
+
+
+def test_compiled_says_nothing_was_compiled_with_dynamos_reason():
+    from pt2kit.runtime.outcome import Compiled
+
+    def only_breaks(x):
+        torch._dynamo.graph_break()
+        return x
+
+    def adds(x):
+        return x + 1
+
+    torchapi.reset_dynamo()
+    with Compiled() as none:
+        torch.compile(torch.nn.GRU(2, 2), backend="eager")(torch.randn(1, 3, 2))
+    assert none.graphs == 0
+    assert none.nothing.startswith("nothing compiled: Dynamo handed the backend no graph")
+    assert "Attempted to wrap RNN, GRU, or LSTM" in none.nothing and "\n" not in none.nothing
+    with Compiled() as some:
+        torch.compile(adds, backend="eager")(torch.ones(2))
+    assert (some.graphs, some.nothing) == (1, None)
+    with Compiled() as broken:
+        torch.compile(only_breaks, backend="eager")(torch.ones(2))
+    assert broken.graphs == 0 and broken.nothing is not None
+
+
+def test_model_or_compiler_blames_the_model_only_when_eager_fails_too():
+    from pt2kit.runtime.errors import UsageError
+    from pt2kit.runtime.outcome import model_or_compiler
+
+    crash = RuntimeError("inductor fell over")
+
+    def eager_fails():
+        raise ValueError("shapes (4, 8) and (5, 3)")
+
+    own = model_or_compiler("m.py", "eager run", crash, eager_fails)
+    assert isinstance(own, UsageError)
+    assert str(own) == ("m.py: the model's own eager run fails, so there is no compiled code to judge (the model, "
+                        "not the compiler): ValueError: shapes (4, 8) and (5, 3)")
+    assert model_or_compiler("m.py", "eager run", crash, lambda: None) is crash

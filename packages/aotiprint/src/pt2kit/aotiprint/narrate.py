@@ -29,6 +29,9 @@ class Narrator(Base):
         if notes.get("hops"):
             self.say(f"{self.label}: {notes['hops']}")
         finding = next((r for r in self.kernels if r.finding), None)
+        if value is not None and value.nothing_compiled and finding is None:  # no kernel of Inductor's ran
+            self.say(f"{self.label}: {value.nothing_compiled}; no kernel to print")
+            return EXIT_FINDINGS
         self._summary(finding)
         wanted = self.job.kernels or []
         unmatched = [k for k in wanted if not any(r.name == k for r in self.kernels)]

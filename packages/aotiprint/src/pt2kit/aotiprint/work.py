@@ -30,6 +30,7 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
     launches: int = 0  # --jit: launches recorded
     package: str | None = None  # AOTI: the package run
     saved: dict[str, Any] = {}  # --detail save: each saved file's argument, by path
+    nothing_compiled: str | None = None  # --jit: Dynamo handed Inductor no graph, and why
 
 
 def _split(inputs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -133,6 +134,7 @@ def _jit(job: Job, chan: Channel, lm: Any) -> dict[str, Any]:
     import torch
 
     from pt2kit.runtime.config import apply_config
+    from pt2kit.runtime.outcome import Compiled
     from pt2kit.runtime.torchapi import reset_dynamo
     from pt2kit.runtime.torchtrace import capture_trace
     from pt2kit.schema import Kernel
@@ -183,11 +185,12 @@ def _jit(job: Job, chan: Channel, lm: Any) -> dict[str, Any]:
         compiled = torch.compile(lm.model, backend="inductor")
         probe.RECORDER = rec
         try:
-            out = compiled(*args, **kwargs)
+            with Compiled() as watched:
+                out = compiled(*args, **kwargs)
             _sync(device)
         finally:
             probe.RECORDER = None
-    return {"launches": len(launches), **_nonfinite(chan, lm, out, args, kwargs)}
+    return {"launches": len(launches), "nothing_compiled": watched.nothing, **_nonfinite(chan, lm, out, args, kwargs)}
 
 
 def _nonfinite(chan: Channel, lm: Any | None, out: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -276,7 +279,7 @@ def _collect_saved(job: Job, chan: Channel) -> dict[str, Any]:
 def run(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
     import warnings
 
-    import torch  # noqa: F401
+    import torch
 
     warnings.filterwarnings("ignore", category=FutureWarning)  # torch.export's deprecations: not the user's
     warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
@@ -299,13 +302,23 @@ def run(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
             from pt2kit.runtime.modelfile import model_fields
 
             chan.emit_new(Model, **model_fields(lm, job.device, job.config))
-    if job.jit:
-        return _jit(job, chan, lm)
-    nested = first_jagged(inputs_value if lm is None else lm.inputs)
-    if nested is not None:
-        raise UsageError(f"{nested} is a torch.nested jagged tensor: torch.export, and so AOTInductor, "
-                         "takes none")
-    return _aoti(job, chan, lm, inputs_value)
+    if not job.jit:
+        nested = first_jagged(inputs_value if lm is None else lm.inputs)
+        if nested is not None:
+            raise UsageError(f"{nested} is a torch.nested jagged tensor: torch.export, and so AOTInductor, "
+                             "takes none")
+    try:
+        return _jit(job, chan, lm) if job.jit else _aoti(job, chan, lm, inputs_value)
+    except Exception as e:  # the model's own failure (its eager run, without grad as ours, fails too)
+        if lm is None:
+            raise
+        from pt2kit.runtime.outcome import model_or_compiler
+
+        def eager() -> Any:
+            with torch.no_grad():
+                return lm.call(lm.model, lm.inputs)
+
+        raise model_or_compiler(lm.label, "eager run", e, eager) from None
 
 
 def _inputs_from(spec: str, device: str) -> Any:

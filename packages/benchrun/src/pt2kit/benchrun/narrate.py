@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK
+from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 from pt2kit.runtime.narrate import Narrator as Base
 from pt2kit.runtime.narrate import Say
+from pt2kit.runtime.outcome import OWN, nothing_line
 from pt2kit.runtime.text import summary_line
 from pt2kit.schema import Bench, Crash
 
@@ -46,6 +47,8 @@ def job_line(b: Bench) -> str:
         parts.append(f"peak {mib(b.memory.warm_allocated)} warm, {mib(b.memory.cold_allocated)} cold")
     if b.graphs is not None:
         parts.append(f"{b.graphs} graph(s), {b.breaks or 0} break(s), {b.recompiles or 0} recompile(s)")
+    if b.graphs == 0:  # the "compiled" timing is eager code's (runtime.outcome: exit 1, never a clean run)
+        parts.append(nothing_line([]).split(" (")[0] + ": the compiled timing is eager code's")
     if b.accuracy:
         parts.append(f"accuracy {b.accuracy}" + (f" ({b.accuracy_note})" if b.accuracy_note else ""))
     return f"{head}: " + "; ".join(parts)
@@ -75,10 +78,11 @@ def table(rows: list[Bench | Crash]) -> list[str]:
 
 
 def exit_for(b: Bench, fail_below: float | None) -> int:
-    """A job's exit code: 3 fail_to_run, 1 fail_accuracy or a speedup wholly below ``fail_below``."""
-    if b.accuracy == "fail_to_run":
-        return EXIT_CRASH
-    if b.accuracy == "fail_accuracy":
+    """A job's exit code: 3 fail_to_run (2 where eager fails: the model's own), 1 fail_accuracy, nothing compiled or a speedup wholly below
+    ``fail_below``."""
+    if b.accuracy == "fail_to_run":  # the model's own eager run failing is the model's (exit 2), not a crash
+        return EXIT_USAGE if (b.error or "").startswith(f"eager: {OWN}") else EXIT_CRASH
+    if b.accuracy == "fail_accuracy" or b.graphs == 0:
         return EXIT_FINDINGS
     if fail_below is not None and b.speedup_hi is not None and b.speedup_hi < fail_below:
         return EXIT_FINDINGS

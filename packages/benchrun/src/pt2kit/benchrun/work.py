@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.outcome import OWN
 from pt2kit.runtime.text import exception_line
 from pt2kit.runtime.torchapi import reset_dynamo, tree_map
 from pt2kit.schema import Model
@@ -142,7 +143,7 @@ def _bench(job: Any, loaded: Any, chan: Any) -> dict[str, Any]:
     except UsageError:  # the model cannot be benchmarked this way (--mode train, no output needing grad)
         raise
     except Exception as e:
-        return {"accuracy": "fail_to_run", "error": f"eager: {exception_line(e)}"}
+        return {"accuracy": "fail_to_run", "error": f"eager: {OWN}: {exception_line(e)}"}
     # eager's steady state before anything is compiled: what a user without torch.compile needs
     e_warm = timing.peak_memory(eager, 3, dev) if job.phase == "cold" else None
     is_compiled = job.backend != "eager"

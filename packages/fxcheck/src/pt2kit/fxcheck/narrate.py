@@ -51,7 +51,11 @@ class Narrator(Base):
 
     def finish(self, value: Any, notes: dict[str, Any]) -> int:
         """The summary line; exit 1 on a finding or a graph not captured (no clean bill), unless --exit-zero."""
-        graphs, exit_zero = msgspec.convert(value, Summary).graphs, bool(self.job is not None and self.job.exit_zero)
+        summary, exit_zero = msgspec.convert(value, Summary), bool(self.job is not None and self.job.exit_zero)
+        graphs = summary.graphs
+        if not graphs and summary.nothing_compiled and not self.errors:  # nothing checked is not clean
+            self.say(f"{summary.nothing_compiled}; 0 graphs checked" + ("; exit 0 with --exit-zero" if exit_zero else ""))
+            return EXIT_OK if exit_zero else EXIT_FINDINGS
         n = len(self.findings)
         failed = f"; {len(self.errors)} of them not captured (error records): what is counted is part of the model" \
             if self.errors else ""

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.outcome import Compiled, model_or_compiler
 from pt2kit.runtime.torchapi import reset_dynamo, tree_map
 from pt2kit.schema import Graph, Model
 
@@ -17,6 +18,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
 
     findings: int
     graphs: int  # graphs the checker saw
+    nothing_compiled: str | None = None  # Dynamo handed the checker no graph: its reason
 
 
 def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
@@ -50,8 +52,12 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
         compiled = torch.compile(loaded.model, backend=checker)
         codes_cm = torchapi.output_code() if job.inductor else contextlib.nullcontext([])
         with codes_cm as codes:
-            with contextlib.nullcontext() if backward else torch.no_grad():
-                out = loaded.call(compiled, inputs)
+            with contextlib.nullcontext() if backward else torch.no_grad(), Compiled() as watched:
+                try:
+                    out = loaded.call(compiled, inputs)
+                except Exception as e:  # the model's own failure (its eager run fails too) is not the compiler's
+                    raise model_or_compiler(loaded.label, "eager run", e, lambda: loaded.call(loaded.model, inputs)) \
+                        from None
             if backward:
                 chan.stage("backward")
                 leaves = [t for _, t in flatten(out) if isinstance(t, torch.Tensor) and t.requires_grad]
@@ -65,7 +71,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
                 kernels=[k.name for k in ks],
                 blobs=[chan.store.put_text(k.source, "text/plain", inductor_code.suffix(k.kind)) for k in ks],
             )
-    return {"findings": len(checker.findings), "graphs": checker.graphs}
+    return {"findings": len(checker.findings), "graphs": checker.graphs, "nothing_compiled": watched.nothing}
 
 
 def _inputs_requiring_grad(inputs: Any) -> Any:

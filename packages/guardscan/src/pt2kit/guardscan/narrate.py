@@ -8,13 +8,19 @@ import msgspec
 
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
 from pt2kit.runtime.narrate import Narrator as Base
+from pt2kit.runtime.outcome import nothing_line
 from pt2kit.schema import Advice, GraphBreak, Recompile, Variant
 
 from .records import Counts
 
 
 class Narrator(Base):
+    def __init__(self, say: Any, label: str, job: Any = None) -> None:
+        super().__init__(say, label, job)
+        self.reasons: list[str] = []
+
     def on_graph_break(self, b: GraphBreak) -> None:
+        self.reasons.append(b.reason)
         code = f"  {b.code}" if b.code else ""
         gb = f" [{b.gb_id}]" if b.gb_id else ""
         self.say(f"{self.label}: graph break at {b.source or '?'}{code}: {b.reason}{gb}")
@@ -49,4 +55,7 @@ class Narrator(Base):
         self.say(f"{self.label}: {c.graphs} distinct graph(s), {c.breaks} distinct graph break(s)"
                  f"{totals}, {c.unexpected} recompile(s)" + (f" (+{expected} expected)" if expected else "")
                  + f", {c.guards} guards")
+        if not c.graphs and isinstance(value, dict):  # a worker's live run (not a trace) compiled nothing
+            self.say(f"{self.label}: {nothing_line(list(dict.fromkeys(self.reasons)))}")
+            return EXIT_FINDINGS
         return EXIT_FINDINGS if c.breaks or c.unexpected or c.limit_hits else EXIT_OK

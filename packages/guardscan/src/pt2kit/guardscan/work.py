@@ -16,6 +16,7 @@ def run(payload: dict[str, Any], chan: Any) -> Any:
     chan.stage("load")
     from pt2kit.runtime.config import apply_config
     from pt2kit.runtime.modelfile import load_model, model_fields
+    from pt2kit.runtime.outcome import model_or_compiler
 
     from . import torchapi
     from .findings import analyze
@@ -37,6 +38,9 @@ def run(payload: dict[str, Any], chan: Any) -> Any:
             scan(loaded.model, loaded.inputs, variants, backend=job.backend, dynamic=job.dynamic,
                  recompile_limit=job.recompile_limit, result=result,
                  before_call=lambda label: chan.stage(label if label.startswith("eager") else f"compile and run ({label})"))
+        except Exception as e:  # the model's own failure (its eager run fails too) is not the compiler's
+            raise model_or_compiler(loaded.label, "eager run", e, lambda: loaded.call(loaded.model, loaded.inputs)) \
+                from None
         finally:
             # a crash in a later call keeps what the earlier calls showed
             findings = analyze(result.trace, torch_dir=torchapi.torch_dir())

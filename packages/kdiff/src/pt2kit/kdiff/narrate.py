@@ -59,6 +59,10 @@ class Narrator(Base):
         extra += [f"{v.ties} after a near-tie"] if v.ties else []
         extra += [f"{v.precision} only with the model's precision modes"] if v.precision else []
         extra += [notes["precision"] if "precision" in notes else "PyTorch's accuracy-harness precision: TF32 off"]
+        if v.nothing_compiled and not self.failing:  # eager against eager: no verdict on the compiler
+            self.say(f"{self.label}: {v.nothing_compiled}; {n} lea{'f' if n == 1 else 'ves'} compared, none of them compiled: "
+                     f"no verdict on {self.job.test}")
+            return EXIT_FINDINGS
         self.say(f"{self.label}: {n - len(self.failing)} of {n} leaves pass ({self.job.test} vs {self.job.ref}"
                  + "".join(f"; {e}" for e in extra) + ")")
         return EXIT_FINDINGS if self.failing else EXIT_OK

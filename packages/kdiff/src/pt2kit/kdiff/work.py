@@ -16,6 +16,7 @@ import msgspec
 from pt2kit.runtime.config import apply_config
 from pt2kit.runtime.errors import UsageError
 from pt2kit.runtime.modelfile import load_model, model_fields
+from pt2kit.runtime.outcome import Compiled
 from pt2kit.runtime.outputs import flatten
 from pt2kit.runtime.precision import HARNESS, precision_state, reduced_modes, use_precision
 from pt2kit.runtime.tensors import unjag
@@ -41,6 +42,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     ties: int = 0
     precision: int = 0
     divergence: dict[str, Any] | None = None
+    nothing_compiled: str | None = None  # Dynamo compiled no graph for the test side: its reason
 
 
 def _seeded(seed: int, fn: Any) -> Any:
@@ -120,6 +122,8 @@ def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
         as_configured(diffs, sides.states, job.device, runs, tol, chan, locate=locate if job.localize else None)
     failed = [d for d in diffs if not d["passed"]]
     for d in diffs:
+        if sides.nothing:  # the stream says it too: these leaves compared eager code with eager code
+            d["note"] = sides.nothing + (f"; {d['note']}" if d.get("note") else "")
         chan.emit_new(Diff, model=loaded.label, **d)
     if no_grads is not None:
         raise UsageError(f"{loaded.label}: outputs: {len(diffs) - len(failed)} of {len(diffs)} leaves pass; gradients: "
@@ -130,7 +134,8 @@ def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
                    by_fp64=sum(1 for d in diffs if d.get("rule") == "fp64" and d["passed"] and not d.get("close", True)),
                    ties=sum(1 for d in diffs if d.get("rule") == "tie"),
                    precision=sum(1 for d in diffs if d.get("rule") == "precision"),
-                   divergence=None if located is None else {"op": located.op, "source": located.source})
+                   divergence=None if located is None else {"op": located.op, "source": located.source},
+                   nothing_compiled=sides.nothing)
 
 
 class _Sides:
@@ -143,6 +148,7 @@ class _Sides:
         self.watch_ties = True
         self.states: dict[str, dict[str, Any]] = {}
         self.trained: dict[str, list[tuple[str, Any]]] = {}
+        self.nothing: str | None = None  # the test side's run in which Dynamo compiled no graph: why
 
     def run(self, backend: Any, role: str) -> list[tuple[str, Any]]:
         import torch
@@ -157,8 +163,9 @@ class _Sides:
         self.chan.stage(f"{verb} {role} ({backend.name})")
         watch = self.ties if backend.compile is None and self.watch_ties else contextlib.nullcontext()
         self.watch_ties = self.watch_ties and backend.compile is not None
+        compiled = Compiled() if backend.compile is not None and role == "test" else contextlib.nullcontext()
         try:
-            with torch.no_grad(), backends.context(backend), watch:
+            with torch.no_grad(), backends.context(backend), watch, compiled:
                 if self.train:  # outputs and gradients of one training step
                     out, self.trained[role] = _seeded(seed, lambda: step(loaded, fn, inputs, train=True))
                 else:
@@ -170,6 +177,8 @@ class _Sides:
                 raise _eager_fails(loaded.label, "eager run", e,
                                    lambda: _seeded(seed, lambda: loaded.call(fn, inputs))) from None
         reset_dynamo()
+        if isinstance(compiled, Compiled) and compiled.nothing:
+            self.nothing = compiled.nothing
         self.states[role] = precision_state()
         return unjag(flatten(out))
 

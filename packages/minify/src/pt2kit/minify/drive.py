@@ -280,6 +280,8 @@ def _nothing_to_search(job: Job, failure: dict[str, Any] | None, seen: dict[str,
     if failure is None and job.profile is not None:
         return Outcome(EXIT_OK, f"no violation to minify: fxcheck's checks find none in {job.model}'s forward "
                                 "graphs that minify keeps (deny, dtype, align on an aten op)")
+    if failure is None and seen.get("nothing_compiled"):  # not a pass: the compiler never ran
+        return Outcome(EXIT_FINDINGS, f"{seen['nothing_compiled']}: nothing to minify, no repro written")
     if failure is None:
         step = ", a training step's outputs and gradients" if job.mode == "train" else ""
         return Outcome(EXIT_OK, f"no failure to minify: {job.model} runs the same eagerly and with {job.backend}"

@@ -20,6 +20,7 @@ from pt2kit.runtime.backends import check_registered
 from pt2kit.runtime.config import apply_config, from_literal, kept_settings, literal, resolve, worker_settings
 from pt2kit.runtime.errors import UsageError
 from pt2kit.runtime.modelfile import exec_file, load_model, model_fields, parse_spec
+from pt2kit.runtime.outcome import Compiled
 from pt2kit.runtime.outputs import flatten
 from pt2kit.runtime.precision import HARNESS, precision_state, use_precision
 from pt2kit.runtime.tensors import first_jagged, unjag
@@ -124,9 +125,12 @@ def _judge(loaded: Any, job: Job) -> dict[str, Any]:
     harness.sync()  # an eager kernel's device-side error is eager's: raised here, not in the compiled run
     backend = _backend(job.backend)
     try:
-        test = _compiled_outputs(loaded, job, backend)
+        with Compiled() as watched:
+            test = _compiled_outputs(loaded, job, backend)
     except Exception as e:
         return {"kind": "compile-error", "signature": harness.exception_signature(e), "detail": str(e)[:2000]}
+    if watched.nothing and backend != "aoti":  # the compiled run was eager code: no compiler failure is in it
+        return {"kind": None, "detail": "passes", "nothing_compiled": watched.nothing}
     got = harness.nonfinite([t for _, t in test])
     if got and (job.failure in ("auto", "nan")) and not harness.nonfinite([t for _, t in eager]):
         return {"kind": "nan", "signature": got}

@@ -50,6 +50,15 @@ def reset_dynamo() -> None:
     torch._dynamo.reset()
 
 
+def dynamo_counts() -> tuple[int, list[str]]:
+    """(graphs Dynamo has compiled in this process, the reasons it gave for code it would not trace, each
+    in Dynamo's own words, oldest first): ``torch._dynamo.utils.counters``, which ``reset_dynamo`` keeps."""
+    from torch._dynamo.utils import counters
+
+    reasons = [*counters["unimplemented"], *counters["graph_break"]]
+    return int(counters["stats"]["unique_graphs"]), [str(r) for r in reasons]
+
+
 def pytree_key_children(obj: Any) -> list[tuple[str, Any]] | None:
     """The children of an object of a class registered with torch's pytree, each with the key path
     pytree names it by (``[0]``, ``['logits']``, ``.hidden``), or None for a class not registered
