@@ -25,7 +25,7 @@ def test_compile_metrics_split_a_real_compile(tmp_path, monkeypatch):
     assert split["cache_misses"] >= 2 and split["cache_hits"] == 0
     assert split["frames"][:1] == ["0/0"]
     c = torchapi.dynamo_counts()
-    assert c["graphs"] - c0["graphs"] == 2 and c["breaks"] - c0["breaks"] == 1
+    assert c["graphs"] - c0["graphs"] == 2
     assert torchapi.generated_kernels() - k0 >= 2
 
 

@@ -62,6 +62,31 @@ def breaks():
     return Breaks(), (torch.randn(4, 16),)
 
 
+def _logged(x):
+    print("in a helper")  # a break inside a function Dynamo inlines: it skips the helper's frame
+    return x + 1
+
+
+class HelperBreaks(nn.Module):
+    """A print inside a helper called in a loop: Dynamo's graph_break counter counts a break that
+    torch._dynamo.explain does not (explain: 1 graph, 0 breaks)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+
+    def forward(self, x):
+        x = self.a(x)
+        for _ in range(3):
+            x = _logged(x).relu()
+        return x
+
+
+def helper_breaks():
+    torch.manual_seed(0)
+    return HelperBreaks(), (torch.randn(2, 4),)
+
+
 def integers():
     """Integer outputs only: nothing to train."""
     return nn.Identity(), (torch.arange(4),)

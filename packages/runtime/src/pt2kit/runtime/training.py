@@ -48,7 +48,7 @@ def check_trainable(model: Any, inputs: Any, label: str) -> None:
     if any(p.requires_grad for p in params) or \
             any(getattr(t, "requires_grad", False) for _, t in flatten(inputs)):
         return
-    what = "a function" if not hasattr(model, "parameters") else "a model with no parameter that requires grad"
+    what = "a function" if not hasattr(model, "parameters") else "a module with no parameter that requires grad"
     raise UsageError(f"{label}: --mode train: the model is {what} and no input requires grad, so a training "
                      "step has no gradient to take (make the inputs that should be trained with requires_grad=True)")
 
