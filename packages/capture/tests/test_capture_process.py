@@ -190,16 +190,21 @@ class Terminal:
             os.execve("/bin/bash", ["bash", "--norc", "--noprofile", "-i"], env)
         self.out = b""
 
-    def expect(self, text: bytes, timeout: float = 60) -> None:
+    def expect(self, text: bytes, timeout: float = 60, after: bytes = b"") -> None:
+        """Wait for ``text`` on the terminal (after the last ``after`` seen: a prompt printed anew)."""
         deadline = time.time() + timeout
-        while text not in self.out:
+        while text not in self.since(after):
             assert time.time() < deadline, f"no {text!r} in {self.out[-800:]!r}"
             if select.select([self.fd], [], [], 0.2)[0]:
                 try:
                     self.out += os.read(self.fd, 4096)
                 except OSError:
                     break
-        assert text in self.out, self.out[-800:]
+        assert text in self.since(after), self.out[-800:]
+
+    def since(self, after: bytes) -> bytes:
+        """What the terminal showed after the last ``after`` (all of it for b"", none before it shows)."""
+        return self.out if not after else self.out[self.out.rfind(after):] if after in self.out else b""
 
     def send(self, text: bytes) -> None:
         os.write(self.fd, text)
@@ -214,6 +219,7 @@ def test_ctrl_z_gives_the_shell_back_getpass_reads_the_terminal_and_a_hangup_kee
         t.expect(b"ready> ")  # the script's prompt (the command line as typed reads 'ready' + '> ')
         t.send(b"\x1a")
         t.expect(b"Stopped")
+        t.expect(b"$ ", after=b"Stopped")  # bash's prompt: keys typed before it reach no one (a lost 'f')
         t.send(b"fg\n")
         time.sleep(1)
         t.send(b"hi\n")

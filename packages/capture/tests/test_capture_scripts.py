@@ -16,9 +16,18 @@ SCRIPTS = Path(__file__).with_name("scripts")
 pytestmark = pytest.mark.xdist_group("capture-scripts")
 
 
-def capture(store: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+def capture(store: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([sys.executable, "-m", "pt2kit.capture", "--store", str(store), *args], capture_output=True,
-                          cwd=SCRIPTS)
+                          cwd=SCRIPTS, env=None if env is None else {**os.environ, **env})
+
+
+def free_port() -> str:
+    """A port no other run holds now: spawn.py's rendezvous (a fixed one clashed with a concurrent run)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
 
 
 def records(out: bytes) -> list:
@@ -93,7 +102,9 @@ def test_torchrun_ddp_ranks_are_tagged_and_compile_of_ddp_gives_a_graph_per_buck
     torchrun = str(Path(sys.executable).with_name("torchrun"))
     r = capture(store, "--rank", "all", "--", torchrun, "--standalone", "--nproc-per-node", "2", "ddp.py")
     assert r.returncode == 0, r.stderr
-    assert b"rank 0 done\n" in r.stderr and b"rank 1 done\n" in r.stderr
+    # the two ranks write to one pipe: under PYTHONUNBUFFERED a line and its newline are two writes, which
+    # may interleave ("rank 0 donerank 1 done\n\n"), so each rank's words are looked for, not whole lines
+    assert b"rank 0 done" in r.stderr and b"rank 1 done" in r.stderr, r.stderr
     models = records(r.stdout)[1:]
     # DDP(torch.compile(net)): one graph; torch.compile(DDP(net)): DDPOptimizer's two buckets, one compile id
     cid = models[1].captured.compile_id
@@ -118,8 +129,8 @@ def test_torchrun_ddp_ranks_are_tagged_and_compile_of_ddp_gives_a_graph_per_buck
 def test_mp_spawn_workers_are_told_apart_by_the_rank_they_join_with(store):
     """mp.spawn's workers have no RANK in their environment: each graph takes the rank torch.distributed
     gives it when compiled, so --rank 0 keeps one worker's and --rank all labels both apart."""
-    one, both = capture(store, "--", sys.executable, "spawn.py"), capture(store, "--rank", "all", "--", sys.executable,
-                                                                          "spawn.py")
+    one = capture(store, "--", sys.executable, "spawn.py", env={"MASTER_PORT": free_port()})
+    both = capture(store, "--rank", "all", "--", sys.executable, "spawn.py", env={"MASTER_PORT": free_port()})
     assert one.returncode == both.returncode == 0, (one.stderr + both.stderr)[-2000:]
     assert [(m.model, m.captured.rank) for m in records(one.stdout)[1:]] == [("spawn.py[0/0]", 0)]
     assert sorted((m.model, m.captured.rank) for m in records(both.stdout)[1:]) == [
