@@ -16,11 +16,14 @@ TOOLS = "fxcheck|kdiff|guardscan|aotiprint|minify|reportgen|pt2kit"
 
 
 def examples() -> list[str]:
-    """Indented README lines that start with a tool and hold no synopsis placeholder."""
-    out = []
+    """Lines of the README's indented code blocks (a block starts after a blank line, so a wrapped list
+    item's continuation line is prose) that start with a tool and hold no synopsis placeholder."""
+    out, block, prev = [], False, ""
     for line in (ROOT / "README.md").read_text().splitlines():
+        block = line.startswith("    ") and (block or not prev.strip())
+        prev = line
         m = re.match(rf"    (({TOOLS}) .*)", line)
-        if m and not re.search(r"MODEL\.py|\[--|\bDIR\b|\[FILE|STREAM", line):
+        if block and m and not re.search(r"MODEL\.py|\[--|\bDIR\b|\[FILE|STREAM", line):
             out.append(re.sub(r"\s+#.*$", "", m.group(1)))
     return out
 
