@@ -207,3 +207,32 @@ def test_graphs_first_writes_the_first_graph_again_after_a_dynamo_restart(tmp_pa
     assert line["selected"] and (pt2kit_capture_boot.pdir() / line["file"]).is_file() and not boot.selected("0/1")
     boot.discard(line)  # Dynamo raised RestartAnalysis: the next graph is the first
     assert boot.selected("0/1")
+
+
+def test_a_compiler_error_is_its_graph_failing_only_a_restart_drops_the_graph(tmp_path, monkeypatch):
+    """Inductor's InductorError derives from ShortenTraceback, which the boot took for a Dynamo restart: a
+    C++ build failure dropped its graph ("no graph was compiled"). Only RestartAnalysis and its kinds do."""
+    monkeypatch.syspath_prepend(str(BOOT))
+    import pt2kit_capture_boot
+    import pt2kit_capture_manifest as boot
+    from torch._dynamo.exc import BackendCompilerFailed, TensorifyScalarRestartAnalysis
+    from torch._inductor.exc import CppCompileError, InductorError
+
+    monkeypatch.setenv("PT2KIT_CAPTURE_DIR", str(tmp_path))
+    monkeypatch.setenv("PT2KIT_CAPTURE_GRAPHS", "all")
+
+    def raises(e: Exception):
+        def call():
+            raise e
+        return call
+
+    failures = [InductorError(CppCompileError(["g++", "k.cpp"], "boom"), None), TensorifyScalarRestartAnalysis(),
+                BackendCompilerFailed("relu_compile_error_TESTING_ONLY", ValueError("ReluCompileError"), None)]
+    for i, e in enumerate(failures):
+        line = boot.new_line("inductor")
+        line["compile_id"] = f"0/{i}"
+        with pytest.raises(type(e)):
+            boot.compile_through(line, raises(e))
+    lines = [json.loads(x) for x in (pt2kit_capture_boot.pdir() / "graphs.ndjson").read_text().splitlines()]
+    assert [(x["compile_id"], x["stage"], x["error"].split("\n")[0]) for x in lines] == [
+        ("0/0", "build", "CppCompileError: C++ compile error"), ("0/2", "compile", "ValueError: ReluCompileError")]

@@ -97,6 +97,15 @@ def test_ddp_optimizer_is_the_graph_splitter_of_compile_ddp(api):
     assert api.ddp_optimizer(torch) is None
 
 
+def test_aoti_entries_are_torch_inductors_compile_and_load_of_a_package(api):
+    import importlib
+
+    module = importlib.import_module(api.AOTI_MODULE)
+    assert api.aoti_entry(module).__name__ == "aoti_compile_and_package"
+    assert api.aoti_loader(module).__name__ == "aoti_load_package"
+    assert api.aoti_loader(torch.nn) is None
+
+
 def test_the_boot_collects_settings_as_pt2kit_does_inf_included_where_pt2kit_is_not_installed(tmp_path):
     """The boot's PYTHONPATH as the parent builds it (the boot, then scratch/lib with pt2kit_portable copied
     there), pt2kit itself made unimportable: a setting the script made inf is collected as 1e999, the text

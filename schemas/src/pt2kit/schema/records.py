@@ -417,7 +417,8 @@ class Crash(Record, tag="crash", kw_only=True):
     """The model, the compiler or a loaded package killed the process doing the work."""
 
     model: str | None = None
-    stage: str  # load | capture | compile | export | run | ...
+    # load | capture | compile | lowering | build | export | run | aoti-compile | aoti-load | aoti-run | ...
+    stage: str
     signal: str | None = None  # SIGSEGV
     exitcode: int | None = None
     exception: str | None = None  # exception type, when Python raised
@@ -426,6 +427,9 @@ class Crash(Record, tag="crash", kw_only=True):
     stderr_tail: str = ""
     backend: str | None = None  # (1.6) benchrun: the backend of the job that crashed
     wall_s: float | None = None  # (1.6) benchrun: how long the job ran before it died
+    # (1.18) capture: the call of the model's compiled code that raised (1 is its first call in the process;
+    # stage run or aoti-run); the model record holds that call's inputs
+    step: int | None = None
 
 
 class Repro(Record, tag="repro", kw_only=True):

@@ -35,6 +35,7 @@ import shlex
 import shutil
 import signal
 from pathlib import Path
+from typing import Any
 
 import pt2kit_portable
 from pt2kit.runtime.errors import Terminated, UsageError
@@ -47,13 +48,17 @@ from .boot import pt2kit_capture_contract as contract
 from .job import Job
 from .narrate import Narrator, Summary
 from .records import (
+    Entry,
+    Process,
     compile_crash_fields,
     crash_fields,
+    graph_of,
     label,
     model_fields,
     pick,
     read_markers,
     read_processes,
+    run_crash_fields,
     tag_processes,
     trace_logs,
 )
@@ -135,6 +140,33 @@ def _start(job: Job, scratch: Path, user_trace: str | None, target: outfile.Targ
         raise UsageError(f"{job.command[0]}: cannot run it: {e.strerror or e}") from None
 
 
+def _graph(s: Session, job: Job, p: Process, entry: Entry, trace: Any, narrator: Narrator,
+           emitted: dict[str, str]) -> int:
+    """One manifest line's records: its `model` (where its model file was not written already), and a
+    `crash` naming that model where the backend raised or its compiled code did; 1 where it wrote the first
+    model record of its graph (a later call's inputs, in a model of their own, are no graph more)."""
+    graph = graph_of(entry, p.entries)
+    new = 0
+    if entry.file in emitted:  # a failing first call: its graph's model file holds its inputs
+        name = emitted[entry.file]
+    elif entry.file is None:  # the boot could not write its model file: said, never a silent gap
+        if entry.of is not None and graph is not None and graph.file in emitted:
+            name = emitted[graph.file]
+        else:
+            s.warn(f"{label(entry, job.command)}: not captured: {entry.capture_error or 'no model file'}")
+            return 0
+    else:
+        model = s.emit(Model, **model_fields(s.store, job, p, entry, trace, s.warn))
+        narrator.on(model)
+        new = int(graph is None or graph.file not in emitted)
+        name = emitted[entry.file] = model.model
+    if entry.of is not None:
+        narrator.on(s.emit(Crash, **run_crash_fields(entry, name)))
+    elif entry.error:
+        narrator.on(s.emit(Crash, **compile_crash_fields(entry, job.command)))
+    return new
+
+
 def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: bool, returncode: int,
            timed_out: float | None, narrator: Narrator) -> int:
     """The header, a model record per kept graph, a crash when the command failed; the exit code."""
@@ -151,26 +183,21 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
         if chosen and log is not None:
             trace = (s.store.put(log.read_bytes(), "text/plain", ".log") if user_trace
                      else s.store.put_file(log, "text/plain", ".log"))
+        emitted: dict[str, str] = {}  # model file -> the label of the model record written for it
         for entry in chosen:
-            if entry.file is None:  # the boot could not write its model file: said, never a silent gap
-                s.warn(f"{label(entry, job.command)}: not captured: {entry.capture_error or 'no model file'}")
-                continue
-            narrator.on(s.emit(Model, **model_fields(s.store, job, p, entry, trace, s.warn)))
-            if entry.error:
-                narrator.on(s.emit(Crash, **compile_crash_fields(entry, job.command)))
-            kept += 1
+            kept += _graph(s, job, p, entry, trace, narrator, emitted)
     over = next((e for p in kept_procs for e in pick(p.entries, job.graphs) if e.over_run_budget), None)
     if over is not None:
         s.warn(f"--max-run-bytes: the run's saved inputs reached {job.run_budget} bytes at {label(over, job.command)}: "
                "its inputs past that and every later graph's are seeded in their range (its header says so)")
-    compiled = {e.compile_id for p in kept_procs for e in p.entries if e.compile_id}
+    compiled = {e.compile_id for p in kept_procs for e in p.entries if e.compile_id and e.of is None}
     if job.graphs not in (("all",), ("first",), ("failing",)):
         missing = [g for g in job.graphs if g not in compiled]
         if missing and compiled:
             s.warn(f"--graphs: no graph {', '.join(missing)} was compiled (compiled: {', '.join(sorted(compiled))})")
     if returncode != 0:
         narrator.on(s.emit(Crash, **crash_fields(returncode, procs, timed_out)))
-    return narrator.finish(Summary(returncode=returncode, compiled=sum(len(p.entries) for p in kept_procs),
+    return narrator.finish(Summary(returncode=returncode, compiled=sum(e.of is None for p in kept_procs for e in p.entries),
                                    kept=kept, processes=sum(1 for p in kept_procs if p.entries),
                                    broken=sum(p.broken for p in kept_procs), booted=len(marks.booted),
                                    hooked=len(marks.hooked), unhooked=len(marks.unhooked),

@@ -9,7 +9,7 @@ from pt2kit.runtime.narrate import Narrator as Base
 from pt2kit.runtime.text import summary_line
 from pt2kit.schema import Crash, Model
 
-from .records import exit_code
+from .records import RUN_STAGES, exit_code
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,11 @@ class Narrator(Base):
         self.say(line + (f"; its backend raised {summary_line(c.error)}" if c.error else ""))
 
     def on_crash(self, c: Crash) -> None:
-        if c.stage == "compile":  # the backend raised on one graph (its model record says so already)
+        if c.model is not None and c.stage not in RUN_STAGES:  # the backend raised on it: its model record said so
+            return
+        if c.model is not None:
+            what = f"{RUN_STAGES[c.stage]}" + (f" at call {c.step}" if c.step else "")
+            self.say(f"{c.model}: {what}: {c.exception or 'error'}" + (f": {summary_line(c.message)}" if c.message else ""))
             return
         code = f"exit {exit_code(c.exitcode or 0)}"
         if c.exception:

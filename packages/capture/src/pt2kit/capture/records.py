@@ -97,6 +97,12 @@ class Entry(msgspec.Struct, kw_only=True):
     selected: bool = True
     # some of its inputs are seeded because the run's tensor files reached --max-run-bytes
     over_run_budget: bool = False
+    # where error happened (compile | lowering | build | run | aoti-compile | aoti-load | aoti-run), and the
+    # number of the call that raised (run stages): a line with a run stage is the graph's second line
+    stage: str | None = None
+    call: int | None = None
+    seq: int = 0  # the line's place in its process's manifest
+    of: int | None = None  # a run stage's line: the seq of its graph's line
     # not the child's: this graph's place among its process's graphs with the same compile id, where there
     # are several (DDP's per-bucket graphs of one frame), so each has its own label
     part: int | None = None
@@ -177,15 +183,29 @@ def read_markers(scratch: Path) -> Markers:
 
 
 def _number_parts(entries: list[Entry]) -> None:
-    """Number the graphs that share a compile id (0, 1, ... in compile order: DDP's buckets, first to last)."""
+    """Number the graphs that share a compile id (0, 1, ... in compile order: DDP's buckets, first to last);
+    a failing call's line takes its graph's number."""
+    graphs = [e for e in entries if e.of is None]
     seen: dict[str, int] = {}
-    for e in entries:
+    for e in graphs:
         seen[e.compile_id] = seen.get(e.compile_id, 0) + 1
     count: dict[str, int] = {}
-    for e in entries:
+    for e in graphs:
         if seen[e.compile_id] > 1:
             e.part = count.get(e.compile_id, 0)
             count[e.compile_id] = e.part + 1
+    for e in entries:
+        graph = graph_of(e, entries)
+        if graph is not None:
+            e.part = graph.part
+
+
+def graph_of(entry: Entry, entries: list[Entry]) -> Entry | None:
+    """The graph line a failing call's line (``of``) belongs to, among its process's lines; None for a graph's
+    own line, or where the process that compiled it is another (a forked child calling its parent's graph)."""
+    if entry.of is None:
+        return None
+    return next((e for e in entries if e.seq == entry.of and e.of is None), None)
 
 
 def tag_processes(procs: list[Process]) -> None:
@@ -212,14 +232,17 @@ def pick(entries: list[Entry], graphs: tuple[str, ...]) -> list[Entry]:
 
 def label(entry: Entry, command: list[str]) -> str:
     """``train.py[0/1]``; ``train.py[r1:0/1]`` for a rank other than 0; ``train.py[0/1#2]`` for the third
-    of several graphs with one compile id (DDP's third bucket)."""
+    of several graphs with one compile id (DDP's third bucket); ``train.py[0/1@step3]`` for the inputs of
+    its third call, which raised."""
     argv0 = entry.argv[0] if entry.argv else ""
     script = Path(argv0).name if argv0 not in ("", "-c", "-") else Path(command[0]).name
     rank = f"r{entry.rank}:" if entry.rank else ""
     if entry.compile_id is None:
         return f"{script}[{entry.proc or ''}{rank}?]"
     part = "" if entry.part is None else f"#{entry.part}"
-    return f"{script}[{entry.proc or ''}{rank}{entry.compile_id}{part}]"
+    # a later call's inputs are a model of their own: train.py[0/1@step3]
+    call = f"@step{entry.call}" if entry.of is not None and (entry.call or 1) > 1 else ""
+    return f"{script}[{entry.proc or ''}{rank}{entry.compile_id}{part}{call}]"
 
 
 def trace_logs(trace_dir: Path | None) -> dict[int, Path]:
@@ -269,7 +292,8 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
             backend_code=entry.backend_code, backend_in_script=entry.backend_in_script,
             mode=entry.mode, options=dict(entry.options), mode_options=dict(entry.mode_options), dynamic=entry.dynamic, function=entry.function,
             source=entry.source, grad=entry.grad, rank=entry.rank, pid=entry.pid, values=entry.values,
-            error=entry.error, trace=trace, tensors=tensors),
+            # a failing call's error is its crash record's, not the backend's
+            error=entry.error if entry.of is None else None, trace=trace, tensors=tensors),
     }
 
 
@@ -282,8 +306,20 @@ def compile_crash_fields(entry: Entry, command: list[str]) -> dict[str, Any]:
     """The `crash` record of a graph the user's backend raised on, naming that graph's model record, so
     `pt2kit capture -- python t.py | minify` minifies the compile error on it."""
     exception, _, message = (entry.error or "").partition(": ")
-    return {"model": label(entry, command), "stage": "compile", "exception": exception or None,
+    return {"model": label(entry, command), "stage": entry.stage or "compile", "exception": exception or None,
             "message": message or entry.error, "backend": entry.backend}
+
+
+RUN_STAGES = {"run": "its compiled code raised", "aoti-load": "AOT Inductor could not load its package",
+              "aoti-run": "its AOT Inductor package raised"}
+
+
+def run_crash_fields(entry: Entry, model: str) -> dict[str, Any]:
+    """The `crash` record of a graph whose compiled code raised when called (or AOT Inductor's package would
+    not load), naming ``model``, the model record that holds that call's inputs."""
+    exception, _, message = (entry.error or "").partition(": ")
+    return {"model": model, "stage": entry.stage, "exception": exception or None, "message": message or entry.error,
+            "backend": entry.backend, "step": entry.call}
 
 
 def crash_fields(returncode: int, procs: list[Process], timed_out: float | None) -> dict[str, Any]:

@@ -54,7 +54,7 @@ class InputLine(TypedDict, total=False):
 
 class Line(TypedDict):
     """One line of ``graphs.ndjson``: a graph the process compiled, appended once its backend returned or
-    raised (a Dynamo restart drops it)."""
+    raised (a Dynamo restart drops it); one more for the graph when its compiled code first raises."""
 
     compile_id: str | None
     rank: int | None
@@ -82,6 +82,12 @@ class Line(TypedDict):
     capture_error: str | None  # our recording failed: "Type: first line"
     selected: bool  # False: --graphs does not keep it; no files written
     over_run_budget: bool  # some inputs seeded because the run's budget was spent
+    # where error happened: compile | lowering | build (the generated code did not compile) | run (its compiled
+    # code raised when called) | aoti-compile | aoti-load | aoti-run; None: no error
+    stage: str | None
+    call: int | None  # run, aoti-run: the number of the call that raised (1: the first)
+    seq: int  # this line's place among its process's lines (0, 1, ...)
+    of: int | None  # a run stage's line: the seq of its graph's line
 
 
 class ExitLine(TypedDict):

@@ -3,8 +3,10 @@ written (before the backend runs: a backend that runs the graph may change its i
 the line appended to ``p<pid>/graphs.ndjson`` once the backend returned or raised.
 
 Runs inside the user's interpreter: stdlib + torch. Guarantees: one line per graph the backend got
-(none for an attempt Dynamo traces again); files only for the graphs ``--graphs`` keeps; a failure of
-ours is the line's ``capture_error``, never the user's exception.
+(none for an attempt Dynamo traces again), whether the backend returned or raised (its error and
+``stage``); a graph whose compiled code raises when called gets one more line (``pt2kit_capture_calls``);
+files only for the graphs ``--graphs`` keeps; a failure of ours is the line's ``capture_error``, never
+the user's exception.
 """
 
 from __future__ import annotations
@@ -23,13 +25,18 @@ import pt2kit_capture_contract as contract
 # pt2kit's one-line name of an exception; pt2kit capture copies the module beside this folder
 from pt2kit_portable import exception_line
 
-# exceptions Dynamo raises through a backend to trace the frame again: not the backend failing
-RESTARTS = {"TensorifyScalarRestartAnalysis", "RestartAnalysis", "ShortenTraceback"}
-_STATE: dict[str, Any] = {"first": False, "referenced": set(), "run": None}
+# exceptions Dynamo raises through a backend to trace the frame again (each derives from RestartAnalysis on
+# torch 2.11 and 2.13): not the backend failing. Not ShortenTraceback: Inductor's InductorError and Dynamo's
+# BackendCompilerFailed derive from it, and those are the compiler failing
+RESTARTS = {"TensorifyScalarRestartAnalysis", "RestartAnalysis"}
+# exceptions that say the generated code did not build (C++ or a GPU kernel's compiler), or a lowering failed
+BUILD = {"CppCompileError", "CUDACompileError", "CompilationError", "TritonCompilationError"}
+LOWERING = {"LoweringException", "MissingOperatorWithoutDecomp", "MissingOperatorWithDecomp"}
+_STATE: dict[str, Any] = {"first": False, "referenced": set(), "run": None, "seq": 0}
 
-def compile_through(line: dict[str, Any] | None, call: Any) -> Any:
+def compile_through(line: dict[str, Any] | None, call: Any, stage: str = "compile") -> Any:
     """The user's compiler, run: the graph's manifest line appended once it returned or raised (with its
-    error), dropped when Dynamo only raised to trace the frame again."""
+    error and the stage it failed at), dropped when Dynamo only raised to trace the frame again."""
     try:
         out = call()
     except Exception as e:
@@ -37,7 +44,7 @@ def compile_through(line: dict[str, Any] | None, call: Any) -> Any:
             if {c.__name__ for c in type(e).__mro__} & RESTARTS:
                 discard(line)
             else:
-                line["error"] = exception_line(e)
+                line.update(error=exception_line(cause(e)), stage=failed_stage(e, stage))
                 append(line)
         raise
     if line is not None:
@@ -45,6 +52,30 @@ def compile_through(line: dict[str, Any] | None, call: Any) -> Any:
             unselect(line)
         append(line)
     return out
+
+
+def cause(e: BaseException) -> BaseException:
+    """The compiler's own exception under Dynamo's and Inductor's wrappers (``BackendCompilerFailed`` and
+    ``InductorError`` hold it as ``inner_exception``): ``CppCompileError``, not the wrapper's name."""
+    for _ in range(8):
+        inner = getattr(e, "inner_exception", None)
+        if not isinstance(inner, BaseException) or inner is e:
+            break
+        e = inner
+    return e
+
+
+def failed_stage(e: BaseException, stage: str) -> str:
+    """``build`` where the generated code did not compile, ``lowering`` where Inductor could not lower an
+    op, else ``stage`` (AOT Inductor's stages keep their own name)."""
+    if stage != "compile":
+        return stage
+    seen: list[BaseException] = []
+    while e is not None and e not in seen and len(seen) < 16:
+        seen.append(e)
+        e = getattr(e, "inner_exception", None) or e.__cause__ or e.__context__
+    names = {c.__name__ for x in seen for c in type(x).__mro__}
+    return "build" if names & BUILD else "lowering" if names & LOWERING else stage
 
 
 def backend_name(backend: Any, name: Any) -> str:
@@ -107,16 +138,18 @@ def new_line(backend: str) -> dict[str, Any]:
         "options": {}, "dynamic": None,
         "function": None, "source": None, "grad": False, "settings": {}, "file": None, "tensors": [],
         "inputs": [], "nodes": 0, "ops": {}, "values": values if values in contract.VALUES else contract.DEFAULT_VALUES, "error": None,
-        "capture_error": None, "selected": True, "over_run_budget": False,
+        "capture_error": None, "selected": True, "over_run_budget": False, "stage": None, "call": None, "seq": 0, "of": None,
     }
 
 
-def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dict[str, str] | None = None) -> None:
-    """Fill the graph's settings, ops, model file and tensors into line (which names it already)."""
+def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dict[str, str] | None = None,
+           called: str = "what it was first called with", force: bool = False) -> None:
+    """Fill the graph's settings, ops, model file and tensors into line (which names it already); ``force``:
+    written whatever --graphs says (a failing call of a graph it kept)."""
     import pt2kit_capture_torchapi as api
     import pt2kit_capture_write as write
 
-    if not selected(line["compile_id"]):  # --graphs does not keep it: its line only (it was compiled)
+    if not force and not selected(line["compile_id"]):  # --graphs does not keep it: its line only (it was compiled)
         line["selected"] = False
         return
     _STATE["first"] = True
@@ -135,7 +168,7 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
               "command: " + shlex.join(getattr(sys, "orig_argv", sys.argv)),
               f"compile id: {line['compile_id']}  function: {line['function']}  source: {line['source']}",
               f"backend: {line['backend']}  mode: {line['mode']}  values: {line['values']}",
-              "model: the graph as the backend got it; example_inputs: what it was first called with"]
+              f"model: the graph as the backend got it; example_inputs: {called}"]
     if fake:
         header.append(f"values not real: {', '.join(fake)}: the backend got them as fake tensors (no values; "
                       "DDP's per-bucket graphs); seeded in [-1, 1] (floats) or 0 (integers)")
@@ -183,6 +216,7 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | Non
 def append(line: dict[str, Any]) -> None:
     """One line to graphs.ndjson, flushed at once (a script that dies later keeps it)."""
     _STATE["referenced"].update(line.get("tensors") or ())
+    line["seq"], _STATE["seq"] = _STATE["seq"], _STATE["seq"] + 1
     try:
         where = boot.pdir()
         where.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,8 @@
 """Patch: ``torch._inductor.aoti_compile_and_package(exported_program, ...)``: the exported program's
 graph is recorded as a graph of backend "aoti" (compile id ``aoti/N``, the Nth in this process) before
-AOT Inductor runs.
+AOT Inductor runs; it failing is the graph failing at "aoti-compile". ``aoti_load_package(path)`` of a
+package compiled here: its failing is the graph's "aoti-load", its loaded model's first failing call
+the graph's "aoti-run" (``pt2kit_capture_calls``).
 
 Runs inside the user's interpreter: stdlib + torch. Guarantees: AOT Inductor gets the same arguments and
 its result or exception passes unchanged.
@@ -12,11 +14,22 @@ import os
 import sys
 from typing import Any
 
+import pt2kit_capture_calls as calls
 import pt2kit_capture_manifest as manifest
+
+_PACKAGES: dict[Any, dict[str, Any]] = {}  # a package compiled here (its real path) -> its graph's line
+
+
+def _key(path: Any) -> Any:
+    """A package's path as one key (``package_path`` may also be a file object: then that object)."""
+    try:
+        return os.path.realpath(os.fspath(path))
+    except TypeError:
+        return id(path)
 
 
 def patch(module: Any) -> None:
-    """Wrap ``aoti_compile_and_package`` once."""
+    """Wrap ``aoti_compile_and_package`` and ``aoti_load_package`` once."""
     import functools
 
     import pt2kit_capture_torchapi as api
@@ -42,7 +55,33 @@ def patch(module: Any) -> None:
         except Exception as e:
             if line is not None:
                 line["capture_error"] = manifest.exception_line(e)
-        return manifest.compile_through(line, lambda: original(exported_program, *args, **kwargs))
+        out = manifest.compile_through(line, lambda: original(exported_program, *args, **kwargs), "aoti-compile")
+        if line is not None:
+            _PACKAGES[_key(out)] = line
+        return out
 
     aoti_compile_and_package._pt2kit_capture = True
     module.aoti_compile_and_package = aoti_compile_and_package
+    load = api.aoti_loader(module)
+    if load is not None and not getattr(load, "_pt2kit_capture", False):
+        module.aoti_load_package = _loading(load)
+
+
+def _loading(original: Any) -> Any:
+    import functools
+
+    @functools.wraps(original)
+    def aoti_load_package(path: Any, *args: Any, **kwargs: Any) -> Any:
+        line = _PACKAGES.get(_key(path))
+        try:
+            runner = original(path, *args, **kwargs)
+        except Exception as e:
+            if line is not None:
+                calls.failed(line, None, [], None, e, "aoti-load")
+            raise
+        if line is not None:
+            calls.watch_loaded(runner, line)
+        return runner
+
+    aoti_load_package._pt2kit_capture = True
+    return aoti_load_package

@@ -3,13 +3,15 @@ calls for every torch.compile and ``torch._dynamo.optimize`` backend, hands it a
 backend: the graph's line and files written, then the user's backend called.
 
 Runs inside the user's interpreter: stdlib + torch. Guarantees: the user's backend gets the same graph
-and inputs, every attribute Dynamo reads off it is its own, its result or exception passes unchanged.
+and inputs, every attribute Dynamo reads off it is its own, its result or exception passes unchanged
+(what it returned is called through one more frame, :func:`pt2kit_capture_calls.watch`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pt2kit_capture_calls as calls
 import pt2kit_capture_manifest as manifest
 
 
@@ -51,4 +53,6 @@ class Capturing:
             line = manifest.prepare(backend, self._pt2kit_name, gm, example_inputs)
         except Exception:
             line = None
-        return manifest.compile_through(line, lambda: backend(gm, example_inputs, **kwargs))
+        out = manifest.compile_through(line, lambda: backend(gm, example_inputs, **kwargs))
+        # its compiled code's first failing call is the graph's too (a runtime error names the graph)
+        return out if line is None else calls.watch(out, line, gm)

@@ -149,6 +149,12 @@ def aoti_entry(module: Any) -> Any:
     return fn if callable(fn) else None
 
 
+def aoti_loader(module: Any) -> Any:
+    """``torch._inductor.aoti_load_package`` (a package's path -> a callable loaded model), or None."""
+    fn = getattr(module, "aoti_load_package", None)
+    return fn if callable(fn) else None
+
+
 def ddp_optimizer(module: Any) -> Any:
     """``DDPOptimizer``, whose ``compile_fn(gm, example_inputs)`` gets a ``torch.compile(DDP(model))`` frame's
     whole graph with its real inputs, then hands the user's backend one graph per DDP bucket with FAKE

@@ -1,0 +1,93 @@
+"""A compiled graph's calls, watched: the first call that raises gives its graph one more manifest line
+(``stage`` "run", "aoti-load" or "aoti-run", ``call`` the call's number, ``error``), so the parent's
+`crash` record names the graph, not only the script's exit. Where that call's inputs are not the ones
+the graph's model file holds (a later call; a graph ``--graphs failing`` had not kept since its backend
+returned), the line gets a model file of its own, with the inputs that call got.
+
+Runs inside the user's interpreter: stdlib + torch. Guarantees: the compiled code gets the same
+arguments and its result or exception passes unchanged; a call costs one more Python frame (a counter
+and a try); a failure of ours is swallowed. Dynamo's graph is held as long as its compiled code is
+(to write a later call's model file). Not guaranteed: a failing call's inputs as they were before it
+(they are written as they are when it raised: an in-place update the compiled code made first stays);
+AOT Inductor's run-time inputs (its line names the exported program's example inputs, and the call).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import weakref
+from typing import Any
+
+import pt2kit_capture_contract as contract
+import pt2kit_capture_manifest as manifest
+
+_LOADED: Any = weakref.WeakKeyDictionary()  # an AOT Inductor package's loaded model -> its state
+
+
+def watch(fn: Any, line: dict[str, Any], gm: Any) -> Any:
+    """``fn`` (what the backend returned for ``gm``, the graph of ``line``), its first failing call recorded."""
+    if not callable(fn):
+        return fn
+    state = {"calls": 0, "failed": False}
+
+    def compiled(*args: Any, **kwargs: Any) -> Any:
+        state["calls"] += 1
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            if not state["failed"]:
+                state["failed"] = True
+                failed(line, gm, list(args), state["calls"], e, "run")
+            raise
+
+    return compiled
+
+
+def failed(line: dict[str, Any], gm: Any, args: list[Any], call: int | None, e: BaseException, stage: str) -> None:
+    """Append the line of ``line``'s graph failing at ``stage`` (call number ``call``), with a model file of
+    that call's inputs where the graph's own file does not hold them (and ``gm`` is there to write one)."""
+    try:
+        new = dict(line, error=manifest.exception_line(manifest.cause(e)), stage=stage, call=call,
+                   capture_error=None, of=line.get("seq"))
+        kept = line.get("selected") or os.environ.get(contract.ENV_GRAPHS, "").strip() == "failing"
+        if gm is not None and kept and ((call or 1) > 1 or not line.get("file")):
+            new.update(file=None, tensors=[], inputs=[], ops={}, nodes=0, selected=True, over_run_budget=False)
+            try:
+                manifest.record(new, gm, args, "whose compiled code raised when called",
+                                called=f"what call {call} got, the call that raised", force=True)
+            except Exception as x:
+                new["capture_error"] = manifest.exception_line(x)
+        manifest.append(new)
+    except Exception:
+        pass
+
+
+def watch_loaded(runner: Any, line: dict[str, Any]) -> None:
+    """An AOT Inductor package's loaded model (``aoti_load_package``'s result), its first failing call
+    recorded as ``line``'s graph failing at "aoti-run". Python looks ``__call__`` up on the class: the
+    class's is wrapped once, and calls of a model we did not load pass straight through."""
+    try:
+        cls = type(runner)
+        original = cls.__call__
+        if not getattr(original, "_pt2kit_capture", False):
+
+            @functools.wraps(original)
+            def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+                state = _LOADED.get(self)
+                if state is None:
+                    return original(self, *args, **kwargs)
+                state["calls"] += 1
+                try:
+                    return original(self, *args, **kwargs)
+                except Exception as e:
+                    if not state["failed"]:
+                        state["failed"] = True
+                        failed(state["line"], None, [], state["calls"], e, "aoti-run")
+                    raise
+
+            __call__._pt2kit_capture = True
+            cls.__call__ = __call__
+        _LOADED[runner] = {"calls": 0, "failed": False, "line": line}
+    except Exception:
+        pass
