@@ -84,7 +84,7 @@ def test_a_backend_whose_code_raises_when_called_is_named_and_minified_to_the_re
     assert run.returncode == 1 and "ReluRuntimeError" in run.stdout + run.stderr, (run.stdout + run.stderr)[-2000:]
 
 
-def test_a_later_failing_call_keeps_its_own_inputs_and_aoti_at_run_names_its_graph(pipes):
+def test_a_later_failing_call_and_an_aoti_package_run_keep_the_inputs_of_the_call_that_raised(pipes):
     from pt2kit.runtime.modelfile import load_model
 
     _, _, out, _ = pipes
@@ -93,10 +93,12 @@ def test_a_later_failing_call_keeps_its_own_inputs_and_aoti_at_run_names_its_gra
     assert "later: OverflowError" in err  # the script caught it (its stdout goes to capture's stderr)
     assert crashes(recs)[:2] == [
         {"model": "fails.py[0/0@step2]", "stage": "run", "exception": "OverflowError", "step": 2},
-        {"model": "fails.py[aoti/0]", "stage": "aoti-run", "exception": "RuntimeError", "step": 1},
+        {"model": "fails.py[aoti/0@step1]", "stage": "aoti-run", "exception": "RuntimeError", "step": 1},
     ]
     models = {r["model"]: r for r in recs if r["kind"] == "model"}
-    assert sorted(models) == ["fails.py[0/0@step2]", "fails.py[0/0]", "fails.py[aoti/0]"]
+    assert sorted(models) == ["fails.py[0/0@step2]", "fails.py[0/0]", "fails.py[aoti/0@step1]", "fails.py[aoti/0]"]
     # the first call's inputs (ones) in the graph's model, the failing second call's (9.0) in its own
     assert float(load_model(models["fails.py[0/0]"]["file"]).inputs[0].max()) == 1.0
     assert float(load_model(models["fails.py[0/0@step2]"]["file"]).inputs[0].min()) == 9.0
+    # AOT Inductor's package was called with 3.0s, not the export's example input
+    assert float(load_model(models["fails.py[aoti/0@step1]"]["file"]).inputs[0].min()) == 3.0

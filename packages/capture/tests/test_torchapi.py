@@ -106,6 +106,23 @@ def test_aoti_entries_are_torch_inductors_compile_and_load_of_a_package(api):
     assert api.aoti_loader(torch.nn) is None
 
 
+def test_an_exported_graph_takes_a_loaded_packages_call_as_its_inputs(api):
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(2))
+
+        def forward(self, x, *, y, z):
+            return x * self.w + y - z
+
+    ep = torch.export.export(M(), (torch.zeros(2),), {"y": torch.zeros(2), "z": torch.zeros(2)})
+    full = [torch.full((2,), v) for v in (3.0, 4.0, 5.0)]
+    _, flat, names = api.exported_graph(ep, ((full[0],), {"z": full[2], "y": full[1]}))  # kwargs as the caller gave
+    assert [float(t[0]) for t in flat] == [1.0, 3.0, 4.0, 5.0] and names == {"p_w": "w"}
+    _, flat, _ = api.exported_graph(ep)  # the export's own example inputs
+    assert [float(t[0]) for t in flat] == [1.0, 0.0, 0.0, 0.0]
+
+
 def test_the_boot_collects_settings_as_pt2kit_does_inf_included_where_pt2kit_is_not_installed(tmp_path):
     """The boot's PYTHONPATH as the parent builds it (the boot, then scratch/lib with pt2kit_portable copied
     there), pt2kit itself made unimportable: a setting the script made inf is collected as 1e999, the text

@@ -233,15 +233,15 @@ def pick(entries: list[Entry], graphs: tuple[str, ...]) -> list[Entry]:
 def label(entry: Entry, command: list[str]) -> str:
     """``train.py[0/1]``; ``train.py[r1:0/1]`` for a rank other than 0; ``train.py[0/1#2]`` for the third
     of several graphs with one compile id (DDP's third bucket); ``train.py[0/1@step3]`` for the inputs of
-    its third call, which raised."""
+    its third call, which raised (a failing call whose inputs are its graph's model's is named as that)."""
     argv0 = entry.argv[0] if entry.argv else ""
     script = Path(argv0).name if argv0 not in ("", "-c", "-") else Path(command[0]).name
     rank = f"r{entry.rank}:" if entry.rank else ""
     if entry.compile_id is None:
         return f"{script}[{entry.proc or ''}{rank}?]"
     part = "" if entry.part is None else f"#{entry.part}"
-    # a later call's inputs are a model of their own: train.py[0/1@step3]
-    call = f"@step{entry.call}" if entry.of is not None and (entry.call or 1) > 1 else ""
+    # a failing call's inputs, where they are a model of their own: train.py[0/1@step3]
+    call = f"@step{entry.call}" if entry.of is not None and entry.call is not None else ""
     return f"{script}[{entry.proc or ''}{rank}{entry.compile_id}{part}{call}]"
 
 

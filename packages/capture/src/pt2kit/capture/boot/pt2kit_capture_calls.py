@@ -9,7 +9,8 @@ arguments and its result or exception passes unchanged; a call costs one more Py
 and a try); a failure of ours is swallowed. Dynamo's graph is held as long as its compiled code is
 (to write a later call's model file). Not guaranteed: a failing call's inputs as they were before it
 (they are written as they are when it raised: an in-place update the compiled code made first stays);
-AOT Inductor's run-time inputs (its line names the exported program's example inputs, and the call).
+AOT Inductor's run-time inputs once the script dropped its exported program (then its line names the
+exported program's example inputs, and the call).
 """
 
 from __future__ import annotations
@@ -44,17 +45,19 @@ def watch(fn: Any, line: dict[str, Any], gm: Any) -> Any:
     return compiled
 
 
-def failed(line: dict[str, Any], gm: Any, args: list[Any], call: int | None, e: BaseException, stage: str) -> None:
+def failed(line: dict[str, Any], gm: Any, args: list[Any], call: int | None, e: BaseException, stage: str,
+           own: bool = False, names: dict[str, str] | None = None) -> None:
     """Append the line of ``line``'s graph failing at ``stage`` (call number ``call``), with a model file of
-    that call's inputs where the graph's own file does not hold them (and ``gm`` is there to write one)."""
+    that call's inputs where the graph's own file does not hold them (``own``: never does; and ``gm`` is
+    there to write one; ``names``: the parameter path of an exported program's placeholders)."""
     try:
         new = dict(line, error=manifest.exception_line(manifest.cause(e)), stage=stage, call=call,
                    capture_error=None, of=line.get("seq"))
         kept = line.get("selected") or os.environ.get(contract.ENV_GRAPHS, "").strip() == "failing"
-        if gm is not None and kept and ((call or 1) > 1 or not line.get("file")):
+        if gm is not None and kept and (own or (call or 1) > 1 or not line.get("file")):
             new.update(file=None, tensors=[], inputs=[], ops={}, nodes=0, selected=True, over_run_budget=False)
             try:
-                manifest.record(new, gm, args, "whose compiled code raised when called",
+                manifest.record(new, gm, args, "whose compiled code raised when called", names,
                                 called=f"what call {call} got, the call that raised", force=True)
             except Exception as x:
                 new["capture_error"] = manifest.exception_line(x)
@@ -63,9 +66,10 @@ def failed(line: dict[str, Any], gm: Any, args: list[Any], call: int | None, e: 
         pass
 
 
-def watch_loaded(runner: Any, line: dict[str, Any]) -> None:
+def watch_loaded(runner: Any, line: dict[str, Any], program: Any) -> None:
     """An AOT Inductor package's loaded model (``aoti_load_package``'s result), its first failing call
-    recorded as ``line``'s graph failing at "aoti-run". Python looks ``__call__`` up on the class: the
+    recorded as ``line``'s graph failing at "aoti-run", with that call's inputs where ``program()`` (a
+    weak reference) still gives the exported program. Python looks ``__call__`` up on the class: the
     class's is wrapped once, and calls of a model we did not load pass straight through."""
     try:
         cls = type(runner)
@@ -83,11 +87,26 @@ def watch_loaded(runner: Any, line: dict[str, Any]) -> None:
                 except Exception as e:
                     if not state["failed"]:
                         state["failed"] = True
-                        failed(state["line"], None, [], state["calls"], e, "aoti-run")
+                        _loaded_failed(state, args, kwargs, e)
                     raise
 
             __call__._pt2kit_capture = True
             cls.__call__ = __call__
-        _LOADED[runner] = {"calls": 0, "failed": False, "line": line}
+        _LOADED[runner] = {"calls": 0, "failed": False, "line": line, "program": program}
     except Exception:
         pass
+
+
+def _loaded_failed(state: dict[str, Any], args: Any, kwargs: Any, e: BaseException) -> None:
+    """The loaded package's call raised: its graph's line at "aoti-run", with a model file of the exported
+    graph on the values of this call (the state dict's, then these inputs) where the program is there."""
+    import pt2kit_capture_torchapi as api
+
+    gm, flat, names = None, [], {}
+    try:
+        program = state["program"]()
+        if program is not None:
+            gm, flat, names = api.exported_graph(program, (args, kwargs))
+    except Exception:
+        gm = None
+    failed(state["line"], gm, flat, state["calls"], e, "aoti-run", own=gm is not None, names=names)

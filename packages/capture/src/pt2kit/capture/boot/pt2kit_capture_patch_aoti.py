@@ -2,7 +2,8 @@
 graph is recorded as a graph of backend "aoti" (compile id ``aoti/N``, the Nth in this process) before
 AOT Inductor runs; it failing is the graph failing at "aoti-compile". ``aoti_load_package(path)`` of a
 package compiled here: its failing is the graph's "aoti-load", its loaded model's first failing call
-the graph's "aoti-run" (``pt2kit_capture_calls``).
+the graph's "aoti-run" (``pt2kit_capture_calls``), with the inputs of that call where the exported
+program is still there.
 
 Runs inside the user's interpreter: stdlib + torch. Guarantees: AOT Inductor gets the same arguments and
 its result or exception passes unchanged.
@@ -12,12 +13,15 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
 from typing import Any
 
 import pt2kit_capture_calls as calls
 import pt2kit_capture_manifest as manifest
 
-_PACKAGES: dict[Any, dict[str, Any]] = {}  # a package compiled here (its real path) -> its graph's line
+# a package compiled here (its real path) -> its graph's line, and its exported program (weakly: the user's
+# to free) whose graph a failing call's inputs are written with
+_PACKAGES: dict[Any, tuple[dict[str, Any], Any]] = {}
 
 
 def _key(path: Any) -> Any:
@@ -57,7 +61,10 @@ def patch(module: Any) -> None:
                 line["capture_error"] = manifest.exception_line(e)
         out = manifest.compile_through(line, lambda: original(exported_program, *args, **kwargs), "aoti-compile")
         if line is not None:
-            _PACKAGES[_key(out)] = line
+            try:
+                _PACKAGES[_key(out)] = (line, weakref.ref(exported_program))
+            except TypeError:
+                _PACKAGES[_key(out)] = (line, lambda: None)
         return out
 
     aoti_compile_and_package._pt2kit_capture = True
@@ -72,7 +79,7 @@ def _loading(original: Any) -> Any:
 
     @functools.wraps(original)
     def aoti_load_package(path: Any, *args: Any, **kwargs: Any) -> Any:
-        line = _PACKAGES.get(_key(path))
+        line, program = _PACKAGES.get(_key(path), (None, None))
         try:
             runner = original(path, *args, **kwargs)
         except Exception as e:
@@ -80,7 +87,7 @@ def _loading(original: Any) -> Any:
                 calls.failed(line, None, [], None, e, "aoti-load")
             raise
         if line is not None:
-            calls.watch_loaded(runner, line)
+            calls.watch_loaded(runner, line, program)
         return runner
 
     aoti_load_package._pt2kit_capture = True

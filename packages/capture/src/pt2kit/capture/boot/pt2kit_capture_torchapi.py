@@ -163,13 +163,19 @@ def ddp_optimizer(module: Any) -> Any:
     return cls if isinstance(cls, type) and callable(getattr(cls, "compile_fn", None)) else None
 
 
-def exported_graph(ep: Any) -> tuple[Any, list[Any], dict[str, str]]:
+def exported_graph(ep: Any, call: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
+                   ) -> tuple[Any, list[Any], dict[str, str]]:
     """An ExportedProgram's graph (lifted: parameters, buffers and constants are placeholders), the values
-    its placeholders take (the state dict's and constants' tensors, then the example inputs' leaves) and
-    each parameter placeholder's name in the module (``p_fc_weight`` -> ``fc.weight``)."""
+    its placeholders take (the state dict's and constants' tensors, then the example inputs' leaves, or
+    those of ``call``, the (args, kwargs) a loaded package was called with) and each parameter
+    placeholder's name in the module (``p_fc_weight`` -> ``fc.weight``)."""
     from torch.utils._pytree import tree_leaves
 
-    user = iter(tree_leaves(ep.example_inputs))
+    if call is not None:  # kwargs in the order export saw them: the order their leaves take
+        args, kwargs = call
+        order = list((ep.example_inputs or ((), {}))[1] or {})
+        call = (tuple(args), {k: kwargs[k] for k in [*order, *(k for k in kwargs if k not in order)] if k in kwargs})
+    user = iter(tree_leaves(ep.example_inputs if call is None else call))
     flat, names = [], {}
     for spec in ep.graph_signature.input_specs:
         kind = spec.kind.name
