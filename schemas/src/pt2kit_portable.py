@@ -1,6 +1,6 @@
 """pt2kit_portable: the rules every pt2kit process applies, in one file that also runs where pt2kit is not installed.
 
-Version 2 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
+Version 3 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
 functions that use it, imported there. No package-relative import, no ``from __future__``, no msgspec,
 nothing else of pt2kit. The same text is used three ways, so a rule changed here changes everywhere:
 
@@ -28,6 +28,9 @@ Guarantees:
   casting it back up lands in float64. A higher-order op (``torch.cond``, ``while_loop``,
   ``flex_attention``) runs as eager runs it, the ops of its subgraphs seen one by one. An op with no
   float64 kernel runs in float32 on rounded inputs, its result widened; ``mode.narrowed`` names it.
+* :func:`differs` is the one verdict on an output leaf (kdiff's, benchrun's, minify's reproduction check,
+  every repro.py's and ``pt2kit capture --check accuracy``'s in the script's own process): assert_close,
+  then PyTorch's float64 RMSE rule (:func:`accuracy_rule`); NaN where both sides hold NaN agrees.
 * :func:`loss_of` is the loss of every ``--mode train`` run and of a joint repro: the sum of the means
   of the floating leaves that require grad (a half-precision one's mean taken in float32).
 * :func:`exception_line` names an exception in one line of at most 500 characters; :func:`signal_name`
@@ -48,8 +51,9 @@ import ast
 import copy
 import math
 import signal
+from dataclasses import dataclass
 
-VERSION = 2
+VERSION = 3
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -497,6 +501,130 @@ def float64_mode():
             return tree_map(widen, out)
 
     return Float64Mode()
+
+
+# -- the accuracy verdict on an output leaf ------------------------------------------------------------
+
+
+@dataclass
+class RuleResult:
+    passed: bool
+    rmse_test: float
+    rmse_baseline: float
+    multiplier: float
+    tol: float
+
+
+def multiplier_for(dtype, numel):
+    import torch
+
+    if dtype in (torch.float16, torch.bfloat16) or numel < 1000:
+        return 3.0
+    return 2.0
+
+
+def tol_for(dtype):
+    """The benchmark harness's tolerance: 1e-4 for float32 and float64, 1e-3 for float16, 1e-2 for bfloat16."""
+    import torch
+
+    return {torch.float16: 1e-3, torch.bfloat16: 1e-2}.get(dtype, 1e-4)
+
+
+def rmse(a, b):
+    """Root mean squared error in float64, in chunks (bounded extra memory)."""
+    import torch
+
+    a, b = a.reshape(-1), b.reshape(-1)
+    n = a.numel()
+    if n == 0:
+        return 0.0
+    total = 0.0
+    step = 1 << 22
+    for i in range(0, n, step):
+        d = a[i:i + step].to(torch.float64) - b[i:i + step].to(a.device, torch.float64)
+        total += float((d * d).sum())
+    return math.sqrt(total / n)
+
+
+def agreeing_nonfinite(a, b):
+    """Where both sides hold NaN, or the same infinity: the model made those values, and both agree."""
+    return (a.isnan() & b.isnan()) | (a.isinf() & (a == b))
+
+
+def accuracy_rule(test, baseline, fp64, equal_nan=True):
+    """same()'s float64 test for a leaf that already failed assert_close against the baseline.
+
+    NaN where test and baseline both hold NaN (and the same infinity) agrees, as same() with the
+    harness's ``equal_nan``; those elements are left out of both RMSEs, so the rest is still judged
+    (same() passes any leaf whose two RMSEs are both NaN, whatever its finite part holds); without
+    ``equal_nan`` every NaN counts."""
+    if fp64.shape != test.shape or baseline.shape != test.shape:
+        return RuleResult(False, math.nan, math.nan, 0.0, 0.0)
+    m = multiplier_for(test.dtype, test.numel())
+    tol = tol_for(test.dtype)
+    fp64 = fp64.to(test.device)
+    keep = ~agreeing_nonfinite(test, baseline.to(test.device))
+    if equal_nan and not bool(keep.all()):
+        test, baseline, fp64 = test[keep], baseline.to(test.device)[keep], fp64[keep]
+    e_test = rmse(fp64, test)
+    e_base = rmse(fp64, baseline)
+    # NaN compares false, as in same(): a NaN on the tested side alone is never rounding noise
+    return RuleResult(e_test <= m * e_base + tol / 10.0, e_test, e_base, m, tol)
+
+
+def differs(test, eager, fp64=None, ref="eager", rule="fp64"):
+    """THE verdict on one output leaf (kdiff's, minify's reproduction check, benchrun's): "" when it
+    passes, else why.
+
+    It fails when it fails assert_close (default tolerances; NaN where the reference holds NaN too,
+    and the same ±Inf, agree) against the reference (eager, or with ``ref="eager64"`` the float64 run
+    at eager's dtype) and :func:`accuracy_rule` against ``fp64`` (when there is one); with
+    ``rule="close"`` (a diff kdiff judged with ``--verdict close``) assert_close alone. Written with
+    torch and the standard library only: minify's repro.py carries it verbatim."""
+    import torch
+
+    if not isinstance(test, torch.Tensor) or not isinstance(eager, torch.Tensor):
+        same = test == eager or (isinstance(test, float) and isinstance(eager, float) and test != test and eager != eager)
+        return "" if same else f"{test!r} != {eager!r}"
+    if test.shape != eager.shape:
+        return f"shape {list(test.shape)} != {list(eager.shape)}"
+    test = test.detach().to(eager.device)
+    if not (eager.is_floating_point() or eager.is_complex()):
+        bad = int((test != eager).sum())
+        return f"{bad} of {eager.numel()} elements differ" if bad else ""
+    atol, rtol = default_tolerances(eager.dtype)
+    if (atol, rtol) == (0.0, 0.0):
+        atol, rtol = 1e-5, 1.3e-6
+    against = eager
+    if ref == "eager64" and isinstance(fp64, torch.Tensor) and fp64.shape == test.shape:
+        against = fp64.to(test.device, eager.dtype)
+    close = torch.isclose(test, against, rtol=rtol, atol=atol, equal_nan=True)
+    if bool(close.all()):
+        return ""
+    if rule == "close":
+        why = "assert_close fails"
+    elif isinstance(fp64, torch.Tensor) and fp64.shape == test.shape and not eager.is_complex():
+        r = accuracy_rule(test, eager.detach(), fp64.detach())
+        if r.passed:
+            return ""
+        why = f"RMSE vs float64 {r.rmse_test:.3g} > {r.multiplier:g} x eager's {r.rmse_baseline:.3g}"
+    else:
+        why = "assert_close fails and there is no float64 run to judge by"
+    i = int((~close).reshape(-1).nonzero()[0])
+    return f"{int((~close).sum())} of {eager.numel()} elements differ ({why}; e.g. " \
+           f"{complex(test.reshape(-1)[i]) if test.is_complex() else float(test.reshape(-1)[i]):.6g} vs " \
+           f"{complex(against.reshape(-1)[i]) if test.is_complex() else float(against.reshape(-1)[i]):.6g})"
+
+
+# torch.testing.assert_close's defaults, by dtype name: (rtol, atol)
+_CLOSE = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+          "complex32": (1e-3, 1e-5), "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
+
+
+def default_tolerances(*dtypes):
+    """(atol, rtol): the loosest of assert_close's defaults for the dtypes (0, 0 for integers)."""
+    pairs = [_CLOSE.get(str(d).removeprefix("torch."), (0.0, 0.0)) for d in dtypes]
+    return max(p[1] for p in pairs), max(p[0] for p in pairs)
 
 
 # -- the loss of a training step ---------------------------------------------------------------------

@@ -41,9 +41,10 @@ def test_a_line_the_boot_writes_has_every_field_and_decodes(tmp_path, monkeypatc
 
 
 def test_the_command_gets_the_contracts_variables():
-    job = Job(command=["python", "t.py"], graphs=("0/1", "aoti/0"), rank=None, values="none")
-    env = contract.child_env("/s", job.values, job.max_value_bytes, job.run_budget, job.rank, job.graphs)
+    job = Job(command=["python", "t.py"], graphs=("0/1", "aoti/0"), rank=None, values="none", check="nan")
+    env = contract.child_env("/s", job.values, job.max_value_bytes, job.run_budget, job.rank, job.graphs, job.check)
     assert env == {"PT2KIT_CAPTURE_DIR": "/s", "PT2KIT_CAPTURE_VALUES": "none",
                    "PT2KIT_CAPTURE_MAX_VALUE_BYTES": str(64 << 20), "PT2KIT_CAPTURE_MAX_RUN_BYTES": "",
-                   "PT2KIT_CAPTURE_RANK": "all", "PT2KIT_CAPTURE_GRAPHS": "0/1,aoti/0"}
+                   "PT2KIT_CAPTURE_RANK": "all", "PT2KIT_CAPTURE_GRAPHS": "0/1,aoti/0", "PT2KIT_CAPTURE_CHECK": "nan"}
+    assert contract.child_env("/s", "small", 1, None, 0, ("all",))["PT2KIT_CAPTURE_CHECK"] == ""  # no check
     assert Job(command=["python"]).run_budget == 1 << 30 and sys.modules["pt2kit.capture.job"].VALUES is contract.VALUES

@@ -107,7 +107,7 @@ def test_the_cpu_isa_probe_is_made_before_the_lock_and_kept_for_the_compile():
 
 
 def test_the_parts_a_repro_embeds_define_no_name_twice():
-    """repro.py carries pt2kit_portable, precision, accuracy's verdict, harness and answer in one namespace:
+    """repro.py carries pt2kit_portable (the verdict included), precision, harness and answer in one namespace:
     a name two parts defined would silently be the later one's in the repro and the earlier one's in a
     query (a candidate judged by one float64 reference, its repro by another)."""
     import ast
@@ -115,7 +115,7 @@ def test_the_parts_a_repro_embeds_define_no_name_twice():
     from pt2kit.minify import repro
 
     parts = {"pt2kit_portable": repro.PORTABLE.read_text(), "precision": repro.PRECISION.read_text(),
-             "verdict": repro.verdict_source(), "harness+answer": repro._embedded()}
+             "harness+answer": repro._embedded()}
     owner = {}
     for part, text in parts.items():
         for node in ast.parse(text).body:  # top level only: a guarded fallback (if "x" not in globals()) defines nothing twice
@@ -127,6 +127,7 @@ def test_the_parts_a_repro_embeds_define_no_name_twice():
                 continue
             for name in names:
                 assert owner.setdefault(name, part) == part, f"{name} is defined by {owner[name]} and {part}"
-    assert {"float64_mode", "float64_copy", "loss_of", "exception_line"} <= {n for n, p in owner.items()
+    assert {"float64_mode", "float64_copy", "loss_of", "exception_line", "differs"} <= {n for n, p in owner.items()
                                                                              if p == "pt2kit_portable"}
     assert repro.embedded_source().count("def float64_mode(") == 1
+    assert repro.embedded_source().count("def differs(") == 1

@@ -215,6 +215,12 @@ class Captured(_Struct):
     # (1.13) every tensor file the model file (`code`) loads: the record names all the blobs it needs, so
     # `pt2kit gc` given the stream keeps them (a seeded input has none)
     tensors: list[BlobRef] = []
+    # (1.19) the model file holds the inputs (weights included) of this graph's call number `step` (1 is its
+    # first call in the process): the first call that raised (its crash record says how) or, under
+    # `pt2kit capture --check nan|accuracy`, the first the check failed, and `check` says how ("nan: ..."
+    # or "accuracy: ..."); None: the values the graph was compiled with (its first call)
+    step: int | None = None
+    check: str | None = None
 
 
 class Model(Record, tag="model", kw_only=True):

@@ -12,6 +12,11 @@ default) real values are kept for inputs up to --max-value-bytes per graph and -
 run (1 GiB), the rest are drawn in the range they took; --values all keeps every input, your weights
 included: the store then holds them.
 
+Capture keeps each graph's first call. With --check nan|accuracy every call is judged in the script's
+process (non-finite outputs eager does not make; or compiled vs eager by kdiff's rule), and the first
+call of a graph that fails is written too, with its inputs and weights as they were then, as a record
+labelled train.py[0/0@step3]: `pt2kit capture --check nan -- python t.py | kdiff | minify` minifies it.
+
 The command runs as without capture: its fds, terminal (Ctrl-Z, /dev/tty), signals and process tree are
 its own (setsid works); a bad --out (a missing folder, the script itself, a file that is not a stream, the
 file stdout goes to) is refused before it runs, and records that cannot be written at the end are kept in
@@ -31,7 +36,7 @@ from pt2kit.runtime.options import Debug, Quiet, Store, Version, choice, command
 from pt2kit.runtime.session import Session
 
 from . import __version__, drive
-from .job import DEFAULT_MAX_VALUE_BYTES, VALUES, Job, parse_graphs, parse_rank
+from .job import CHECKS, DEFAULT_MAX_VALUE_BYTES, VALUES, Job, parse_graphs, parse_rank
 
 NAME = "pt2kit capture"
 
@@ -56,6 +61,11 @@ def capture(
         "with --values all.")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Stop the command (its whole process "
                                                  "tree) after this long; a crash record says so.")] = None,
+    check: Annotated[str | None, typer.Option("--check", click_type=choice(CHECKS), show_default=False,
+        help="Judge every call of every compiled graph in the script's process, and keep the inputs (weights "
+        "too) of each graph's first call that fails, as a model record of its own naming its step: nan "
+        "(non-finite outputs where eager's are finite; cheap), accuracy (compiled vs eager by kdiff's rule; "
+        "eager runs every call).")] = None,
     out: Annotated[str | None, typer.Option("--out",
         metavar="FILE", help="Write the records to FILE; the command's stdout stays on stdout.")] = None,
     store: Store = None,
@@ -65,7 +75,8 @@ def capture(
 ) -> None:
     with Session("capture", __version__, store=store, quiet=quiet, debug=debug) as s:
         job = Job(command=cmd or [], graphs=parse_graphs(graphs), rank=parse_rank(rank), values=values,
-                  max_value_bytes=max_value_bytes, max_run_bytes=max_run_bytes, timeout=timeout, out=out)
+                  max_value_bytes=max_value_bytes, max_run_bytes=max_run_bytes, timeout=timeout, out=out,
+                  check=check)
         s.done(drive.run(s, job))
 
 

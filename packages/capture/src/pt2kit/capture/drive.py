@@ -131,7 +131,8 @@ def boot_path(scratch: Path) -> list[str]:
 def _start(job: Job, scratch: Path, user_trace: str | None, target: outfile.Target) -> int:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [*boot_path(scratch), env.get("PYTHONPATH")]))
-    env.update(contract.child_env(str(scratch), job.values, job.max_value_bytes, job.run_budget, job.rank, job.graphs))
+    env.update(contract.child_env(str(scratch), job.values, job.max_value_bytes, job.run_budget, job.rank, job.graphs,
+                                  job.check))
     if user_trace is None:
         env["TORCH_TRACE"] = str(scratch / "trace")
     try:
@@ -160,7 +161,7 @@ def _graph(s: Session, job: Job, p: Process, entry: Entry, trace: Any, narrator:
         narrator.on(model)
         new = int(graph is None or graph.file not in emitted)
         name = emitted[entry.file] = model.model
-    if entry.of is not None:
+    if entry.of is not None and entry.check is None:  # a --check line's call ran; the model record says how it failed
         narrator.on(s.emit(Crash, **run_crash_fields(entry, name)))
     elif entry.error:
         narrator.on(s.emit(Crash, **compile_crash_fields(entry, job.command)))
@@ -197,7 +198,9 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
             s.warn(f"--graphs: no graph {', '.join(missing)} was compiled (compiled: {', '.join(sorted(compiled))})")
     if returncode != 0:
         narrator.on(s.emit(Crash, **crash_fields(returncode, procs, timed_out)))
-    return narrator.finish(Summary(returncode=returncode, compiled=sum(e.of is None for p in kept_procs for e in p.entries),
+    failed = sum(e.check is not None for p in kept_procs for e in pick(p.entries, job.graphs))
+    return narrator.finish(Summary(returncode=returncode, failed=failed,
+                                   compiled=sum(e.of is None for p in kept_procs for e in p.entries),
                                    kept=kept, processes=sum(1 for p in kept_procs if p.entries),
                                    broken=sum(p.broken for p in kept_procs), booted=len(marks.booted),
                                    hooked=len(marks.hooked), unhooked=len(marks.unhooked),

@@ -11,7 +11,7 @@ import msgspec
 from pt2kit.runtime.errors import UsageError
 from pt2kit.runtime.flags import check_range, check_seconds
 
-from .boot.pt2kit_capture_contract import DEFAULT_MAX_RUN_BYTES, DEFAULT_MAX_VALUE_BYTES, PICKS, VALUES
+from .boot.pt2kit_capture_contract import CHECKS, DEFAULT_MAX_RUN_BYTES, DEFAULT_MAX_VALUE_BYTES, PICKS, VALUES
 
 # Dynamo's compile id as str(CompileId) writes it: frame/compile, "!ca/frame/compile" under compiled autograd;
 # the boot's "aoti/N" for the Nth program an AOT Inductor script exported
@@ -51,6 +51,7 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
     max_run_bytes: int | None = None  # None: DEFAULT_MAX_RUN_BYTES under --values small, no cap under all
     timeout: float | None = None  # seconds, then the command's whole process tree is killed
     out: str | None = None  # records to this file; the command's stdout stays on stdout
+    check: str | None = None  # nan | accuracy: every compiled call judged, the first failing one's inputs kept
 
     def __post_init__(self) -> None:
         if not self.command:
@@ -61,6 +62,8 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
             check_range("--max-run-bytes", self.max_run_bytes, 0)
         if self.values not in VALUES:
             raise UsageError(f"--values {self.values}: expected one of {', '.join(VALUES)}")
+        if self.check is not None and self.check not in CHECKS:
+            raise UsageError(f"--check {self.check}: expected one of {', '.join(CHECKS)}")
 
     @property
     def run_budget(self) -> int | None:

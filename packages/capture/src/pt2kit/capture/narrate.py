@@ -29,6 +29,7 @@ class Summary:
     unhooked: int = 0
     skipped: tuple[int | None, ...] = ()
     rank: int | None = 0
+    failed: int = 0  # --check: graphs a later call of failed (a model record each, of that call's values)
 
 
 class Narrator(Base):
@@ -40,6 +41,8 @@ class Narrator(Base):
         how = ", ".join(x for x in (c.backend, f"mode={c.mode}" if c.mode else None, "grad" if c.grad else None) if x)
         line = f"{m.model}: {where or 'graph'} ({how or 'backend unknown'}), {len(m.inputs)} inputs"
         line += f", {m.parameters} parameter elements" if m.parameters else ""
+        if c.check:  # --check failed a call of the graph; this record holds that call's values
+            line += f"; call {c.step} failed --check {summary_line(c.check)}"
         self.say(line + (f"; its backend raised {summary_line(c.error)}" if c.error else ""))
 
     def on_crash(self, c: Crash) -> None:
@@ -63,8 +66,9 @@ class Narrator(Base):
             self.say(_why_none(s))
         else:
             kept = "" if s.kept == s.compiled else f", {s.kept} kept (--graphs)"
+            failed = f"; {s.failed} failed --check (a record of the failing call's values each)" if s.failed else ""
             self.say(f"{s.compiled} graph{'s' * (s.compiled != 1)} from {s.processes} process"
-                     f"{'es' * (s.processes != 1)}{kept}")
+                     f"{'es' * (s.processes != 1)}{kept}{failed}")
         return exit_code(s.returncode)
 
 

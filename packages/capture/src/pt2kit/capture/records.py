@@ -103,6 +103,7 @@ class Entry(msgspec.Struct, kw_only=True):
     call: int | None = None
     seq: int = 0  # the line's place in its process's manifest
     of: int | None = None  # a run stage's line: the seq of its graph's line
+    check: str | None = None  # --check: a line (`of`, `call`) whose file holds the first call the check failed, how
     # not the child's: this graph's place among its process's graphs with the same compile id, where there
     # are several (DDP's per-bucket graphs of one frame), so each has its own label
     part: int | None = None
@@ -225,15 +226,15 @@ def pick(entries: list[Entry], graphs: tuple[str, ...]) -> list[Entry]:
         return entries
     if graphs == ("first",):
         return entries[:1]
-    if graphs == ("failing",):
-        return [e for e in entries if e.error]
+    if graphs == ("failing",):  # its backend raised, its compiled code did, or --check failed a call
+        return [e for e in entries if e.error or e.check]
     return [e for e in entries if e.compile_id in graphs]
 
 
 def label(entry: Entry, command: list[str]) -> str:
     """``train.py[0/1]``; ``train.py[r1:0/1]`` for a rank other than 0; ``train.py[0/1#2]`` for the third
     of several graphs with one compile id (DDP's third bucket); ``train.py[0/1@step3]`` for the inputs of
-    its third call, which raised (a failing call whose inputs are its graph's model's is named as that)."""
+    its third call, which raised or --check failed (a failing call whose inputs are its graph's model's is named as that)."""
     argv0 = entry.argv[0] if entry.argv else ""
     script = Path(argv0).name if argv0 not in ("", "-c", "-") else Path(command[0]).name
     rank = f"r{entry.rank}:" if entry.rank else ""
@@ -293,7 +294,8 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
             mode=entry.mode, options=dict(entry.options), mode_options=dict(entry.mode_options), dynamic=entry.dynamic, function=entry.function,
             source=entry.source, grad=entry.grad, rank=entry.rank, pid=entry.pid, values=entry.values,
             # a failing call's error is its crash record's, not the backend's
-            error=entry.error if entry.of is None else None, trace=trace, tensors=tensors),
+            error=entry.error if entry.of is None else None, trace=trace, tensors=tensors,
+            step=entry.call if entry.of is not None else None, check=entry.check),
     }
 
 

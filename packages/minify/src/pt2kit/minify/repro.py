@@ -1,7 +1,7 @@
 """repro.py as text: the minimal graph as module code (the user's lines as comments), its input specs,
-backend, config and failure, then ``pt2kit_portable`` (the float64 reference, the loss, exception and
-signal names), pt2kit.runtime.precision, pt2kit.runtime.accuracy's verdict (:func:`verdict_source`),
-:mod:`.harness` and :mod:`.answer`, each verbatim (:func:`embedded_source`).
+backend, config and failure, then ``pt2kit_portable`` (the float64 reference, the verdict on a leaf, the
+loss, exception and signal names), pt2kit.runtime.precision, :mod:`.harness` and :mod:`.answer`, each
+verbatim (:func:`embedded_source`).
 
 Guarantees: the repro imports only torch and the standard library, and its docstring names all else it
 needs (the torch it was made on, the device, a backend file, the config it sets); it exits 1 while the
@@ -35,31 +35,16 @@ def _embedded() -> str:
     return HARNESS.read_text() + "\n\n" + "".join(answer)
 
 
-def verdict_source() -> str:
-    """pt2kit.runtime.accuracy's verdict on a leaf (:func:`~pt2kit.runtime.accuracy.differs` and what it
-    calls), as source: the repro judges with the very code minify and kdiff judge with."""
-    import inspect
-
-    from pt2kit.runtime import accuracy as a
-
-    parts = [inspect.getsource(f) for f in (a.RuleResult, a.multiplier_for, a.tol_for, a.rmse, a.agreeing_nonfinite,
-                                             a.accuracy_rule, a.default_tolerances, a.differs)]
-    return "_CLOSE = " + pprint.pformat(a._CLOSE, width=110) + "\n\n\n" + "\n\n".join(parts)
-
-
 def embedded_source() -> str:
     """What every repro.py carries verbatim below its graph and data: the code a query ran, in the order
-    each part needs the one before (harness takes the float64 run from pt2kit_portable, the verdict from
-    accuracy, the precision settings from precision). The parts share one namespace: their names differ."""
+    each part needs the one before (harness takes the float64 run and the verdict from pt2kit_portable, the
+    precision settings from precision). The parts share one namespace: their names differ."""
     return "\n".join([
-        f"# ---- pt2kit_portable (version {pt2kit_portable.VERSION}), verbatim: the float64 reference kdiff judged "
-        "by, the loss, exception and signal names ----",
+        f"# ---- pt2kit_portable (version {pt2kit_portable.VERSION}), verbatim: the float64 reference and the "
+        "verdict on an output leaf kdiff judged by, the loss, exception and signal names ----",
         PORTABLE.read_text(),
         "# ---- pt2kit.runtime.precision, verbatim: the precision settings FAILURE['precision'] names ----",
         PRECISION.read_text(),
-        "# ---- pt2kit.runtime.accuracy's verdict on an output leaf, verbatim ----",
-        verdict_source(),
-        "",
         "# ---- pt2kit minify's harness.py and answer.py, verbatim: inputs, runs, verdicts, exit codes ----",
         _embedded(),
         ""])

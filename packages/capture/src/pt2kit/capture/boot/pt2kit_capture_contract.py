@@ -22,6 +22,7 @@ ENV_MAX_VALUE_BYTES = "PT2KIT_CAPTURE_MAX_VALUE_BYTES"  # --values small's budge
 ENV_RUN_BYTES = "PT2KIT_CAPTURE_MAX_RUN_BYTES"  # the run's budget of tensor-file bytes; unset or "": none
 ENV_RANK = "PT2KIT_CAPTURE_RANK"  # the rank whose processes record ("all": every one)
 ENV_GRAPHS = "PT2KIT_CAPTURE_GRAPHS"  # all | first | failing | compile ids, comma-separated
+ENV_CHECK = "PT2KIT_CAPTURE_CHECK"  # nan | accuracy: judge every compiled call (pt2kit_capture_check); "": none
 
 VALUES = ("small", "all", "none")
 DEFAULT_VALUES = "small"
@@ -30,6 +31,7 @@ DEFAULT_MAX_VALUE_BYTES = 64 << 20
 # script recompiling a large input 1000 times would otherwise write 1000 budgets beside its checkpoints)
 DEFAULT_MAX_RUN_BYTES = 1 << 30
 PICKS = ("all", "first", "failing")
+CHECKS = ("nan", "accuracy")
 
 MANIFEST = "graphs.ndjson"  # in p<pid>/
 EXIT = "exit.json"  # in p<pid>/
@@ -88,6 +90,7 @@ class Line(TypedDict):
     call: int | None  # run, aoti-run: the number of the call that raised (1: the first)
     seq: int  # this line's place among its process's lines (0, 1, ...)
     of: int | None  # a run stage's line: the seq of its graph's line
+    check: str | None  # --check: a line (with `of` and `call`) whose file holds the first call the check failed, how
 
 
 class ExitLine(TypedDict):
@@ -96,8 +99,8 @@ class ExitLine(TypedDict):
 
 
 def child_env(scratch: str, values: str, max_value_bytes: int, run_bytes: int | None, rank: int | None,
-              graphs: tuple[str, ...]) -> dict[str, str]:
+              graphs: tuple[str, ...], check: str | None = None) -> dict[str, str]:
     """The variables the parent sets for the command (every Python process of it reads them)."""
     return {ENV_DIR: scratch, ENV_VALUES: values, ENV_MAX_VALUE_BYTES: str(max_value_bytes),
             ENV_RUN_BYTES: "" if run_bytes is None else str(run_bytes), ENV_RANK: "all" if rank is None else str(rank),
-            ENV_GRAPHS: ",".join(graphs)}
+            ENV_GRAPHS: ",".join(graphs), ENV_CHECK: check or ""}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pt2kit_capture_calls as calls
+import pt2kit_capture_check as check
 import pt2kit_capture_manifest as manifest
 
 
@@ -53,6 +54,8 @@ class Capturing:
             line = manifest.prepare(backend, self._pt2kit_name, gm, example_inputs)
         except Exception:
             line = None
+        watch = check.watch(gm, line)  # --check: the graph copied before the backend may rewrite it
         out = manifest.compile_through(line, lambda: backend(gm, example_inputs, **kwargs))
         # its compiled code's first failing call is the graph's too (a runtime error names the graph)
-        return out if line is None else calls.watch(out, line, gm)
+        out = out if line is None else calls.watch(out, line, gm)
+        return out if watch is None or not callable(out) else watch.wrap(out)

@@ -1,0 +1,227 @@
+"""``pt2kit capture --check nan|accuracy``: every call of a compiled graph judged in the script's own
+process, and the inputs of the first call that fails kept, with its step (the graph's call number).
+
+Capture alone keeps a graph's first call; a backend whose softmax overflows once training has grown the
+logits (step 2), a NaN at step 1200, read "pass" downstream. With a check, the backend's compiled
+callable is wrapped (:class:`Checked`): each call runs as before, then its outputs are judged:
+
+* ``nan``: a compiled output holds NaN or Inf where eager, the same graph run on the same inputs, holds
+  a finite value. Outputs are scanned every call (``isfinite``); eager runs only where one is not
+  finite, so the check costs a pass over the outputs. A NaN eager makes too is the model's own
+  (README, Outcomes): not a failure.
+* ``accuracy``: the compiled outputs against eager's by kdiff's verdict (``pt2kit_portable.differs``:
+  assert_close, then PyTorch's float64 RMSE rule, the float64 run made only where assert_close fails).
+  Every call then runs eager once more (and its inputs are copied): about twice the step.
+
+The first failing call's inputs (the script's weights at that call included) are written as a model
+file of their own (:func:`keep`, under ``--values``), and a manifest line names it with ``call``, ``of``
+(its graph's line) and ``check``, as ``pt2kit_capture_calls`` names a call that raised; that graph is
+not judged again.
+
+Runs inside the user's interpreter: stdlib + torch + pt2kit_portable. Guarantees: the compiled call
+gets the same arguments and its result (or exception) passes unchanged; eager runs under ``no_grad`` on
+copies of the inputs (an input the compiled call wrote into is copied before the call: seen by its
+version counter on an earlier call, every input on the first), with the RNG state of every device of
+the inputs restored after it; a failure of ours stops the check of that graph, never the script.
+Not guaranteed: a graph with random ops (dropout) compared by ``accuracy`` draws other numbers in eager
+(flagged as a failure: check it with ``nan``); an input the compiled call wrote into without a version
+bump on an earlier call is judged, and written, with the values it holds after the call.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pt2kit_capture_contract as contract
+
+
+def mode() -> str | None:
+    """The check ``--check`` asked for (``PT2KIT_CAPTURE_CHECK``), or None."""
+    value = os.environ.get(contract.ENV_CHECK, "").strip()
+    return value if value in contract.CHECKS else None
+
+
+def watch(gm: Any, line: dict[str, Any] | None) -> Checked | None:
+    """A checker for this graph (before its backend runs: a copy of the graph as Dynamo made it, passes
+    of the backend may rewrite the original), or None without ``--check`` or a line to record under."""
+    how = mode()
+    if how is None or line is None or line.get("capture_error"):
+        return None
+    try:
+        return Checked(how, graph_copy(gm, meta=True), line)
+    except Exception:
+        return None
+
+
+def graph_copy(gm: Any, meta: bool) -> Any:
+    """A GraphModule of a copy of gm's graph, sharing its attributes; each node's meta (the user's line,
+    Dynamo's source of a parameter: what the model file writes) a shallow copy, or empty: a deepcopy of
+    it would copy every example value it holds."""
+    import torch
+
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(gm.graph, {}))
+    for node in graph.nodes if not meta else ():
+        node.meta = {}
+    return torch.fx.GraphModule(gm, graph)
+
+
+def leaves(out: Any, name: str = "out") -> list[tuple[str, Any]]:
+    """(name, tensor) of every tensor in the graph's outputs (a tuple or list, nested)."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return [(name, out)]
+    if isinstance(out, (tuple, list)):
+        return [x for i, o in enumerate(out) for x in leaves(o, f"{name}[{i}]")]
+    return []
+
+
+def _versions(args: Any) -> list[int | None]:
+    import torch
+
+    out: list[int | None] = []
+    for a in args:
+        try:
+            out.append(a._version if isinstance(a, torch.Tensor) else None)
+        except Exception:  # an inference tensor keeps no version
+            out.append(None)
+    return out
+
+
+def _copy(a: Any) -> Any:
+    """A detached copy of a tensor with its strides and requires_grad (the model file writes both)."""
+    import torch
+
+    if not isinstance(a, torch.Tensor):
+        return a
+    c = torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=a.device)
+    with torch.no_grad():
+        c.copy_(a.detach())
+    if isinstance(a, torch.nn.Parameter):
+        return torch.nn.Parameter(c, requires_grad=a.requires_grad)
+    return c.requires_grad_(a.requires_grad)
+
+
+class Checked:
+    """The backend's compiled callable, each call judged until one fails (or the check fails itself)."""
+
+    def __init__(self, how: str, ref: Any, line: dict[str, Any]) -> None:
+        self.how, self.ref, self.line = how, ref, line
+        self.calls = 0
+        self.on = True
+        self.written: set[int] = set()  # inputs a call wrote into (their version moved)
+
+    def wrap(self, compiled: Any) -> Any:
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            if not self.on or kwargs:
+                return compiled(*args, **kwargs)
+            self.calls += 1
+            try:
+                before = _versions(args)
+                keep = {i for i, v in enumerate(before) if v is not None and (self.calls == 1 or i in self.written
+                                                                               or self.how == "accuracy")}
+                saved = {i: _copy(args[i]) for i in keep}
+            except Exception:
+                self.on = False
+                return compiled(*args)
+            out = compiled(*args)
+            try:
+                self._after(args, out, before, saved)
+            except Exception:
+                self.on = False
+            return out
+
+        checked._pt2kit_checked = True
+        return checked
+
+    def _after(self, args: Any, out: Any, before: list[int | None], saved: dict[int, Any]) -> None:
+        import torch
+
+        after = _versions(args)
+        moved = {i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a is not None and a != b}
+        self.written |= moved
+        got = leaves(out)
+        if self.how == "nan" and all(bool(torch.isfinite(t.detach()).all()) for _, t in got
+                                     if t.is_floating_point() or t.is_complex()):
+            return
+        inputs = [saved.get(i, a) for i, a in enumerate(args)]  # the values this call was given
+        why = self._judge(got, inputs)
+        if why:
+            self.on = False
+            keep(self.ref, self.line, self.calls, inputs, f"{self.how}: {why}")
+
+    def _eager(self, inputs: list[Any]) -> list[tuple[str, Any]]:
+        """The graph run eagerly on copies of ``inputs``, under no_grad, the RNG state put back after."""
+        import torch
+
+        devices = sorted({a.device.index or 0 for a in inputs if isinstance(a, torch.Tensor) and a.is_cuda})
+        with torch.random.fork_rng(devices=devices), torch.no_grad():
+            return leaves(self.ref(*[_copy(a) for a in inputs]))
+
+    def _judge(self, got: list[tuple[str, Any]], inputs: list[Any]) -> str:
+        """Why this call fails the check ("" when it passes)."""
+        import torch
+
+        ref = dict(self._eager(inputs))
+        if self.how == "nan":
+            for name, t in got:
+                e = ref.get(name)
+                if not (t.is_floating_point() or t.is_complex()) or e is None or e.shape != t.shape:
+                    continue
+                bad = ~torch.isfinite(t.detach()) & torch.isfinite(e.to(t.device))
+                if bool(bad.any()):
+                    return (f"{name}: {int(bad.sum())} of {t.numel()} values non-finite (NaN or Inf) where eager's "
+                            "are finite")
+            return ""
+        return self._accuracy(got, ref, inputs)
+
+    def _accuracy(self, got: list[tuple[str, Any]], ref: dict[str, Any], inputs: list[Any]) -> str:
+        """kdiff's verdict on each output leaf (pt2kit_portable.differs), the float64 run made once, where
+        a leaf fails assert_close."""
+        from pt2kit_portable import differs
+
+        fp64: dict[str, Any] | None = None
+        for name, t in got:
+            e = ref.get(name)
+            if e is None:
+                continue
+            if not differs(t, e, rule="close"):
+                continue
+            if fp64 is None:
+                fp64 = self._float64(inputs)
+            why = differs(t, e, fp64.get(name))
+            if why:
+                return f"{name}: {why}"
+        return ""
+
+    def _float64(self, inputs: list[Any]) -> dict[str, Any]:
+        """The graph's outputs run in float64 (kdiff's reference), on copies; {} where it cannot run."""
+        import torch
+
+        from pt2kit_portable import float64_copy, float64_mode
+
+        try:
+            model, wide = float64_copy(graph_copy(self.ref, meta=False), [_copy(a) for a in inputs])
+            devices = sorted({a.device.index or 0 for a in inputs if isinstance(a, torch.Tensor) and a.is_cuda})
+            with torch.random.fork_rng(devices=devices), torch.no_grad(), float64_mode():
+                return dict(leaves(model(*wide)))
+        except Exception:
+            return {}
+
+
+def keep(ref: Any, line: dict[str, Any], call: int, inputs: list[Any], check: str) -> None:
+    """The graph's line once more, for call number ``call``, which failed ``check``: a model file of ``ref``
+    (the graph as Dynamo made it) with ``inputs``, what that call was given (written under --values, and
+    whatever --graphs says: a failing call is kept as a failing graph is)."""
+    import pt2kit_capture_manifest as manifest
+
+    new = dict(line, call=call, check=check, of=line.get("seq"), stage=None, error=None, capture_error=None,
+               file=None, tensors=[], inputs=[], ops={}, nodes=0, selected=True, over_run_budget=False)
+    try:
+        manifest.record(new, ref, inputs, f"whose call {call} failed pt2kit capture --check {check}",
+                        called=f"what call {call} got, the first that failed --check", force=True)
+    except Exception as e:
+        new["capture_error"] = manifest.exception_line(e)
+    manifest.append(new)
