@@ -18,7 +18,7 @@ BOOT = Path(pt2kit.capture.__file__).parent / "boot"
 
 
 def test_the_parents_structs_are_the_contracts_lines():
-    parents_own = {"part", "proc"}  # set by the parent when it numbers and tags graphs, never by the boot
+    parents_own = {"part", "proc", "unrunnable"}  # set by the parent (numbering, tagging, its run check), never by the boot
     assert set(Entry.__struct_fields__) - parents_own == set(contract.Line.__annotations__)
     assert set(Input.__struct_fields__) == set(contract.InputLine.__annotations__)
     assert set(Exit.__struct_fields__) == set(contract.ExitLine.__annotations__)

@@ -221,6 +221,11 @@ class Captured(_Struct):
     # or "accuracy: ..."); None: the values the graph was compiled with (its first call)
     step: int | None = None
     check: str | None = None
+    # (1.20) why the model file does not load and run here, one line (capture loaded and ran each model file
+    # eagerly after the script ended: an op it calls that no import registers, a load error, outputs of
+    # other shapes or dtypes than the graph's); None: it ran (or was not checked). A tool handed it says
+    # "cannot judge" instead of blaming the model
+    unrunnable: str | None = None
 
 
 class Model(Record, tag="model", kw_only=True):

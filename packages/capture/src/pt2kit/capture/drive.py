@@ -43,7 +43,7 @@ from pt2kit.runtime.session import Session, torch_version
 from pt2kit.runtime.storegc import scratch_owner
 from pt2kit.schema import Crash, Model
 
-from . import outfile, supervise
+from . import outfile, runs, supervise
 from .boot import pt2kit_capture_contract as contract
 from .job import Job
 from .narrate import Narrator, Summary
@@ -176,6 +176,8 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
     tag_processes(kept_procs)
     logs = trace_logs(trace_dir)
     s.header(torch=torch_version())
+    # each model file loaded and run once, in one child, before any record names it
+    runs.check(s, [(p, e) for p in kept_procs for e in pick(p.entries, job.graphs)], job.command)
     kept = 0
     for p in kept_procs:
         chosen = pick(p.entries, job.graphs)

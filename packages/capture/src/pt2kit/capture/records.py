@@ -65,6 +65,13 @@ class Input(msgspec.Struct, kw_only=True):
         return n
 
 
+class Output(msgspec.Struct, kw_only=True):
+    """One leaf of a graph's output as its example value says it (the boot's ``OutputLine``)."""
+
+    dtype: str
+    shape: list[int | None]
+
+
 class Entry(msgspec.Struct, kw_only=True):
     """One line of a process's ``graphs.ndjson``: the boot's ``pt2kit_capture_contract.Line`` (a test checks
     the fields are its), decoded; ``part`` and ``proc`` are the parent's."""
@@ -104,6 +111,9 @@ class Entry(msgspec.Struct, kw_only=True):
     seq: int = 0  # the line's place in its process's manifest
     of: int | None = None  # a run stage's line: the seq of its graph's line
     check: str | None = None  # --check: a line (`of`, `call`) whose file holds the first call the check failed, how
+    outputs: list[Output | None] | None = None  # each output leaf's dtype and shape; None: unknown
+    # not the child's: why its model file does not load and run here (:mod:`.runs`), None where it does
+    unrunnable: str | None = None
     # not the child's: this graph's place among its process's graphs with the same compile id, where there
     # are several (DDP's per-bucket graphs of one frame), so each has its own label
     part: int | None = None
@@ -295,7 +305,8 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
             source=entry.source, grad=entry.grad, rank=entry.rank, pid=entry.pid, values=entry.values,
             # a failing call's error is its crash record's, not the backend's
             error=entry.error if entry.of is None else None, trace=trace, tensors=tensors,
-            step=entry.call if entry.of is not None else None, check=entry.check),
+            step=entry.call if entry.of is not None else None, check=entry.check,
+            unrunnable=entry.unrunnable),
     }
 
 

@@ -22,6 +22,7 @@ def run(s: Any, job: Job) -> int:
     from msgspec.structs import replace
 
     from pt2kit.runtime.backends import INDUCTOR, piped_backend
+    from pt2kit.runtime.outcome import unrunnable
     from pt2kit.runtime.piped import read_piped
 
     if job.model is not None:
@@ -29,6 +30,10 @@ def run(s: Any, job: Job) -> int:
     code = 0
     for _, m in read_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config):
         if m is None:
+            continue
+        cannot = unrunnable(m.label, m.record)  # capture found its model file does not run here
+        if cannot is not None:
+            code = max(code, s.refuse(cannot, m.label))
             continue
         test = piped_backend(job.test, m.record.captured, f"{m.where}: {m.label}", "kdiff", s.warn)
         s.say(f"{m.where}: running model file {m.spec} named by the stream" + ("" if job.test else f" (backend {test})"))

@@ -20,6 +20,7 @@ from pt2kit.runtime.backends import INDUCTOR, piped_backend
 from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 from pt2kit.runtime.flags import usable_cpus, worker_cap
 from pt2kit.runtime.modelfile import parse_spec
+from pt2kit.runtime.outcome import unrunnable
 from pt2kit.runtime.session import Session, torch_version
 from pt2kit.runtime.writes import check_output, write_output
 
@@ -96,6 +97,10 @@ def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
     for t, out in zip(got.targets, outs, strict=True):
         if t.model is None:
             s.warn(f"{t.where}: no model record for {t.label} on stdin (the run that wrote this wrote none): skipped")
+            continue
+        cannot = unrunnable(t.label, t.model.record)  # capture found its model file does not run here
+        if cannot is not None:
+            code = max(code, s.refuse(cannot, t.label))
             continue
         mode = "train" if t.want.phase == "backward" else job.mode or ("train" if t.model.train else "infer")
         if job.mode == "infer" and mode == "train":

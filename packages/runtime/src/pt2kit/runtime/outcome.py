@@ -73,3 +73,20 @@ def nothing_line(reasons: list[str]) -> str:
     """The one line for a compiled run in which Dynamo compiled no graph."""
     why = "; ".join(reasons[:3]) if reasons else "Dynamo gave no reason (a frame its skip rules leave out)"
     return f"{NOTHING}: Dynamo handed the backend no graph, so the compiled run was eager code ({why})"
+
+
+CANNOT = "cannot judge"
+
+
+def unrunnable(label: str, record: Any) -> CannotJudge | None:
+    """(2.14) For a `model` record whose graph ``pt2kit capture`` found not to run here
+    (``captured.unrunnable``): the cannot-judge error to say for it (exit 2); None for any other record.
+    Its eager run would fail for a reason of the capture, not of the model: never "the model's own"."""
+    why = getattr(getattr(record, "captured", None), "unrunnable", None)
+    if not why:
+        return None
+    return CannotJudge(f"{label}: {CANNOT}: the captured graph does not run here: {why}")
+
+
+class CannotJudge(UsageError):
+    """The check cannot apply to this model here: exit 2, one line naming why."""

@@ -325,7 +325,12 @@ class Session:
             return self._fail(f"internal error: {type(e).__name__}: {e}", EXIT_CRASH, e)
         raise e
 
-    def _fail(self, message: str, code: int, exc: BaseException | None = None) -> int:
+    def refuse(self, e: UsageError, model: str) -> int:
+        """(2.14) Say ``e`` (one model of a stream that cannot be judged) as an error line and an `error`
+        record naming ``model``, without stopping: the stream's next model still runs. Exit 2."""
+        return self._fail(str(e), EXIT_USAGE, e, model=model)
+
+    def _fail(self, message: str, code: int, exc: BaseException | None = None, model: str | None = None) -> int:
         message = " ".join(message.split("\n")[:1]) or "error"
         if self.debug and exc is not None:
             traceback.print_exception(exc)
@@ -338,7 +343,7 @@ class Session:
             from pt2kit.schema import Error
 
             try:
-                self.writer.emit_new(Error, message=message, exit_code=code)
+                self.writer.emit_new(Error, message=message, exit_code=code, model=model)
             except (BrokenPipeError, OSError, ValueError):
                 pass
         return code

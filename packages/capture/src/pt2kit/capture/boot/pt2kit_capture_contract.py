@@ -54,6 +54,13 @@ class InputLine(TypedDict, total=False):
     buffer: str | None  # a buffer of the script's module (bn.running_mean)
 
 
+class OutputLine(TypedDict):
+    """One leaf of a graph's output, as its example value says it: what the model file must give."""
+
+    dtype: str  # "torch.float32"
+    shape: list[int | None]
+
+
 class Line(TypedDict):
     """One line of ``graphs.ndjson``: a graph the process compiled, appended once its backend returned or
     raised (a Dynamo restart drops it); one more for the graph when its compiled code first raises."""
@@ -91,6 +98,8 @@ class Line(TypedDict):
     seq: int  # this line's place among its process's lines (0, 1, ...)
     of: int | None  # a run stage's line: the seq of its graph's line
     check: str | None  # --check: a line (with `of` and `call`) whose file holds the first call the check failed, how
+    # each leaf of the graph's output as Dynamo's example value says it (None: no tensor); None: unknown
+    outputs: list[OutputLine | None] | None
 
 
 class ExitLine(TypedDict):

@@ -140,6 +140,7 @@ def new_line(backend: str) -> dict[str, Any]:
         "inputs": [], "nodes": 0, "ops": {}, "values": values if values in contract.VALUES else contract.DEFAULT_VALUES, "error": None,
         "capture_error": None, "selected": True, "over_run_budget": False, "stage": None, "call": None, "seq": 0, "of": None,
         "check": None,
+        "outputs": None,
     }
 
 
@@ -178,6 +179,7 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
     line["file"], line["tensors"], line["inputs"] = write.write(
         gm, args, where, stem, header, line["values"], contract.DEFAULT_MAX_VALUE_BYTES if budget is None else budget, names, run)
     line["over_run_budget"] = run.spent
+    line["outputs"] = api.output_meta(gm)
 
 
 def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | None:

@@ -229,3 +229,127 @@ def settings() -> dict[str, str]:
     from pt2kit_portable import collect_settings
 
     return collect_settings()
+
+
+# op namespaces that a bare `import torch` leaves empty or partly filled, and the torch module that fills
+# them; an op of another namespace is found by where it was registered (torch._C._dispatch_dump)
+_OP_MODULES = {"prims": "torch._prims", "quantized_decomposed": "torch.ao.quantization.fx._decomposed",
+               "higher_order": "torch._higher_order_ops"}
+_INDUCTOR_PRIMS = "torch._inductor.inductor_prims"  # prims.fma, prims.seed, ...: not torch._prims's
+_REGISTERED = re.compile(r"^debug: registered at (.+?):(\d+)\s*$", re.M)
+
+
+def op_imports(gm: Any) -> tuple[list[str], list[str]]:
+    """(import lines, notes) a model file of gm needs for the ops it calls: ``torch.ops.prims.fma`` exists
+    only once ``torch._inductor.inductor_prims`` is imported, ``prims.add`` once ``torch._prims`` is, a
+    higher-order op once its module is. An op registered outside torch (``torch.library`` in the script or
+    in a module no model file may import) gets a note naming where, never an import of the user's code."""
+    imports: set[str] = set()
+    notes: list[str] = []
+    for target in _op_targets(gm):
+        try:
+            module, note = _op_module(target)
+        except Exception:
+            continue
+        if module:
+            imports.add(f"import {module}")
+        if note and note not in notes:
+            notes.append(note)
+    return sorted(imports), notes
+
+
+def _op_targets(gm: Any) -> list[Any]:
+    import torch
+
+    seen: dict[int, Any] = {}
+    for mod in gm.modules():
+        for node in getattr(getattr(mod, "graph", None), "nodes", ()):
+            t = node.target
+            if node.op == "call_function" and isinstance(t, torch._ops.OperatorBase | torch._ops.OpOverloadPacket):
+                seen.setdefault(id(t), t)
+    return list(seen.values())
+
+
+def _op_module(target: Any) -> tuple[str | None, str | None]:
+    """(module to import, note) for one op target."""
+    import torch
+
+    if isinstance(target, torch._ops.HigherOrderOperator):
+        module = type(target).__module__
+        return (module if module.startswith("torch.") and module != "torch._ops" else _OP_MODULES["higher_order"]), None
+    packet = getattr(target, "overloadpacket", target)
+    ns, name = getattr(packet, "_qualified_op_name", "::").split("::", 1)
+    if ns == "aten":
+        return None, None
+    if ns == "prims":
+        inductor = sys.modules.get(_INDUCTOR_PRIMS)
+        if inductor is not None and any(getattr(v, "overloadpacket", v) is packet for v in vars(inductor).values()):
+            return _INDUCTOR_PRIMS, None
+        return _OP_MODULES["prims"], None
+    if ns in _OP_MODULES:
+        return _OP_MODULES[ns], None
+    where = registered_at(f"{ns}::{name}")
+    if where is None or where[0].endswith(".cpp") or where[0].startswith("/dev/null"):
+        return None, None  # C++: there once torch (or the library that loaded it) is imported
+    module = _module_of(where[0])
+    if module and module.startswith("torch.") and not module.startswith(("torch._library", "torch.library")):
+        return module, None
+    return None, (f"op {ns}::{name} is registered by {where[0]}:{where[1]}, which this file does not import: it "
+                  "runs only where that registration is done first")
+
+
+def registered_at(qualname: str) -> tuple[str, int] | None:
+    """(file, line) where an op's schema was registered (``torch._C._dispatch_dump``'s ``debug:`` line)."""
+    try:
+        import torch
+
+        m = _REGISTERED.search(torch._C._dispatch_dump(qualname))
+    except Exception:
+        return None
+    if m and "_library" in m.group(1):  # torch.library.custom_op's own line: the decorated function's instead
+        fn = getattr(_custom_op_defs().get(qualname), "_init_fn", None)
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            return code.co_filename, code.co_firstlineno
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def _custom_op_defs() -> dict[str, Any]:
+    """``torch._library.custom_ops.OPDEFS``: qualname -> the ``torch.library.custom_op`` that defined it."""
+    try:
+        from torch._library.custom_ops import OPDEFS
+
+        return dict(OPDEFS)
+    except Exception:
+        return {}
+
+
+def _module_of(path: str) -> str | None:
+    """The name of the loaded module whose file is ``path`` (``__main__`` for the script)."""
+    target = os.path.abspath(path)
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if f and os.path.abspath(f) == target:
+            return name
+    return None
+
+
+def output_meta(gm: Any) -> list[dict[str, Any] | None] | None:
+    """Each leaf of the graph's output as Dynamo's example value says it ({"dtype", "shape"}; None for a
+    leaf that is no tensor), in pytree order; None where the output node holds no example values."""
+    try:
+        import torch
+        from torch.utils._pytree import tree_leaves
+
+        out = next(n for n in reversed(list(gm.graph.nodes)) if n.op == "output")
+        leaves = tree_leaves(out.args[0], is_leaf=lambda x: isinstance(x, torch.fx.Node))
+        metas = []
+        for leaf in leaves:
+            val = (leaf.meta.get("val", leaf.meta.get("example_value")) if isinstance(leaf, torch.fx.Node) else leaf)
+            if isinstance(leaf, torch.fx.Node) and val is None and "val" not in leaf.meta and "example_value" not in leaf.meta:
+                return None
+            metas.append({"dtype": str(val.dtype), "shape": [int_hint(d) for d in val.shape]}
+                         if isinstance(val, torch.Tensor) else None)
+        return metas
+    except Exception:
+        return None

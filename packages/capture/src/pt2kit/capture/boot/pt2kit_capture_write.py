@@ -297,9 +297,12 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
              f"    def forward({', '.join(['self', *forward])}):",
              f"        return super().forward({', '.join(call)})"]
     # sorted whole (a set's order changes with each process's hash seed): the same graph and values give
-    # the same bytes, so the same sha256 in the store, from one run to the next
-    imports = sorted({"import hashlib", "import io", "import torch", *api.import_block(globals_).splitlines()},
-                     key=lambda x: (x.startswith("from"), x))
+    # the same bytes, so the same sha256 in the store, from one run to the next; with them the modules that
+    # register the ops it calls (torch.ops.prims.fma: torch._inductor.inductor_prims)
+    op_imports, op_notes = api.op_imports(gm)
+    header = [*header, *op_notes]
+    imports = sorted({"import hashlib", "import io", "import torch", *api.import_block(globals_).splitlines(),
+                      *op_imports}, key=lambda x: (x.startswith("from"), x))
     bad = [line for line in imports if not IMPORT.fullmatch(line)]
     if bad:  # a module path FX would import is not a dotted name (a __module__ the program set)
         raise ValueError(f"{escape(bad[0])}: not an import of a dotted name, not written as code")

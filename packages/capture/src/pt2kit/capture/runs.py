@@ -1,0 +1,108 @@
+"""Whether each kept model file runs where the script's graph did: loaded by the runtime's loader and run
+eagerly once, after the command has ended, before its record is written.
+
+A model file that calls ``torch.ops.prims.fma`` without the import that registers it, one whose load
+raises, or one whose outputs differ in number, shape or dtype from what Dynamo's example values say the
+graph gave, is no model a tool can judge the compiler on: its record says so (``captured.unrunnable``,
+one line), stderr says so, and kdiff and minify answer "cannot judge" instead of "the model's own eager
+run fails".
+
+Guarantees: never in the user's process (one child of capture's, :func:`pt2kit.runtime.child.run_in_child`,
+for all kept graphs of the run: torch is imported once); none started when no graph was kept; a graph
+the check could not finish (its child died or timed out) keeps ``unrunnable`` None and gets a warning,
+never a verdict. Not guaranteed: that a model file that runs gives the script's values (inputs past the
+budget are seeded), nor that the compiled run of it works.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .records import Entry, label
+
+TARGET = "pt2kit.capture.runs:work"
+TIMEOUT = 300.0  # seconds for all graphs together: an eager forward each, after one import of torch
+
+
+def check(s: Any, entries: list[tuple[Any, Entry]], command: list[str]) -> None:
+    """Run each kept graph's model file (``(process, entry)`` pairs) in one child and set each entry's
+    ``unrunnable`` to why it does not run (None where it does); say each one that does not."""
+    todo = [(p, e) for p, e in entries if e.file is not None]
+    if not todo:
+        return
+    from pt2kit.runtime.child import run_in_child
+
+    files = [{"file": str(p.dir / e.file), "grad": e.grad, "outputs": msgspec.to_builtins(e.outputs)} for p, e in todo]
+    s.say(f"checking that {len(todo)} captured graph{'s' * (len(todo) != 1)} run here")
+    try:  # quiet: what the model files print is no news; a failure of ours never costs the records
+        res = run_in_child(TARGET, {"files": files}, run=s.writer.run, store=str(s.store.root),
+                           on_record=lambda raw: None, quiet=True, timeout=TIMEOUT)
+    except Exception as e:
+        s.warn(f"the captured graphs were not checked to run here ({type(e).__name__}: {e})")
+        return
+    reasons = res.value if res.crash is None else [res.notes.get(str(i), "?") for i in range(len(todo))]
+    died = None if res.crash is None else res.crash.get("message") or "the check's process died"
+    for i, ((_, e), why) in enumerate(zip(todo, reasons, strict=True)):
+        if why == "?":  # the child died on this graph (the one it ran last), or before it
+            if res.crash is not None and res.crash.get("stage") == f"run {i}" and not res.crash.get("message", "").startswith("timed out"):
+                why = f"running it killed the process: {died}"
+            else:
+                s.warn(f"{label(e, command)}: not checked to run here ({died})")
+                continue
+        e.unrunnable = why
+        if why:
+            s.warn(f"{label(e, command)}: the captured graph does not run here: {why}")
+
+
+def work(payload: dict[str, Any], chan: Any) -> list[str | None]:
+    """The child: each file loaded and run eagerly; why it does not run, or None, for each in order."""
+    out = []
+    for i, f in enumerate(payload["files"]):
+        chan.stage(f"run {i}")
+        why = _run_one(f["file"], f["grad"], f["outputs"])
+        chan.note(str(i), why)
+        out.append(why)
+    return out
+
+
+def _run_one(path: str, grad: bool, want: list[dict[str, Any] | None] | None) -> str | None:
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    from pt2kit.runtime.errors import ModelFileError
+    from pt2kit.runtime.modelfile import load_model
+
+    try:
+        loaded = load_model(path, from_stream=True)
+        with torch.set_grad_enabled(grad):
+            got = tree_leaves(loaded.call())
+    except ModelFileError as e:
+        return _why(str(e).replace(path, "the model file"), path)
+    except Exception as e:
+        return _why(f"{type(e).__name__}: {str(e).strip()}", path)
+    if want is None:
+        return None
+    if len(got) != len(want):
+        return f"it gives {len(got)} output(s), the graph gave {len(want)}"
+    for n, (g, w) in enumerate(zip(got, want, strict=True)):
+        if w is None:
+            continue
+        if not isinstance(g, torch.Tensor):
+            return f"output {n} is a {type(g).__name__}, the graph gave a {w['dtype']} tensor"
+        shape = [int(d) for d in g.shape]
+        if str(g.dtype) != w["dtype"] or (None not in w["shape"] and shape != w["shape"]):
+            return (f"output {n} is {str(g.dtype).removeprefix('torch.')}{shape}, the graph gave "
+                    f"{w['dtype'].removeprefix('torch.')}{w['shape']}")
+    return None
+
+
+def _why(message: str, path: str) -> str:
+    """One line: the error's first line, and the model file's own note on an op it cannot import."""
+    line = message.split("\n", 1)[0].strip()
+    try:
+        notes = [x[2:] for x in open(path, encoding="utf-8").read().split("\n") if x.startswith("# op ")]
+    except OSError:
+        notes = []
+    return f"{line} ({notes[0]})" if notes else line
