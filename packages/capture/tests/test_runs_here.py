@@ -53,3 +53,29 @@ def test_a_graph_calling_an_op_the_script_registered_cannot_run_and_kdiff_cannot
     assert kd.returncode == 2  # cannot judge (README's Outcomes), after the Adam graph was judged
     errors = [r for r in map(decode, kd.stdout.splitlines()) if isinstance(r, Error)]
     assert [(e.model, e.exit_code) for e in errors] == [(own.model, 2)]
+
+
+class _Chan:
+    def stage(self, name):
+        pass
+
+    def note(self, key, value):
+        pass
+
+
+def test_a_model_file_whose_outputs_are_not_the_graphs_is_said_so_with_the_difference(tmp_path):
+    from pt2kit.capture.runs import work
+
+    f = tmp_path / "g0_0.py"
+    f.write_text("import torch\nmodel = lambda x: (x.double(), x.sum())\nexample_inputs = (torch.ones(2, 3),)\n")
+    same = [{"dtype": "torch.float64", "shape": [2, 3]}, {"dtype": "torch.float32", "shape": []}]
+    other = [{"dtype": "torch.float32", "shape": [2, 3]}, {"dtype": "torch.float32", "shape": []}]
+    bad = tmp_path / "g1_0.py"
+    bad.write_text("import torch\nmodel = lambda x: torch.ops.nowhere_ns.f(x)\nexample_inputs = (torch.ones(1),)\n")
+    assert work({"files": [{"file": str(f), "grad": False, "outputs": same},
+                           {"file": str(f), "grad": False, "outputs": other},
+                           {"file": str(f), "grad": False, "outputs": same[:1]},
+                           {"file": str(f), "grad": False, "outputs": None},
+                           {"file": str(bad), "grad": False, "outputs": None}]}, _Chan()) == [
+        None, "output 0 is float64[2, 3], the graph gave float32[2, 3]", "it gives 2 output(s), the graph gave 1",
+        None, "AttributeError: '_OpNamespace' 'nowhere_ns' object has no attribute 'f'"]

@@ -158,3 +158,39 @@ def test_mode_options_are_the_settings_torch_compile_applies_for_a_mode(api):
                                                                     "coordinate_descent_tuning": True}
     assert api.mode_options("reduce-overhead", None) == {"triton.cudagraphs": True}
     assert api.mode_options(None, None) == {} and api.mode_options("default", None) == {}
+
+
+def test_op_imports_name_the_module_that_registers_each_op_and_never_the_users(api):
+    import torch._inductor.inductor_prims  # what Dynamo's tracing of addcmul_ loads
+    import torch.ao.quantization.fx._decomposed
+
+    @torch.library.custom_op("pt2kit_torchapi::twice", mutates_args=())
+    def twice(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    g = torch.fx.Graph()
+    x = g.placeholder("x")
+    a = g.call_function(torch.ops.prims.fma.default, (x, x, x))
+    b = g.call_function(torch.ops.prims.add.default, (a, x))
+    q = g.call_function(torch.ops.quantized_decomposed.quantize_per_tensor.default, (b, 0.1, 0, -128, 127, torch.int8))
+    c = g.call_function(torch.ops.aten.relu.default, (x,))
+    g.output((q, g.call_function(torch.ops.pt2kit_torchapi.twice.default, (c,))))
+    imports, notes = api.op_imports(torch.fx.GraphModule(torch.nn.Module(), g))
+    assert imports == ["import torch._inductor.inductor_prims", "import torch._prims",
+                       "import torch.ao.quantization.fx._decomposed"]
+    line = twice._init_fn.__code__.co_firstlineno
+    assert notes == [f"op pt2kit_torchapi::twice is registered by {__file__}:{line}, which this file does not "
+                     "import: it runs only where that registration is done first"]
+
+
+def test_output_meta_is_each_output_leafs_dtype_and_shape(api):
+    gm = torch.fx.symbolic_trace(lambda x: (x.float(), None))
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    assert api.output_meta(gm) is None  # no example values: unknown, never a guess
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    ShapeProp(gm).propagate(torch.ones(2, 3, dtype=torch.int64))
+    for n in gm.graph.nodes:
+        n.meta["example_value"] = getattr(n.meta.get("tensor_meta"), "dtype", None) and torch.empty(
+            n.meta["tensor_meta"].shape, dtype=n.meta["tensor_meta"].dtype)
+    assert out.op == "output" and api.output_meta(gm) == [{"dtype": "torch.float32", "shape": [2, 3]}, None]
