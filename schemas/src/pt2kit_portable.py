@@ -99,6 +99,18 @@ def summary_line(message):
     return out[:500]
 
 
+# exceptions Dynamo raises through a backend to trace the frame again (each derives from RestartAnalysis on
+# torch 2.11 and 2.13): not the backend failing, and the graph is handed over again. Not ShortenTraceback:
+# Inductor's InductorError and Dynamo's BackendCompilerFailed derive from it, and those are the compiler failing
+DYNAMO_RESTARTS = frozenset({"TensorifyScalarRestartAnalysis", "RestartAnalysis"})
+
+
+def is_dynamo_restart(e):
+    """Whether ``e``, raised through a backend, is Dynamo tracing the frame again (a float that turned
+    dynamic, a speculation that failed) rather than the backend failing on the graph."""
+    return any(c.__name__ in DYNAMO_RESTARTS for c in type(e).__mro__)
+
+
 def exception_line(e):
     """``RuntimeError: first line`` (the bare type name for an empty message): how every pt2kit process
     names an exception in one line."""

@@ -201,3 +201,20 @@ def test_align_checks_what_hardware_tiles_unless_scope_all(fxcheck):
     shapes = [v["shape"] for v in every]
     assert [16, 3, 3, 3] in shapes  # the conv weight, as a parameter and as its gradient
     assert sum(1 for v in every if v["shape"] == [16, 3, 3, 3]) == 2 and len(every) > len(tiled)
+
+
+def test_a_dynamo_restart_is_no_failed_capture(fxcheck):
+    """helper's second compile makes its float dynamic and Dynamo restarts the trace through the backend
+    (TensorifyScalarRestartAnalysis): the graph is handed over again, so the attempt leaves no error
+    record, no count and no duplicate finding (it read '1 of them not captured', exit 1, on a clean model)."""
+    import runpy
+
+    import torch
+
+    r = fxcheck(model("restart.py"), "--deny", "aten.pow")
+    assert r.code == 1 and not r.kind("error"), r.stderr  # the findings' exit, and no graph left out
+    ns = runpy.run_path(model("restart.py"))
+    graphs = torch._dynamo.explain(ns["model"])(*ns["example_inputs"]).graph_count
+    assert f"2 findings in {graphs} graph(s) (deny 2)" in r.stderr and "not captured" not in r.stderr, r.stderr
+    assert sorted(g.get("index", 0) for g in r.kind("graph") if g["phase"] == "dynamo") == list(range(graphs))
+    assert [v["source"] for v in r.kind("violation")] == [f"{MODELS / 'restart.py'}:7"] * 2  # one per compile

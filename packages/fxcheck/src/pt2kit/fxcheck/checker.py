@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from pt2kit.schema import Profile, Record, Store, Violation
+from pt2kit_portable import is_dynamo_restart
 
 from . import graphview, records, torchapi
 from .checks import run_checks
@@ -54,9 +55,13 @@ class Checker:
         self.warn = warn or (lambda msg: print(f"fxcheck: warning: {msg}", file=sys.stderr))
         self.graphs = 0
         self.errors = 0  # graphs the backend failed to capture or check
+        self._held: list[Record] | None = None  # a graph's records until its capture is done
 
     # -- records ---------------------------------------------------------------------------
     def emit(self, rec: Record) -> None:
+        if self._held is not None:
+            self._held.append(rec)
+            return
         if self._emit is not self.records.append:
             self.records.append(rec)
         self._emit(rec)
@@ -86,14 +91,28 @@ class Checker:
         self.on_stage("compile")
         index = self.graphs
         self.graphs += 1
+        # a graph's records wait until its capture ends: where Dynamo only raised through us to trace the
+        # frame again (a float turned dynamic: TensorifyScalarRestartAnalysis), the graph is handed over
+        # again, and this attempt leaves no record, no finding and no count (it read "not captured", exit 1)
+        self._held, held = [], self._held
         try:
-            return self._capture(gm, example_inputs, index)
-        except ConstraintViolation:
-            raise
+            out = self._capture(gm, example_inputs, index)
         except Exception as e:
-            self.errors += 1
-            self.emit(records.capture_error(gm, index, e, run=self.run, model=self.model))
+            mine, self._held = self._held, held
+            if is_dynamo_restart(e):
+                self.graphs -= 1
+                self.findings = [v for v in self.findings if v.graph != index]
+                raise
+            for rec in mine:
+                self.emit(rec)
+            if not isinstance(e, ConstraintViolation):
+                self.errors += 1
+                self.emit(records.capture_error(gm, index, e, run=self.run, model=self.model))
             raise
+        mine, self._held = self._held, held
+        for rec in mine:
+            self.emit(rec)
+        return out
 
     def _capture(self, gm: torch.fx.GraphModule, example_inputs: list[Any], index: int) -> Callable[..., Any]:
         found = 0

@@ -22,13 +22,10 @@ from typing import Any
 import pt2kit_capture_boot as boot
 import pt2kit_capture_contract as contract
 
-# pt2kit's one-line name of an exception; pt2kit capture copies the module beside this folder
-from pt2kit_portable import exception_line
+# pt2kit's one-line name of an exception, and which exceptions are Dynamo tracing again (the rule fxcheck's
+# backend applies too); pt2kit capture copies the module beside this folder
+from pt2kit_portable import exception_line, is_dynamo_restart
 
-# exceptions Dynamo raises through a backend to trace the frame again (each derives from RestartAnalysis on
-# torch 2.11 and 2.13): not the backend failing. Not ShortenTraceback: Inductor's InductorError and Dynamo's
-# BackendCompilerFailed derive from it, and those are the compiler failing
-RESTARTS = {"TensorifyScalarRestartAnalysis", "RestartAnalysis"}
 # exceptions that say the generated code did not build (C++ or a GPU kernel's compiler), or a lowering failed
 BUILD = {"CppCompileError", "CUDACompileError", "CompilationError", "TritonCompilationError"}
 LOWERING = {"LoweringException", "MissingOperatorWithoutDecomp", "MissingOperatorWithDecomp"}
@@ -41,7 +38,7 @@ def compile_through(line: dict[str, Any] | None, call: Any, stage: str = "compil
         out = call()
     except Exception as e:
         if line is not None:
-            if {c.__name__ for c in type(e).__mro__} & RESTARTS:
+            if is_dynamo_restart(e):
                 discard(line)
             else:
                 line.update(error=exception_line(cause(e)), stage=failed_stage(e, stage))
