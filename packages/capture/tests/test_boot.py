@@ -75,7 +75,7 @@ def test_plain_graph_is_the_model_file_bit_for_bit(plain):
     assert plain.code == 0, plain.stderr
     (line,) = plain.lines
     assert (line["compile_id"], line["function"], line["backend"], line["values"]) == ("0/0", "forward", "eager", "all")
-    assert line["source"] == f"{SCRIPTS / 'plain.py'}:13"
+    assert line["source"] == f"{SCRIPTS / 'plain.py'}:13" and line["called_from"] == f"{SCRIPTS / 'plain.py'}:21"
     assert (line["error"], line["capture_error"], line["mode"], line["grad"]) == (None, None, None, True)
     assert line["ops"] == {"torch._C._nn.linear": 2, "torch.relu": 1} and line["nodes"] == 3
     (x,) = [i for i in line["inputs"] if i["parameter"] is None]
@@ -145,6 +145,9 @@ def test_training_loop_graphs_need_grad_and_take_parameters(train):
     assert names and set(names) <= set(train.saved["parameters"])
     assert all(p.requires_grad for p in loaded.model.parameters())
     # the loss graph, run eagerly from its model file, gives step 0's loss as Inductor computed it
+    # each graph names the script's own line that called the model, past transformers' wrappers (the
+    # functions Dynamo compiled are the library's: GPT-2's forward, its loss)
+    assert {x["called_from"] for x in train.lines} == {f"{SCRIPTS / 'train.py'}:17"}
     (loss_line,) = [x for x in train.lines if x["function"] == "ForCausalLMLoss"]
     (loss,) = train.load(loss_line["compile_id"]).call()
     torch.testing.assert_close(loss.detach(), train.saved["losses"][0])

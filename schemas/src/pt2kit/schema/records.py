@@ -206,6 +206,9 @@ class Captured(_Struct):
     dynamic: bool | None = None  # torch.compile(dynamic=...)
     function: str | None = None  # the compiled frame's user function, e.g. "forward"
     source: str | None = None  # that function's file:line
+    # (1.22) the user's own line that called into the compiled code, past torch and installed libraries
+    # (a Hugging Face model's function is its library wrapper; this is the script's `model(**batch)`)
+    called_from: str | None = None
     grad: bool = False  # the graph needs gradients: it ran under grad mode with an input requiring grad
     rank: int | None = None  # the torchrun / torch.distributed rank of the process that compiled it
     pid: int | None = None  # that process

@@ -38,6 +38,8 @@ class Narrator(Base):
         if c is None:
             return
         where = " ".join(x for x in (c.function, f"at {c.source}" if c.source else None) if x)
+        if c.called_from and (c.source or "").rpartition(":")[0] != c.called_from.rpartition(":")[0]:
+            where += f", called from {c.called_from}"  # a library's function (a wrapper): the user's line
         how = ", ".join(x for x in (c.backend, f"mode={c.mode}" if c.mode else None, "grad" if c.grad else None) if x)
         line = f"{m.model}: {where or 'graph'} ({how or 'backend unknown'}), {len(m.inputs)} inputs"
         line += f", {m.parameters} parameter elements" if m.parameters else ""

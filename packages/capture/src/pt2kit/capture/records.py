@@ -91,6 +91,7 @@ class Entry(msgspec.Struct, kw_only=True):
     dynamic: bool | None = None
     function: str | None = None
     source: str | None = None
+    called_from: str | None = None
     grad: bool = False
     settings: dict[str, str] = {}
     tensors: list[str] = []
@@ -302,7 +303,7 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
             command=list(job.command), compile_id=entry.compile_id or "?", code=code, backend=entry.backend,
             backend_code=entry.backend_code, backend_in_script=entry.backend_in_script,
             mode=entry.mode, options=dict(entry.options), mode_options=dict(entry.mode_options), dynamic=entry.dynamic, function=entry.function,
-            source=entry.source, grad=entry.grad, rank=entry.rank, pid=entry.pid, values=entry.values,
+            source=entry.source, called_from=entry.called_from, grad=entry.grad, rank=entry.rank, pid=entry.pid, values=entry.values,
             # a failing call's error is its crash record's, not the backend's
             error=entry.error if entry.of is None else None, trace=trace, tensors=tensors,
             step=entry.call if entry.of is not None else None, check=entry.check,

@@ -79,6 +79,7 @@ class Line(TypedDict):
     dynamic: bool | None
     function: str | None
     source: str | None  # "/abs/path.py:LINE"
+    called_from: str | None  # the user's own line that called into the compiled code (no library's)
     grad: bool
     settings: dict[str, str]
     file: str | None  # the model file, relative to p<pid>/; None: not written (capture_error, or not selected)

@@ -133,7 +133,7 @@ def new_line(backend: str) -> dict[str, Any]:
         "compile_id": None, "rank": boot.rank(), "world": boot.env_int("WORLD_SIZE"), "pid": os.getpid(),
         "argv": list(sys.argv), "backend": backend, "backend_code": None, "backend_in_script": False, "mode": None, "mode_options": {},
         "options": {}, "dynamic": None,
-        "function": None, "source": None, "grad": False, "settings": {}, "file": None, "tensors": [],
+        "function": None, "source": None, "called_from": None, "grad": False, "settings": {}, "file": None, "tensors": [],
         "inputs": [], "nodes": 0, "ops": {}, "values": values if values in contract.VALUES else contract.DEFAULT_VALUES, "error": None,
         "capture_error": None, "selected": True, "over_run_budget": False, "stage": None, "call": None, "seq": 0, "of": None,
         "check": None,
@@ -205,6 +205,7 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | Non
         frame = api.frame_code(gm)
         if frame:
             line["function"], line["source"] = frame[0], f"{os.path.abspath(frame[1])}:{frame[2]}"
+        line["called_from"] = api.call_site()
         line["grad"] = torch.is_grad_enabled() and any(
             isinstance(a, torch.Tensor) and a.requires_grad for a in args)
         record(line, gm, ddp.real_inputs(gm, list(args)), "torch.compile handed its backend")

@@ -90,6 +90,23 @@ def frame_code(gm: Any) -> tuple[str, str, int] | None:
 _STACK_LINE = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 
 
+def call_site() -> str | None:
+    """``/abs/file.py:LINE`` of the user's own line that called into the compiled code: outward from the
+    backend past torch's frames, the first frame that is neither torch's, this boot's, the standard
+    library's nor an installed library's (a Hugging Face model's ``generic.py`` wrapper is the library's;
+    the script's ``model(**batch)`` is the user's). None where every frame is a library's."""
+    frame, in_torch = sys._getframe(1), False
+    paths = sysconfig.get_paths()
+    libraries = [paths.get(k) for k in ("purelib", "platlib")]
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if in_torch and user_file(path) and not any(_under(path, d) for d in libraries):
+            return f"{os.path.abspath(path)}:{frame.f_lineno}"
+        in_torch = in_torch or _in_torch(path)
+        frame = frame.f_back
+    return None
+
+
 def user_file(path: str) -> bool:
     """Whether code in ``path`` is the user's: not torch's, this boot's, nor the standard library's
     (site-packages other than torch's are the user's: a transformers model is what they compiled)."""
