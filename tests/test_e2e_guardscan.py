@@ -32,3 +32,27 @@ def test_fxcheck_into_guardscan_into_reportgen(tmp_path):
                for a in recs if a["kind"] == "advice")
     html = (tmp_path / "r.html").read_text()
     assert '<section id="guards">' in html and "Calls with changed inputs" in html
+
+
+def test_a_script_that_compiles_nothing_keeps_its_trace_and_guardscan_says_why(tmp_path):
+    """`pt2kit capture -- python s.py | guardscan`: no graph kept (Dynamo skips a bidirectional LSTM), yet the
+    script's structured trace travels in capture's header and guardscan names Dynamo's reason (it had no
+    trace to read: 'no model records on stdin: nothing to do', exit 0)."""
+    (tmp_path / "s.py").write_text(
+        "import torch\n"
+        "lstm = torch.compile(torch.nn.LSTM(4, 4, bidirectional=True))\n"
+        "print(lstm(torch.ones(2, 3, 4))[0].shape)\n")
+    bin_ = Path(sys.executable).parent
+    p = subprocess.run("pt2kit capture -- python s.py | guardscan > g.ndjson; echo ${PIPESTATUS[@]}", shell=True,
+                       capture_output=True, cwd=tmp_path, executable="/bin/bash",
+                       env={"PT2KIT_STORE": str(tmp_path / "store"), "PATH": f"{bin_}:/usr/bin:/bin"})
+    err = p.stderr.decode()
+    assert p.stdout.decode().split()[-2:] == ["0", "1"], err  # capture: the script's 0; guardscan: findings
+    assert "torch.Size([2, 3, 8])" in err and "no graph was compiled" in err and "`| guardscan` reads the script" in err
+    recs = [msgspec.json.decode(x) for x in (tmp_path / "g.ndjson").read_bytes().splitlines()]
+    (capture,) = [r for r in recs if r["kind"] == "header" and r["tool"] == "capture"]
+    assert len(capture["traces"]) == 1 and not [r for r in recs if r["kind"] == "model"]
+    breaks = [r for r in recs if r["kind"] == "graph_break"]
+    assert breaks and all(r["model"] == "s.py (no graph kept)" for r in breaks)
+    assert any("Attempted to wrap RNN, GRU, or LSTM" in r["reason"] for r in breaks)
+    assert "s.py (no graph kept): 0 distinct graph(s)" in err and "nothing to do" not in err

@@ -182,6 +182,10 @@ class Header(Record, tag="header", kw_only=True):
     # (1.8) the precision settings its accuracy verdicts ran under: "harness" (PyTorch's accuracy
     # harness: TF32 off, deterministic cuDNN, fallback_random...) or "as-configured" (the model's own)
     precision: str | None = None
+    # (1.23) pt2kit capture: the structured trace (TORCH_TRACE log) of each process of the script that
+    # compiled no graph the stream keeps (a model record carries the others' as captured.trace), so
+    # guardscan can still say why nothing was compiled (an LSTM Dynamo skips, a DDP wrapper, a break)
+    traces: list[BlobRef] = []
 
 
 class Captured(_Struct):

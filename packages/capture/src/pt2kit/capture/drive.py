@@ -168,6 +168,11 @@ def _graph(s: Session, job: Job, p: Process, entry: Entry, trace: Any, narrator:
     return new
 
 
+def _put_trace(s: Session, log: Path, user_trace: bool) -> Any:
+    """A process's trace log into the store (copied where it is the user's own TORCH_TRACE, else moved)."""
+    return s.store.put(log.read_bytes(), "text/plain", ".log") if user_trace else s.store.put_file(log, "text/plain", ".log")
+
+
 def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: bool, returncode: int,
            timed_out: float | None, narrator: Narrator) -> int:
     """The header, a model record per kept graph, a crash when the command failed; the exit code."""
@@ -175,7 +180,14 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
     kept_procs = [p for p in procs if job.keeps_rank(p.rank)]
     tag_processes(kept_procs)
     logs = trace_logs(trace_dir)
-    s.header(torch=torch_version())
+    # a process that keeps no graph has no model record to carry its trace: the header does, so guardscan
+    # can still say why nothing was compiled
+    # (a process Dynamo started a frame in: "dynamo_start"; not a launcher that only imported torch)
+    covered = {p.pid for p in kept_procs if pick(p.entries, job.graphs)}
+    dropped = {p.pid for p in procs if not job.keeps_rank(p.rank)}
+    bare = [log for pid, log in sorted(logs.items()) if pid not in covered | dropped and b'"dynamo_start"' in log.read_bytes()]
+    traces = [_put_trace(s, log, user_trace) for log in bare]
+    s.header(torch=torch_version(), traces=traces)
     # each model file loaded and run once, in one child, before any record names it
     runs.check(s, [(p, e) for p in kept_procs for e in pick(p.entries, job.graphs)], job.command)
     kept = 0
@@ -184,8 +196,7 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
         log = logs.get(p.pid)
         trace = None
         if chosen and log is not None:
-            trace = (s.store.put(log.read_bytes(), "text/plain", ".log") if user_trace
-                     else s.store.put_file(log, "text/plain", ".log"))
+            trace = _put_trace(s, log, user_trace)
         emitted: dict[str, str] = {}  # model file -> the label of the model record written for it
         for entry in chosen:
             kept += _graph(s, job, p, entry, trace, narrator, emitted)
@@ -206,4 +217,4 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
                                    kept=kept, processes=sum(1 for p in kept_procs if p.entries),
                                    broken=sum(p.broken for p in kept_procs), booted=len(marks.booted),
                                    hooked=len(marks.hooked), unhooked=len(marks.unhooked),
-                                   skipped=tuple(marks.skipped), rank=job.rank), {})
+                                   skipped=tuple(marks.skipped), rank=job.rank, traces=len(traces)), {})

@@ -30,6 +30,7 @@ class Summary:
     skipped: tuple[int | None, ...] = ()
     rank: int | None = 0
     failed: int = 0  # --check: graphs a later call of failed (a model record each, of that call's values)
+    traces: int = 0  # traces of processes that kept no graph, carried by the header (guardscan reads them)
 
 
 class Narrator(Base):
@@ -89,4 +90,5 @@ def _why_none(s: Summary) -> str:
                 f"{s.unhooked} process{'es' * (s.unhooked != 1)}")
     # Dynamo may run a compiled function's every frame eagerly (torch.compile(DDP(nn.Sequential)) does)
     return ("no graph was compiled (torch.compile handed its backend none: the command called no compiled "
-            "function, or Dynamo ran every frame eagerly; TORCH_LOGS=graph_breaks says why)")
+            "function, or Dynamo ran every frame eagerly; " + ("`| guardscan` reads the script's trace, kept in the "
+            "stream's header, and says why)" if s.traces else "TORCH_LOGS=graph_breaks says why)"))

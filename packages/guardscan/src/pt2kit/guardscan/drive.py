@@ -51,6 +51,14 @@ def _piped(s: Session, job: Job) -> int:
                               also=[Header]):
         if isinstance(line.record, Header) and line.record.store:  # that run's blobs, after this tool's own store
             upstream = Store(line.record.store)
+        if isinstance(line.record, Header):  # pt2kit capture's processes that kept no graph: their traces say why
+            for trace in line.record.traces:
+                if trace.sha256 not in read:
+                    read.add(trace.sha256)
+                    label = f"{_script(line.record.argv)} (no graph kept)"
+                    s.say(f"{line.source}:{line.lineno}: {label}: reading the script's structured trace {trace.path}")
+                    code = max(code, _report(s, job, label, parse_text(_blob_text(s.store, upstream, trace)),
+                                             trace.path, read_sources=False))
         if m is None:
             continue
         captured = m.record.captured
@@ -69,6 +77,12 @@ def _piped(s: Session, job: Job) -> int:
             code = max(code, _report(s, job, label, parse_text(_blob_text(s.store, upstream, trace)), trace.path,
                                      read_sources=False))
     return code
+
+
+def _script(argv: list[str]) -> str:
+    """The script of a capture run's argv (``capture -- python train.py --lr 3``): its first ``.py``."""
+    command = argv[argv.index("--") + 1:] if "--" in argv else argv[1:]
+    return next((a.rsplit("/", 1)[-1] for a in command if a.endswith(".py")), " ".join(command)[:80] or "the command")
 
 
 def process_label(m: Any) -> str:

@@ -90,6 +90,12 @@ def read_piped(
             if not s.header_written:  # its part starts here, so the header can name the device
                 s.begin(device=device or line.record.device, config=cli)
             model = _checked(s, line, device, cli, stream_config)
+        elif line.kind == "header" and getattr(line.record, "traces", None) and line.kind in {
+                k.__struct_config__.tag for k in also}:
+            # pt2kit capture's traces of processes that kept no graph: work for a tool that reads them
+            models += 1
+            if not s.header_written:
+                s.begin(device=device, config=cli)
         yield line, model
     if not models:
         s.begin(device=device, config=cli)

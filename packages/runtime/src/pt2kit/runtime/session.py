@@ -143,7 +143,7 @@ class Session:
             pass
 
     def header(self, *, torch: str | None = None, device: str | None = None,
-               config: dict[str, str] | None = None) -> Header:
+               config: dict[str, str] | None = None, traces: list[Any] | None = None) -> Header:
         rec = self.writer.emit_new(
             Header,
             tool=self.tool,
@@ -158,6 +158,7 @@ class Session:
             schema=schema_version,
             config=dict(config or {}),
             precision=self.precision,
+            traces=list(traces or []),
         )
         self.header_written = True
         return rec
