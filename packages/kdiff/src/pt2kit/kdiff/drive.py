@@ -22,7 +22,7 @@ def run(s: Any, job: Job) -> int:
     from msgspec.structs import replace
 
     from pt2kit.runtime.backends import INDUCTOR, piped_backend
-    from pt2kit.runtime.outcome import unrunnable
+    from pt2kit.runtime.outcome import CannotJudge, unrunnable
     from pt2kit.runtime.piped import read_piped
 
     if job.model is not None:
@@ -38,5 +38,8 @@ def run(s: Any, job: Job) -> int:
         test = piped_backend(job.test, m.record.captured, f"{m.where}: {m.label}", "kdiff", s.warn)
         s.say(f"{m.where}: running model file {m.spec} named by the stream" + ("" if job.test else f" (backend {test})"))
         one = job.for_piped(m, mode=job.mode or ("train" if m.train else "infer"), test=test)
-        code = max(code, s.run_model(TARGET, one, Narrator(s.say, m.label, one)))
+        try:
+            code = max(code, s.run_model(TARGET, one, Narrator(s.say, m.label, one)))
+        except CannotJudge as e:  # this graph cannot be judged (nothing to compare): the stream's next one can
+            code = max(code, s.refuse(e, m.label))
     return code

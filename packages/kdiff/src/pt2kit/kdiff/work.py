@@ -16,7 +16,7 @@ import msgspec
 from pt2kit.runtime.config import apply_config
 from pt2kit.runtime.errors import UsageError
 from pt2kit.runtime.modelfile import load_model, model_fields
-from pt2kit.runtime.outcome import Compiled
+from pt2kit.runtime.outcome import CANNOT, CannotJudge, Compiled
 from pt2kit.runtime.outputs import flatten
 from pt2kit.runtime.precision import HARNESS, precision_state, reduced_modes, use_precision
 from pt2kit.runtime.tensors import unjag
@@ -117,6 +117,10 @@ def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
                           verdict=verdict, **tol)
     graded, grad_counts, no_grads = _gradients(job, loaded, runs, sides.trained, verdict, tol, chan)
     diffs += graded
+    if not diffs and no_grads is None:  # "0 of 0 leaves pass" said pass about nothing compared
+        raise CannotJudge(f"{loaded.label}: {CANNOT}: it returns no tensor and has no gradient to compare (a graph "
+                          "that only writes its inputs in place, as a compiled optimizer step does: kdiff compares "
+                          "what a call returns)")
     locate = _Locator(job, loaded, ref, test, runs.rule, chan)
     if job.precision != "harness":
         as_configured(diffs, sides.states, job.device, runs, tol, chan, locate=locate if job.localize else None)

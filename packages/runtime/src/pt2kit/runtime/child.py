@@ -49,6 +49,7 @@ from pt2kit.schema.store import sweep_temp_files
 from pt2kit_portable import GRACE, signal_name
 
 from .errors import UsageError
+from .outcome import CannotJudge
 
 STDERR_TAIL_LINES = 40
 STDERR_TAIL_CHARS = 6000
@@ -122,7 +123,7 @@ def run_in_child(
     pump = threading.Thread(target=_pump_stderr, args=(proc.stderr, tail, not quiet, hush), daemon=True)
     pump.start()
     result = ChildResult()
-    usage: str | None = None
+    usage: dict[str, Any] | None = None
     exc: dict[str, Any] | None = None
     got_result = False
     timer = None
@@ -157,7 +158,7 @@ def run_in_child(
                 result.value = msg.get("value")
                 got_result = True
             elif t == "usage":
-                usage = msg["message"]
+                usage = msg  # its message; "cannot": a model this check cannot judge (the next one still runs)
             elif t == "exc":
                 exc = msg
         proc.wait()
@@ -171,7 +172,7 @@ def run_in_child(
         pump.join(timeout=5)
         sweep_temp_files(store, proc.pid)  # a child killed mid-write leaves its temporary file
     if usage is not None:
-        raise UsageError(usage)
+        raise (CannotJudge if usage.get("cannot") else UsageError)(usage["message"])
     if proc.returncode == 0 and got_result:
         return result
     stderr_tail = "".join(tail)[-STDERR_TAIL_CHARS:]

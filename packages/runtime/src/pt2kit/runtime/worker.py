@@ -32,6 +32,7 @@ from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError
 from pt2kit.schema.store import STORE_ENV, sweep_temp_files
 
 from .errors import EXIT_INTERRUPTED, EXIT_TERMINATED, UsageError
+from .outcome import CannotJudge
 
 MESSAGE_CHARS = 8000
 
@@ -105,7 +106,7 @@ def main() -> int:
     try:
         value = getattr(importlib.import_module(module), func)(job["payload"], chan)
     except (UsageError, StreamError) as e:
-        chan._finish({"t": "usage", "message": str(e)})
+        chan._finish({"t": "usage", "message": str(e), "cannot": isinstance(e, CannotJudge)})
         return 2
     except BaseException as e:  # the model or the compiler failed: the parent makes it a crash record
         traceback.print_exc()
