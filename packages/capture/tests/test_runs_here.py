@@ -2,65 +2,14 @@
 (Dynamo writes its addcmul_ as torch.ops.prims.fma) is written with the import that registers the op, so
 `| kdiff` judges it; a graph calling an op the script registered itself cannot run in any model file, and
 its record, capture's stderr and kdiff say so ("cannot judge"), never "the model's own eager run fails".
-One capture of scripts/optstep.py and one kdiff over it, shared by the asserts."""
+The capture and kdiff over scripts/optstep.py are tests/test_e2e_runs_here.py's (kdiff is not installed
+with capture); here, the check itself on model files written by hand."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from pt2kit.schema import Error, Model, decode
-
-SCRIPTS = Path(__file__).with_name("scripts")
 pytestmark = pytest.mark.xdist_group("capture-runs-here")
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    store = tmp_path_factory.mktemp("store")
-    cap = subprocess.run([sys.executable, "-m", "pt2kit.capture", "--store", str(store), "--", sys.executable,
-                          "optstep.py"], capture_output=True, cwd=SCRIPTS)
-    kd = subprocess.run([sys.executable, "-m", "pt2kit.kdiff", "--store", str(store)], input=cap.stdout,
-                        capture_output=True)
-    models = {r.model: r for r in map(decode, cap.stdout.splitlines()) if isinstance(r, Model)}
-    return cap, models, kd
-
-
-def test_the_compiled_adam_step_imports_the_op_it_calls_and_kdiff_judges_it(run):
-    cap, models, kd = run
-    assert cap.returncode == 0, cap.stderr
-    (adam,) = [m for m in models.values() if m.captured.function == "step"]
-    text = Path(adam.file).read_text()
-    assert "torch.ops.prims.fma" in text and "\nimport torch._inductor.inductor_prims\n" in text
-    assert adam.captured.unrunnable is None
-    err = kd.stderr.decode()
-    # the step returns nothing and writes its parameters in place: no leaf to compare is no pass
-    assert f"{adam.model}: cannot judge: it returns no tensor and has no gradient to compare" in err, err
-    assert "0 of 0 leaves pass" not in err
-    assert "the model's own" not in err
-
-
-def test_a_graph_calling_an_op_the_script_registered_cannot_run_and_kdiff_cannot_judge_it(run):
-    cap, models, kd = run
-    (own,) = [m for m in models.values() if m.captured.function == "scaled"]
-    why = own.captured.unrunnable
-    assert why.startswith("AttributeError: ") and "pt2kit_optstep::twice is registered by " in why, why
-    assert f"{SCRIPTS / 'optstep.py'}:23" in why  # the script's own line, not torch's custom_op machinery
-    assert f"capture: warning: {own.model}: the captured graph does not run here: {why}" in cap.stderr.decode()
-    assert (f"kdiff: error: {own.model}: cannot judge: the captured graph does not run here: {why}"
-            in kd.stderr.decode())
-    assert kd.returncode == 2  # cannot judge (README's Outcomes), after the Adam graph was judged
-    errors = [r for r in map(decode, kd.stdout.splitlines()) if isinstance(r, Error)]
-    # the Adam step (nothing to compare) and this graph: each said, neither stops the stream
-    assert sorted((e.model, e.exit_code) for e in errors) == sorted([(own.model, 2), (adam_label(models), 2)])
-
-
-def adam_label(models):
-    (adam,) = [m for m in models.values() if m.captured.function == "step"]
-    return adam.model
 
 
 class _Chan:
