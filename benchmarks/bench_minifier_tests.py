@@ -1,0 +1,120 @@
+"""PyTorch's CPU minifier tests, each as the plain script it builds (tests/minifier/), run two ways:
+
+- ours: the README pipeline with no flags, `pt2kit capture -- python s.py | [kdiff |] minify -o repro.py`
+  (kdiff where the failure is accuracy), then `python repro.py`;
+- PyTorch's: the script under TORCHDYNAMO_REPRO_AFTER=dynamo|aot (DUMP_AOTI_MINIFIER=1 for AOT Inductor)
+  at the test's repro level, then the minifier_launcher.py it writes (`minify`, `--no-isolate` where
+  the test passes it) and the repro.py that writes.
+
+A case passes where the repro shows what the PyTorch test asserts of it: the error name in its output,
+a non-zero exit (ours: exactly 1), the ops the test names; a case with no bug passes where no repro is
+made. Prints one row a case, the counts, and the wall time of each side.
+
+    python benchmarks/bench_minifier_tests.py [NAME...] [--ours-only|--torch-only] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "minifier"))
+from ported_cases import BY_NAME, CASES, Case, ops_ok, run_cmd, run_ours
+
+PY = sys.executable
+
+
+_EP_OPS = ("import sys, torch\nep = torch.export.load(sys.argv[1])\n"
+           "import json\nprint(json.dumps([str(n.target) for n in ep.graph.nodes if n.op == 'call_function']))")
+
+
+def _torch_ops(case: Case, repro_dir: Path, code: str) -> list[str]:
+    m = re.search(r"torch\.export\.load\(\s*[\"'](.*?)[\"']\s*\)", code)
+    if m:
+        p, _ = run_cmd([PY, "-c", _EP_OPS, m.group(1)], repro_dir)
+        return json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else []
+    fwd = code.split("def forward", 1)[-1].split("return", 1)[0]
+    return re.findall(r"= (torch\.(?:ops\.aten\.)?[\w.]+)\(", fwd)
+
+
+def fresh_cache(work: Path) -> dict[str, str]:
+    """An Inductor cache of the case's own, as PyTorch's TestCase gives each test: on this machine's warm
+    shared cache, PyTorch's level-4 check on aot_accuracy_error passed silently (no AccuracyError, exit 0,
+    no launcher), where with a cache of its own it fails as the test asserts."""
+    return {"TORCHINDUCTOR_CACHE_DIR": str(work / "inductor-cache")}
+
+
+def pytorch(case: Case, work: Path) -> dict:
+    shutil.copy(case.script, work / case.script.name)
+    lvl = str(case.repro_level)
+    env = ({"DUMP_AOTI_MINIFIER": "1", "AOTINDUCTOR_REPRO_LEVEL": lvl} if case.repro_after == "aot_inductor"
+           else {"TORCHDYNAMO_REPRO_AFTER": case.repro_after, "TORCHDYNAMO_REPRO_LEVEL": lvl})
+    env.update(TORCH_COMPILE_DEBUG_DIR=str(work), **fresh_cache(work))
+    t0 = time.perf_counter()
+    p, _ = run_cmd([PY, case.script.name], work, env)
+    m = re.search(r"(\S+)minifier_launcher.py", p.stderr)
+    row = {"dump_rc": p.returncode}
+    if case.error is None:
+        row.update(ok=p.returncode == 0 and m is None, wall_s=round(time.perf_counter() - t0, 1))
+        return row
+    if case.error not in p.stderr or m is None:
+        row.update(ok=False, wall_s=round(time.perf_counter() - t0, 1), why="dump run: no launcher or no error")
+        return row
+    repro_dir = Path(m.group(1))
+    args = [PY, str(repro_dir / "minifier_launcher.py"), "minify"]
+    if not case.isolate and case.repro_after != "aot_inductor":
+        args.append("--no-isolate")
+    lp, _ = run_cmd(args, repro_dir, fresh_cache(work))
+    if "Input graph did not fail the tester" in lp.stderr or not (repro_dir / "repro.py").exists():
+        row.update(ok=False, wall_s=round(time.perf_counter() - t0, 1), why="launcher: no failing repro",
+                   launcher_tail=lp.stderr.strip().splitlines()[-2:])
+        return row
+    rp, _ = run_cmd([PY, str(repro_dir / "repro.py")], repro_dir, fresh_cache(work))
+    code = (repro_dir / "repro.py").read_text()
+    ops = _torch_ops(case, repro_dir, code) if case.ops else []
+    row.update(wall_s=round(time.perf_counter() - t0, 1), repro_rc=rp.returncode, ops=ops,
+               ok=case.error in rp.stderr and rp.returncode != 0 and ops_ok(case, ops))
+    return row
+
+
+def _cell(row: dict, side: str) -> str:
+    if side not in row:
+        return "-"
+    return f"{'pass' if row[side]['ok'] else 'FAIL'} {row[side]['wall_s']:5.1f}s"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*")
+    ap.add_argument("--ours-only", action="store_true")
+    ap.add_argument("--torch-only", action="store_true")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    cases = [BY_NAME[n] for n in a.names] if a.names else list(CASES)
+    rows = []
+    print(f"{'case':32} {'PyTorch':>10} {'ours':>10}", flush=True)
+    for c in cases:
+        row = {"case": c.name, "test": c.test}
+        for side, fn, skip in (("torch", pytorch, a.ours_only), ("ours", lambda c, w: run_ours(c, w, fresh_cache(w)), a.torch_only)):
+            if not skip:
+                with tempfile.TemporaryDirectory(prefix=f"mt-{side}-") as d:
+                    row[side] = fn(c, Path(d))
+        print(f"{c.name:32} {_cell(row, 'torch'):>10} {_cell(row, 'ours'):>10}", flush=True)
+        rows.append(row)
+    for s, label in (("torch", "PyTorch's"), ("ours", "ours")):
+        done = [r[s] for r in rows if s in r]
+        if done:
+            print(f"{label}: {sum(r['ok'] for r in done)} of {len(done)}, {sum(r['wall_s'] for r in done):.0f} s")
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

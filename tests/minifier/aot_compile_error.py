@@ -1,0 +1,20 @@
+"""test/inductor/test_minifier.py::test_after_aot_cpu_compile_error (cpu): Inductor with cpp.inject_relu_bug_TESTING_ONLY = "compile_error"."""
+import torch
+import torch._inductor.config
+
+# the settings MinifierTestBase.setUpClass patches for every test
+torch._inductor.config.pattern_matcher = False
+torch._inductor.config.compile_threads = 1
+torch._inductor.config.cpp.vec_isa_ok = False
+
+torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "compile_error"
+
+
+@torch.compile()
+def inner(x):
+    x = torch.relu(x)
+    x = torch.cos(x)
+    return x
+
+
+inner(torch.randn(20, 20).to("cpu"))
