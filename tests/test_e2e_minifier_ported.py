@@ -23,18 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "minifier"))
 from ported_cases import CASES, Case, ops_ok, run_ours
 
 XFAIL = {
-    "dynamo_runtime_error": "the backend's error raised while the compiled code runs: capture's crash record "
-                            "names no graph, so minify has nothing to minify (item 3)",
     "dynamo_non_leaf_compile_error": "the non-leaf input is rebuilt as a leaf: the backend's error is gone "
                                      "and no repro is made (item 4)",
-    "aot_compile_error": "capture drops the graph whose C++ compile fails (CppCompileError): no graph for "
-                         "minify (item 1)",
     "aot_accuracy_vs_strict": "the accuracy search cuts to log1p, whose divergence only changes the mask of "
                               "where(b, x, x); the test's repro is the relu that makes the output wrong (item 5)",
-    "aot_runtime_error": "Inductor's compiled code raises when called: capture's crash record names no graph "
-                         "(item 3)",
-    "aoti_compile_error": "capture keeps no graph of an AOT Inductor compile that fails (item 1)",
-    "aoti_compile_error_unflatten": "capture keeps no graph of an AOT Inductor compile that fails (item 1)",
 }
 
 
