@@ -248,3 +248,15 @@ def test_ctrl_z_gives_the_shell_back_getpass_reads_the_terminal_and_a_hangup_kee
     *_, model, crash = records((tmp_path / "r3.ndjson").read_bytes())
     assert model.model == "fakechild.py[0/1]" and (crash.signal, crash.exitcode) == ("SIGHUP", -1)
     assert not list(store.glob(".capture-*"))
+
+
+def test_a_process_log_is_searched_for_dynamo_start_a_chunk_at_a_time(tmp_path):
+    # a process that kept no graph has its trace in the header only if Dynamo started a frame in it; the log is
+    # searched in chunks (never read whole), so a mark split across two chunks must still be found
+    from pt2kit.capture.drive import _mentions
+
+    mark = b'"dynamo_start"'
+    log = tmp_path / "dedicated_log_torch_trace_1.log"
+    for data, found in [(b"x" * 10 + mark, True), (mark[:-1], False), (b"", False), (b"a" * 5 + mark + b"b", True)]:
+        log.write_bytes(data)
+        assert all(_mentions(log, mark, chunk) is found for chunk in (1, 3, 7, 13, 100)), (data, found)

@@ -173,6 +173,18 @@ def _put_trace(s: Session, log: Path, user_trace: bool) -> Any:
     return s.store.put(log.read_bytes(), "text/plain", ".log") if user_trace else s.store.put_file(log, "text/plain", ".log")
 
 
+def _mentions(log: Path, needle: bytes, chunk: int = 1 << 20) -> bool:
+    """Whether the log holds ``needle``, read a chunk at a time: a trace log can be far larger than what
+    capture may hold in memory, and :func:`_put_trace` moves the file into the store without reading it."""
+    tail = b""
+    with log.open("rb") as f:
+        while block := f.read(chunk):
+            if needle in tail + block:
+                return True
+            tail = (tail + block)[-len(needle) + 1:]
+    return False
+
+
 def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: bool, returncode: int,
            timed_out: float | None, narrator: Narrator) -> int:
     """The header, a model record per kept graph, a crash when the command failed; the exit code."""
@@ -185,7 +197,7 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
     # (a process Dynamo started a frame in: "dynamo_start"; not a launcher that only imported torch)
     covered = {p.pid for p in kept_procs if pick(p.entries, job.graphs)}
     dropped = {p.pid for p in procs if not job.keeps_rank(p.rank)}
-    bare = [log for pid, log in sorted(logs.items()) if pid not in covered | dropped and b'"dynamo_start"' in log.read_bytes()]
+    bare = [log for pid, log in sorted(logs.items()) if pid not in covered | dropped and _mentions(log, b'"dynamo_start"')]
     traces = [_put_trace(s, log, user_trace) for log in bare]
     s.header(torch=torch_version(), traces=traces)
     # each model file loaded and run once, in one child, before any record names it

@@ -95,24 +95,22 @@ class Checker:
         # frame again (a float turned dynamic: TensorifyScalarRestartAnalysis), the graph is handed over
         # again, and this attempt leaves no record, no finding and no count (it read "not captured", exit 1)
         self._held, held = [], self._held
+        restart = False
         try:
-            out = self._capture(gm, example_inputs, index)
+            return self._capture(gm, example_inputs, index)
         except Exception as e:
-            mine, self._held = self._held, held
-            if is_dynamo_restart(e):
+            restart = is_dynamo_restart(e)
+            if restart:
                 self.graphs -= 1
                 self.findings = [v for v in self.findings if v.graph != index]
-                raise
-            for rec in mine:
-                self.emit(rec)
-            if not isinstance(e, ConstraintViolation):
+            elif not isinstance(e, ConstraintViolation):
                 self.errors += 1
-                self.emit(records.capture_error(gm, index, e, run=self.run, model=self.model))
+                self.emit(records.capture_error(gm, index, e, run=self.run, model=self.model))  # held, last
             raise
-        mine, self._held = self._held, held
-        for rec in mine:
-            self.emit(rec)
-        return out
+        finally:  # the graph's records go out unless Dynamo is about to hand it over again
+            mine, self._held = self._held, held
+            for rec in () if restart else mine:
+                self.emit(rec)
 
     def _capture(self, gm: torch.fx.GraphModule, example_inputs: list[Any], index: int) -> Callable[..., Any]:
         found = 0

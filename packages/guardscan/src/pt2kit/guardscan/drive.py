@@ -47,18 +47,23 @@ def _piped(s: Session, job: Job) -> int:
     from pt2kit.schema import Header
 
     code, read, upstream = EXIT_OK, set(), None
+
+    def read_once(trace: Any, where: str, label: str, note: str) -> int:
+        """One process's structured trace scanned, the first time the stream names it (one trace, one report)."""
+        if trace.sha256 in read:
+            return EXIT_OK
+        read.add(trace.sha256)
+        s.say(f"{where}: {label}: reading the script's structured trace {trace.path}{note}")
+        return _report(s, job, label, parse_text(_blob_text(s.store, upstream, trace)), trace.path, read_sources=False)
+
     for line, m in read_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config,
                               also=[Header]):
         if isinstance(line.record, Header) and line.record.store:  # that run's blobs, after this tool's own store
             upstream = Store(line.record.store)
         if isinstance(line.record, Header):  # pt2kit capture's processes that kept no graph: their traces say why
             for trace in line.record.traces:
-                if trace.sha256 not in read:
-                    read.add(trace.sha256)
-                    label = f"{_script(line.record.argv)} (no graph kept)"
-                    s.say(f"{line.source}:{line.lineno}: {label}: reading the script's structured trace {trace.path}")
-                    code = max(code, _report(s, job, label, parse_text(_blob_text(s.store, upstream, trace)),
-                                             trace.path, read_sources=False))
+                code = max(code, read_once(trace, f"{line.source}:{line.lineno}",
+                                           f"{_script(line.record.argv)} (no graph kept)", ""))
         if m is None:
             continue
         captured = m.record.captured
@@ -70,12 +75,8 @@ def _piped(s: Session, job: Job) -> int:
             m.say(s)
             one = job.for_piped(m)
             code = max(code, s.run_model(TARGET, one, Narrator(s.say, m.label, one)))
-        elif trace.sha256 not in read:
-            read.add(trace.sha256)
-            label = process_label(m.record)
-            s.say(f"{m.where}: {label}: reading the script's structured trace {trace.path} (not running its graphs)")
-            code = max(code, _report(s, job, label, parse_text(_blob_text(s.store, upstream, trace)), trace.path,
-                                     read_sources=False))
+        else:
+            code = max(code, read_once(trace, m.where, process_label(m.record), " (not running its graphs)"))
     return code
 
 
