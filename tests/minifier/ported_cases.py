@@ -19,7 +19,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PY = sys.executable
-BIN = Path(PY).parent
+# the tools' commands (pt2kit, kdiff, minify): beside the interpreter, or where PT2KIT_BIN says (a machine
+# that runs pt2kit from its source trees, with shims)
+BIN = Path(os.environ.get("PT2KIT_BIN") or Path(PY).parent)
 
 
 @dataclasses.dataclass(frozen=True)
