@@ -123,8 +123,9 @@ def main() -> int:
              if not skip]
     print(f"{'case':32} {'PyTorch':>10} {'ours':>10} {'ratio':>6}", flush=True)
     with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:  # each case is subprocesses: threads do
-        rows = []
-        for row in pool.map(lambda c: _case(c, sides), cases):
+        rows = []  # printed as each case ends: a run cut short by a time limit still shows what it finished
+        for done in concurrent.futures.as_completed([pool.submit(_case, c, sides) for c in cases]):
+            row = done.result()
             ratio = f"{row['ratio']:6.2f}" if "ratio" in row else "     -"
             print(f"{row['case']:32} {_cell(row, 'torch'):>10} {_cell(row, 'ours'):>10} {ratio}", flush=True)
             rows.append(row)
