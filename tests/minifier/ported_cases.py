@@ -108,7 +108,8 @@ def run_ours(case: Case, work: Path, env: dict[str, str] | None = None) -> dict:
     row = {"wall_s": round(wall, 1), "rcs": (work / "rcs").read_text().split(), "ops": repro and repro.get("ops"),
            "stderr_tail": p.stderr.strip().splitlines()[-3:]}
     if case.error is None:
-        row["ok"] = repro is None and not (work / "repro.py").exists() and row["rcs"][-1] == "0"
+        # every step exits 0: a tool that could not run is no pass
+        row["ok"] = repro is None and not (work / "repro.py").exists() and set(row["rcs"]) == {"0"}
         return row
     if repro is None or not (work / "repro.py").exists():
         row["ok"] = False

@@ -10,10 +10,10 @@ OUT=${OUT:-/tmp/gpu-minbench-out}
 . tests/real/gpu/device_env.sh
 # the tools run from their source trees: commands named as the benchmark calls them
 export PT2KIT_BIN="$OUT/bin"; mkdir -p "$PT2KIT_BIN"
-for tool in pt2kit:runtime kdiff:kdiff minify:minify; do
-  printf '#!/bin/sh\nexec %s -m pt2kit.%s "$@"\n' "$(command -v $PY)" "${tool#*:}" >"$PT2KIT_BIN/${tool%%:*}"
-  chmod +x "$PT2KIT_BIN/${tool%%:*}"
-done
+printf '#!/bin/sh\n[ "$1" = capture ] && shift && exec %s -m pt2kit.capture "$@"\nexec %s -m pt2kit.runtime "$@"\n' \
+  "$(command -v $PY)" "$(command -v $PY)" >"$PT2KIT_BIN/pt2kit"
+for tool in kdiff minify; do printf '#!/bin/sh\nexec %s -m pt2kit.%s "$@"\n' "$(command -v $PY)" $tool >"$PT2KIT_BIN/$tool"; done
+chmod +x "$PT2KIT_BIN"/*
 export CUDA_VISIBLE_DEVICES=""  # the CPU tests, as PyTorch runs them on a CPU machine
 export PT2KIT_STORE="$OUT/store"
 $PY benchmarks/bench_minifier_tests.py --jobs "${JOBS:-4}" --json "$OUT/bench.json" "$@" 2>&1 | tee "$OUT/bench.txt"
