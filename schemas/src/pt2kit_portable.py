@@ -1,6 +1,6 @@
 """pt2kit_portable: the rules every pt2kit process applies, in one file that also runs where pt2kit is not installed.
 
-Version 3 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
+Version 4 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
 functions that use it, imported there. No package-relative import, no ``from __future__``, no msgspec,
 nothing else of pt2kit. The same text is used three ways, so a rule changed here changes everywhere:
 
@@ -31,6 +31,11 @@ Guarantees:
 * :func:`differs` is the one verdict on an output leaf (kdiff's, benchrun's, minify's reproduction check,
   every repro.py's and ``pt2kit capture --check accuracy``'s in the script's own process): assert_close,
   then PyTorch's float64 RMSE rule (:func:`accuracy_rule`); NaN where both sides hold NaN agrees.
+* :func:`as_input` rebuilds a graph input as it was in the script, as PyTorch's ``InputReader`` does:
+  ``requires_grad`` kept, and an input that was not a leaf (the result of an op on a tensor that
+  requires grad) made the output of one op again, with its storage, offset, shape and strides; capture's
+  model files (which embed its text), kdiff's and minify's copies and every repro.py rebuild inputs
+  with it, so a backend that looks at ``is_leaf`` sees what it saw in the script.
 * :func:`loss_of` is the loss of every ``--mode train`` run and of a joint repro: the sum of the means
   of the floating leaves that require grad (a half-precision one's mean taken in float32).
 * :func:`exception_line` names an exception in one line of at most 500 characters; :func:`signal_name`
@@ -53,7 +58,7 @@ import math
 import signal
 from dataclasses import dataclass
 
-VERSION = 3
+VERSION = 4
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -637,6 +642,37 @@ def default_tolerances(*dtypes):
     """(atol, rtol): the loosest of assert_close's defaults for the dtypes (0, 0 for integers)."""
     pairs = [_CLOSE.get(str(d).removeprefix("torch."), (0.0, 0.0)) for d in dtypes]
     return max(p[1] for p in pairs), max(p[0] for p in pairs)
+
+
+# -- a graph input as it was ------------------------------------------------------------------------
+
+
+def is_leaf(t):
+    """``t.is_leaf``, False where torch cannot say (what ``torch._subclasses.meta_utils.safe_is_leaf``
+    answers, without its private import)."""
+    try:
+        return bool(t.is_leaf)
+    except RuntimeError:
+        return False
+
+
+def as_input(t, requires_grad, leaf=True):
+    """``t`` (its values) as a graph's input was in the script: requiring grad or not, and where it was
+    no leaf (``leaf`` False, which needs ``requires_grad``), the output of a clone of a leaf that requires
+    grad, with ``t``'s storage, offset, shape and strides (an expanded input stays expanded): PyTorch's
+    ``InputReader.tensor`` fakes the autograd history the same way. A backend that refuses a non-leaf
+    input (``non_leaf_compile_error_TESTING_ONLY``) refuses this one too. ``t`` is not copied: it is
+    detached, so the caller's tensor keeps its own requires_grad."""
+    import torch
+
+    t = t.detach().requires_grad_(bool(requires_grad))
+    if leaf or not requires_grad:
+        return t
+    with torch.enable_grad():
+        out = t.clone(memory_format=torch.preserve_format)
+    with torch.no_grad():
+        out.set_(t.untyped_storage(), t.storage_offset(), t.shape, t.stride())
+    return out
 
 
 # -- the loss of a training step ---------------------------------------------------------------------

@@ -81,6 +81,27 @@ def test_all_restores_values_and_strides(tmp_path, args):
         assert torch.equal(got, want)
 
 
+@pytest.mark.parametrize("values", ["all", "none"])
+def test_an_input_that_was_no_leaf_loads_as_none_and_a_backend_that_refuses_one_still_does(tmp_path, args, values):
+    """Issue 44 item 4: x was the output of an op on a tensor that requires grad; the model file made it a
+    leaf, so torch's non_leaf_compile_error_TESTING_ONLY backend, which raised in the script, passed."""
+    x, ids, mask, t = args
+    x = (x.clone().requires_grad_() * 1).expand(2, 3, 4)[0]  # no leaf, a view: stride kept too
+    t = t.detach().requires_grad_()  # a leaf that requires grad
+    path, inputs = _write(tmp_path, values, 1 << 30, (x, ids, mask, t))
+    assert [i.get("leaf", True) for i in inputs] == [False, True, True, True]
+    loaded = load_model(str(path))
+    got = loaded.inputs
+    assert [(a.is_leaf, a.requires_grad) for a in got] == [(False, True), (True, False), (True, False), (True, True)]
+    assert got[0].stride() == x.stride() and got[3].stride() == (1, 3)
+    if values == "all":
+        assert all(torch.equal(a.detach(), b.detach()) for a, b in zip(got, (x, ids, mask, t), strict=True))
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="TestingOnlyCompileError"):
+        loaded.call(torch.compile(loaded.model, backend="non_leaf_compile_error_TESTING_ONLY"))
+    torch._dynamo.reset()
+
+
 def test_a_compiled_modules_buffers_are_buffers_of_model_with_their_dtype(tmp_path):
     """BatchNorm's running stats are the module's state: forward takes only x, so a tool that makes every
     floating input require grad (kdiff --mode train) never hands batch_norm a running_mean that does."""

@@ -136,6 +136,21 @@ def test_a_backend_of_the_users_file_is_minified_on_the_graph_dynamo_hands_it(mi
         assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
 
+def test_an_input_that_was_no_leaf_is_rebuilt_as_none_in_every_candidate_and_the_repro(minify, tmp_path):
+    # issue 44 item 4: each candidate and the repro made the input a leaf, so the backend's error was gone
+    out = tmp_path / "repro.py"
+    r = minify(str(MODELS / "nonleaf.py"), "--backend", "non_leaf_compile_error_TESTING_ONLY", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "compile-error" and rep["signature"].startswith("TestingOnlyCompileError")
+    assert rep["ops"] == ["torch.relu"] and rep["reproduced"] == 3, rep
+    p = run_repro(out)
+    assert p.returncode == 1 and "TestingOnlyCompileError" in p.stdout, p.stdout + p.stderr
+    _switch_off(out, r", 'non-leaf'\)", ")")  # the input made a leaf: the backend has nothing to refuse
+    p = run_repro(out)
+    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
+
+
 def test_violation_keeps_the_denied_op_only(minify, tmp_path):
     out = tmp_path / "repro.py"
     r = minify(f"{MODELS / 'small.py'}:conv", "--deny", "aten.convolution.default", "-o", str(out))

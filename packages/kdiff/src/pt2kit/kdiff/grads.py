@@ -22,7 +22,7 @@ import torch
 
 from pt2kit.runtime.outputs import flatten
 from pt2kit.runtime.tensors import unjag
-from pt2kit.runtime.torchapi import reset_dynamo, tree_map
+from pt2kit.runtime.torchapi import reset_dynamo
 
 from .torchapi import original_module
 
@@ -40,9 +40,7 @@ def step(loaded: Any, fn: Any, inputs: Any = None, *, train: bool) -> tuple[Any,
 
     inputs = loaded.inputs if inputs is None else inputs
     # a training step differentiates the inputs that required grad in the real step; --grad every floating one
-    inputs = step_inputs(inputs) if train else tree_map(
-        lambda x: x.detach().clone().requires_grad_(True)
-        if isinstance(x, torch.Tensor) and x.is_floating_point() else x, inputs)
+    inputs = step_inputs(inputs, every_floating=not train)
     params = _parameters(fn)
     with torch.enable_grad():
         if train:

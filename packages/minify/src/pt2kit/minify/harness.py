@@ -28,14 +28,17 @@ if "float64_mode" not in globals():  # in minify's workers; a repro carries pt2k
     exception_line, float64_copy, float64_mode = _portable.exception_line, _portable.float64_copy, _portable.float64_mode
     loss_of, signal_name = _portable.loss_of, _portable.signal_name  # signal_name: answer.py's, from here
     escape = _portable.escape  # answer.py's too: a path in its one stderr line
+    as_input, is_leaf = _portable.as_input, _portable.is_leaf  # an input rebuilt as it was: leaf or not
 
 # -- inputs ------------------------------------------------------------------------------------
 
 
 def make_inputs(specs, seed=0, device=None):
-    """One value per spec: ("tensor", shape, stride, dtype, device, lo, hi[, values]) or ("scalar", value);
-    lo and hi the range of the real values (None: standard normal floats, 0 and 1 for integers); values,
-    where the failure needs them, the real values themselves (row-major; "nan", "inf", "-inf" as text).
+    """One value per spec: ("tensor", shape, stride, dtype, device, lo, hi[, values[, "non-leaf"]]) or
+    ("scalar", value); lo and hi the range of the real values (None: standard normal floats, 0 and 1 for
+    integers); values, where the failure needs them, the real values themselves (row-major; "nan", "inf",
+    "-inf" as text; None: seeded); "non-leaf": the input was no leaf in the real run (the output of an op
+    on a tensor that requires grad), and is made so again (pt2kit_portable.as_input).
     ("jagged", shape, stride, dtype, device, lo, hi, offsets, ragged_dim[, values]): a torch.nested jagged
     tensor, its values made as a tensor's spec says and split at the offsets given."""
     g = torch.Generator().manual_seed(seed)
@@ -49,8 +52,9 @@ def make_inputs(specs, seed=0, device=None):
             offsets = torch.tensor(offsets, dtype=torch.int64, device=values.device)
             out.append(torch.nested.nested_tensor_from_jagged(values, offsets, jagged_dim=ragged_dim))
         else:
-            _, shape, stride, dtype, dev, lo, hi, *exact = spec
-            out.append(_tensor(shape, stride, dtype, device or dev, lo, hi, exact, g))
+            _, shape, stride, dtype, dev, lo, hi, *rest = spec
+            t = _tensor(shape, stride, dtype, device or dev, lo, hi, [v for v in rest[:1] if v is not None], g)
+            out.append(as_input(t, True, leaf=False) if "non-leaf" in rest[1:] else t)
     return out
 
 
@@ -90,10 +94,13 @@ def fresh(inputs):
         if isinstance(t, torch.Tensor) and t.is_nested:  # its sizes hold a nested int: no empty_strided
             t = t.clone()
         elif isinstance(t, torch.Tensor):
-            try:
-                t = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device).copy_(t)
-            except RuntimeError:  # overlapping strides (an expanded input) cannot be written: a plain clone
-                t = t.clone()
+            was = t
+            with torch.no_grad():
+                try:
+                    t = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+                except RuntimeError:  # overlapping strides (an expanded input) cannot be written: a plain clone
+                    t = t.clone()
+            t = as_input(t, was.requires_grad, is_leaf(was))  # a non-leaf input stays one
         out.append(t)
     return out
 
@@ -135,7 +142,7 @@ def gradients(run, inputs, grad=None):
     their gradients (zeros where none reached one), in input order. Seeded: a dropout draws the same
     mask on every side (Inductor's fallback_random draws eager's numbers)."""
     marks = [True] * len(inputs) if grad is None else grad
-    inputs = [x.detach().requires_grad_(True) if g and isinstance(x, torch.Tensor) and x.is_floating_point() else x
+    inputs = [as_input(x, True, is_leaf(x)) if g and isinstance(x, torch.Tensor) and x.is_floating_point() else x
               for x, g in zip(inputs, marks, strict=True)]
     wrt = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
     torch.manual_seed(0)

@@ -18,11 +18,12 @@ import msgspec
 from pt2kit_portable import escape
 
 TENSORS = ("tensor", "jagged")  # the spec kinds of a tensor value (a candidate's output, a localised node)
+NON_LEAF = "non-leaf"  # a spec's last item where its input was no leaf (harness.make_inputs reads it)
 Config = dict[str, dict[str, str]]  # {config module: {key: the value's Python literal text}}
 
 
 class Spec(msgspec.Struct, frozen=True, array_like=True):
-    """("tensor", shape, stride, dtype, device, lo, hi[, values]), ("scalar", value) or ("jagged", ...):
+    """("tensor", shape, stride, dtype, device, lo, hi[, values[, "non-leaf"]]), ("scalar", value) or ("jagged", ...):
     harness.make_inputs's spec. ``values``: a small tensor's real values, row-major ("nan", "inf", "-inf"
     as text), fed in only where the failure needs them (a candidate's spec carries them only then). A
     torch.nested jagged tensor (a Dynamo graph's input) is its ``values()``'s spec with its real
@@ -39,6 +40,9 @@ class Spec(msgspec.Struct, frozen=True, array_like=True):
     values: list[float | int | bool | str] | None = None
     offsets: list[int] | None = None  # a jagged tensor's, exactly (never shrunk or seeded)
     ragged_dim: int = 1
+    # False: a graph input that was no leaf in the real run (x + 1 of an x that requires grad), rebuilt as
+    # none (pt2kit_portable.as_input): a backend that looks at is_leaf sees what it saw in the script
+    leaf: bool = True
 
     def as_tuple(self) -> tuple:
         if self.kind == "scalar":
@@ -46,6 +50,8 @@ class Spec(msgspec.Struct, frozen=True, array_like=True):
         t = (self.kind, list(self.shape), list(self.stride), self.dtype, self.device, self.lo, self.hi)
         if self.kind == "jagged":
             t = (*t, list(self.offsets or []), self.ragged_dim)
+        if not self.leaf:
+            return (*t, None if self.values is None else list(self.values), NON_LEAF)
         return t if self.values is None else (*t, list(self.values))
 
     def numel(self) -> int:

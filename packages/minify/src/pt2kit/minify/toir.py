@@ -17,6 +17,7 @@ import msgspec
 
 from pt2kit.runtime.hops import hop_name
 from pt2kit.runtime.torchapi import is_op_overload
+from pt2kit_portable import is_leaf
 
 from . import ir
 
@@ -176,6 +177,14 @@ def _grad(n: Any, level: str) -> bool:
     return level == "dynamo" and bool(getattr(n.meta.get("example_value"), "requires_grad", False))
 
 
+def _leaf(n: Any, level: str) -> bool:
+    """Whether a Dynamo graph's input was a leaf where Dynamo traced it (its ``example_value`` mirrors the
+    real input's autograd state): one that was not (``x + 1`` of an ``x`` that requires grad, handed to the
+    compiled function) is rebuilt as none. An aten graph's inputs carry no autograd history: leaves."""
+    val = n.meta.get("example_value")
+    return level != "dynamo" or not hasattr(val, "requires_grad") or is_leaf(val)
+
+
 def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten",
           subgraph: str | None = None, phase: str = "forward") -> ir.Graph:
     """The graph as :mod:`.ir` data, each value's spec taken from one run of it on ``args`` (its
@@ -214,6 +223,8 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
             nodes.append(ir.Node(name=_name(n), expr=ir.UNWRITABLE if not body else ir.DEFINED, op="subgraph",
                                  body=body))
         elif n.op in ("placeholder", "get_attr"):  # a constant attribute is fed in like an input
+            if spec is not None and n.op == "placeholder" and not _leaf(n, level):
+                spec = msgspec.structs.replace(spec, leaf=False)
             nodes.append(ir.Node(name=_name(n), op="input", spec=spec, grad=_grad(n, level)))
         elif n.op != "output":
             try:

@@ -25,18 +25,28 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pt2kit_portable import as_input, is_leaf
 from pt2kit_portable import loss_of as portable_loss
 
 from .errors import UsageError
 
 
-def step_inputs(inputs: Any) -> Any:
+def step_inputs(inputs: Any, every_floating: bool = False) -> Any:
     """Copies of ``inputs`` whose tensors require grad exactly where the model file's did (the real
-    step's), so a step's input gradients never reach the caller's tensors."""
+    step's; ``every_floating``: every floating one, kdiff's ``--grad``), so a step's input gradients never
+    reach the caller's tensors. An input that was no leaf stays none (``pt2kit_portable.as_input``: a
+    backend may refuse it, as in the script), its gradient kept in ``.grad`` as a leaf's is."""
     from .torchapi import tree_map
 
-    return tree_map(lambda x: x.detach().clone().requires_grad_(x.requires_grad)
-                    if hasattr(x, "requires_grad") and x.is_floating_point() else x, inputs)
+    def copy(x: Any) -> Any:
+        if not (hasattr(x, "requires_grad") and x.is_floating_point()):
+            return x
+        out = as_input(x.detach().clone(), every_floating or x.requires_grad, is_leaf(x))
+        if not out.is_leaf:
+            out.retain_grad()
+        return out
+
+    return tree_map(copy, inputs)
 
 
 def check_trainable(model: Any, inputs: Any, label: str) -> None:

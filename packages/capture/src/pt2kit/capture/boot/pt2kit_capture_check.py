@@ -91,8 +91,10 @@ def _versions(args: Any) -> list[int | None]:
 
 
 def _copy(a: Any) -> Any:
-    """A detached copy of a tensor with its strides and requires_grad (the model file writes both)."""
+    """A detached copy of a tensor with its strides, requires_grad and leaf or not (the model file writes all)."""
     import torch
+
+    from pt2kit_portable import as_input, is_leaf
 
     if not isinstance(a, torch.Tensor):
         return a
@@ -101,7 +103,7 @@ def _copy(a: Any) -> Any:
         c.copy_(a.detach())
     if isinstance(a, torch.nn.Parameter):
         return torch.nn.Parameter(c, requires_grad=a.requires_grad)
-    return c.requires_grad_(a.requires_grad)
+    return as_input(c, a.requires_grad, is_leaf(a))
 
 
 class Checked:

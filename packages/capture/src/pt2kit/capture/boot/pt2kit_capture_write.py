@@ -11,7 +11,10 @@ inputs as parameters of ``model`` (``fc.weight``) and its modules' buffers as bu
 
 Guarantees: the graph is read, never changed (the user's backend gets it untouched); with values
 "all", every tensor's exact bytes are saved, so ``model(*example_inputs)`` with the eager backend
-gives bit for bit what the graph gave in the script; a seeded input draws from a ``torch.Generator``
+gives bit for bit what the graph gave in the script; each input is made with the requires_grad it had and,
+where it was no leaf (an op's output on a tensor that requires grad), as no leaf again
+(``pt2kit_portable.as_input``, its text embedded: a backend that looks at ``is_leaf`` sees what it saw in
+the script); a seeded input draws from a ``torch.Generator``
 seeded by its position, within the real values' [lo, hi], so two loads give the same numbers (a fake
 tensor's, which has no values: within [-1, 1] for floats, 0 for integers). Memory: a kept tensor is
 copied only where its bytes are not already one contiguous CPU storage, and written straight to its
@@ -24,6 +27,7 @@ holds becomes a line of code.
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import textwrap
@@ -34,7 +38,10 @@ import pt2kit_capture_torchapi as api
 from pt2kit_capture_code import ATTR, IMPORT, comment, escape, identifier, literal
 from pt2kit_capture_values import Hashing, RunBudget, value_range
 
-from pt2kit_portable import scratch_tensor_path
+from pt2kit_portable import as_input, is_leaf, scratch_tensor_path
+
+# the one rule that rebuilds an input as it was (leaf or not), verbatim: a model file imports nothing of pt2kit
+AS_INPUT = inspect.getsource(as_input)
 
 PRELUDE = '''
 _HERE = Path(__file__).resolve()
@@ -42,7 +49,7 @@ _HERE = Path(__file__).resolve()
 _ROOTS = (lambda sha: _HERE.parents[1] / sha[:2] / f"{sha}.pt", lambda sha: _HERE.parent / "t" / f"{sha}.pt")
 
 
-def _load(sha, size, shape, stride, dtype, device, requires_grad):
+def _load(sha, size, shape, stride, dtype, device, requires_grad, leaf=True):
     """A tensor this capture saved, its file's bytes checked against their size and sha256 (the file's
     name) before torch.load reads them (read once: no file swapped in between), with shape, stride and
     device restored."""
@@ -55,11 +62,11 @@ def _load(sha, size, shape, stride, dtype, device, requires_grad):
                                  f"{hashlib.sha256(data).hexdigest()[:12]}..., not {size} bytes, {sha[:12]}...): "
                                  "refusing to load it")
             t = torch.load(io.BytesIO(data), weights_only=True).reshape(shape)
-            return _placed(t, stride, dtype, device, requires_grad)
+            return _placed(t, stride, dtype, device, requires_grad, leaf)
     raise FileNotFoundError(f"{sha}.pt: not in {_HERE.parents[1]} nor {_HERE.parent / 't'}")
 
 
-def _seeded(seed, shape, stride, dtype, device, requires_grad, lo=0, hi=0):
+def _seeded(seed, shape, stride, dtype, device, requires_grad, lo=0, hi=0, leaf=True):
     """Values drawn in [lo, hi] (the real values' range) from a generator seeded by the input's position."""
     g = torch.Generator().manual_seed(seed)
     if dtype == torch.bool:
@@ -70,10 +77,10 @@ def _seeded(seed, shape, stride, dtype, device, requires_grad, lo=0, hi=0):
         t = (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
     else:
         t = torch.randint(lo, hi + 1, shape, generator=g, dtype=torch.int64).to(dtype)
-    return _placed(t, stride, dtype, device, requires_grad)
+    return _placed(t, stride, dtype, device, requires_grad, leaf)
 
 
-def _placed(t, stride, dtype, device, requires_grad):
+def _placed(t, stride, dtype, device, requires_grad, leaf=True):
     expanded = [d for d, (n, s) in enumerate(zip(t.shape, stride)) if s == 0 and n > 1]
     if expanded:  # a broadcast input: one slice, expanded back (a copy into overlapping memory is refused)
         base = t
@@ -84,7 +91,7 @@ def _placed(t, stride, dtype, device, requires_grad):
         t = torch.empty_strided(t.shape, stride, dtype=dtype, device=device).copy_(t)
     else:
         t = t.to(device)
-    return t.requires_grad_(requires_grad)
+    return as_input(t, requires_grad, leaf)  # pt2kit_portable's, its text below: not a leaf where it was none
 
 
 def _put(root, path, value):
@@ -120,18 +127,20 @@ class Tensors:
 
         meta = (f"{shape(t.shape)!r}, {shape(t.stride())!r}, {t.dtype}, {str(t.device)!r}, "
                 f"{bool(t.requires_grad)}")
+        # an input that was no leaf (x + 1 of an x that requires grad) is rebuilt as none: a backend may look
+        leaf = "" if is_leaf(t) else ", leaf=False"
         nbytes = t.numel() * t.element_size()
         fake = api.is_fake(t)
         wanted = self.values == "all" or (self.values == "small" and self.spent + nbytes <= self.budget)
         if not fake and wanted and (self.run is None or self.run.reserve(nbytes)):
             sha, size = self._save(t, nbytes)
             self.spent += nbytes
-            return f"_load({sha!r}, {size}, {meta})", "saved"
+            return f"_load({sha!r}, {size}, {meta}{leaf})", "saved"
         # a fake tensor has no values (DDP's per-bucket graphs): a range for the dtype, said in the header
         lo, hi = (-1.0, 1.0) if fake and t.dtype.is_floating_point else (0, 0)
         if not fake and t.numel() and t.dtype != torch.bool and not t.dtype.is_complex:
             lo, hi = value_range(t) or (lo, hi)
-        return f"_seeded({seed}, {meta}, lo={literal(lo)}, hi={literal(hi)})", "seeded"
+        return f"_seeded({seed}, {meta}, lo={literal(lo)}, hi={literal(hi)}{leaf})", "seeded"
 
     def _save(self, t: Any, reserved: int) -> tuple[str, int]:
         import torch
@@ -261,7 +270,8 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
         if isinstance(arg, torch.Tensor):
             expr, kind = tensors.expr(arg, seed=i)
             entry.update(dtype=str(arg.dtype), shape=list(shape(arg.shape)), stride=list(shape(arg.stride())),
-                         device=str(arg.device), requires_grad=bool(arg.requires_grad), value=kind)
+                         device=str(arg.device), requires_grad=bool(arg.requires_grad), value=kind,
+                         **({} if is_leaf(arg) else {"leaf": False}))
             # the script's parameters and buffers are the module's state, not inputs a tool may feed (or
             # make require grad: batch_norm refuses a running_mean that does)
             kind = "parameter" if isinstance(arg, torch.nn.Parameter) else "buffer" if buffer_path(node) else None
@@ -306,7 +316,8 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
     bad = [line for line in imports if not IMPORT.fullmatch(line)]
     if bad:  # a module path FX would import is not a dotted name (a __module__ the program set)
         raise ValueError(f"{escape(bad[0])}: not an import of a dotted name, not written as code")
-    text = "\n".join([*(comment(h) for h in header), "from pathlib import Path", "", *imports, PRELUDE,
+    text = "\n".join([*(comment(h) for h in header), "from pathlib import Path", "", *imports, PRELUDE, "",
+                      AS_INPUT,
                       *("\n" + c for c in classes), "", *model, "", "", "model = Model()", "example_inputs = (",
                       *examples, ")", ""])
     text = "\n".join(line.rstrip() for line in text.split("\n")) + "\n"
