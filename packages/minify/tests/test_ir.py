@@ -187,3 +187,36 @@ def test_a_call_no_file_can_write_is_left_out_and_its_value_fed_in():
     s = Searcher(_Pool(set()), g, {"kind": "accuracy", "signature": "accuracy"}, "eager", {}, jobs=1, on_step=print)
     whole = s.whole()
     assert whole is not None and ir.UNWRITABLE not in whole.source and whole.names == ["set_", "p0"]
+
+
+class _TimedPool:
+    """Every query fails as asked; one took ``took`` s with the whole config, and one without ``slow`` would
+    run past any timeout (as vectorised C++ ran 50 s a compile where the script's own settings ran 3)."""
+
+    def __init__(self, slow: str) -> None:
+        self.slow, self.timeouts = slow, []
+
+    def map(self, kind: str, payloads: list[dict], timeout: float | None = None) -> list[dict]:
+        self.timeouts.append(timeout)
+        return [{"t": "timeout"} if timeout and self.slow not in p["config"]["torch._inductor.config"]
+                else {"t": "done", "result": {"fails": True, "signature": "E"}, "s": 3.0} for p in payloads]
+
+
+def test_a_setting_whose_drop_makes_the_repro_compile_far_slower_is_kept_and_said():
+    g = ir.Graph(index=0, nodes=[ir.Node(name="x", op="input", spec=_spec(4)),
+                                 ir.Node(name="r", expr="torch.ops.aten.relu.default(x)", deps=["x"],
+                                         op="aten.relu.default", spec=_spec(4), output=True)])
+    cfg = {"torch._inductor.config": {"cpp.vec_isa_ok": "False", "pattern_matcher": "False"}}
+    said: list[str] = []
+    pool = _TimedPool(slow="cpp.vec_isa_ok")
+    s = Searcher(pool, g, {"kind": "compile-error", "signature": "E"}, "inductor", cfg, jobs=2, on_step=said.append)
+    best = s.whole()
+    assert s.fails([best]) == [True] and pool.timeouts == [None]  # the search's own queries: the pool's limit
+    assert shrink.config(s, best) == {"torch._inductor.config": {"cpp.vec_isa_ok": "False"}}
+    assert pool.timeouts[1:] == [23.0]  # both singles side by side; 3 s with it: at most 4x, and 20 s more
+    assert ("drop config: kept cpp.vec_isa_ok=False: the failure may not need it, but without it the "
+            "repro's compile ran past 23s, against 3.0s with it") in said, said
+    # unknown time (the answer came from elsewhere): no limit, the setting the failure does not need goes
+    s2 = Searcher(_TimedPool(slow="cpp.vec_isa_ok"), g, {"kind": "compile-error", "signature": "E"}, "inductor",
+                  cfg, jobs=2, on_step=said.append)
+    assert shrink.config(s2, s2.whole()) == {}

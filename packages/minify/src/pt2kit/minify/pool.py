@@ -123,8 +123,10 @@ class Pool:
             worker: int = 0) -> dict[str, Any]:
         return self._worker(worker).ask(op, payload, on_message, self.timeout)
 
-    def map(self, op: str, payloads: list[Any], first: int = 0) -> list[dict[str, Any]]:
-        """On workers ``first`` on (a :class:`Lane` leaves the ones before it to another request)."""
+    def map(self, op: str, payloads: list[Any], first: int = 0, timeout: float | None = None) -> list[dict[str, Any]]:
+        """On workers ``first`` on (a :class:`Lane` leaves the ones before it to another request); each
+        request gets ``timeout`` seconds where given and shorter than the pool's."""
+        limit = min(filter(None, (timeout, self.timeout)), default=None)
         todo: queue.Queue[tuple[int, Any]] = queue.Queue()
         for item in enumerate(payloads):
             todo.put(item)
@@ -136,7 +138,7 @@ class Pool:
                     i, payload = todo.get_nowait()
                 except queue.Empty:
                     return
-                out[i] = self._worker(w).ask(op, payload, lambda m: None, self.timeout)
+                out[i] = self._worker(w).ask(op, payload, lambda m: None, limit)
 
         threads = [threading.Thread(target=serve, args=(w,), daemon=True)
                    for w in range(first, min(len(self.workers), first + len(payloads)))]
@@ -171,8 +173,8 @@ class Lane:
             worker: int = 0) -> dict[str, Any]:
         return self.pool.ask(op, payload, on_message, worker=self.first + worker)
 
-    def map(self, op: str, payloads: list[Any]) -> list[dict[str, Any]]:
-        return self.pool.map(op, payloads, first=self.first)
+    def map(self, op: str, payloads: list[Any], timeout: float | None = None) -> list[dict[str, Any]]:
+        return self.pool.map(op, payloads, first=self.first, timeout=timeout)
 
     def kill(self) -> None:
         for w in self.workers:

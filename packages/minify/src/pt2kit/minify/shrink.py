@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from . import ir
 from .ir import Config
+from .records import config_strings
 
 
 class Searcher(Protocol):
@@ -119,7 +120,16 @@ def dtypes(sr: Searcher, keep: set[str], best: ir.Candidate, rename: dict[int, i
     return cand if cand is not None and sr.fails([cand])[0] else best
 
 
+# a setting the failure does not need still stays where the repro would compile far slower without it
+# (the tests' cpp.vec_isa_ok=False: vectorised C++ took 50 s a compile where the script's took 3): its
+# query stops at SLOWER times the repro's own compile, and at least SLACK seconds more
+SLOWER, SLACK = 4.0, 20.0
+
+
 def config(sr: Searcher, best: ir.Candidate) -> Config:
+    """The search's config less every setting the failure does not need, tried one at a time, then the
+    droppable ones together; one whose drop makes the query run past :data:`SLOWER` times ``best``'s
+    own (where that time is known) is kept, and said so."""
     items = [(m, k) for m, s in sr.config.items() for k in s]
     if not items:
         return sr.config
@@ -133,12 +143,19 @@ def config(sr: Searcher, best: ir.Candidate) -> Config:
         return out
 
     sr.step("drop config", best.nodes)
+    took = sr.seconds.get(sr.key(best))
+    cap = max(took * SLOWER, took + SLACK) if took is not None else None
     singles = [without({it}) for it in items]
-    res = sr.fails([best] * len(items), singles)
+    res = sr.fails([best] * len(items), singles, timeout=cap)
+    for (m, k), cfg in zip(items, singles, strict=True):
+        if sr.key(best, cfg) in sr.timed_out:
+            (setting, value), = config_strings({m: {k: sr.config[m][k]}}).items()
+            sr.on_step(f"drop config: kept {setting}={value}: the failure may not need it, but without it "
+                       f"the repro's compile ran past {cap:.0f}s, against {took:.1f}s with it")
     droppable = {it for it, ok in zip(items, res, strict=True) if ok}
     if not droppable:
         return sr.config
     together = without(droppable)
-    if len(droppable) == 1 or sr.fails([best], [together])[0]:
+    if len(droppable) == 1 or sr.fails([best], [together], timeout=cap)[0]:
         return together
     return without({next(it for it in items if it in droppable)})
