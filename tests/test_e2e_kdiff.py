@@ -1,4 +1,5 @@
-"""`fxcheck m.py | kdiff | reportgen`: kdiff diffs the model fxcheck loaded, forwarding fxcheck's records."""
+"""`kdiff m.py --verdict close | minify`. (`fxcheck m.py | kdiff | reportgen` is test_e2e_minify.py's
+product line, whose one run minify goes on with.)"""
 
 from __future__ import annotations
 
@@ -9,29 +10,6 @@ from pathlib import Path
 import msgspec
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def test_fxcheck_into_kdiff_into_reportgen(tmp_path):
-    py = sys.executable
-    cmd = (f"{py} -m pt2kit.fxcheck {ROOT / 'examples' / 'tinynet.py'} -q | "
-           f"{py} -m pt2kit.kdiff --config cpp.inject_relu_bug_TESTING_ONLY=accuracy -q | tee {tmp_path}/s.ndjson | "
-           f"{py} -m pt2kit.reportgen -o {tmp_path}/r.html -q; echo ${{PIPESTATUS[@]}}")
-    p = subprocess.run(cmd, shell=True, capture_output=True, cwd=tmp_path, executable="/bin/bash",
-                       env={"PT2KIT_STORE": str(tmp_path / "store"), "PATH": "/usr/bin:/bin"})
-    codes = p.stdout.decode().split()[-4:]
-    assert codes == ["0", "1", "0", "0"], p.stderr.decode()[-3000:]
-    recs = [msgspec.json.decode(x) for x in (tmp_path / "s.ndjson").read_bytes().splitlines()]
-    headers = {r["tool"]: r for r in recs if r["kind"] == "header"}
-    assert sorted(headers) == ["fxcheck", "kdiff"]
-    assert headers["kdiff"]["device"] == "cpu"  # piped: the device of the model record it ran
-    model = [r for r in recs if r["kind"] == "model"]
-    assert len(model) == 1  # kdiff reused fxcheck's model record and wrote none of its own
-    diffs = [r for r in recs if r["kind"] == "diff"]
-    assert {d["model"] for d in diffs} == {"tinynet.py"} and not all(d["passed"] for d in diffs)
-    (div,) = [r for r in recs if r["kind"] == "divergence"]
-    assert div["op"] == "aten.relu.default" and div["source"].endswith("tinynet.py:19")
-    html = (tmp_path / "r.html").read_text()
-    assert '<section id="diffs">' in html and "First divergence" in html and 'alt="error heatmap' in html
 
 
 def test_kdiff_verdict_close_into_minify_keeps_the_close_rule(tmp_path):

@@ -1,4 +1,4 @@
-"""`kdiff m.py | minify | reportgen` and `fxcheck m.py --deny OP | minify`: minify takes the failure a
+"""`fxcheck m.py | kdiff | minify | reportgen` and `fxcheck m.py --deny OP | minify`: minify takes the failure a
 stream names, forwards every line, and its repro record reaches the page."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import msgspec
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NET = ROOT / "packages" / "minify" / "tests" / "models"
@@ -23,33 +24,63 @@ def _pipe(cmd: str, tmp_path: Path) -> tuple[list[str], list[dict], str]:
     return p.stdout.decode().splitlines()[-1].split(), recs, p.stderr.decode()
 
 
-def test_kdiff_into_minify_into_reportgen(tmp_path):
-    py = sys.executable
-    codes, recs, err = _pipe(
-        f"{py} -m pt2kit.kdiff {NET / 'small.py'}:clean --config cpp.inject_relu_bug_TESTING_ONLY=accuracy -q | "
-        f"{py} -m pt2kit.minify -o {tmp_path}/repro.py | tee {tmp_path}/s.ndjson | "
-        f"{py} -m pt2kit.reportgen -o {tmp_path}/r.html -q", tmp_path)
-    assert codes == ["1", "1", "0", "0"], err[-3000:]  # kdiff fails, minify made a repro, the page is written
-    kinds = [r["kind"] for r in recs]
-    assert kinds.count("header") == 2 and "diff" in kinds and "divergence" in kinds  # kdiff's lines forwarded
-    (rep,) = [r for r in recs if r["kind"] == "repro"]
-    # the stream's model ran with the stream's config (the planted bug), and the repro keeps it
-    assert rep["ops"] == ["aten.relu.default"] and rep["config"] == {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}
-    assert rep["reproduced"] == 3 and (tmp_path / "repro.py").is_file()
-    assert "running model file" in err and "minifying the accuracy failure of small.py:clean" in err
-    html = (tmp_path / "r.html").read_text()
-    assert '<section id="repros">' in html and "3 of 3" in html
-
-
-def test_the_product_line_fxcheck_kdiff_minify_runs_the_model_as_kdiff_did(tmp_path):
-    """`fxcheck m.py | kdiff --config K=V | minify`: kdiff's failing diffs were seen under its own
-    --config (fxcheck's model record has none): its header says so, and minify re-runs the model so."""
+@pytest.fixture(scope="module")
+def product_line(tmp_path_factory):
+    """`fxcheck m.py | kdiff --config RELU_BUG=accuracy | minify -o repro.py | reportgen`, run once for the
+    three tests of its group (each a stage of the line a user runs: kdiff's diffs, minify's repro, the
+    page): kdiff's stream (k.ndjson), minify's (s.ndjson), stderr and the page."""
+    d = tmp_path_factory.mktemp("product-line")
     py = sys.executable
     codes, recs, err = _pipe(
         f"{py} -m pt2kit.fxcheck {NET / 'small.py'}:clean -q | "
-        f"{py} -m pt2kit.kdiff --config cpp.inject_relu_bug_TESTING_ONLY=accuracy -q | "
-        f"{py} -m pt2kit.minify -o {tmp_path}/repro.py | tee {tmp_path}/s.ndjson > /dev/null", tmp_path)
-    assert codes == ["0", "1", "1", "0"], err[-3000:]
+        f"{py} -m pt2kit.kdiff --config cpp.inject_relu_bug_TESTING_ONLY=accuracy -q | tee {d}/k.ndjson | "
+        f"{py} -m pt2kit.minify -o {d}/repro.py | tee {d}/s.ndjson | "
+        f"{py} -m pt2kit.reportgen -o {d}/r.html -q", d)
+    kdiff = [msgspec.json.decode(x) for x in (d / "k.ndjson").read_bytes().splitlines()]
+    return d, codes, kdiff, recs, err
+
+
+@pytest.mark.xdist_group("product-line")
+def test_fxcheck_into_kdiff_into_reportgen(product_line):
+    """kdiff diffs the model fxcheck loaded, forwarding fxcheck's records, and the page shows its diffs."""
+    d, codes, recs, _, err = product_line
+    assert codes == ["0", "1", "0", "1", "0", "0"], err[-3000:]  # fxcheck clean, kdiff fails
+    headers = {r["tool"]: r for r in recs if r["kind"] == "header"}
+    assert sorted(headers) == ["fxcheck", "kdiff"]
+    assert headers["kdiff"]["device"] == "cpu"  # piped: the device of the model record it ran
+    model = [r for r in recs if r["kind"] == "model"]
+    assert len(model) == 1  # kdiff reused fxcheck's model record and wrote none of its own
+    diffs = [r for r in recs if r["kind"] == "diff"]
+    assert {x["model"] for x in diffs} == {"small.py:clean"} and not all(x["passed"] for x in diffs)
+    (div,) = [r for r in recs if r["kind"] == "divergence"]
+    line = (NET / "small.py").read_text().splitlines().index("        return torch.relu(x) * 2") + 1
+    assert div["op"] == "aten.relu.default" and div["source"].endswith(f"small.py:{line}"), div
+    html = (d / "r.html").read_text()
+    assert '<section id="diffs">' in html and "First divergence" in html and 'alt="error heatmap' in html
+
+
+@pytest.mark.xdist_group("product-line")
+def test_kdiff_into_minify_into_reportgen(product_line):
+    d, codes, _, recs, err = product_line
+    assert codes[3:] == ["1", "0", "0"], err[-3000:]  # minify made a repro, the page is written
+    kinds = [r["kind"] for r in recs]
+    headers = sorted(r["tool"] for r in recs if r["kind"] == "header")
+    assert headers == ["fxcheck", "kdiff", "minify"] and "diff" in kinds and "divergence" in kinds  # forwarded
+    (rep,) = [r for r in recs if r["kind"] == "repro"]
+    # the stream's model ran with the stream's config (the planted bug), and the repro keeps it
+    assert rep["ops"] == ["aten.relu.default"] and rep["config"] == {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}
+    assert rep["reproduced"] == 3 and (d / "repro.py").is_file()
+    assert "running model file" in err and "minifying the accuracy failure of small.py:clean" in err
+    html = (d / "r.html").read_text()
+    assert '<section id="repros">' in html and "3 of 3" in html
+
+
+@pytest.mark.xdist_group("product-line")
+def test_the_product_line_fxcheck_kdiff_minify_runs_the_model_as_kdiff_did(product_line):
+    """`fxcheck m.py | kdiff --config K=V | minify`: kdiff's failing diffs were seen under its own
+    --config (fxcheck's model record has none): its header says so, and minify re-runs the model so."""
+    _, codes, _, recs, err = product_line
+    assert codes[:4] == ["0", "1", "0", "1"], err[-3000:]
     (model,) = [r for r in recs if r["kind"] == "model"]
     assert model.get("config", {}) == {}  # fxcheck's record: kdiff ran it under its own setting
     (kd,) = [r for r in recs if r["kind"] == "header" and r["tool"] == "kdiff"]
