@@ -132,3 +132,77 @@ def test_a_compiled_modules_buffers_are_buffers_of_model_with_their_dtype(tmp_pa
     out = loaded.model(x.requires_grad_())  # what refused with running_mean a forward input
     out[0].sum().backward()
     assert x.grad is not None and loaded.model.get_buffer("fn.1.num_batches_tracked").item() == 6
+
+
+def _captured(tmp: Path, fn, *args, values: str = "small"):
+    """fn compiled by Dynamo, its one graph written by the boot's writer as capture writes it; (the script's
+    output, the model file, the inputs' manifest entries)."""
+    write, written = _writer(), []
+
+    def backend(gm, example_inputs):
+        written.append(write.write(gm, list(example_inputs), tmp, "g0_0", ["a test"], values, 1 << 20))
+        return gm.forward
+
+    torch._dynamo.reset()
+    out = torch.compile(fn, backend=backend, fullgraph=True)(*args)
+    ((name, _, inputs),) = written
+    return out, tmp / name, inputs
+
+
+def test_a_nested_jagged_input_is_written_as_the_scripts_tensor_and_gives_the_scripts_values(tmp_path):
+    """Issue 45: Dynamo hands the graph the jagged tensor and its ragged size as a symbol (``s71``); the
+    size was written as null, the manifest line could not be read, and capture dropped the graph as "cut
+    short by the command's end". The file rebuilds the tensor from its values and offsets, passes its
+    nested int for the symbol, and capture's own run check finds it runs and gives the graph's outputs."""
+    import msgspec
+
+    from pt2kit.capture.records import Input
+    from pt2kit.capture.runs import work
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 3)
+    nt = torch.nested.nested_tensor([torch.randn(n, 4) for n in (2, 5, 3)], layout=torch.jagged)
+    with torch.no_grad():
+        out, path, inputs = _captured(tmp_path, lambda t: torch.relu(lin(t)).sum(dim=1), nt)
+    jagged = next(i for i in msgspec.convert(inputs, list[Input]) if i.layout == "jagged")
+    assert jagged.offsets == [0, 2, 7, 10] and jagged.shape[0::2] == [3, 4] and isinstance(jagged.shape[1], str)
+    assert jagged.value == "saved"
+    loaded = load_model(str(path))
+    with torch.no_grad():
+        (got,) = loaded.call()
+    assert torch.equal(got, out)
+    assert work({"files": [{"file": str(path), "grad": False,
+                            "outputs": [{"dtype": "torch.float32", "shape": [3, 3]}]}]}, _Chan()) == [None]
+
+
+def test_a_flex_attention_graphs_model_file_compiles_as_the_script_did(tmp_path):
+    """Issue 45: Dynamo writes the flex_attention op with its score_mod subgraph and captured tensors (9
+    arguments) but traces only the script's form (7): compiling the model file as written crashed in
+    Dynamo ("too many values to unpack"), a crash kdiff and minify would report as the compiler's. The
+    file calls the op through ``_flex_attention``, the score_mod's captured tensor bound as the script's
+    closure bound it, and compiles to the script's values (aot_eager: the same trace Inductor gets)."""
+    from torch.nn.attention.flex_attention import flex_attention
+
+    torch.manual_seed(0)
+    bias = torch.randn(16)  # a tensor the score_mod captures: lifted into the subgraph by Dynamo
+
+    def score_mod(score, b, h, q, kv):
+        return score + bias[kv] + (q - kv).float() * 0.1
+
+    q, k, v = (torch.randn(1, 2, 16, 8) for _ in range(3))
+    out, path, _ = _captured(tmp_path, lambda q, k, v: flex_attention(q, k, v, score_mod=score_mod), q, k, v)
+    loaded = load_model(str(path))
+    torch._dynamo.reset()
+    (got,) = torch.compile(loaded.model, backend="aot_eager", fullgraph=True)(*loaded.inputs)
+    torch.testing.assert_close(got, out)
+    (eager,) = loaded.call()
+    torch.testing.assert_close(eager, out)
+    assert "_flex_attention(" in path.read_text()
+
+
+class _Chan:
+    def stage(self, name):
+        pass
+
+    def note(self, key, value):
+        pass

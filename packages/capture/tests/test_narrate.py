@@ -26,3 +26,22 @@ def test_a_library_function_names_the_users_calling_line():
 
 def test_the_users_own_function_is_named_alone():
     assert _line("/w/train.py:9", "/w/train.py:17").startswith("train.py[0/0]: wrapper at /w/train.py:9 (inductor)")
+
+
+def test_a_whole_line_capture_cannot_read_is_said_to_be_captures_fault_not_cut_short(tmp_path):
+    """Issue 45: a manifest line the parent could not read (a jagged size written as null) was counted as
+    "cut short by the command's end": a killed process's half line is the only line said so."""
+    from pt2kit.capture.narrate import Summary
+    from pt2kit.capture.records import read_processes
+
+    p = tmp_path / "p123"
+    p.mkdir()
+    (p / "graphs.ndjson").write_text('{"pid": 123, "inputs": [{"name": "x", "shape": [3, null]}]}\n{"pid": 1')
+    (proc,) = read_processes(tmp_path)
+    assert proc.broken == 1 and len(proc.unreadable) == 1 and "$.inputs[0].shape[1]" in proc.unreadable[0]
+    said: list[str] = []
+    Narrator(said.append, "t.py").finish(Summary(returncode=0, compiled=0, kept=0, processes=0, broken=proc.broken,
+                                                 unreadable=tuple(proc.unreadable)), {})
+    assert said[:2] == ["1 graph line(s) were cut short by the command's end and are left out",
+                        f"1 graph line(s) capture could not read are left out ({proc.unreadable[0]}): a fault of "
+                        "pt2kit capture, please report it"]

@@ -194,3 +194,12 @@ def test_output_meta_is_each_output_leafs_dtype_and_shape(api):
         n.meta["example_value"] = getattr(n.meta.get("tensor_meta"), "dtype", None) and torch.empty(
             n.meta["tensor_meta"].shape, dtype=n.meta["tensor_meta"].dtype)
     assert out.op == "output" and api.output_meta(gm) == [{"dtype": "torch.float32", "shape": [2, 3]}, None]
+
+
+def test_a_jagged_tensors_parts_and_the_flex_attention_op(api):
+    rows = [torch.arange(6.0).reshape(2, 3), torch.ones(1, 3)]
+    values, offsets, lengths, idx = api.jagged_parts(torch.nested.nested_tensor(rows, layout=torch.jagged))
+    assert torch.equal(values, torch.cat(rows)) and offsets.tolist() == [0, 2, 3] and lengths is None and idx == 1
+    assert api.jagged_parts(torch.ones(2, 3)) is None
+    assert api.jagged_parts(torch.nested.nested_tensor([torch.ones(2)], layout=torch.strided)) is None
+    assert api.flex_attention_hop().name() == "flex_attention"

@@ -227,6 +227,7 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
     return narrator.finish(Summary(returncode=returncode, failed=failed,
                                    compiled=sum(e.of is None for p in kept_procs for e in p.entries),
                                    kept=kept, processes=sum(1 for p in kept_procs if p.entries),
-                                   broken=sum(p.broken for p in kept_procs), booted=len(marks.booted),
+                                   broken=sum(p.broken for p in kept_procs),
+                                   unreadable=tuple(w for p in kept_procs for w in p.unreadable), booted=len(marks.booted),
                                    hooked=len(marks.hooked), unhooked=len(marks.unhooked),
                                    skipped=tuple(marks.skipped), rank=job.rank, traces=len(traces)), {})

@@ -21,6 +21,7 @@ class Summary:
     kept: int  # of them, the ones --graphs kept (a model record each)
     processes: int  # processes that compiled any
     broken: int  # manifest lines a killed process left half written
+    unreadable: tuple[str, ...] = ()  # whole manifest lines capture could not read (why, each): its own fault
     interrupted: bool = False
     # why nothing was kept, from the boot's markers: processes it loaded in, hooked torch in, found torch
     # imported past its hook in; and the ranks of the graphs --rank (``rank``) dropped
@@ -65,6 +66,9 @@ class Narrator(Base):
         s: Summary = value
         if s.broken:
             self.say(f"{s.broken} graph line(s) were cut short by the command's end and are left out")
+        if s.unreadable:
+            self.say(f"{len(s.unreadable)} graph line(s) capture could not read are left out ({s.unreadable[0]}): "
+                     "a fault of pt2kit capture, please report it")
         if not s.compiled:
             self.say(_why_none(s))
         else:

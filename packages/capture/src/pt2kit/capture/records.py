@@ -51,6 +51,8 @@ class Input(msgspec.Struct, kw_only=True):
     parameter: str | msgspec.UnsetType | None = msgspec.UNSET
     # a buffer of the script's module (bn.running_mean), a buffer of the model file's module: not an input
     buffer: str | None = None
+    layout: str | None = None  # "jagged": a torch.nested jagged tensor
+    offsets: list[int] | None = None
 
     @property
     def is_parameter(self) -> bool:
@@ -135,7 +137,8 @@ class Process:
     pid: int
     dir: Path
     entries: list[Entry] = field(default_factory=list)
-    broken: int = 0  # manifest lines that did not decode
+    broken: int = 0  # manifest lines that did not decode: cut short (a killed process)
+    unreadable: list[str] = field(default_factory=list)  # whole lines capture could not read: why, each
     exit: Exit | None = None
     moved: dict[str, BlobRef] = field(default_factory=dict)  # its tensor files in the store, by scratch name
 
@@ -155,7 +158,9 @@ def read_processes(scratch: Path) -> list[Process]:
         for raw in manifest.read_bytes().splitlines() if manifest.is_file() else ():
             try:
                 p.entries.append(msgspec.json.decode(raw, type=Entry))
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except msgspec.ValidationError as e:  # a whole line a field of which the parent cannot read: ours
+                p.unreadable.append(str(e))
+            except msgspec.DecodeError:
                 p.broken += 1
         _number_parts(p.entries)
         if (d / contract.EXIT).is_file():
@@ -291,7 +296,8 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
         "device": device,
         "settings": dict(entry.settings),
         "inputs": [TensorMeta(name=i.name, dtype=(i.dtype or "").removeprefix("torch.") or None, shape=i.shape,
-                              stride=i.stride, device=i.device, type=i.type or ("int" if i.value == "int" else None))
+                              stride=i.stride, device=i.device, type=i.type or ("int" if i.value == "int" else None),
+                              layout=i.layout, offsets=i.offsets)
                    for i in inputs],
         "parameters": sum(p.numel() for p in params),
         "trainable": sum(p.numel() for p in params if p.requires_grad),

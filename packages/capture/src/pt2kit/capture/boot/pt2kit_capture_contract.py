@@ -44,14 +44,16 @@ class InputLine(TypedDict, total=False):
 
     name: str  # the placeholder
     dtype: str  # "torch.float32" (tensors)
-    shape: list[int]
-    stride: list[int]
+    shape: list[int | str]  # a dim with no int by its name (a jagged tensor's ragged size: "j1")
+    stride: list[int | str]
     device: str
     requires_grad: bool
     value: str  # saved | seeded | int | other
     type: str  # a non-tensor input's Python type
     parameter: str | None  # the script's nn.Parameter, as the model file names it (fc.weight)
     buffer: str | None  # a buffer of the script's module (bn.running_mean)
+    layout: str  # "jagged": a torch.nested jagged tensor (the model file rebuilds it from values and offsets)
+    offsets: list[int]  # a jagged tensor's offsets
 
 
 class OutputLine(TypedDict):

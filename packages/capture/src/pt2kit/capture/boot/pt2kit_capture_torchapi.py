@@ -228,6 +228,29 @@ def int_hint(n: Any) -> int | None:
         return hint if isinstance(hint, int) else None
 
 
+def flex_attention_hop() -> Any:
+    """``torch.ops.higher_order.flex_attention`` (the op Dynamo writes for a flex_attention call), or None."""
+    try:
+        import torch
+
+        return torch.ops.higher_order.flex_attention
+    except Exception:
+        return None
+
+
+def jagged_parts(t: Any) -> tuple[Any, Any, Any, int] | None:
+    """(values, offsets, lengths or None, ragged dim) of a ``torch.nested`` jagged tensor; None for anything
+    else. ``_ragged_idx`` is private (torch 2.4 to 2.13 keep it); without it, the dim whose size is no int."""
+    import torch
+
+    if not isinstance(t, torch.Tensor) or not t.is_nested or t.layout != torch.jagged:
+        return None
+    idx = getattr(t, "_ragged_idx", None)
+    if not isinstance(idx, int):
+        idx = next(i for i, s in enumerate(t.shape) if not isinstance(s, int))
+    return t.values(), t.offsets(), t.lengths(), idx
+
+
 def is_fake(t: Any) -> bool:
     """A FakeTensor (no values behind it: a DDP bucket's submodule is compiled with them)."""
     try:

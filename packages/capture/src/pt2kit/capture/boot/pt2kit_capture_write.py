@@ -36,6 +36,7 @@ from typing import Any
 
 import pt2kit_capture_torchapi as api
 from pt2kit_capture_code import ATTR, IMPORT, comment, escape, identifier, literal
+from pt2kit_capture_hops import FLEX, FLEX_CALL, python_code
 from pt2kit_capture_values import Hashing, RunBudget, value_range
 
 from pt2kit_portable import as_input, is_leaf, scratch_tensor_path
@@ -94,6 +95,12 @@ def _placed(t, stride, dtype, device, requires_grad, leaf=True):
     return as_input(t, requires_grad, leaf)  # pt2kit_portable's, its text below: not a leaf where it was none
 
 
+def _jagged(values, offsets, lengths, ragged_idx, requires_grad):
+    """A torch.nested jagged tensor, as the script's: its values split at its offsets (lengths: its holes)."""
+    t = torch.nested.nested_tensor_from_jagged(values, offsets, lengths, jagged_dim=ragged_idx)
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
 def _put(root, path, value):
     """Register value at a dotted path ("layer.0.weight"), making the modules on the way."""
     *parents, leaf = path.split(".")
@@ -108,6 +115,8 @@ def _put(root, path, value):
     else:
         root.register_buffer(leaf, value)
 '''
+
+PRELUDE += FLEX
 
 _BUFFER = re.compile(r"\._buffers\['[^']+'\]$")
 _ACCESSOR = re.compile(r"\._(?:modules|parameters|buffers)\['([^']+)'\]|\.([A-Za-z_]\w*)")
@@ -209,7 +218,7 @@ def _classes(gm: Any, cls: str, tensors: Tensors, globals_: dict[str, Any], out:
     """Append the source of ``cls`` (and first its nested GraphModules' classes) to out."""
     import torch
 
-    code = gm.graph.python_code("self", verbose=True)
+    code = python_code(gm.graph)
     globals_.update({k: v for k, v in code.globals.items() if k != "__builtins__"})
     init, seen = [], set()
     for node in gm.graph.nodes:
@@ -244,6 +253,41 @@ def shape(sizes: Any) -> tuple[int | None, ...]:
     return tuple(api.int_hint(n) for n in sizes)
 
 
+def dims(sizes: Any) -> list[int | str]:
+    """A size or stride as the manifest writes it: ints, a dim with no int (a jagged tensor's ragged size
+    ``j1``, a data-dependent size) by its name."""
+    return [str(n) if h is None else h for n, h in zip(sizes, shape(sizes), strict=True)]
+
+
+def jagged_inputs(placeholders: list[Any], args: list[Any], tensors: Tensors,
+                  ) -> tuple[dict[int, tuple[str, str, dict[str, Any]]], dict[str, str]]:
+    """The jagged nested tensors among the inputs: {position: (variable, the line that builds it before
+    example_inputs, its manifest fields)}, and {Dynamo's symbol of a ragged size: the expression of it}. Dynamo
+    hands its graph the jagged tensor and its ragged size as a symbol (``s71``) the script's call binds to
+    the tensor's nested int: the model file passes ``_jagged_3.size(1)``, that nested int, as the script did.
+    The values are kept or seeded as any tensor; the offsets (the rows' structure) always as a literal."""
+    out: dict[int, tuple[str, str, dict[str, Any]]] = {}
+    sizes: dict[str, str] = {}
+    for i, (node, arg) in enumerate(zip(placeholders, args, strict=False)):
+        parts = api.jagged_parts(arg)
+        if parts is None:
+            continue
+        values, offsets, lengths, idx = parts
+        var = f"_jagged_{i}"
+        expr, kind = tensors.expr(values.detach(), seed=i)
+        where = f"dtype={offsets.dtype}, device={str(offsets.device)!r}"
+        holes = "None" if lengths is None else f"torch.tensor({lengths.tolist()!r}, {where})"
+        line = (f"{var} = _jagged({expr}, torch.tensor({offsets.tolist()!r}, {where}), {holes}, {idx}, "
+                f"{bool(arg.requires_grad)})")
+        out[i] = (var, line, {"dtype": str(arg.dtype), "shape": dims(arg.shape), "stride": dims(arg.stride()),
+                              "device": str(arg.device), "requires_grad": bool(arg.requires_grad), "value": kind,
+                              "layout": "jagged", "offsets": [int(o) for o in offsets.tolist()]})
+        fake = node.meta.get("example_value", node.meta.get("val"))
+        if fake is not None and len(fake.shape) > idx:
+            sizes[str(fake.shape[idx])] = f"{var}.size({idx})"
+    return out, sizes
+
+
 def _fetch(gm: Any, target: str) -> Any:
     obj = gm
     for name in target.split("."):
@@ -265,11 +309,17 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     used = {n.target for n in placeholders}
     forward, call, params, examples, inputs = [], [], [], [], []
+    jagged, sizes = jagged_inputs(placeholders, args, tensors)
     for i, (node, arg) in enumerate(zip(placeholders, args, strict=False)):
         entry: dict[str, Any] = {"name": node.target, "parameter": None, "buffer": None}
-        if isinstance(arg, torch.Tensor):
+        if i in jagged:
+            expr = jagged[i][0]
+            entry.update(jagged[i][2])
+        elif isinstance(arg, torch.SymInt) and str(arg) in sizes:  # a ragged size: the jagged input's nested int
+            expr, entry["value"], entry["type"] = sizes[str(arg)], "other", "SymInt"
+        elif isinstance(arg, torch.Tensor):
             expr, kind = tensors.expr(arg, seed=i)
-            entry.update(dtype=str(arg.dtype), shape=list(shape(arg.shape)), stride=list(shape(arg.stride())),
+            entry.update(dtype=str(arg.dtype), shape=dims(arg.shape), stride=dims(arg.stride()),
                          device=str(arg.device), requires_grad=bool(arg.requires_grad), value=kind,
                          **({} if is_leaf(arg) else {"leaf": False}))
             # the script's parameters and buffers are the module's state, not inputs a tool may feed (or
@@ -311,14 +361,18 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
     # register the ops it calls (torch.ops.prims.fma: torch._inductor.inductor_prims)
     op_imports, op_notes = api.op_imports(gm)
     header = [*header, *op_notes]
+    # FX names the flex_attention stand-in as a global to import: the file defines it (PRELUDE) instead
+    aliases = [f"{identifier(k)} = _flex_attention" for k in [k for k, v in globals_.items() if v is FLEX_CALL]
+               if globals_.pop(k) and k != "_flex_attention"]
     imports = sorted({"import hashlib", "import io", "import torch", *api.import_block(globals_).splitlines(),
                       *op_imports}, key=lambda x: (x.startswith("from"), x))
     bad = [line for line in imports if not IMPORT.fullmatch(line)]
     if bad:  # a module path FX would import is not a dotted name (a __module__ the program set)
         raise ValueError(f"{escape(bad[0])}: not an import of a dotted name, not written as code")
-    text = "\n".join([*(comment(h) for h in header), "from pathlib import Path", "", *imports, PRELUDE, "",
-                      AS_INPUT,
-                      *("\n" + c for c in classes), "", *model, "", "", "model = Model()", "example_inputs = (",
+    text = "\n".join([*(comment(h) for h in header), "from pathlib import Path", "", *imports, PRELUDE, *aliases,
+                      "", AS_INPUT,
+                      *("\n" + c for c in classes), "", *model, "", "", "model = Model()",
+                      *(line for _, line, _ in jagged.values()), "example_inputs = (",
                       *examples, ")", ""])
     text = "\n".join(line.rstrip() for line in text.split("\n")) + "\n"
     name = f"{stem}.py"

@@ -1,0 +1,51 @@
+"""Higher-order ops a model file must write in another form than FX's codegen of Dynamo's graph, for the
+capture boot's writer: the form Dynamo traces again when a tool compiles the file.
+
+Runs inside the user's interpreter: stdlib + torch. Guarantees: the graph is read, never changed once
+:func:`python_code` returns (a node is retargeted only while FX writes its code).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pt2kit_capture_torchapi as api
+
+# Dynamo writes a flex_attention call as the op with its score_mod and mask_mod subgraphs and their captured
+# tensors (9 arguments), but traces only the script's form (7: each mod a function of its own), so a tool
+# that compiles a model file calling the op as written crashes in Dynamo ("too many values to unpack"),
+# where the script compiled. The file calls it through this function, which binds each subgraph's tensors
+# in a closure, as the script's score_mod captured them: Dynamo then traces the op as it did in the script.
+FLEX = '''
+def _flex_attention(query, key, value, score_mod, block_mask, scale, kernel_options,
+                    score_mod_other_buffers=(), mask_mod_other_buffers=()):
+    """torch.ops.higher_order.flex_attention called as the script called it: its score_mod and mask_mod
+    functions (the graph's subgraphs, with the tensors they captured), the form Dynamo traces."""
+    mask_mod = block_mask[-1]
+
+    def score(score, b, h, m, n):
+        return score_mod(score, b, h, m, n, *score_mod_other_buffers)
+
+    def mask(b, h, m, n):
+        return mask_mod(b, h, m, n, *mask_mod_other_buffers)
+
+    return torch.ops.higher_order.flex_attention(query, key, value, score, (*block_mask[:-1], mask), scale,
+                                                 kernel_options)
+'''
+_SPACE: dict[str, Any] = {"__name__": __name__}
+exec(FLEX, _SPACE)  # the stand-in FX's codegen names in place of the op; the file defines it from FLEX
+FLEX_CALL = _SPACE["_flex_attention"]
+
+
+def python_code(graph: Any) -> Any:
+    """FX's code of graph, each flex_attention call written as a call of ``_flex_attention`` (:data:`FLEX`):
+    the op's nodes are retargeted for the codegen and put back at once (the backend gets the graph as is)."""
+    hop = api.flex_attention_hop()
+    flex = [n for n in graph.nodes if n.op == "call_function" and hop is not None and n.target is hop]
+    try:
+        for n in flex:
+            n.target = FLEX_CALL
+        return graph.python_code("self", verbose=True)
+    finally:
+        for n in flex:
+            n.target = hop
