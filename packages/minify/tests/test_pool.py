@@ -50,3 +50,21 @@ def test_the_users_compile_threads_win():
         assert _ask(pool) == ["eager: RuntimeError: compile_threads iii env iii"] * 2
     finally:
         pool.close()
+
+
+def test_verification_runs_are_forked_warm_without_pt2kit_variables_even_where_the_tool_had_some():
+    # a PT2KIT_STORE in minify's environment made each of the 3 verification runs a fresh interpreter (5 s of
+    # import torch each on a 16-core machine): torch reads no PT2KIT variable while importing, so the fork
+    # server serves them, and the repro still sees none of pt2kit's variables
+    from pt2kit.minify.drive import RUNS, _verify
+
+    text = ("import os, sys\nours = sorted(k for k in os.environ if k.startswith('PT2KIT'))\n"
+            "print('torch imported' if 'torch' in sys.modules else 'fresh interpreter', ours)\n"
+            "sys.exit(1 if 'torch' in sys.modules and not ours else 0)\n")
+    pool = Pool(1, env={**os.environ, "PT2KIT_STORE": "/nonexistent/store", "PT2KIT_TEST_MARK": "1"})
+    try:
+        if pool.zygote is None:
+            pytest.skip("no fork server on this machine")
+        assert _verify(text, pool) == (RUNS, [])
+    finally:
+        pool.close()

@@ -18,7 +18,8 @@ Not guaranteed:
   Inductor's compiler on a CPU build, minify's worker modules), and what torch read from the
   environment while importing (a ``TORCHINDUCTOR_*`` variable read into a config default) is the
   server's, not the environment the child is given. Callers fork a repro run only where its
-  environment is the one the server imported under, and start ``python repro.py`` otherwise;
+  environment is the one the server imported under, less pt2kit's own ``PT2KIT*`` variables (torch
+  reads none), and start ``python repro.py`` otherwise;
 - that the probes' answers are the child's own: they are the server's, computed once (a fact about
   the machine and installation, unless either changes while minify runs);
 - that a child's own children are stopped: close kills the processes it forked, not what they
