@@ -153,7 +153,8 @@ def test_a_nested_jagged_input_is_written_as_the_scripts_tensor_and_gives_the_sc
     """Issue 45: Dynamo hands the graph the jagged tensor and its ragged size as a symbol (``s71``); the
     size was written as null, the manifest line could not be read, and capture dropped the graph as "cut
     short by the command's end". The file rebuilds the tensor from its values and offsets, passes its
-    nested int for the symbol, and capture's own run check finds it runs and gives the graph's outputs."""
+    nested int for the symbol, two jagged inputs with the script's shared offsets share them again (their
+    product needs one nested int), and capture's own run check finds it gives the graph's outputs."""
     import msgspec
 
     from pt2kit.capture.records import Input
@@ -162,11 +163,13 @@ def test_a_nested_jagged_input_is_written_as_the_scripts_tensor_and_gives_the_sc
     torch.manual_seed(0)
     lin = torch.nn.Linear(4, 3)
     nt = torch.nested.nested_tensor([torch.randn(n, 4) for n in (2, 5, 3)], layout=torch.jagged)
+    gate = torch.nested.nested_tensor_from_jagged(torch.rand(10, 3), nt.offsets())
     with torch.no_grad():
-        out, path, inputs = _captured(tmp_path, lambda t: torch.relu(lin(t)).sum(dim=1), nt)
-    jagged = next(i for i in msgspec.convert(inputs, list[Input]) if i.layout == "jagged")
-    assert jagged.offsets == [0, 2, 7, 10] and jagged.shape[0::2] == [3, 4] and isinstance(jagged.shape[1], str)
-    assert jagged.value == "saved"
+        out, path, inputs = _captured(tmp_path, lambda t, g: (torch.relu(lin(t)) * g).sum(dim=1), nt, gate)
+    jagged = [i for i in msgspec.convert(inputs, list[Input]) if i.layout == "jagged"]
+    assert [(i.offsets, i.shape[0::2], i.value) for i in jagged] == [([0, 2, 7, 10], [3, 4], "saved"),
+                                                                      ([0, 2, 7, 10], [3, 3], "saved")]
+    assert isinstance(jagged[0].shape[1], str)
     loaded = load_model(str(path))
     with torch.no_grad():
         (got,) = loaded.call()

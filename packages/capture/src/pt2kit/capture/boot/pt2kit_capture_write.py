@@ -261,27 +261,35 @@ def dims(sizes: Any) -> list[int | str]:
 
 def jagged_inputs(placeholders: list[Any], args: list[Any], tensors: Tensors,
                   ) -> tuple[dict[int, tuple[str, str, dict[str, Any]]], dict[str, str]]:
-    """The jagged nested tensors among the inputs: {position: (variable, the line that builds it before
+    """The jagged nested tensors among the inputs: {position: (variable, the lines that build it before
     example_inputs, its manifest fields)}, and {Dynamo's symbol of a ragged size: the expression of it}. Dynamo
     hands its graph the jagged tensor and its ragged size as a symbol (``s71``) the script's call binds to
     the tensor's nested int: the model file passes ``_jagged_3.size(1)``, that nested int, as the script did.
-    The values are kept or seeded as any tensor; the offsets (the rows' structure) always as a literal."""
+    The values are kept or seeded as any tensor; the offsets (the rows' structure) always, as a literal, one
+    tensor for the inputs that shared one in the script: their nested int is then one too (``a * b`` of two
+    jagged tensors with the same rows needs it)."""
     out: dict[int, tuple[str, str, dict[str, Any]]] = {}
     sizes: dict[str, str] = {}
+    shared: dict[str, str] = {}  # the script's nested int (j1): the variable of its offsets
     for i, (node, arg) in enumerate(zip(placeholders, args, strict=False)):
         parts = api.jagged_parts(arg)
         if parts is None:
             continue
         values, offsets, lengths, idx = parts
-        var = f"_jagged_{i}"
+        var, lines = f"_jagged_{i}", []
+        if str(arg.shape[idx]) not in shared:
+            shared[str(arg.shape[idx])] = f"_offsets_{i}"
+            lines.append(f"_offsets_{i} = torch.tensor({offsets.tolist()!r}, dtype={offsets.dtype}, "
+                         f"device={str(offsets.device)!r})")
         expr, kind = tensors.expr(values.detach(), seed=i)
-        where = f"dtype={offsets.dtype}, device={str(offsets.device)!r}"
-        holes = "None" if lengths is None else f"torch.tensor({lengths.tolist()!r}, {where})"
-        line = (f"{var} = _jagged({expr}, torch.tensor({offsets.tolist()!r}, {where}), {holes}, {idx}, "
-                f"{bool(arg.requires_grad)})")
-        out[i] = (var, line, {"dtype": str(arg.dtype), "shape": dims(arg.shape), "stride": dims(arg.stride()),
-                              "device": str(arg.device), "requires_grad": bool(arg.requires_grad), "value": kind,
-                              "layout": "jagged", "offsets": [int(o) for o in offsets.tolist()]})
+        holes = "None" if lengths is None else f"torch.tensor({lengths.tolist()!r}, dtype={lengths.dtype}, " \
+                                                f"device={str(lengths.device)!r})"
+        lines.append(f"{var} = _jagged({expr}, {shared[str(arg.shape[idx])]}, {holes}, {idx}, "
+                     f"{bool(arg.requires_grad)})")
+        out[i] = (var, "\n".join(lines), {
+            "dtype": str(arg.dtype), "shape": dims(arg.shape), "stride": dims(arg.stride()), "device": str(arg.device),
+            "requires_grad": bool(arg.requires_grad), "value": kind, "layout": "jagged",
+            "offsets": [int(o) for o in offsets.tolist()]})
         fake = node.meta.get("example_value", node.meta.get("val"))
         if fake is not None and len(fake.shape) > idx:
             sizes[str(fake.shape[idx])] = f"{var}.size({idx})"
