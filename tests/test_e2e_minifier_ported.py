@@ -23,8 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "minifier"))
 from ported_cases import CASES, Case, ops_ok, run_ours
 
 XFAIL = {
-    "aot_accuracy_vs_strict": "the accuracy search cuts to log1p, whose divergence only changes the mask of "
-                              "where(b, x, x); the test's repro is the relu that makes the output wrong (item 5)",
 }
 
 

@@ -89,6 +89,17 @@ def test_planted_relu_bug_is_localised_to_the_relu_and_its_line(kdiff):
     assert [x["passed"] for x in r.kind("diff")] == [False, False, False]
 
 
+def test_a_divergence_masked_away_before_the_output_is_not_the_one_named(kdiff):
+    """PyTorch's test_accuracy_vs_strict_accuracy: log1p and relu both add 1, but log1p feeds only the
+    mask of where(b, r, r); the wrong output comes from the relu, which is named (was log1p, the first
+    divergence in graph order), and the log1p is said not to reach the failing output."""
+    r = kdiff(f"{CASES}:masked", "--backend", f"{CASES}:plus_one_relu_log1p")
+    assert r.code == 1, r.stderr
+    (v,) = r.kind("divergence")
+    assert v["op"] == "aten.relu.default" and v["code"] == "r = torch.relu(x)", v
+    assert "an earlier divergence, node log1p (aten.log1p.default), does not reach a failing output" in r.stderr
+
+
 def test_eager64_reference_is_quiet_on_a_clean_model_and_still_finds_the_bug(kdiff):
     assert kdiff(str(MODELS / "mlp.py"), "--ref", "eager64").code == 0
     r = kdiff(str(MODELS / "mlp.py"), "--ref", "eager64", "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy")

@@ -232,6 +232,18 @@ def test_inputs_keep_the_range_of_the_real_values(minify, tmp_path):
     assert run_repro(out).returncode == 0
 
 
+def test_accuracy_search_keeps_the_divergence_that_reaches_the_output(minify, tmp_path):
+    """PyTorch's test_accuracy_vs_strict_accuracy: log1p and relu both add 1, but log1p feeds only the
+    mask of where(b, r, r). The repro is the relu that makes the output wrong (was the log1p: the first
+    divergence in graph order, and alone a graph whose output differs)."""
+    out, m = tmp_path / "repro.py", MODELS.parents[2] / "kdiff" / "tests" / "models" / "cases.py"
+    r = minify(f"{m}:masked", "--backend", f"{m}:plus_one_relu_log1p", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.relu"] and rep["reproduced"] == 3, rep
+    assert run_repro(out).returncode == 1
+
+
 def test_a_failure_that_needs_the_real_values_gets_them_embedded(minify, tmp_path):
     """Tied votes: the backend's argmax picks the last of tied maxima. Seeded floats never tie (the old
     minify ended in exit 3 here); the repro carries the real votes as literals, and only them."""

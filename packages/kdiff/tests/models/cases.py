@@ -146,3 +146,28 @@ class _LogHead(torch.nn.Module):
 def log_head():
     torch.manual_seed(0)
     return _LogHead(), (torch.randn(4, 8),)
+
+
+def _masked(x):
+    # PyTorch's test_accuracy_vs_strict_accuracy: log1p feeds only the mask of a where whose branches are
+    # the same; the output is wrong from the relu alone
+    b = torch.logical_not(torch.logical_not(torch.log1p(x) > 0))
+    r = torch.relu(x)
+    return torch.where(b, r, r)
+
+
+def masked():
+    torch.manual_seed(0)
+    return _masked, (torch.randn(20),)
+
+
+def plus_one_relu_log1p(gm, example_inputs):
+    """A backend whose relu and log1p both add 1 (Inductor's inject_relu_bug/inject_log1p_bug "accuracy")."""
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and n.target in (torch.relu, torch.log1p, torch.ops.aten.relu.default,
+                                                    torch.ops.aten.log1p.default):
+            with gm.graph.inserting_after(n):
+                plus = gm.graph.call_function(torch.add, (n, 1.0))
+            n.replace_all_uses_with(plus, delete_user_cb=lambda u, p=plus: u is not p)
+    gm.recompile()
+    return gm.forward

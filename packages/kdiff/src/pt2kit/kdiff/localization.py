@@ -77,6 +77,7 @@ class Divergence:
     subgraph: str | None = None  # the higher-order op's subgraph it lies in: "cond → true_graph_0"
     phase: str = "forward"  # forward | backward: the graph the node belongs to
     forward_op: str | None = None  # phase backward: the forward op the node differentiates
+    note: str | None = None  # an earlier divergence that does not reach a failing output, or that this one does not
 
 
 def _uninitialised(n: torch.fx.Node) -> bool:
@@ -229,6 +230,35 @@ def _locate(gi: int, gm: torch.fx.GraphModule, args: list[Any], path: str | None
                                subgraph=path), compiles
 
 
+def _mattering(gm: torch.fx.GraphModule, args: list[Any], nodes: list[torch.fx.Node], bad: list[tuple[Any, ...]],
+               verdict: Callable[..., tuple[bool, Comparison, float, float]], found: Callable[..., Divergence],
+               seed: int | None) -> Divergence:
+    """Of the diverging nodes ``bad`` ((index, compiled value, comparison, atol, rtol), graph order), the
+    first whose divergence alone makes a failing output of the graph fail: one masked away on every path
+    (the mask of ``where(b, x, x)``) is not the culprit. None reaching one (the outputs fail from several
+    together): the first, saying so."""
+    from pt2kit.runtime.reach import first_reaching
+
+    outs = {n.name for n in next(n for n in gm.graph.nodes if n.op == "output").all_input_nodes}
+    by_index = {i: rest for i, *rest in bad}
+    failing = [nodes[i].name for i in by_index if nodes[i].name in outs]
+    first = found(*bad[0])
+    if not failing:  # no output of the graph fails in that compile: nothing to trace paths to
+        return first
+    by_name = {n.name: n for n in nodes}
+    name = first_reaching(gm, args, [(nodes[i].name, rest[0]) for i, *rest in bad], failing,
+                          lambda o, v: verdict(by_name[o], v)[0], seed=seed)
+    if name is None:
+        return dataclasses.replace(first, note=f"node {first.node} ({first.op}) is the first divergence, but its "
+                                   "divergence alone does not reach a failing output")
+    i = next(i for i in by_index if nodes[i].name == name)
+    chosen = found(i, *by_index[i])
+    if i == bad[0][0]:
+        return chosen
+    return dataclasses.replace(chosen, note=f"an earlier divergence, node {first.node} ({first.op}), does not reach "
+                               f"a failing output ({', '.join(failing)}): not the culprit")
+
+
 def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: Backend, test: Backend,
                     atol: float | None, rtol: float | None, equal_nan: bool,
                     compiles: int, fp64_rule: bool, step: Callable[[str], None], seed: int | None
@@ -273,11 +303,14 @@ def _localize_graph(gi: int, gm: torch.fx.GraphModule, args: list[Any], *, ref: 
         values = _run_compiled(with_outputs(gm, nodes), args, test, seed)
     except Exception:  # the all-outputs graph does not compile: bisection still can
         values = None
+    bad: list[tuple[Any, ...]] = []
     for i, (n, v) in enumerate(zip(nodes, values, strict=True) if values is not None else ()):
         if n.name in refs and v.shape == refs[n.name].shape:
-            bad, c, a, rt = verdict(n, v)
-            if bad:
-                return found(i, v, c, a, rt), compiles
+            judged = verdict(n, v)
+            if judged[0]:
+                bad.append((i, v, *judged[1:]))
+    if bad:
+        return _mattering(gm, args, nodes, bad, verdict, found, seed), compiles
     # fusion may hide it when everything is an output: bisect over prefixes
     errors: list[str] = []
 

@@ -262,6 +262,8 @@ def _divergence(locate: _Locator, failed: list[dict[str, Any]], label: str, chan
         located = locate()
         if located is not None:
             chan.emit_new(Divergence, model=label, **divergence_fields(located, failed_outputs[0]["output"]))
+            if located.note:
+                chan.note("localize", located.note)
         return located
     if not failed:
         return None

@@ -209,7 +209,9 @@ class Searcher:
         c = self.build(set(names), outputs=set(tensors))
         if c is None:
             return None
-        return {**self.payload(c), "names": [n for n in names if n in set(tensors)]}
+        # the graph's own outputs: the divergence kept is the first that reaches a failing one
+        return {**self.payload(c), "names": [n for n in names if n in set(tensors)],
+                "outputs": [n for n in tensors if by[n].output]}
 
     def localized(self, names: list[str]) -> tuple[set[str], ir.Candidate] | None:
         # a graph run as a training step is judged by its inputs' gradients: no node's value to localise

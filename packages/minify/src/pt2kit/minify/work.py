@@ -305,10 +305,38 @@ def localize(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     with harness.apply_config(_typed(payload["config"])):
         test = harness.compile_and_run(cls(), harness.fresh(inputs), _backend(payload["backend"]),
                                        payload.get("dynamic", False))
-    for name, t, r, f in zip(names, test, eager, fp64, strict=False):
-        if harness.differs(t, r, f, payload["failure"].get("ref", "eager"), payload["failure"].get("rule", "fp64")):
-            return {"node": name}
-    return {"node": None}
+    ref, rule = payload["failure"].get("ref", "eager"), payload["failure"].get("rule", "fp64")
+    at = {name: i for i, name in enumerate(names)}
+    bad = [(name, t) for name, t, r, f in zip(names, test, eager, fp64, strict=False) if harness.differs(t, r, f, ref, rule)]
+    failing = [name for name, _ in bad if name in set(payload.get("outputs") or ())]
+    if not bad or not failing:
+        return {"node": bad[0][0] if bad else None}
+
+    def fails(name: str, value: Any) -> bool:
+        return bool(harness.differs(value, eager[at[name]], fp64[at[name]], ref, rule))
+
+    return {"node": _reaching(cls(), harness.fresh(inputs), names, bad, failing, fails) or bad[0][0]}
+
+
+def _reaching(module: Any, inputs: list[Any], names: list[str], bad: list[tuple[str, Any]], failing: list[str],
+              fails: Any) -> str | None:
+    """Of the diverging nodes ``bad``, the first whose value alone makes a failing output of the graph
+    fail (:mod:`pt2kit.runtime.reach`): a divergence masked away on every path is not the one to keep.
+    The candidate is traced to FX; its all-outputs return names each node (in ``names`` order)."""
+    import torch
+
+    from pt2kit.runtime.reach import first_reaching
+
+    try:
+        gm = torch.fx.symbolic_trace(module)
+    except Exception:  # a candidate FX cannot trace: the first divergence stands
+        return None
+    returned = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    fx = {name: n.name for name, n in zip(names, returned, strict=False) if isinstance(n, torch.fx.Node)}
+    ours = {v: k for k, v in fx.items()}
+    got = first_reaching(gm, inputs, [(fx[n], t) for n, t in bad if n in fx], [fx[f] for f in failing if f in fx],
+                         lambda o, v: fails(ours[o], v))
+    return ours.get(got) if got is not None else None
 
 
 HANDLERS = {"original": original, "query": query, "localize": localize}
