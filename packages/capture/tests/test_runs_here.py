@@ -36,3 +36,37 @@ def test_a_model_file_whose_outputs_are_not_the_graphs_is_said_so_with_the_diffe
                            {"file": str(bad), "grad": False, "outputs": None}]}, _Chan()) == [
         None, "output 0 is float64[2, 3], the graph gave float32[2, 3]", "it gives 2 output(s), the graph gave 1",
         None, "AttributeError: '_OpNamespace' 'nowhere_ns' object has no attribute 'f'"]
+
+
+def test_a_higher_order_op_dynamo_cannot_trace_as_written_is_said_so_not_left_to_crash_the_next_tool(tmp_path):
+    """Issue 45: a flex_attention call written in the graph's form (the op with its subgraphs' captured
+    tensors, 9 arguments) runs eagerly but Dynamo traces only the script's form (7): kdiff compiling it
+    crashed in Dynamo, a record users would report as a compiler bug. The check traces a file that calls a
+    higher-order op with Dynamo (backend eager) and says why it cannot; capture writes flex_attention in
+    the form Dynamo traces (test_modelfile.py), so this is the net for an op it does not yet."""
+    from pt2kit.capture.runs import work
+
+    bad = tmp_path / "g0_0.py"
+    bad.write_text('''import torch
+from torch.nn.attention.flex_attention import create_block_mask
+
+
+def score(s, b, h, m, n):
+    return s * 2
+
+
+BLOCKS = create_block_mask(lambda b, h, q, kv: q >= kv, 1, 1, 16, 16, device="cpu").as_tuple()
+
+
+class Model(torch.nn.Module):
+    def forward(self, q, k, v):
+        return torch.ops.higher_order.flex_attention(q, k, v, score, BLOCKS, 0.5, {}, (), ())
+
+
+model = Model()
+example_inputs = tuple(torch.ones(1, 1, 16, 8) for _ in range(3))
+''')
+    assert work({"files": [{"file": str(bad), "grad": False, "outputs": None, "trace": False},
+                           {"file": str(bad), "grad": False, "outputs": None, "trace": True}]}, _Chan()) == [
+        None, "Dynamo cannot trace it as it traced the script: InternalTorchDynamoError: ValueError: too many values "
+              "to unpack (expected 7)"]

@@ -10,7 +10,8 @@ run fails".
 Guarantees: never in the user's process (one child of capture's, :func:`pt2kit.runtime.child.run_in_child`,
 for all kept graphs of the run: torch is imported once); none started when no graph was kept; a graph
 the check could not finish (its child died or timed out) keeps ``unrunnable`` None and gets a warning,
-never a verdict. Not guaranteed: that a model file that runs gives the script's values (inputs past the
+never a verdict; a graph that calls a higher-order op is also traced by Dynamo (backend eager), which must
+not raise. Not guaranteed: that a model file that runs gives the script's values (inputs past the
 budget are seeded), nor that the compiled run of it works.
 """
 
@@ -24,6 +25,9 @@ from .records import Entry, label
 
 TARGET = "pt2kit.capture.runs:work"
 TIMEOUT = 300.0  # seconds for all graphs together: an eager forward each, after one import of torch
+# a graph that calls a higher-order op is traced by Dynamo too: FX writes such an op's call in the graph's
+# form, which Dynamo may not trace where it traced the script's (flex_attention's 9 arguments, not 7)
+HOP = "torch.ops.higher_order."
 
 
 def check(s: Any, entries: list[tuple[Any, Entry]], command: list[str]) -> None:
@@ -34,7 +38,8 @@ def check(s: Any, entries: list[tuple[Any, Entry]], command: list[str]) -> None:
         return
     from pt2kit.runtime.child import run_in_child
 
-    files = [{"file": str(p.dir / e.file), "grad": e.grad, "outputs": msgspec.to_builtins(e.outputs)} for p, e in todo]
+    files = [{"file": str(p.dir / e.file), "grad": e.grad, "outputs": msgspec.to_builtins(e.outputs),
+              "trace": any(op.startswith(HOP) for op in e.ops)} for p, e in todo]
     s.say(f"checking that {len(todo)} captured graph{'s' * (len(todo) != 1)} run here")
     try:  # quiet: what the model files print is no news; a failure of ours never costs the records
         res = run_in_child(TARGET, {"files": files}, run=s.writer.run, store=str(s.store.root),
@@ -61,7 +66,7 @@ def work(payload: dict[str, Any], chan: Any) -> list[str | None]:
     out = []
     for i, f in enumerate(payload["files"]):
         chan.stage(f"run {i}")
-        why = _run_one(f["file"], f["grad"], f["outputs"])
+        why = _run_one(f["file"], f["grad"], f["outputs"]) or (_traced(f["file"], f["grad"]) if f.get("trace") else None)
         chan.note(str(i), why)
         out.append(why)
     return out
@@ -95,6 +100,25 @@ def _run_one(path: str, grad: bool, want: list[dict[str, Any] | None] | None) ->
         if str(g.dtype) != w["dtype"] or (None not in w["shape"] and shape != w["shape"]):
             return (f"output {n} is {str(g.dtype).removeprefix('torch.')}{shape}, the graph gave "
                     f"{w['dtype'].removeprefix('torch.')}{w['shape']}")
+    return None
+
+
+def _traced(path: str, grad: bool) -> str | None:
+    """Why Dynamo cannot trace the model file (backend eager: no compiler runs), or None: a tool that
+    compiles it would otherwise report Dynamo's crash on the file's form as the compiler's."""
+    import torch
+
+    from pt2kit.runtime.modelfile import load_model
+
+    try:
+        loaded = load_model(path, from_stream=True)
+        torch.compiler.reset()
+        with torch.set_grad_enabled(grad):
+            loaded.call(torch.compile(loaded.model, backend="eager"))
+    except Exception as e:
+        return "Dynamo cannot trace it as it traced the script: " + _why(f"{type(e).__name__}: {str(e).strip()}", path)
+    finally:
+        torch.compiler.reset()
     return None
 
 
