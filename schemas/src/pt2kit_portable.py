@@ -1,6 +1,6 @@
 """pt2kit_portable: the rules every pt2kit process applies, in one file that also runs where pt2kit is not installed.
 
-Version 4 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
+Version 5 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
 functions that use it, imported there. No package-relative import, no ``from __future__``, no msgspec,
 nothing else of pt2kit. The same text is used three ways, so a rule changed here changes everywhere:
 
@@ -35,7 +35,9 @@ Guarantees:
   ``requires_grad`` kept, and an input that was not a leaf (the result of an op on a tensor that
   requires grad) made the output of one op again, with its storage, offset, shape and strides; capture's
   model files (which embed its text), kdiff's and minify's copies and every repro.py rebuild inputs
-  with it, so a backend that looks at ``is_leaf`` sees what it saw in the script.
+  with it, so a backend that looks at ``is_leaf`` sees what it saw in the script. :func:`copy_inputs`
+  copies a call's inputs so that those sharing one storage share the copy (a write into one shows in the
+  other, as in the script), each as :func:`as_input` makes it.
 * :func:`loss_of` is the loss of every ``--mode train`` run and of a joint repro: the sum of the means
   of the floating leaves that require grad (a half-precision one's mean taken in float32).
 * :func:`exception_line` names an exception in one line of at most 500 characters; :func:`signal_name`
@@ -58,7 +60,7 @@ import math
 import signal
 from dataclasses import dataclass
 
-VERSION = 4
+VERSION = 5
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -673,6 +675,31 @@ def as_input(t, requires_grad, leaf=True):
     with torch.no_grad():
         out.set_(t.untyped_storage(), t.storage_offset(), t.shape, t.stride())
     return out
+
+
+def copy_inputs(inputs):
+    """Copies of the tensors of a pytree of inputs, each storage copied once, so inputs that shared one
+    (``f(a, a[1])``) share the copy, with their offsets and strides, requires_grad and leaf or not kept
+    (:func:`as_input`): a run that writes into its inputs leaves the originals as they were. A tensor
+    with no plain storage (nested, sparse) is cloned on its own; a parameter stays itself."""
+    import torch
+
+    storages = {}
+
+    def one(t):
+        if not isinstance(t, torch.Tensor) or isinstance(t, torch.nn.Parameter):
+            return t
+        if t.layout != torch.strided or t.is_nested or t.is_conj() or t.is_neg():  # a view's bit set_ drops
+            return t.clone()
+        with torch.no_grad():
+            key = (str(t.device), t.untyped_storage().data_ptr())
+            if key not in storages:
+                storages[key] = t.untyped_storage().clone()
+            c = torch.empty(0, dtype=t.dtype, device=t.device)
+            c.set_(storages[key], t.storage_offset(), t.shape, t.stride())
+        return as_input(c, t.requires_grad, is_leaf(t))
+
+    return tree_map(one, inputs)
 
 
 # -- the loss of a training step ---------------------------------------------------------------------

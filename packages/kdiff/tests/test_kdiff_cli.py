@@ -58,6 +58,16 @@ def test_a_head_that_makes_nan_passes_and_points_at_aotiprint(kdiff):
     assert "`aotiprint --jit MODEL.py` names the op" in r.stderr and r.kind("divergence") == []
 
 
+def test_each_side_starts_from_the_inputs_as_given_those_sharing_a_storage_sharing_it(kdiff):
+    # the eager side's write into a reached the compiled side's run, which read a[1] as 1 where eager read 0:
+    # "0 of 1 leaves pass" on a graph Inductor compiles right (issue 44, item 4: views of one storage)
+    r = kdiff(str(MODELS / "aliased.py"), "--no-localize")
+    assert r.code == 0, r.stderr
+    (d,) = r.kind("diff")
+    assert d["passed"] and d["metrics"]["mismatches"] == 0 and d["metrics"]["max_abs"] == 0.0, d
+    assert "aliased.py: 1 of 1 leaves pass (inductor vs eager" in r.stderr
+
+
 def test_eager_backward_failing_is_bad_input_after_the_forward_verdict(kdiff):
     r = kdiff(str(MODELS / "noautograd.py"), "--grad")
     assert r.code == 2, r.stderr

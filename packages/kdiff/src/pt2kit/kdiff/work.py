@@ -24,6 +24,7 @@ from pt2kit.runtime.text import exception_line as _why
 from pt2kit.runtime.torchapi import reset_dynamo
 from pt2kit.runtime.training import check_trainable
 from pt2kit.schema import Diff, Divergence, Model
+from pt2kit_portable import copy_inputs
 
 from .job import Job
 from .modes import as_configured
@@ -161,7 +162,9 @@ class _Sides:
         from .grads import step
 
         loaded, seed = self.loaded, self.seed
-        fn, inputs = backends.prepare(loaded.model, loaded.inputs, backend)
+        # each side on its own copy, inputs that share a storage sharing the copy: a graph that writes into
+        # its inputs (f(a, a[1]) adding to a) hands the next side the values the script handed it
+        fn, inputs = backends.prepare(loaded.model, copy_inputs(loaded.inputs), backend)
         # torch.compile compiles on the first call: a compiled side's stage covers both
         verb = "compile and run" if backend.compile is not None else "run"
         self.chan.stage(f"{verb} {role} ({backend.name})")

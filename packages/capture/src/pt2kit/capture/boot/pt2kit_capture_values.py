@@ -1,5 +1,5 @@
 """The values of the tensors a captured graph takes, for the capture boot's writer: a seeded tensor's
-range, the run's budget of saved bytes, a hashing file to save through.
+range, the run's budget of saved bytes, a hashing file to save through, the inputs that share a storage.
 
 Runs inside the user's interpreter: stdlib + torch (imported when called).
 
@@ -16,6 +16,8 @@ import fcntl
 import hashlib
 from pathlib import Path
 from typing import Any
+
+from pt2kit_portable import is_leaf
 
 # elements per step of a seeded tensor's range: its scratch (a mask and two selections) stays a few MB
 CHUNK = 1 << 18
@@ -106,3 +108,45 @@ class Hashing:
 
     def flush(self) -> None:
         self.f.flush()
+
+
+class Shared:
+    """Inputs that share one storage in the script (``f(a, a[1])``; Dynamo hands the backend both, and an
+    in-place write into one shows in the other): the span of storage they cover is one tensor of the
+    model file (saved or seeded as any tensor), each of them a view of it (its ``_view``), as PyTorch's
+    ``InputWriter`` writes one storage for every tensor on it. Only ``plain`` inputs (real values, not the
+    script's parameters or buffers, which are the module's state, written on their own) of one dtype."""
+
+    def __init__(self, args: list[Any], plain: list[bool]) -> None:
+        import torch
+
+        by_storage: dict[tuple[str, int], list[int]] = {}
+        for i, (a, ok) in enumerate(zip(args, plain, strict=False)):
+            if (ok and a.layout == torch.strided and not a.is_nested and a.numel() and not a.is_conj()
+                    and not a.is_neg()):
+                by_storage.setdefault((str(a.device), a.untyped_storage().data_ptr()), []).append(i)
+        self.groups = {i: g for g in by_storage.values() if len(g) > 1 and len({args[j].dtype for j in g}) == 1
+                       for i in g}
+        self.args, self.lines, self.made = args, [], {}  # made: a group's first position -> (name, lo, kind)
+
+    def expr(self, i: int, tensors: Any) -> tuple[str, str] | None:
+        """(expression, "saved" | "seeded") of input ``i`` as a view of its group's storage (``tensors``: the
+        model file's :class:`Tensors`, which saves or seeds that storage); None: it shares none."""
+        group = self.groups.get(i)
+        if group is None:
+            return None
+        if group[0] not in self.made:
+            ts = [self.args[j] for j in group]
+            lo = min(t.storage_offset() for t in ts)
+            hi = max(t.storage_offset() + sum((n - 1) * st for n, st in zip(t.shape, t.stride(), strict=True)) + 1
+                     for t in ts)
+            span = ts[0].detach().as_strided((hi - lo,), (1,), lo)
+            value, kind = tensors.expr(span, seed=group[0])
+            name = f"_storage{len(self.lines)}"
+            self.lines.append(f"{name} = {value}  # the storage inputs {', '.join(map(str, group))} share")
+            self.made[group[0]] = (name, lo, kind)
+        name, lo, kind = self.made[group[0]]
+        t = self.args[i]
+        leaf = "" if is_leaf(t) else ", leaf=False"
+        return (f"_view({name}, {tuple(t.shape)!r}, {tuple(t.stride())!r}, {t.storage_offset() - lo}, "
+                f"{bool(t.requires_grad)}{leaf})"), kind

@@ -14,7 +14,8 @@ Guarantees: the graph is read, never changed (the user's backend gets it untouch
 gives bit for bit what the graph gave in the script; each input is made with the requires_grad it had and,
 where it was no leaf (an op's output on a tensor that requires grad), as no leaf again
 (``pt2kit_portable.as_input``, its text embedded: a backend that looks at ``is_leaf`` sees what it saw in
-the script); a seeded input draws from a ``torch.Generator``
+the script); inputs that shared one storage in the script (``f(a, a[1])``) are views of one tensor
+(:class:`Shared`); a seeded input draws from a ``torch.Generator``
 seeded by its position, within the real values' [lo, hi], so two loads give the same numbers (a fake
 tensor's, which has no values: within [-1, 1] for floats, 0 for integers). Memory: a kept tensor is
 copied only where its bytes are not already one contiguous CPU storage, and written straight to its
@@ -37,7 +38,7 @@ from typing import Any
 import pt2kit_capture_torchapi as api
 from pt2kit_capture_code import ATTR, IMPORT, comment, escape, identifier, literal
 from pt2kit_capture_hops import FLEX, FLEX_CALL, python_code
-from pt2kit_capture_values import Hashing, RunBudget, value_range
+from pt2kit_capture_values import Hashing, RunBudget, Shared, value_range
 
 from pt2kit_portable import as_input, is_leaf, scratch_tensor_path
 
@@ -99,6 +100,12 @@ def _jagged(values, offsets, lengths, ragged_idx, requires_grad):
     """A torch.nested jagged tensor, as the script's: its values split at its offsets (lengths: its holes)."""
     t = torch.nested.nested_tensor_from_jagged(values, offsets, lengths, jagged_dim=ragged_idx)
     return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def _view(storage, shape, stride, offset, requires_grad, leaf=True):
+    """An input that shared its storage with another input in the script (a view of it, or both views of
+    one tensor): a view of the one tensor that holds their storage, so a write into one shows in the other."""
+    return as_input(storage.as_strided(shape, stride, offset), requires_grad, leaf)
 
 
 def _put(root, path, value):
@@ -318,6 +325,8 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
     used = {n.target for n in placeholders}
     forward, call, params, examples, inputs = [], [], [], [], []
     jagged, sizes = jagged_inputs(placeholders, args, tensors)
+    shared = Shared(args, [isinstance(a, torch.Tensor) and not isinstance(a, torch.nn.Parameter) and not buffer_path(n)
+                           and not api.is_fake(a) for n, a in zip(placeholders, args, strict=False)])
     for i, (node, arg) in enumerate(zip(placeholders, args, strict=False)):
         entry: dict[str, Any] = {"name": node.target, "parameter": None, "buffer": None}
         if i in jagged:
@@ -326,7 +335,7 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
         elif isinstance(arg, torch.SymInt) and str(arg) in sizes:  # a ragged size: the jagged input's nested int
             expr, entry["value"], entry["type"] = sizes[str(arg)], "other", "SymInt"
         elif isinstance(arg, torch.Tensor):
-            expr, kind = tensors.expr(arg, seed=i)
+            expr, kind = shared.expr(i, tensors) or tensors.expr(arg, seed=i)
             entry.update(dtype=str(arg.dtype), shape=dims(arg.shape), stride=dims(arg.stride()),
                          device=str(arg.device), requires_grad=bool(arg.requires_grad), value=kind,
                          **({} if is_leaf(arg) else {"leaf": False}))
@@ -379,7 +388,7 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
         raise ValueError(f"{escape(bad[0])}: not an import of a dotted name, not written as code")
     text = "\n".join([*(comment(h) for h in header), "from pathlib import Path", "", *imports, PRELUDE, *aliases,
                       "", AS_INPUT,
-                      *("\n" + c for c in classes), "", *model, "", "", "model = Model()",
+                      *("\n" + c for c in classes), "", *model, "", "", "model = Model()", *shared.lines,
                       *(line for _, line, _ in jagged.values()), "example_inputs = (",
                       *examples, ")", ""])
     text = "\n".join(line.rstrip() for line in text.split("\n")) + "\n"
