@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from pt2kit.runtime.config import parse_config
@@ -190,3 +192,34 @@ def test_inf_and_nan_settings_come_back_from_the_collector_as_they_were():
         back = ind.fx_passes_numeric_check
         assert math.isnan(back["precision"]) and {k: v for k, v in back.items() if k != "precision"} == \
             {k: v for k, v in check.items() if k != "precision"}
+
+
+_VECTORISED = """
+import torch
+torch.compile(lambda x: torch.cos(torch.relu(x)))(torch.randn(64, 64))
+"""
+_RECORD_THEN_OWN = """
+import torch
+from pt2kit.runtime.config import apply_config
+with apply_config({"inductor.cpp.vec_isa_ok": "False"}):  # a record's settings (PyTorch's minifier tests')
+    torch.compile(lambda x: x.sin())(torch.randn(64, 64))
+torch._dynamo.reset()
+torch.compile(lambda x: torch.cos(torch.relu(x)))(torch.randn(64, 64))  # settings put back: its cached graph
+print("compiled")
+"""
+
+
+def test_a_graph_compiled_after_a_records_vec_isa_setting_is_put_back_builds(tmp_path):
+    """Issue 44 item 8: Inductor picks its vector ISA once a process. Picked under a record's
+    ``cpp.vec_isa_ok=False``, it stayed none after the setting was put back: a graph another process had
+    stored vectorised in the shared Inductor cache was then built without the vector header, and the
+    tool crashed where the script ran ("'at::vec' has not been declared")."""
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
+    first = subprocess.run([sys.executable, "-c", _VECTORISED], env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr[-2000:]
+    p = subprocess.run([sys.executable, "-c", _RECORD_THEN_OWN], env=env, capture_output=True, text=True)
+    assert "at::vec" not in p.stderr and p.returncode == 0 and p.stdout.strip() == "compiled", p.stderr[-2000:]

@@ -184,3 +184,16 @@ def test_model_or_compiler_blames_the_model_only_when_eager_fails_too():
     assert str(own) == ("m.py: the model's own eager run fails, so there is no compiled code to judge (the model, "
                         "not the compiler): ValueError: shapes (4, 8) and (5, 3)")
     assert model_or_compiler("m.py", "eager run", crash, lambda: None) is crash
+
+
+def test_forget_vec_isa_makes_inductor_pick_its_isa_again_under_the_settings_now():
+    import torch._inductor.config as ic
+    from torch._inductor import cpu_vec_isa
+
+    from pt2kit.runtime.torchapi import forget_vec_isa
+
+    with ic.patch({"cpp.vec_isa_ok": False}):
+        forget_vec_isa()
+        assert cpu_vec_isa.valid_vec_isa_list() == [] and not cpu_vec_isa.pick_vec_isa()
+    forget_vec_isa()
+    assert cpu_vec_isa.valid_vec_isa_list.cache_info().currsize == 0

@@ -29,7 +29,7 @@ from pt2kit_portable import CONFIG_MODULES as MODULES
 from pt2kit_portable import SettingError, coerce_setting, collect_settings, from_literal, literal
 
 from .errors import UsageError
-from .torchapi import config_module
+from .torchapi import VEC_ISA_SETTINGS, config_module, forget_vec_isa
 
 __all__ = ["MODULES", "apply_config", "config_keys", "from_literal", "kept_settings", "literal", "parse_config",
            "resolve", "worker_settings"]
@@ -119,8 +119,15 @@ def apply_config(cfg: dict[str, str]) -> ExitStack:
     writes them under the store (:func:`_debug_root`), never into the working directory."""
     stack = ExitStack()
     resolved = resolve(cfg)
+    # Inductor's vector ISA, cached per process, is picked again under these settings, and again once
+    # they are put back (the callback runs after every patch is undone)
+    isa = any(m is config_module(MODULES["inductor"]) and k in VEC_ISA_SETTINGS for m, k, _ in resolved)
+    if isa:
+        stack.callback(forget_vec_isa)
     for module, key, value in resolved:
         stack.enter_context(module.patch({key: value}))
+    if isa:
+        forget_vec_isa()
     debug = _debug_root(resolved)
     if debug:
         stack.enter_context(config_module(MODULES["dynamo"]).patch(debug))
@@ -149,8 +156,12 @@ class kept_settings:  # a context manager, named as one is used
         return self
 
     def __exit__(self, *exc: object) -> None:
+        isa = False
         for path, before in self._before.items():
             module = config_module(path)
             for key, value in config_keys(module).items():
                 if key in before and value != before[key]:
                     setattr(module, key, before[key])
+                    isa = isa or (path == MODULES["inductor"] and key in VEC_ISA_SETTINGS)
+        if isa:  # the model file changed the vector ISA settings: Inductor picks it again (forget_vec_isa)
+            forget_vec_isa()

@@ -34,7 +34,7 @@ from pt2kit_portable import (
 )
 
 __all__ = ["CONFIG_MODULES", "aot_autograd", "boxed", "config_defaults", "config_module", "dispatch_mode",
-           "generate_code", "hop_name", "is_hop", "is_mutable", "is_op_overload", "left_out_of_repros",
+           "forget_vec_isa", "generate_code", "hop_name", "is_hop", "is_mutable", "is_op_overload", "left_out_of_repros",
            "min_cut_partition", "pytree_key_children", "reset_dynamo", "tree_map"]
 
 
@@ -48,6 +48,29 @@ def reset_dynamo() -> None:
     import torch._dynamo
 
     torch._dynamo.reset()
+
+
+# Inductor settings its per-process vector-ISA caches are computed under
+VEC_ISA_SETTINGS = frozenset({"cpp.vec_isa_ok", "cpp.simdlen"})
+
+
+def forget_vec_isa() -> None:
+    """Make Inductor pick its CPU vector ISA again, under the settings in force now. It decides once a
+    process which ISAs are usable (``cpu_vec_isa.valid_vec_isa_list``, a functools.cache computed under
+    ``cpp.vec_isa_ok`` at its first call) and, for the AVX-512 ones, whether each is (a functools.cache
+    on ``__bool__``). Decided under other settings, the kernels of a graph are written vectorised while
+    the compile line leaves out the vector header, or the reverse: a graph found in the shared on-disk
+    cache then fails to build ("'at::vec' has not been declared"), and a vectorised kernel is stored
+    under a key that says ``vec_isa_ok=False``. Nothing to do before Inductor's module is imported."""
+    mod = sys.modules.get("torch._inductor.cpu_vec_isa")
+    if mod is None:
+        return
+    mod.valid_vec_isa_list.cache_clear()
+    for cls in vars(mod).values():
+        if isinstance(cls, type):
+            for fn in (cls.__dict__.get("__bool__"), cls.__dict__.get("_VecISA__bool__impl")):
+                if hasattr(fn, "cache_clear"):
+                    fn.cache_clear()
 
 
 def dynamo_counts() -> tuple[int, list[str]]:
