@@ -55,7 +55,8 @@ class Narrator(Base):
             self.say(f"{self.label}: {len(names)} leaves got no gradient on either side, not compared: "
                      + ", ".join(names[:5]) + (", ..." if len(names) > 5 else ""))
         n = v.diffs
-        extra = [f"{v.by_fp64} within float64 noise"] if v.by_fp64 else []
+        extra = [f"{v.written} written in place"] if v.written else []
+        extra += [f"{v.by_fp64} within float64 noise"] if v.by_fp64 else []
         extra += [f"{v.ties} after a near-tie"] if v.ties else []
         extra += [f"{v.precision} only with the model's precision modes"] if v.precision else []
         extra += [notes["precision"] if "precision" in notes else "PyTorch's accuracy-harness precision: TF32 off"]

@@ -28,6 +28,7 @@ from pt2kit_portable import copy_inputs
 
 from .job import Job
 from .modes import as_configured
+from .written import Start
 
 
 class Summary(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,6 +45,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     precision: int = 0
     divergence: dict[str, Any] | None = None
     nothing_compiled: str | None = None  # Dynamo compiled no graph for the test side: its reason
+    written: int = 0  # leaves that are tensors a side wrote in place (:mod:`.written`)
 
 
 def _seeded(seed: int, fn: Any) -> Any:
@@ -109,20 +111,19 @@ def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
     tol = {"atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan}
     ties = TieRecorder()
     sides = _Sides(loaded, job.seed, job.mode == "train", ties, chan)
-    runs = _Runs(sides.run, ref, test, job.verdict or "fp64", loaded.label, chan)
+    runs = _Runs(sides, ref, test, job.verdict or "fp64", loaded.label, chan)
     if ties.blind:
         chan.note("hops", "the near-tie watch ran " + ", ".join(ties.blind)
                   + " whole: selections inside it are not checked for ties")
     verdict = runs.verdict(ties.nearest() if (job.verdict or "fp64") == "fp64" else None)
     diffs = compare_trees(runs.ref_leaves, runs.test_leaves, ref=ref.name, test=test.name, store=chan.store,
                           verdict=verdict, **tol)
-    graded, grad_counts, no_grads = _gradients(job, loaded, runs, sides.trained, verdict, tol, chan)
+    graded, grad_counts, no_grads = _gradients(job, loaded, runs, sides, verdict, tol, chan)
     diffs += graded
     if not diffs and no_grads is None:  # "0 of 0 leaves pass" said pass about nothing compared
-        raise CannotJudge(f"{loaded.label}: {CANNOT}: it returns no tensor and has no gradient to compare (a graph "
-                          "that only writes its inputs in place, as a compiled optimizer step does: kdiff compares "
-                          "what a call returns)")
-    locate = _Locator(job, loaded, ref, test, runs.rule, chan)
+        raise CannotJudge(f"{loaded.label}: {CANNOT}: it returns no tensor, writes none of its inputs, parameters "
+                          "or buffers in place, and has no gradient to compare")
+    locate = _Locator(job, loaded, ref, test, runs.rule, chan, sides.start)
     if job.precision != "harness":
         as_configured(diffs, sides.states, job.device, runs, tol, chan, locate=locate if job.localize else None)
     failed = [d for d in diffs if not d["passed"]]
@@ -140,7 +141,7 @@ def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
                    ties=sum(1 for d in diffs if d.get("rule") == "tie"),
                    precision=sum(1 for d in diffs if d.get("rule") == "precision"),
                    divergence=None if located is None else {"op": located.op, "source": located.source},
-                   nothing_compiled=sides.nothing)
+                   nothing_compiled=sides.nothing, written=len(sides.start.names))
 
 
 class _Sides:
@@ -154,6 +155,7 @@ class _Sides:
         self.states: dict[str, dict[str, Any]] = {}
         self.trained: dict[str, list[tuple[str, Any]]] = {}
         self.nothing: str | None = None  # the test side's run in which Dynamo compiled no graph: why
+        self.start = Start(loaded.model, loaded.inputs)  # every side starts from these values
 
     def run(self, backend: Any, role: str) -> list[tuple[str, Any]]:
         import torch
@@ -162,6 +164,7 @@ class _Sides:
         from .grads import step
 
         loaded, seed = self.loaded, self.seed
+        self.start.restore()  # parameters and buffers an earlier side wrote in place: back to the file's values
         # each side on its own copy, inputs that share a storage sharing the copy: a graph that writes into
         # its inputs (f(a, a[1]) adding to a) hands the next side the values the script handed it
         fn, inputs = backends.prepare(loaded.model, copy_inputs(loaded.inputs), backend)
@@ -180,6 +183,7 @@ class _Sides:
         except Exception as e:
             if backend.compile is not None or backend.float64:
                 raise
+            self.start.restore()
             with torch.no_grad():
                 raise _eager_fails(loaded.label, "eager run", e,
                                    lambda: _seeded(seed, lambda: loaded.call(fn, inputs))) from None
@@ -187,18 +191,18 @@ class _Sides:
         if isinstance(compiled, Compiled) and compiled.nothing:
             self.nothing = compiled.nothing
         self.states[role] = precision_state()
-        return unjag(flatten(out))
+        return unjag(flatten(out)) + self.start.written(fn, inputs)
 
 
-def _gradients(job: Job, loaded: Any, runs: _Runs, trained: dict[str, list[tuple[str, Any]]], verdict: Any,
+def _gradients(job: Job, loaded: Any, runs: _Runs, sides: _Sides, verdict: Any,
                tol: dict[str, Any], chan: Any) -> tuple[list[dict[str, Any]], dict[str, Any], BaseException | None]:
     """(the gradients' diffs, the summary's counts of them, the model's own eager backward's failure: said
     after the forward's diffs are written) with ``--grad`` or ``--mode train``; nothing otherwise."""
     from . import backends
-    from .grads import grads_of
+    from .grads import grads_of as _grads_of
     from .records import Verdict, compare_grads, frozen_parameters
 
-    ref, test, rule, seed = runs.ref, runs.test, runs.rule, job.seed
+    ref, test, rule, seed, trained = runs.ref, runs.test, runs.rule, job.seed, sides.trained
     if job.mode == "train":  # each side's run was a training step: its gradients are in hand
         g = {"ref": trained["reference"], "test": trained["test"]}
         if rule == "fp64":
@@ -206,6 +210,11 @@ def _gradients(job: Job, loaded: Any, runs: _Runs, trained: dict[str, list[tuple
                 (trained["float64 reference"], trained["reference"])
     elif job.grad:
         chan.stage("gradients")
+
+        def grads_of(_: Any, backend: Any, seed: int) -> list[tuple[str, Any]]:  # each from the same start
+            sides.start.restore()
+            return _grads_of(loaded, backend, seed)
+
         try:
             g = {"ref": grads_of(loaded, ref, seed)}
         except Exception as e:
@@ -234,8 +243,9 @@ class _Locator:
     ``backward=True`` in the backward graphs of the very step whose gradients were compared; None (the
     reason noted) where localisation cannot say."""
 
-    def __init__(self, job: Job, loaded: Any, ref: Any, test: Any, rule: str, chan: Any) -> None:
+    def __init__(self, job: Job, loaded: Any, ref: Any, test: Any, rule: str, chan: Any, start: Any) -> None:
         self.loaded, self.chan, self.seed, self.train = loaded, chan, job.seed, job.mode == "train"
+        self.start = start
         self.kw = {"ref": ref, "test": test, "atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan,
                    "fp64_rule": rule == "fp64", "on_step": chan.stage, "seed": job.seed if self.train else None}
 
@@ -244,11 +254,13 @@ class _Locator:
         from .localization import LocalizeError, localize, localize_backward
 
         loaded, seed = self.loaded, self.seed
+
+        def run(fn: Any) -> Any:  # each call from the values every side started from
+            self.start.restore()
+            return _seeded(seed, lambda: step(loaded, fn, train=self.train) if backward else loaded.call(fn))
+
         try:
-            if backward:
-                return localize_backward(
-                    loaded.model, lambda fn: _seeded(seed, lambda: step(loaded, fn, train=self.train)), **self.kw)
-            return localize(loaded.model, lambda fn: _seeded(seed, lambda: loaded.call(fn)), **self.kw)
+            return (localize_backward if backward else localize)(loaded.model, run, **self.kw)
         except LocalizeError as e:
             self.chan.note("localize", str(e))
             return None
@@ -287,10 +299,12 @@ class _Runs:
     eager64); the test. :meth:`again` runs them once more under other settings, the float64 run kept
     (no precision mode touches float64)."""
 
-    def __init__(self, side: Any, ref: Any, test: Any, rule: str, label: str, chan: Any) -> None:
+    def __init__(self, sides: _Sides, ref: Any, test: Any, rule: str, label: str, chan: Any) -> None:
         from . import backends
 
-        self.side, self.ref, self.test, self.rule, self.chan = side, ref, test, rule, chan
+        side = sides.run
+        self.side, self.complete = side, sides.start.complete
+        self.ref, self.test, self.rule, self.chan = ref, test, rule, chan
         self.note: str | None = None
         self.f64 = ref if ref.float64 else backends.Backend("eager64", float64=True)
         self.fp64: list[tuple[str, Any]] | None = None
@@ -316,6 +330,8 @@ class _Runs:
             chan.note("narrowed", "the float64 run took float32 for ops with no float64 kernel: "
                       + ", ".join(self.f64.narrowed))
         self.test_leaves = side(test, "test")
+        for leaves in (self.ref_leaves, self.baseline, self.fp64, self.test_leaves):  # a write one side did alone
+            self.complete(leaves)
         chan.stage("compare")
 
     def verdict(self, tie: Any = None) -> Any:
@@ -331,6 +347,8 @@ class _Runs:
         ref_leaves = self.fp64 if self.ref.float64 else self.side(self.ref, f"reference {why}")
         baseline = ref_leaves if not self.ref.float64 else self.side(backends.Backend("eager"), f"baseline {why}")
         test_leaves = self.side(self.test, f"test {why}")
+        for leaves in (ref_leaves, baseline, test_leaves):
+            self.complete(leaves)
         v = self.verdict()
         v.baseline = dict(baseline or [])
         return ref_leaves or [], test_leaves, v
