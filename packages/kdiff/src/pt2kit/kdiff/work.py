@@ -23,12 +23,13 @@ from pt2kit.runtime.tensors import unjag
 from pt2kit.runtime.text import exception_line as _why
 from pt2kit.runtime.torchapi import reset_dynamo
 from pt2kit.runtime.training import check_trainable
+from pt2kit.runtime.written import Start
 from pt2kit.schema import Diff, Divergence, Model
 from pt2kit_portable import copy_inputs
 
 from .job import Job
 from .modes import as_configured
-from .written import Start
+from .torchapi import original_module
 
 
 class Summary(msgspec.Struct, frozen=True, kw_only=True):
@@ -191,7 +192,7 @@ class _Sides:
         if isinstance(compiled, Compiled) and compiled.nothing:
             self.nothing = compiled.nothing
         self.states[role] = precision_state()
-        return unjag(flatten(out)) + self.start.written(fn, inputs)
+        return unjag(flatten(out)) + self.start.written(original_module(fn), inputs)
 
 
 def _gradients(job: Job, loaded: Any, runs: _Runs, sides: _Sides, verdict: Any,

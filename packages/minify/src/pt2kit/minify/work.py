@@ -115,18 +115,22 @@ def _judge(loaded: Any, job: Job) -> dict[str, Any]:
     failure by the verdict asked for, or none (``kind`` None, with what was seen)."""
     import torch
 
+    from pt2kit.runtime.written import Start
+
+    start = Start(loaded.model, loaded.inputs)  # what a run writes in place is judged too, each run from here
     torch.manual_seed(job.seed)
     with torch.no_grad():
         try:
-            eager = _outputs(loaded.call(loaded.model))
+            eager = _outputs(loaded.call(loaded.model)) + start.written(loaded.model, loaded.inputs)
         except Exception as e:  # the model's own bug, as kdiff says it: bad input, not a failure to minify
             raise UsageError(f"{loaded.label}: the model's own eager run fails, so there is no "
                              f"compiler failure to minify (the model, not the compiler): {exception_line(e)}") from None
     harness.sync()  # an eager kernel's device-side error is eager's: raised here, not in the compiled run
     backend = _backend(job.backend)
+    start.restore()
     try:
         with Compiled() as watched:
-            test = _compiled_outputs(loaded, job, backend)
+            test = _compiled_outputs(loaded, job, backend) + start.written(loaded.model, loaded.inputs)
     except Exception as e:
         return {"kind": "compile-error", "signature": harness.exception_signature(e), "detail": str(e)[:2000]}
     if watched.nothing and backend != "aoti":  # the compiled run was eager code: no compiler failure is in it
@@ -136,10 +140,16 @@ def _judge(loaded: Any, job: Job) -> dict[str, Any]:
         return {"kind": "nan", "signature": got}
     if job.failure == "nan" and got:
         return {"kind": "nan", "signature": f"{got} (eager too)"}
+    start.complete(eager)  # a tensor one side wrote and the other did not: at its starting value there
+    start.complete(test)
+    order = {n: i for i, (n, _) in enumerate(eager)}
+    test.sort(key=lambda leaf: order.get(leaf[0], len(order)))  # the writes in eager's order
+    start.restore()
     pairs = list(zip(test, eager, strict=False))
     if job.ref == "eager" and not any(harness.differs(t, r, None) for (_, t), (_, r) in pairs):
         return {"kind": None, "detail": "passes assert_close"}  # no float64 run needed to say so
-    fp64 = _float64_outputs(loaded, job.seed)
+    fp64 = _float64_outputs(loaded, job.seed, start)
+    start.restore()  # the search's own runs start where the model file does
     for (name, t), (_, r) in pairs:
         why = harness.differs(t, r, fp64.get(name), job.ref, job.rule)
         if why:
@@ -201,9 +211,9 @@ def _precision(mode: str) -> dict[str, Any]:
     return dict(HARNESS)
 
 
-def _float64_outputs(loaded: Any, seed: int) -> dict[str, Any]:
-    """The model's outputs from a float64 copy of it (empty where that run fails): the accuracy
-    verdict's reference for how far rounding alone goes."""
+def _float64_outputs(loaded: Any, seed: int, start: Any) -> dict[str, Any]:
+    """The model's outputs, and what it wrote in place (``start``'s leaves), from a float64 copy of it
+    (empty where that run fails): the accuracy verdict's reference for how far rounding alone goes."""
     import torch
 
     from pt2kit.runtime.accuracy import float64_copy, float64_mode
@@ -212,7 +222,7 @@ def _float64_outputs(loaded: Any, seed: int) -> dict[str, Any]:
         m64, in64 = float64_copy(loaded.model, loaded.inputs)
         with torch.no_grad(), float64_mode():
             torch.manual_seed(seed)
-            return dict(unjag(flatten(loaded.call(m64, in64))))
+            return dict(unjag(flatten(loaded.call(m64, in64))) + start.written(m64, in64))
     return {}
 
 
