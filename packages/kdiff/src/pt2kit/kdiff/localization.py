@@ -5,7 +5,11 @@
    (:func:`localize_backward`, each fed the values its forward saved and the tangents).
 2. Reference values of every node: the graph interpreted eagerly (in float64 for ``eager64``).
 3. Test values: one compile, with the test backend, of a copy of the graph whose outputs are all
-   its tensor nodes; the first node in graph order that fails the tolerance is the answer.
+   its tensor nodes; the first node in graph order that fails the tolerance and whose compiled value
+   alone (the rest of the graph run eagerly from it: :mod:`pt2kit.runtime.reach`) makes a failing
+   output of the graph fail is the answer. A divergence masked away on every path (the mask of
+   ``where(b, x, x)``) is passed over, and the narration says so; where none reaches alone (the outputs
+   fail only from several together), the first, saying it does not reach a failing output.
    With a float64 run (``--ref eager64``, or kdiff's default accuracy rule), a node fails only if it
    is also further from float64 than eager float32 is (same()'s RMSE rule): rounding noise is not a
    divergence.

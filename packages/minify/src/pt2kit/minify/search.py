@@ -5,7 +5,8 @@ judged by it: a candidate that fails differently does not count. Every answer is
 candidate's hash (its source, input specs and config). Strategies, in order:
 
 1. accuracy: kdiff's localisation first (one compile with every node an output names the first
-   diverging node), then the smallest window ending there that still fails;
+   diverging node whose divergence alone reaches a failing output of the graph), then the smallest
+   window ending there that still fails;
 2. a compile error, crash or NaN: the first node of each kind of op alone (a lowering or codegen bug
    is most often one op's), side by side; past 24 kinds, all of them in one small graph first, then
    halves of it, down to single nodes; then, or otherwise, truncate the suffix (the shortest prefix
