@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import msgspec
-from rgtest import EVIL, full_stream
+from rgtest import EVIL, full_stream, header
 
 from pt2kit.reportgen import collect, render
-from pt2kit.schema import read_stream
+from pt2kit.schema import Diff, RecordWriter, read_stream
 
 CAPTURED_LINE = ("python train.py --steps 3: compile id 1/2, forward at /src/train.py:40, inductor (max-autotune), "
                  "grad, rank 1, values small; the backend raised RuntimeError: boom")
@@ -19,6 +19,34 @@ def page(tmp_path, **kw):
     data = full_stream(tmp_path / "store", **kw)
     c = collect(read_stream(["-"], stdin=io.BytesIO(data)))
     return render(c, "html", out_dir=tmp_path, store=None), c
+
+
+def test_the_page_leads_with_what_fails_its_line_stage_and_repro(tmp_path):
+    # a reader triaging wants the failure first: the violations (profile findings), guards and benchmarks after
+    html, _ = page(tmp_path)
+    sections = re.findall(r'<section id="(\w+)">', html)
+    assert sections[:5] == ["fails", "summary", "diffs", "crashes", "repros"], sections
+    assert re.findall(r'<nav>\s*<a href="#(\w+)">', html) == ["fails"]
+    fails = html[html.index('<section id="fails">'):]
+    fails = fails[:fails.index("</section>")]
+    rows = fails.split('<tr class="fails">')[1:]
+    assert len(rows) == 1 and rows[0].startswith("<td>m.py</td>")  # one row a failing model, not one a record
+    for shown in ("1 of 2 outputs and gradients fail against the reference (out[0])",
+                  "kernel cpp_fused_log_1 writes NaN/Inf", "SIGSEGV during run",
+                  "<code>aten.relu.default</code> at <code>/src/m.py:9</code>", "y = torch.relu(x)",
+                  "40 → 2 ops (<code>aten.relu.default, aten.mul.Tensor</code>), failed 3 of 3 fresh runs"):
+        assert shown in rows[0], shown
+    assert EVIL not in fails and "other.py" not in fails  # findings of a profile are not failures of the compiler
+
+
+def test_a_stream_where_nothing_fails_has_no_failure_section(tmp_path):
+    out = io.BytesIO()
+    w = RecordWriter(out, run="run-kd")
+    header(w, "kdiff", tmp_path / "store")
+    w.emit_new(Diff, model="m.py", output="out[0]", ref="eager64", test="inductor", atol=1e-5, rtol=1.3e-6,
+               passed=True)
+    html = render(collect(read_stream(["-"], stdin=io.BytesIO(out.getvalue()))), "html", out_dir=tmp_path, store=None)
+    assert '<section id="diffs">' in html and 'id="fails"' not in html and "What fails" not in html
 
 
 def test_every_kind_present_gets_its_section_with_counts(tmp_path):

@@ -49,8 +49,9 @@ def test_page_renders_every_section_and_runs_no_planted_script(browser, tmp_path
     page.wait_for_load_state("load")
 
     ids = page.eval_on_selector_all("section", "els => els.map(e => e.id)")
-    assert ids == ["summary", "script", "violations", "diffs", "guards", "kernels", "bench", "graphs", "repros", "crashes",
-                   "errors"]
+    assert ids == ["fails", "summary", "diffs", "crashes", "repros", "script", "violations", "guards", "kernels", "bench",
+                   "graphs", "errors"]  # what fails first
+    assert page.locator("tr.fails").count() == 1 and "m.py" in page.locator("tr.fails td").first.inner_text()
     cards = page.eval_on_selector_all("[data-count]", "els => Object.fromEntries(els.map(e => "
                                       "[e.dataset.count, e.querySelector('b').textContent]))")
     assert cards == {"findings": "4", "failing_diffs": "1", "breaks": "1", "recompiles": "1",

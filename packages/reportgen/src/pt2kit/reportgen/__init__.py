@@ -18,7 +18,7 @@ Importing this package imports neither; each name is imported when first used.
 
 from pt2kit.runtime.api import exports
 
-__version__ = "1.3.2"
+__version__ = "1.4.0"
 
 _PUBLIC = {"collect": ".collection", "render": ".formats"}
 __all__ = ["__version__", *_PUBLIC]

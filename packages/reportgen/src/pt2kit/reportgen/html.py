@@ -27,6 +27,7 @@ from .collection import (
     group_violations,
     kernel_nonfinite,
 )
+from .failures import failures
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'none'; base-uri 'none'; form-action 'none'"
 
@@ -126,6 +127,7 @@ def context(c: Collection, blobs: Blobs, title: str) -> dict[str, Any]:
         "benches": c.of("bench"),
         "bench_svg": Markup(svg) if (svg := _bench_chart(c)) else None,
         "repros": [{"r": r, "file": blob(r, r.path)} for r in c.of("repro")],
+        "fails": failures(c, blob),
         "crashes": c.of("crash"),
         "errors": c.of("error"),
         "unknown": sorted(Counter(c.unknown).items()),

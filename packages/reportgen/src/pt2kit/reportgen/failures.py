@@ -1,0 +1,64 @@
+"""What fails, at the head of the page: one row a failing model, with the line it points at, the stage it
+failed in and its repro, before the profile findings, benchmarks and graphs a triaging reader reads later.
+
+A model fails where a diff of it fails, a crash names it, a kernel of it writes NaN/Inf, or minify made a
+repro of it (a violation minify cut to a repro is a failure of the model too). Rows keep the order the
+stream first names each model. The line is the first divergence's (else the first NaN kernel's source);
+the stage, the phase and subgraph the divergence or repro is in, or the crash's stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .collection import Collection, kernel_nonfinite
+
+MODEL = "(model)"
+
+
+def _stage(phase: str | None, subgraph: str | None) -> str | None:
+    parts = [f"{phase} graph" if phase else None, f"inside {subgraph}" if subgraph else None]
+    return ", ".join(p for p in parts if p) or None
+
+
+def failures(c: Collection, blob: Callable[[Any, Any], Any]) -> list[dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+
+    def row(model: str | None) -> dict[str, Any]:
+        key = model or MODEL
+        return rows.setdefault(key, {"model": key, "what": [], "where": None, "code": None, "op": None,
+                                     "stage": None, "repro": None})
+
+    diffs: dict[str, list[Any]] = {}
+    for d in c.of("diff"):
+        diffs.setdefault(d.model or MODEL, []).append(d)
+    for model, ds in diffs.items():
+        bad = [d for d in ds if not d.passed]
+        if bad:
+            row(model)["what"].append(f"{len(bad)} of {len(ds)} outputs and gradients fail against the reference "
+                                      f"({', '.join(d.output for d in bad[:3])}{', ...' if len(bad) > 3 else ''})")
+    for v in c.of("divergence"):
+        r = row(v.model)
+        if r["where"] is None and r["op"] is None:
+            r.update(where=v.source, code=v.code, op=v.op or v.node, stage=r["stage"] or _stage(v.phase, v.subgraph))
+    for k in c.of("kernel"):
+        if kernel_nonfinite(k):
+            r = row(k.model)
+            r["what"].append(f"kernel {k.name} writes NaN/Inf")
+            if r["where"] is None and k.sources:
+                r.update(where=k.sources[0], code=(k.code or [None])[0])
+    for x in c.of("crash"):
+        r = row(x.model)
+        why = x.signal or x.exception or (f"exit {x.exitcode}" if x.exitcode is not None else "crash")
+        message = (x.message or "").strip().splitlines()
+        r["what"].append(f"{why} during {x.stage}" + (f": {message[0][:200]}" if message else ""))
+        r["stage"] = r["stage"] or x.stage
+    for rep in c.of("repro"):
+        r = row(rep.model)
+        if not r["what"]:
+            r["what"].append(f"{rep.failure}" + (f": {rep.signature}" if rep.signature and rep.signature != rep.failure
+                                                 else ""))
+        r["repro"] = {"r": rep, "file": blob(rep, rep.path)}
+        r["stage"] = r["stage"] or _stage(rep.phase, rep.subgraph)
+    return list(rows.values())
