@@ -1,6 +1,6 @@
 """pt2kit_portable: the rules every pt2kit process applies, in one file that also runs where pt2kit is not installed.
 
-Version 5 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
+Version 6 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
 functions that use it, imported there. No package-relative import, no ``from __future__``, no msgspec,
 nothing else of pt2kit. The same text is used three ways, so a rule changed here changes everywhere:
 
@@ -38,6 +38,9 @@ Guarantees:
   with it, so a backend that looks at ``is_leaf`` sees what it saw in the script. :func:`copy_inputs`
   copies a call's inputs so that those sharing one storage share the copy (a write into one shows in the
   other, as in the script), each as :func:`as_input` makes it.
+* :func:`backward_compiler` and :func:`run_backward` compile a backward aten graph as AOTAutograd does
+  for an ``aot_autograd(...)`` backend (its ``bw_compiler``), for kdiff's backward localisation, minify's
+  candidates and the repro alike; any other backend: None, torch.compile as before.
 * :func:`loss_of` is the loss of every ``--mode train`` run and of a joint repro: the sum of the means
   of the floating leaves that require grad (a half-precision one's mean taken in float32).
 * :func:`exception_line` names an exception in one line of at most 500 characters; :func:`signal_name`
@@ -60,7 +63,7 @@ import math
 import signal
 from dataclasses import dataclass
 
-VERSION = 5
+VERSION = 6
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -348,6 +351,37 @@ def dispatch_mode():
     from torch.utils._python_dispatch import TorchDispatchMode
 
     return TorchDispatchMode
+
+
+def backward_compiler(backend):
+    """The compiler AOTAutograd hands a backward graph to, where ``backend`` is an ``aot_autograd(...)``
+    object (``AotAutograd``, whose ``kwargs`` hold its compilers): its ``bw_compiler``, else its
+    ``fw_compiler`` (AOTAutograd's own default). None for every other backend (a name, Inductor, a
+    function): torch.compile of a backward graph under no_grad runs as inference, and only those compile
+    it as their backward. Why: an aot_autograd backend's inference path calls its forward compiler alone,
+    so a bug of its ``bw_compiler`` would never run on a backward graph compiled that way."""
+    kwargs = getattr(backend, "kwargs", None)
+    if type(backend).__name__ != "AotAutograd" or not isinstance(kwargs, dict):
+        return None
+    return kwargs.get("bw_compiler") or kwargs.get("fw_compiler")
+
+
+def run_backward(compiler, gm, args):
+    """A backward aten graph ``gm`` compiled by ``compiler`` (:func:`backward_compiler`) as AOTAutograd
+    compiles one (``compiler(gm, example_inputs)``), then run on ``args`` in the calling convention the
+    compiled function says (boxed: one list, where it has ``_boxed_call``), under no_grad as autograd
+    runs a backward: its outputs, a list. A module that is not an fx graph (a repro's) is traced into
+    the aten graph it runs first (``make_fx``), so the compiler is handed what AOTAutograd hands it."""
+    import torch
+
+    with torch.no_grad():
+        if not isinstance(gm, torch.fx.GraphModule):
+            from torch.fx.experimental.proxy_tensor import make_fx
+
+            gm = make_fx(gm)(*args)
+        compiled = compiler(gm, list(args))
+        out = compiled(list(args)) if getattr(compiled, "_boxed_call", False) else compiled(*args)
+    return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
 # -- a mode that sees inside higher-order ops --------------------------------------------------------

@@ -89,6 +89,33 @@ def test_boxed_and_the_min_cut_partitioner_split_a_joint_graph_as_inductor_does(
     assert "aten.cos.default" not in {str(n.target) for n in seen["fw"].graph.nodes}
 
 
+def test_backward_compiler_is_an_aot_autograd_backends_own_and_run_backward_calls_it_as_aotautograd_does():
+    from torch._dynamo.backends.common import aot_autograd
+
+    def fw(gm, _example):
+        return gm.forward
+
+    def bw(gm, _example):  # a bug only the backward compiler makes: every cos becomes a sin
+        for n in gm.graph.nodes:
+            if n.target == torch.ops.aten.cos.default:
+                n.target = torch.ops.aten.sin.default
+        gm.recompile()
+        return torchapi.boxed(gm.forward)  # boxed: called with one list, as AOTAutograd calls it
+
+    class Backward(torch.nn.Module):  # not an fx graph (a repro's module): traced into one first
+        def forward(self, x, g):
+            return (torch.ops.aten.mul.Tensor(g, torch.ops.aten.cos.default(x)),)
+
+    x, g = torch.randn(4), torch.randn(4)
+    assert torchapi.backward_compiler(aot_autograd(fw_compiler=fw, bw_compiler=bw)) is bw
+    assert torchapi.backward_compiler(aot_autograd(fw_compiler=fw)) is fw  # AOTAutograd's default
+    assert torchapi.backward_compiler("inductor") is None and torchapi.backward_compiler(fw) is None
+    (out,) = torchapi.run_backward(bw, Backward(), [x, g])
+    assert torch.equal(out, g * x.sin())
+    (out,) = torchapi.run_backward(fw, torch.fx.symbolic_trace(Backward()), [x, g])  # unboxed: called with *args
+    assert torch.equal(out, g * x.cos())
+
+
 def test_tree_map_reaches_every_leaf():
     assert torchapi.tree_map(lambda v: v * 10, {"a": [1, (2, 3)], "b": 4}) == {"a": [10, (20, 30)], "b": 40}
 

@@ -31,6 +31,9 @@ class Backend:
     compile: Any = None  # a torch.compile backend (string or callable); None runs eagerly
     float64: bool = False
     narrowed: list[str] = field(default_factory=list)  # float64 side: ops that had no float64 kernel
+    # a backward graph goes to this compiler directly, as AOTAutograd hands it one (an aot_autograd
+    # backend's bw_compiler, pt2kit_portable.backward_compiler); None: torch.compile of the graph
+    backward: Any = None
 
 
 def resolve(spec: str, *, role: str) -> Backend:

@@ -50,7 +50,7 @@ from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances, float64_m
 from pt2kit.runtime.aotgraphs import TrainingGraphs, forward_graphs, forward_node_of, training_graphs
 from pt2kit.runtime.fxmeta import node_place
 from pt2kit.runtime.hops import materialise
-from pt2kit.runtime.torchapi import reset_dynamo
+from pt2kit.runtime.torchapi import backward_compiler, reset_dynamo, run_backward
 
 from .backends import Backend, to_float64
 from .metrics import Comparison, compare
@@ -136,6 +136,8 @@ def _run_compiled(g: torch.fx.GraphModule, args: list[Any], backend: Backend, se
                   ) -> list[torch.Tensor]:
     reset_dynamo()
     _reseed(seed)
+    if backend.backward is not None:
+        return run_backward(backend.backward, g, args)
     with torch.no_grad():
         out = torch.compile(g, backend=backend.compile)(*args)
     reset_dynamo()
@@ -163,9 +165,12 @@ def localize_backward(model: Any, call: Callable[[Any], Any], *, ref: Backend, t
                       seed: int | None = None) -> Divergence | None:
     """:func:`localize` in the backward graphs: ``call(fn)`` runs one forward and backward of ``fn``
     (a training step). Graphs are searched in the order their backwards run (the last forward's
-    first); the answer has ``phase`` "backward" and ``forward_op``."""
+    first); the answer has ``phase`` "backward" and ``forward_op``. An ``aot_autograd`` backend's graphs
+    go to its backward compiler, as AOTAutograd hands them over (compiled as inference graphs, they would
+    reach its forward compiler alone)."""
     if test.compile is None:
         return None
+    test = dataclasses.replace(test, backward=backward_compiler(test.compile))
     graphs = training_graphs(model, call)
     found = _first([(gi, (g.backward, g.backward_args)) for gi, g in reversed(list(enumerate(graphs)))
                     if g.backward is not None], _settings(ref, test, atol, rtol, equal_nan, fp64_rule, on_step, seed))

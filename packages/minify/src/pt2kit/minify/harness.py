@@ -29,6 +29,7 @@ if "float64_mode" not in globals():  # in minify's workers; a repro carries pt2k
     loss_of, signal_name = _portable.loss_of, _portable.signal_name  # signal_name: answer.py's, from here
     escape = _portable.escape  # answer.py's too: a path in its one stderr line
     as_input, is_leaf = _portable.as_input, _portable.is_leaf  # an input rebuilt as it was: leaf or not
+    backward_compiler, run_backward = _portable.backward_compiler, _portable.run_backward
 
 # -- inputs ------------------------------------------------------------------------------------
 
@@ -161,11 +162,18 @@ def sync():
         torch.cuda.synchronize()
 
 
-def compile_and_run(module, inputs, backend, dynamic=False, train=False, grad=None):
+def compile_and_run(module, inputs, backend, dynamic=False, train=False, grad=None, backward=False):
     """The compiled side: a torch.compile backend (name or callable), or "aoti" (export, package, load, run).
     ``train``: a training step through the compiled module (the backend compiles its backward too), the
-    gradients of the inputs ``grad`` marks (:func:`gradients`)."""
+    gradients of the inputs ``grad`` marks (:func:`gradients`). ``backward``: the module is a backward
+    graph, which an ``aot_autograd`` backend's backward compiler compiles, as AOTAutograd hands it one
+    (compiled as an inference graph it would reach the forward compiler alone); other backends as above."""
     torch._dynamo.reset()
+    bw = backward_compiler(backend) if backward else None
+    if bw is not None:
+        out = dense(run_backward(bw, module, inputs))
+        sync()
+        return out
     if train:
         out = dense(gradients(torch.compile(module, backend=backend, dynamic=dynamic or None), inputs, grad))
         sync()
@@ -299,6 +307,12 @@ def settle(failure):
         use_precision(failure["precision"])
 
 
+def is_backward(failure, train=False):
+    """Whether the graph a failure is judged on is a backward graph run alone: a failure of the backward
+    (``phase``) judged on no training step (which is a joint graph's)."""
+    return failure.get("phase") == "backward" and not train
+
+
 def outcome(module, inputs, backend, config, failure, dynamic=False, strict=False, train=False, grad=None):
     """(fails, signature, detail) of one candidate against the failure it must still show. ``strict``
     (the repro's own run): a side that cannot run raises Untestable rather than not failing: eager
@@ -320,7 +334,7 @@ def outcome(module, inputs, backend, config, failure, dynamic=False, strict=Fals
             fp64 = None
     try:
         with apply_config(config):
-            test = compile_and_run(module, fresh(inputs), backend, dynamic, train, grad)
+            test = compile_and_run(module, fresh(inputs), backend, dynamic, train, grad, is_backward(failure, train))
     except Exception as e:
         sig, detail = exception_signature(e), str(e).strip()[:2000]
         if strict and kind != "compile-error":

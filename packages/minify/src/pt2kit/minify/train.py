@@ -56,17 +56,21 @@ def step(loaded: Any, fn: Any, seed: int, send: Any = None) -> tuple[list[tuple[
     return outputs, grads
 
 
-def graphs(loaded: Any, job: Any) -> tuple[list[ir.Graph], list[Any]]:
+def graphs(loaded: Any, job: Any, backend: Any = None) -> tuple[list[ir.Graph], list[Any]]:
     """(the graphs to search, the forward aten graphs with their arguments: fxcheck's profile reads them).
     Inductor and aot_eager: each forward aten graph, then each backward (phase ``backward``, its inputs
     the forward's saved values and the tangents); then Dynamo's graphs, which the search runs as training
     steps where the failure is the backward's (a backend of the user's file is handed these alone: its
-    backward is what it makes of them)."""
+    backward is what it makes of them; ``backend`` (loaded) that is an ``aot_autograd`` object gets the
+    aten graphs too, a backward one compiled by its ``bw_compiler``)."""
     from pt2kit.runtime.aotgraphs import training_graphs
     from pt2kit.runtime.config import apply_config
+    from pt2kit.runtime.torchapi import backward_compiler
     from pt2kit.runtime.training import train_step
 
-    users = job.backend not in ("inductor", "aot_eager")
+    # an aot_autograd backend of the user's file compiles aten graphs too: a backward one with its
+    # bw_compiler (harness.compile_and_run), so its backward bug is searched in the backward graph
+    users = job.backend not in ("inductor", "aot_eager") and backward_compiler(backend) is None
     dynamo: list[Any] = []
     params = [p for _, p in _params(loaded.model)]
     with apply_config(job.config):

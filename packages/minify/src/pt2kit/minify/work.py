@@ -100,7 +100,7 @@ def _searched_graphs(loaded: Any, job: Job) -> tuple[list[ir.Graph], list[Any]]:
         from . import train
 
         check_trainable(loaded.model, loaded.inputs, loaded.label)
-        return train.graphs(loaded, job)
+        return train.graphs(loaded, job, _backend(job.backend))
     dynamo: list[Any] = []
     with apply_config(job.config):
         try:
@@ -314,7 +314,7 @@ def localize(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     fp64 = harness.run_eager(cls(), harness.fresh(inputs), float64=True)
     with harness.apply_config(_typed(payload["config"])):
         test = harness.compile_and_run(cls(), harness.fresh(inputs), _backend(payload["backend"]),
-                                       payload.get("dynamic", False))
+                                       payload.get("dynamic", False), backward=harness.is_backward(payload["failure"]))
     ref, rule = payload["failure"].get("ref", "eager"), payload["failure"].get("rule", "fp64")
     at = {name: i for i, name in enumerate(names)}
     bad = [(name, t) for name, t, r, f in zip(names, test, eager, fp64, strict=False) if harness.differs(t, r, f, ref, rule)]

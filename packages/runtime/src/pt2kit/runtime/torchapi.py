@@ -23,6 +23,7 @@ from typing import Any
 # torch API pt2kit_portable wraps (minify's repros and capture's boot carry it): one copy, used from there
 from pt2kit_portable import (
     CONFIG_MODULES,
+    backward_compiler,
     config_defaults,
     dispatch_mode,
     hop_name,
@@ -30,12 +31,13 @@ from pt2kit_portable import (
     is_mutable,
     is_op_overload,
     left_out_of_repros,
+    run_backward,
     tree_map,
 )
 
-__all__ = ["CONFIG_MODULES", "aot_autograd", "boxed", "config_defaults", "config_module", "dispatch_mode",
+__all__ = ["CONFIG_MODULES", "aot_autograd", "backward_compiler", "boxed", "config_defaults", "config_module", "dispatch_mode",
            "forget_vec_isa", "generate_code", "hop_name", "is_hop", "is_mutable", "is_op_overload", "left_out_of_repros",
-           "min_cut_partition", "pytree_key_children", "reset_dynamo", "tree_map"]
+           "min_cut_partition", "pytree_key_children", "reset_dynamo", "run_backward", "tree_map"]
 
 
 def config_module(path: str) -> Any:
