@@ -46,6 +46,11 @@ def runs(tmp_path_factory):
 
 def test_kdiff_names_threshold_backward_that_the_backward_compiler_made(runs):
     assert runs["capture"].returncode == 0, runs["capture"].stderr.decode()[-2000:]
+    # the backend the script imported is recorded where it was made, not as the script's (loading the
+    # script to reach it would run its training loop)
+    (model,) = [r for r in _records(runs["capture"].stdout) if r["kind"] == "model"]
+    c = model["captured"]
+    assert (c["backend_code"], c.get("backend_in_script", False)) == (f"{runs['tmp']}/bwbug_backend.py:backend", False)
     kd = runs["kdiff"]
     err = kd.stderr.decode()
     assert kd.returncode == 1, err[-3000:]

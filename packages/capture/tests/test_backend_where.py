@@ -55,6 +55,20 @@ def test_a_name_torch_registers_travels_by_name(where):
     assert where.describe(*handed(fn), "x") == ("relu_compile_error_TESTING_ONLY", None, False)
 
 
+def test_an_aot_autograd_object_the_script_imported_is_recorded_where_it_was_made(where, monkeypatch):
+    """`from my_backends import backend` in a training script: the record named the script
+    (`train.py:backend`, "defined in the script"), whose loading runs the training loop again."""
+    import types
+
+    script = types.ModuleType("__main__")
+    script.__file__, script.backend = "/work/train.py", trainer
+    monkeypatch.setitem(sys.modules, "__main__", script)
+    assert where.describe(*handed(trainer), "x") == ("trainer", f"{HERE}:trainer", False)
+    made_here = aot_autograd(fw_compiler=fw)  # bound in the script alone: the script's
+    script.mine = made_here
+    assert where.describe(*handed(made_here), "x") == ("mine", "/work/train.py:mine", True)
+
+
 def test_a_function_or_an_aot_autograd_object_is_code_where_it_lives(where):
     assert where.describe(*handed(my_backend), "x") == ("my_backend", f"{HERE}:my_backend", False)
     # aot_autograd's object calls itself compiler_fn: found by the module-level name bound to it

@@ -48,17 +48,19 @@ def describe(backend: Any, name: Any, fallback: str) -> tuple[str, str | None, b
 
 def _where(fn: Any, main: Any) -> tuple[str, str, Any]:
     """(file, qualname, module) of a backend that is code: a function by its own qualname; an object by
-    the module-level name bound to it in the script (or the module of a function it holds, as
-    ``aot_autograd``'s ``fw_compiler``), else ``<TYPE object>``: reachable by no name."""
+    the module-level name bound to it in the module of a function it holds (as ``aot_autograd``'s
+    ``fw_compiler``), else in the script, else ``<TYPE object>``: reachable by no name. The module it
+    was made in comes first: an object the script imported is also bound in the script, and loading
+    the script to reach it would run the script (its training loop) again."""
     if isinstance(fn, (types.FunctionType, type)):
         module = sys.modules.get(fn.__module__)
         return _file(module), fn.__qualname__, module
-    homes = [main, *(sys.modules.get(getattr(v, "__module__", "")) for v in _held(fn))]
+    homes = [*(sys.modules.get(getattr(v, "__module__", "")) for v in _held(fn)), main]
     for module in dict.fromkeys(m for m in homes if m is not None):
         for key, value in list(vars(module).items()):
             if value is fn and key.isidentifier():
                 return _file(module), key, module
-    module = next((m for m in homes[1:] if m is not None), main)  # where the functions it holds are defined
+    module = next((m for m in homes if m is not None), main)  # where the functions it holds are defined
     return _file(module), f"<{type(fn).__name__} object>", module
 
 
