@@ -110,3 +110,22 @@ def test_inductor_options_travel_as_the_settings_the_script_compiled_under(tmp_p
     assert [(d["test"], d["passed"]) for d in recs if d["kind"] == "diff"] == [("inductor", False)]
     (div,) = [r for r in recs if r["kind"] == "divergence"]
     assert div["op"] == "aten.relu.default"
+
+
+def test_the_backend_a_diff_compiled_with_is_the_one_minify_cuts_with(tmp_path):
+    # `kdiff m.py --backend NAME | minify`: minify ran its own Inductor compile of the model, which passes, and
+    # said "nothing to minify", exit 0; it now compiles with what the failing diff did
+    model = tmp_path / "m.py"  # the backend turns torch.relu calls into adds
+    model.write_text("import torch\n\n\ndef model(x):\n    return torch.cos(torch.relu(torch.sin(x)))\n\n\n"
+                     "example_inputs = (torch.randn(20, 20),)\n")
+    kd = subprocess.run([PY, "-m", "pt2kit.kdiff", str(model), "--backend", "relu_accuracy_error_TESTING_ONLY",
+                         "--no-localize"], capture_output=True, cwd=tmp_path, env=_env(tmp_path))
+    assert kd.returncode == 1, kd.stderr.decode()[-2000:]
+    mn = subprocess.run([PY, "-m", "pt2kit.minify", "-o", "repro.py"], input=kd.stdout, capture_output=True,
+                        cwd=tmp_path, env=_env(tmp_path))
+    err = mn.stderr.decode()
+    assert mn.returncode == 1 and "(backend relu_accuracy_error_TESTING_ONLY)" in err, err[-3000:]
+    (rep,) = [r for r in _records(mn.stdout) if r["kind"] == "repro"]
+    assert (rep["failure"], rep["backend"], rep["nodes_after"]) == ("accuracy", "relu_accuracy_error_TESTING_ONLY", 1)
+    alone = subprocess.run([PY, "repro.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert alone.returncode == 1, alone.stdout + alone.stderr

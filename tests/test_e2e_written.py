@@ -18,6 +18,12 @@ def test_a_wrong_in_place_write_is_minified_to_the_op_that_wrote_it(tmp_path):
     kd = subprocess.run([sys.executable, "-m", "pt2kit.kdiff", str(ADAM), "--backend", backend, "--no-localize",
                          *store], capture_output=True, cwd=tmp_path)
     assert kd.returncode == 1, kd.stderr.decode()[-3000:]
+    # the diff names the code it compiled with, which a stream never makes minify import: one line, exit 2
+    bare = subprocess.run([sys.executable, "-m", "pt2kit.minify", *store], input=kd.stdout, capture_output=True,
+                          cwd=tmp_path)
+    assert bare.returncode == 2 and bare.stderr.decode().endswith(
+        f"the diff compiled it with --backend {backend}, code a stream does not run: give minify --backend {backend}\n"
+    ), bare.stderr.decode()[-2000:]
     mini = subprocess.run([sys.executable, "-m", "pt2kit.minify", "--backend", backend, "-o", "repro.py", *store],
                           input=kd.stdout, capture_output=True, cwd=tmp_path)
     err = mini.stderr.decode()

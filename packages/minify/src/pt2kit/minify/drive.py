@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from pt2kit.runtime.backends import INDUCTOR, piped_backend
+from pt2kit.runtime.backends import INDUCTOR, is_code, piped_backend
 from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 from pt2kit.runtime.flags import usable_cpus, worker_cap
 from pt2kit.runtime.modelfile import parse_spec
@@ -114,7 +114,7 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         if job.mode == "infer" and mode == "train":
             s.warn(f"{t.where}: a failure of the backward (a gradient's), and --mode infer runs none: skipped")
             continue
-        backend = piped_backend(job.backend, t.model.record.captured, f"{t.model.where}: {t.label}", "minify", s.warn)
+        backend = _backend(job, t)
         s.say(f"{t.model.where}: running model file {t.model.spec} named by the stream"
               + ("" if job.backend else f" (backend {backend})"))
         # the run that found it had its own --config over the model record's (this command line's over both)
@@ -125,6 +125,19 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         narrator.minifying(t)
         code = max(code, _one(s, one, t.want, narrator, early))
     return code
+
+
+def _backend(job: Job, t: Any) -> str:
+    """--backend; else the backend the failing diff compiled with where it is not the record's own (``kdiff
+    --backend aot_eager | minify``: minify's Inductor run of it would pass); else the record's (its script's)."""
+    label, captured = f"{t.model.where}: {t.label}", t.model.record.captured
+    tested = t.want.backend if job.backend is None else None
+    if tested and tested != ((captured.backend if captured is not None else None) or INDUCTOR):
+        if is_code(tested):  # a stream never makes a tool import code: the user hands it over
+            raise UsageError(f"{label}: the diff compiled it with --backend {tested}, code a stream does not run: "
+                             f"give minify --backend {tested}")
+        return tested
+    return piped_backend(job.backend, captured, label, "minify")
 
 
 def _one(s: Session, job: Job, want: Want | None, narrator: Narrator, early: Early | None = None) -> int:

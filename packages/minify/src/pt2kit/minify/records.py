@@ -54,6 +54,7 @@ class Want(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     dtype: str | None = None  # violation: the tensor's dtype, where fxcheck named one
     align: int | None = None  # violation (align): the tile size the op's sizes miss
     phase: str | None = None  # "backward": it shows in the backward (a gradient's diff, a backward graph's op)
+    backend: str | None = None  # accuracy: the backend the diff compiled with (its ``test``: kdiff's --backend)
 
 
 def wanted(rec: Any) -> Want | None:
@@ -61,7 +62,7 @@ def wanted(rec: Any) -> Want | None:
     if isinstance(rec, Diff) and not rec.passed:
         return Want(kind="accuracy", ref="eager64" if rec.ref == "eager64" else "eager",
                     rule="close" if rec.rule == "close" else None, said=diff_said(rec),
-                    phase="backward" if rec.output.startswith("grad.") else None)
+                    phase="backward" if rec.output.startswith("grad.") else None, backend=rec.test or None)
     if isinstance(rec, Crash):
         return Want(kind="crash" if rec.signal else "compile-error")
     if _keepable(rec) and unkept(rec) is None:
