@@ -19,8 +19,9 @@ def _violation(**kw):
 
 def test_a_failing_diff_brings_its_reference_and_a_passing_one_asks_nothing():
     said = "the diff of out fails assert_close"
-    assert wanted(_diff(ref="eager64")) == Want(kind="accuracy", ref="eager64", said=said)
-    assert wanted(_diff()) == Want(kind="accuracy", ref="eager", said=said)
+    assert wanted(_diff(ref="eager64")) == Want(kind="accuracy", ref="eager64", said=said, backend="inductor")
+    # the backend the diff compiled with, which minify then cuts with (kdiff --backend NAME | minify)
+    assert wanted(_diff(test="aot_eager")) == Want(kind="accuracy", ref="eager", said=said, backend="aot_eager")
     assert wanted(_diff(passed=True)) is None
 
 
@@ -28,7 +29,7 @@ def test_a_close_failure_keeps_its_rule_and_says_its_numbers():
     metrics = {"numel": 512, "max_abs": 2.0, "mean_abs": 0.5, "max_rel": 2.0, "rmse": 0.9, "mismatches": 502,
                "mismatch_share": 0.98}
     assert wanted(_diff(rule="close", close=False, metrics=metrics)) == Want(
-        kind="accuracy", ref="eager", rule="close",
+        kind="accuracy", ref="eager", rule="close", backend="inductor",
         said="the diff of out fails assert_close (--verdict close), 98% of elements, max abs 2")
     fp64 = {"passed": False, "rmse_test": 0.5, "rmse_baseline": "nan", "multiplier": 2.0, "tol": 1e-4}
     assert wanted(_diff(rule="fp64", close=False, accuracy=fp64)).said == \
