@@ -11,6 +11,7 @@ OUT=${OUT:-/tmp/gpu-tools-out}
 . tests/real/gpu/device_env.sh
 export PT2KIT_STORE="$OUT/store"
 JOBS=${JOBS:-6}
+# TOOLS="kdiff|minify": only those tools' runs (default: every tool)
 MODELS=${MODELS:-$(ls tests/real/models/*.py; printf '%s\n' tests/real/gpu/{resnet18,vit_timm,vit_hf,patch_embed,fasterrcnn}.py)}
 { nvidia-smi -L; $PY -c 'import torch, sys; print(sys.version); print("torch", torch.__version__, torch.version.cuda)'; } >"$OUT/env.txt" 2>&1
 
@@ -32,7 +33,7 @@ for m in $MODELS; do
   echo "aotiprint $m --device cuda --jit"
   echo "benchrun $m --device cuda --repeat 5 --warmup 2"
   echo "minify $m --device cuda"
-done | xargs -P "$JOBS" -L 1 bash -c 'one "$@"' _
+done | grep -E "^(${TOOLS:-kdiff|fxcheck|guardscan|aotiprint|benchrun|minify}) " | xargs -P "$JOBS" -L 1 bash -c 'one "$@"' _
 # AOT Inductor once (on torch 2.11 every AOTI package segfaults while loading: a crash record)
 [ -n "${AOTI:-1}" ] && one aotiprint tests/real/gpu/resnet18.py --device cuda
 { echo "# exit  tool  model+args  last stderr line"; sort -k2,2 -k3,3 "$OUT"/runs/*.line
