@@ -23,7 +23,6 @@ from pt2kit.runtime.tensors import unjag
 from pt2kit.runtime.text import exception_line as _why
 from pt2kit.runtime.torchapi import reset_dynamo
 from pt2kit.runtime.training import check_trainable
-from pt2kit.runtime.written import Start
 from pt2kit.schema import Diff, Divergence, Model
 from pt2kit_portable import copy_inputs
 
@@ -156,6 +155,8 @@ class _Sides:
         self.states: dict[str, dict[str, Any]] = {}
         self.trained: dict[str, list[tuple[str, Any]]] = {}
         self.nothing: str | None = None  # the test side's run in which Dynamo compiled no graph: why
+        from pt2kit.runtime.written import Start  # imports torch: not at kdiff --help (narrate imports this module)
+
         self.start = Start(loaded.model, loaded.inputs)  # every side starts from these values
 
     def run(self, backend: Any, role: str) -> list[tuple[str, Any]]:
