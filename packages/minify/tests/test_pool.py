@@ -68,26 +68,3 @@ def test_verification_runs_are_forked_warm_without_pt2kit_variables_even_where_t
         assert _verify(text, pool) == (RUNS, [])
     finally:
         pool.close()
-
-
-def test_a_fork_server_started_early_is_the_pools_and_one_nobody_takes_ends_at_once():
-    # minify starts its fork server before reading the stream (torch's import overlaps the script that
-    # `capture |` still runs); the pool takes that one, and a stream with nothing to minify does not wait
-    # for an import nobody needs
-    import time
-
-    from pt2kit.minify.pool import Early
-
-    unused = Early()
-    t = time.monotonic()
-    unused.close()
-    assert time.monotonic() - t < 3 and unused.zygote is None
-    early = Early()
-    z = early.zygote
-    pool = Pool(1, early=early)
-    try:
-        assert z is not None and pool.zygote is z and early.zygote is None
-        assert pool.map("query", []) == [] and pool.workers[0].alive
-    finally:
-        pool.close()
-        early.close()

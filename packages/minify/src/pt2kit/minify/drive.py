@@ -28,7 +28,7 @@ from . import __version__, ir, repro
 from .ahead import Ahead, accuracy_failure, worth_it
 from .job import Job
 from .narrate import Narrator
-from .pool import Early, Pool
+from .pool import Pool
 from .records import Outcome, Want, config_strings, repro_fields
 from .search import Searcher
 
@@ -79,14 +79,6 @@ def _inputs(job: Job) -> list[tuple[str, str]]:
 
 
 def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
-    early = Early()  # torch imported while the stream is still being written
-    try:
-        return _targets(s, job, inputs, early)
-    finally:
-        early.close()
-
-
-def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) -> int:
     from .targets import read
 
     got = read(s, job)
@@ -123,7 +115,7 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
                             backend=backend)
         narrator = Narrator(s.say, t.label, one)
         narrator.minifying(t)
-        code = max(code, _one(s, one, t.want, narrator, early))
+        code = max(code, _one(s, one, t.want, narrator))
     return code
 
 
@@ -140,14 +132,14 @@ def _backend(job: Job, t: Any) -> str:
     return piped_backend(job.backend, captured, label, "minify")
 
 
-def _one(s: Session, job: Job, want: Want | None, narrator: Narrator, early: Early | None = None) -> int:
+def _one(s: Session, job: Job, want: Want | None, narrator: Narrator) -> int:
     """One model: its repro made, written (-o, and the store) and recorded; its exit code."""
     from pt2kit.runtime.progress import Progress
     from pt2kit.schema import Repro
 
     with Progress("minify", quiet=s.quiet).task(narrator.label) as task:
         o = minify_one(job, want=want, stage=task.stage, torch_version=torch_version(),
-                       on_model=partial(_model_record, s), early=early)
+                       on_model=partial(_model_record, s))
     written = None
     if o.text is not None:
         try:
@@ -242,7 +234,7 @@ def _verify(text: str, pool: Pool) -> tuple[int, list[str]]:
 
 
 def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
-               on_model: Any = None, early: Early | None = None) -> Outcome:
+               on_model: Any = None) -> Outcome:
     """``want``: the failure a stream record named (kind, and for a violation its constraint and op);
     ``job.jobs``: the workers, decided (:func:`workers`). The original run, the failure it shows, the
     graph that shows it alone, then its search and the repro."""
@@ -250,7 +242,7 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
     jobs = job.jobs or 1
     say = _Said(stage)
     bet = worth_it(job, want)
-    pool = Pool(max(jobs, 2) if bet else jobs, timeout=job.timeout, early=early)
+    pool = Pool(max(jobs, 2) if bet else jobs, timeout=job.timeout)
     got: dict[str, Any] = {}
     try:
         graphs, config, seen = _original(pool, job, say, on_model or (lambda f: None), got, bet)
