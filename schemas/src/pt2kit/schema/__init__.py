@@ -23,6 +23,8 @@ from .records import (
     Advice,
     AnyRecord,
     Bench,
+    Bisect,
+    BisectRun,
     BlobRef,
     Captured,
     CompileTime,
@@ -57,10 +59,10 @@ from .records import (
 from .store import BlobError, Store
 from .stream import StreamError, decode, encode, read_stream
 
-__version__ = "1.26.0"
+__version__ = "1.27.0"
 
 __all__ = [
-    "__version__", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "BlobError", "BlobRef",
+    "__version__", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "Bisect", "BisectRun", "BlobError", "BlobRef",
     "Captured", "CompileTime", "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
     "KernelArg", "KernelTime", "Latency", "Memory", "Metrics", "Model", "Num", "Precision", "Profile", "Record",
     "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta", "Tie", "Variant", "Violation",

@@ -477,6 +477,42 @@ class Repro(Record, tag="repro", kw_only=True):
     output: str | None = None  # (1.5) where -o wrote it
 
 
+class BisectRun(_Struct):
+    """(1.27) One compile of a repro's graph under one setting of the bisection, judged as minify judged
+    the repro (the failure's signature, or what the run showed instead)."""
+
+    setting: str  # "TORCH_BISECT_BACKEND=inductor TORCH_BISECT_SUBSYSTEM=lowerings TORCH_BISECT_MAX=0", ...
+    fails: bool  # failed the way the repro fails
+    signature: str | None = None  # what it showed: the failure's signature, "passes", another error
+
+
+class Bisect(Record, tag="bisect", kw_only=True):
+    """(1.27) Which stage of the compiler breaks a repro minify made, found with PyTorch's own switches
+    (``torch._inductor.compiler_bisector``: backends eager, aot_eager, aot_eager_decomp_partition,
+    inductor; then a subsystem's applications, or one config change), and checked: ``off`` is the run
+    with the culprit switched off (it must pass), ``on`` the run with it on (it must fail)."""
+
+    model: str | None = None
+    graph: int | None = None  # the repro's graph (its ``repro`` record's)
+    phase: str | None = None  # the repro's phase: forward | backward | joint
+    tested: str | None = None  # the backend the repro compiles with (inductor, FILE.py:NAME, ...)
+    # the first backend of eager -> aot_eager -> aot_eager_decomp_partition -> inductor that fails; None: none told
+    backend: str | None = None
+    chain: dict[str, bool] = {}  # each backend tried: whether it fails as the repro does
+    subsystem: str | None = None  # lowerings, post_grad_passes, decomposition, ... (torch's names)
+    application: int | None = None  # which application of the subsystem (0-based: TORCH_BISECT_MAX's count)
+    applications: int | None = None  # how many the repro's compile makes
+    what: str | None = None  # that application's debug info: the lowered node, the pass's name, the decomposed op
+    config: str | None = None  # the one config change that makes the failure go away ("module.key=value")
+    env: dict[str, str] = {}  # TORCH_BISECT_* variables that switch the culprit on alone, PyTorch's own way
+    found: bool = False  # a stage was told and both runs below agree with it
+    verdict: str = ""  # one line: what was found, or why no stage can be told
+    off: BisectRun | None = None  # faithfulness: the run with the culprit switched off (passes)
+    on: BisectRun | None = None  # the run with it switched on (fails)
+    steps: int = 0  # compiles the bisection ran
+    wall_s: float | None = None
+
+
 class CompileTime(_Struct):
     """(1.6) One compile, in seconds: the first compiled call's wall time and, where torch's compile
     metrics exist, its parts (Dynamo's tracing, AOTAutograd, Inductor, and the first run itself)."""
@@ -572,6 +608,7 @@ RECORD_TYPES: tuple[type[Record], ...] = (
     Kernel,
     Crash,
     Repro,
+    Bisect,
     Bench,
     Report,
     Error,

@@ -71,7 +71,7 @@ def summarize(sources: Iterable[str]) -> list[RunSummary]:
         if kind == "header":
             r.tool, r.version = rec.tool, rec.tool_version
         model = getattr(rec, "model", None)
-        if kind in ("model", "diff", "crash", "violation", "graph", "repro") and isinstance(model, str) and model \
+        if kind in ("model", "diff", "crash", "violation", "graph", "repro", "bisect") and isinstance(model, str) and model \
                 and model not in r.models and len(r.models) < 3:
             r.models.append(model)
         verdict = None
