@@ -159,6 +159,7 @@ FLOOR_TESTS = {
     "pt2kit-benchrun": ["test_plan.py"],
     "pt2kit-reportgen": ["test_compare.py"],
     "pt2kit-capture": ["test_capture_cli.py"],
+    "pt2kit-triage": ["test_bugreport.py"],
     "pt2kit-testkit": ["test_testkit.py"],
 }
 
@@ -317,7 +318,8 @@ def browser(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
-    """The main job on the embedded example: fxcheck examples/tinynet.py | kdiff | minify | reportgen -o pt2kit-out/report.html."""
+    """The main job on the embedded example: fxcheck examples/tinynet.py | kdiff | minify | reportgen -o pt2kit-out/report.html;
+    then `pt2kit triage -- python examples/train.py --planted-bug` into pt2kit-out/triage/."""
     session.install(*CONSTRAINTS, *(f"-e{p}" for p in PACKAGES.values()))
     out = ROOT / "pt2kit-out"
     out.mkdir(exist_ok=True)
@@ -331,6 +333,12 @@ def demo(session: nox.Session) -> None:
                 's=("${PIPESTATUS[@]}"); [ "${s[0]}" = 1 ] && [ "${s[1]}" = 1 ] && [ "${s[2]}" = 1 ] '
                 '&& [ "${s[4]}" = 0 ]', external=True)
     session.log(f"the page: {out / 'report.html'}  (records: {out / 'demo.ndjson'})")
+    # then from a failing script, the README's first thing to try: the training example under Inductor's planted
+    # relu bug, through every tool into one folder (triage writes only a new folder: the demo's last one goes)
+    shutil.rmtree(out / "triage", ignore_errors=True)
+    session.run("bash", "-c", f"pt2kit triage --out '{out}/triage' -- python examples/train.py --planted-bug; "
+                '[ "$?" = 1 ]', external=True)
+    session.log(f"the bug report: {out / 'triage' / 'bug-report.md'}  (the page: {out / 'triage' / 'report.html'})")
 
 
 @nox.session(python=PYTHON)

@@ -6,6 +6,10 @@ Public (everything else is private):
   ``Collection``: runs, records by kind, the counts a summary shows.
 * ``render(collection, fmt, *, store=None, out_dir=None, title="pt2kit report")``: the report as
   ``fmt`` says (html, json, md, text), as a string.
+* ``what_fails(collection, blob)``: (1.5) what fails, the rule the page leads with: one dict a failing
+  model (``model``, ``what``, ``where``, ``code``, ``op``, ``stage``, ``repro``: ``{"r": the repro
+  record, "file": blob(record, its path)}``), in the order the stream first names each; what
+  ``pt2kit triage``'s bug-report.md is written from.
 
 Library use::
 
@@ -18,8 +22,8 @@ Importing this package imports neither; each name is imported when first used.
 
 from pt2kit.runtime.api import exports
 
-__version__ = "1.4.0"
+__version__ = "1.5.0"
 
-_PUBLIC = {"collect": ".collection", "render": ".formats"}
+_PUBLIC = {"collect": ".collection", "render": ".formats", "what_fails": ".failures:failures"}
 __all__ = ["__version__", *_PUBLIC]
 __getattr__, __dir__ = exports(__name__, _PUBLIC)

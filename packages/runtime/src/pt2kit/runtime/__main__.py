@@ -1,7 +1,8 @@
 """pt2kit: the stream's own utility. `pt2kit cat` checks records and forwards them unchanged;
 `pt2kit ls` lists the runs saved streams hold; `pt2kit gc` deletes the blobs no stream needs;
 `pt2kit capture -- python train.py` runs your own script and writes a model record per compiled graph
-(pt2kit-capture)."""
+(pt2kit-capture); `pt2kit triage -- python train.py` runs it through the whole pipeline into one folder
+with a bug report (pt2kit-triage)."""
 
 from __future__ import annotations
 
@@ -160,7 +161,8 @@ def _age(seconds: float) -> str:
     return f"{seconds:.0f}s"
 
 
-CAPTURE_MISSING = "pt2kit: error: pt2kit capture needs pt2kit-capture: pip install pt2kit-capture"
+# `pt2kit NAME` commands that live in a package of their own, found through its console script
+DELEGATED = {"capture": "pt2kit-capture", "triage": "pt2kit-triage"}
 
 
 @app.command(name="capture", add_help_option=False,
@@ -168,26 +170,35 @@ CAPTURE_MISSING = "pt2kit: error: pt2kit capture needs pt2kit-capture: pip insta
 def capture(ctx: typer.Context) -> None:
     """Run your own script (python train.py, torchrun ...) unmodified and write a model record for every
     graph torch.compile compiles in it: `pt2kit capture -- python train.py | kdiff` (pt2kit-capture)."""
-    _capture(ctx.args)
+    _delegate("capture", ctx.args)
 
 
-def _capture(args: list[str]) -> None:
-    """Hand the command line to pt2kit-capture's own, found through its console script's entry point (a
-    tool is never imported by name from here: the layers go schema <- runtime <- tools)."""
+@app.command(name="triage", add_help_option=False,
+             context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+def triage(ctx: typer.Context) -> None:
+    """From a failing script to a bug report: `pt2kit triage -- python train.py` runs it under capture and
+    its records through guardscan, kdiff, minify and reportgen into one folder (pt2kit-triage)."""
+    _delegate("triage", ctx.args)
+
+
+def _delegate(name: str, args: list[str]) -> None:
+    """Hand the command line to the package's own command, found through its console script's entry point
+    (a tool is never imported by name from here: the layers go schema <- runtime <- tools)."""
     from importlib.metadata import entry_points
 
-    found = entry_points(group="console_scripts", name="pt2kit-capture")
+    found = entry_points(group="console_scripts", name=DELEGATED[name])
     if not found:
-        print(CAPTURE_MISSING, file=sys.stderr)
+        print(f"pt2kit: error: pt2kit {name} needs {DELEGATED[name]}: pip install {DELEGATED[name]}", file=sys.stderr)
         raise SystemExit(2)
     sys.argv = [sys.argv[0], *args]  # what the header's argv records
     next(iter(found)).load()(args)
 
 
 def main() -> None:
-    # `pt2kit capture ...` goes straight through: the group's parser would eat the `--` before COMMAND
-    if sys.argv[1:2] == ["capture"]:
-        return _capture(sys.argv[2:])
+    # `pt2kit capture ...` and `pt2kit triage ...` go straight through: the group's parser would eat the `--`
+    # before COMMAND
+    if sys.argv[1:2] and sys.argv[1] in DELEGATED:
+        return _delegate(sys.argv[1], sys.argv[2:])
     app()
 
 

@@ -1,0 +1,250 @@
+"""bug-report.md: what a PyTorch maintainer triaging the report reads, in the order PyTorch's issue
+template asks for it: a title line; what fails and where in the user's code (the op, ``file:line``, the
+stage); the minimal repro inline (minify's repro.py, which fails alone); the bisection (minify's ``bisect``
+record, or "not bisected" where there is none); the error or verdict; the versions; the non-default config;
+and each step's command to run it again.
+
+What fails is reportgen's rule (:func:`pt2kit.reportgen.what_fails`, what the page leads with), so the page
+and the report never disagree; this module only writes it as a report. Every string from a record is put
+in a code span or a fenced block (its backticks counted), so nothing a stream holds becomes markdown.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pt2kit.reportgen import collect, what_fails
+from pt2kit.schema import read_stream
+
+from .steps import Step, rel
+
+HARNESS = "\n# ---- pt2kit_portable"  # where minify's repro.py starts embedding its harness
+FAILURE = {"accuracy": "wrong results", "compile-error": "compile error", "crash": "crash", "nan": "NaN/Inf",
+           "violation": "violation"}
+# collect_env's own wording, in its order
+VERSIONS = ("PyTorch version", "Is debug build", "CUDA used to build PyTorch", "ROCM used to build PyTorch",
+            "OS", "Libc version", "Python version", "Python platform", "Is CUDA available", "CUDA runtime version",
+            "GPU models", "cuDNN version", "CPU", "triton", "numpy", "Git version", "interpreter", "error")
+
+
+def code(text: Any) -> str:
+    """``text`` as an inline code span, one line, whatever backticks it holds."""
+    s = " ".join(str(text).split())
+    run = max((len(part) for part in _backtick_runs(s)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def block(text: str, lang: str = "") -> str:
+    """``text`` as a fenced block whose fence is longer than any backtick run inside it."""
+    fence = "`" * max(3, max((len(r) for r in _backtick_runs(text)), default=0) + 1)
+    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
+
+
+def _backtick_runs(s: str) -> list[str]:
+    runs, cur = [], ""
+    for ch in s:
+        if ch == "`":
+            cur += ch
+        elif cur:
+            runs.append(cur)
+            cur = ""
+    return [*runs, cur] if cur else runs
+
+
+def _rel(path: str | None, cwd: Path) -> str | None:
+    return rel(Path(path), cwd) if path and path.startswith("/") else path
+
+
+def build(stream: Path, steps: list[Step], facts: dict[str, str], command: list[str], cwd: Path, exit_code: int) -> str:
+    c = collect(read_stream([stream]))
+    rows = what_fails(c, lambda rec, ref: ref)
+    main = next((r for r in rows if r["repro"] is not None), rows[0] if rows else None)
+    capture = next((st for st in steps if st.name == "capture"), None)
+    parts = [f"# {_title(main, c, cwd)}", "", *_what_fails(rows, c, command, capture, cwd), "",
+             *_repro(main, c, cwd), "", *_bisection(main, c), "", *_error(main, c), "", *_versions(facts), "",
+             *_config(main, c), "", *_rerun(steps, cwd, exit_code), "", *_also(c)]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def _model(c: Any, name: str | None) -> Any:
+    return next((m for m in c.of("model") if m.model == name), None)
+
+
+def _backend(c: Any, row: dict[str, Any] | None) -> str:
+    m = _model(c, row["model"]) if row else None
+    cap = m.captured if m is not None else None
+    rep = row["repro"]["r"] if row and row["repro"] else None
+    return (rep.backend if rep else None) or (cap.backend_code or cap.backend if cap else None) or "torch.compile"
+
+
+def _in_store(path: str | None) -> bool:
+    """A line of a captured model file (a node with no line of the user's: a torch module compiled whole)."""
+    return bool(path) and "/blobs/" in str(path)
+
+
+def user_line(row: dict[str, Any], c: Any) -> str | None:
+    """The user's own line a failure points at: the first divergence's where it is the user's, else the line
+    that called the compiled code (capture's ``called_from``, else the compiled function's)."""
+    if row["where"] and not _in_store(row["where"]):
+        return row["where"]
+    m = _model(c, row["model"])
+    cap = m.captured if m is not None else None
+    return (cap.called_from or cap.source) if cap is not None else None
+
+
+def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
+    if row is None:
+        return "pt2kit triage: no failure found"
+    rep = row["repro"]["r"] if row["repro"] else None
+    kind = FAILURE.get(rep.failure, rep.failure) if rep else (row["what"][0] if row["what"] else "failure")
+    op = row["op"] or (rep.ops[0] if rep and len(rep.ops) == 1 else None)
+    where = _rel(user_line(row, c), cwd)
+    return (f"[{_backend(c, row)}] {kind}" + (f" in {op}" if op else "") + (f" at {where}" if where else "")
+            + f" ({row['model']})")
+
+
+def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture: Step | None,
+                cwd: Path) -> list[str]:
+    out = ["## What fails", "", f"Running {code(' '.join(command))} under `torch.compile`"
+           + (f" (the script exited {capture.code})." if capture and capture.code else " (the script itself exited 0).")]
+    if not rows:
+        return [*out, "", "No tool found a failure: every compiled graph kdiff judged passed, and nothing crashed."]
+    for r in rows:
+        out += ["", f"- {code(r['model'])}: " + "; ".join(r["what"] or ["fails"])]
+        if r["op"]:
+            out.append(f"  - the op: {code(r['op'])}")
+        mine = user_line(r, c)
+        if mine:
+            out.append(f"  - in your code: {code(_rel(mine, cwd))}"
+                       + (f": {code(r['code'])}" if r["code"] and mine == r["where"] else ""))
+        if r["where"] and r["where"] != mine:
+            out.append(f"  - in the captured graph: {code(_rel(r['where'], cwd))}" + (f": {code(r['code'])}" if r["code"] else ""))
+        if r["stage"]:
+            out.append(f"  - the stage: {r['stage']}")
+        m = _model(c, r["model"])
+        if m is not None and m.captured is not None and m.captured.source and m.captured.source != mine:
+            out.append(f"  - the compiled code: {code(m.captured.function or '?')} at {code(_rel(m.captured.source, cwd))}")
+    return out
+
+
+def _repro_text(rep: Any, c: Any) -> str | None:
+    for path in (rep.output, os.path.join(c.store_for(rep) or "", rep.path.path)):
+        if path and os.path.isfile(path):
+            return Path(path).read_text(errors="replace")
+    return None
+
+
+def _repro(row: dict[str, Any] | None, c: Any, cwd: Path) -> list[str]:
+    out = ["## Minimal repro", ""]
+    if row is None or row["repro"] is None:
+        return [*out, "No repro: minify made none (nothing failed, or the failure could not be re-created)."]
+    rep = row["repro"]["r"]
+    where = _rel(rep.output, cwd) if rep.output else rep.path.path
+    out.append(f"{code('python ' + where)} needs torch alone and exits 1 while the bug is there (it failed the same way "
+               f"in {rep.reproduced} of {rep.runs} fresh runs); cut from {rep.nodes_before} to {rep.nodes_after} "
+               f"nodes: {', '.join(code(o) for o in rep.ops) or 'no op'}"
+               + (f", {rep.phase} graph" if rep.phase else "") + ".")
+    text = _repro_text(rep, c)
+    if text is None:
+        return [*out, "", "(the repro file is missing from the store)"]
+    # what a reader reads: the graph, its inputs, backend, config and failure; the harness minify embeds
+    # after them (the verdict, verbatim) is in the whole file below, folded
+    head = text.split(HARNESS, 1)[0]
+    out += ["", block(head, "python")]
+    if head != text:
+        out += ["", "<details><summary>the whole repro.py (with the harness it judges by, embedded verbatim)"
+                    "</summary>", "", block(text, "python"), "", "</details>"]
+    return out
+
+
+def _bisection(row: dict[str, Any] | None, c: Any) -> list[str]:
+    out = ["## Bisection", ""]
+    model = row["model"] if row else None
+    found = [b for b in c.of("bisect") if b.model == model] or (c.of("bisect") if model is None else [])
+    if not found:
+        return [*out, "Not bisected: the stream holds no `bisect` record (minify bisects the repro it made; "
+                      "it made none, or this minify does not bisect)."]
+    for b in found:
+        out.append(f"- {b.verdict or ('found' if b.found else 'no stage told')}")
+        if b.chain:
+            out.append("  - backends: " + ", ".join(f"{code(k)} {'fails' if v else 'passes'}" for k, v in b.chain.items()))
+        if b.subsystem:
+            app = f", application {b.application}" + (f" of {b.applications}" if b.applications is not None else "") \
+                if b.application is not None else ""
+            out.append(f"  - subsystem: {code(b.subsystem)}{app}" + (f": {code(b.what)}" if b.what else ""))
+        if b.config:
+            out.append(f"  - the config change that makes it pass: {code(b.config)}")
+        if b.env:
+            out.append("  - PyTorch's own switches: " + code(" ".join(f"{k}={v}" for k, v in b.env.items())))
+        for name, run in (("off", b.off), ("on", b.on)):
+            if run is not None:
+                out.append(f"  - checked, culprit {name}: {code(run.setting)} "
+                           f"{'fails' if run.fails else 'passes'}" + (f" ({run.signature})" if run.signature else ""))
+    return out
+
+
+def _error(row: dict[str, Any] | None, c: Any) -> list[str]:
+    out = ["## Error / verdict", ""]
+    if row is None:
+        return [*out, "None."]
+    bad = [d for d in c.of("diff") if d.model == row["model"] and not d.passed]
+    if bad:
+        out += ["| output | max abs error | mismatched | reference | compiled | rule |", "|---|---|---|---|---|---|"]
+        for d in bad[:12]:
+            m = d.metrics
+            out.append(f"| {code(d.output)} | {m.max_abs if m else ''} | {f'{m.mismatches} of {m.numel}' if m else ''} "
+                       f"| {code(d.ref)} | {code(d.test)} | {d.rule or '-'} |")
+    for x in (x for x in c.of("crash") if x.model == row["model"]):
+        out += ["", f"{x.stage}: {code(x.exception or x.signal or 'crash')}" + (f" {code(x.message)}" if x.message else "")]
+        if x.stderr_tail:
+            out += ["", block("\n".join(x.stderr_tail.splitlines()[-20:]))]
+    rep = row["repro"]["r"] if row["repro"] else None
+    if rep is not None and rep.signature:
+        out += ["", f"What the repro checks: {code(rep.signature)}"]
+    return out
+
+
+def _versions(facts: dict[str, str]) -> list[str]:
+    lines = [f"{k}: {facts[k]}" for k in VERSIONS if k in facts]
+    lines += [f"{k}: {v}" for k, v in facts.items() if k not in VERSIONS]
+    return ["## Versions", "", "Read in the script's interpreter (collect_env's names):", "", block("\n".join(lines))]
+
+
+def _config(row: dict[str, Any] | None, c: Any) -> list[str]:
+    out = ["## Non-default config", ""]
+    m = _model(c, row["model"]) if row else next(iter(c.of("model")), None)
+    cap = m.captured if m is not None else None
+    lines = []
+    if cap is not None:
+        how = ", ".join(x for x in (f"backend={cap.backend_code or cap.backend}" if cap.backend else None,
+                                    f"mode={cap.mode}" if cap.mode else None, "dynamic" if cap.dynamic else None) if x)
+        lines += [f"torch.compile({how})", *(f"options[{k!r}] = {v}" for k, v in cap.options.items())]
+    if m is not None:
+        lines += [f"{k} = {v}" for k, v in {**m.settings, **m.config}.items()]
+    rep = row["repro"]["r"] if row and row["repro"] else None
+    if rep is not None and rep.config:
+        lines += ["", "# what the failure needs (the repro's CONFIG):", *(f"{k} = {v}" for k, v in rep.config.items())]
+    return [*out, block("\n".join(lines)) if lines else "None: every dynamo and inductor setting at its default."]
+
+
+def _rerun(steps: list[Step], cwd: Path, exit_code: int) -> list[str]:
+    lines = [f"{st.shown(cwd)}   # exit {st.code}" for st in steps]
+    return ["## How to rerun each step", "", "Each step is the tool itself, reading the stream the step before wrote "
+            f"(pt2kit triage exited {exit_code}):", "", block("\n".join(lines), "sh")]
+
+
+def _also(c: Any) -> list[str]:
+    breaks = c.of("graph_break")
+    recompiles = [r for r in c.of("recompile") if not r.expected]
+    if not breaks and not recompiles:
+        return []
+    out = ["## Also found (guardscan)", ""]
+    for b in breaks[:5]:
+        out.append(f"- graph break at {code(b.source or '?')}: {code(b.reason)}")
+    for r in recompiles[:5]:
+        out.append(f"- recompile: {code(r.guard or r.reason or '?')}")
+    return out

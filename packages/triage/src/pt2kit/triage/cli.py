@@ -1,0 +1,55 @@
+"""pt2kit triage [--out DIR] -- COMMAND [ARGS...]: from a failing script to a bug report, in one command.
+
+Runs your command under `pt2kit capture`, then its records through guardscan (graph breaks, recompiles),
+kdiff (compiled vs eager, when graphs were captured and none crashed), minify (the smallest repro.py of
+each failure) and reportgen, each as the tool it is, reading the stream the step before wrote: the same
+pipeline you could type by hand, each step's command said on stderr before it runs. Everything lands in
+one folder (--out, new or empty; default a fresh ./triage-N): report.html, repro.py, a stream per step
+(capture.ndjson, guardscan.ndjson, ...), the store, and bug-report.md: a title, what fails and where in
+your code, the repro inline, the bisection, the error, the versions (as collect_env names them, read in
+your script's interpreter), the non-default config and each step's command to run it again.
+
+Your command's stdout stays on stdout and its stderr on stderr. A backend that is code in your script
+(FILE.py:NAME) is handed to kdiff and minify with --backend FILE.py:NAME, said on stderr and in their
+commands. Ctrl-C stops the step running as that tool stops; what was written stays in the folder.
+
+Exit: the worst step's: 0 nothing found, 1 a finding (a failure reproduced, a graph break), 2 bad input
+(a folder that holds files, no command), 3 your command failed and no tool reproduced why; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pt2kit.runtime.options import Debug, Quiet, Store, Version, command, tool_app
+from pt2kit.runtime.session import Session
+
+from . import __version__, drive
+from .job import Job
+
+NAME = "pt2kit triage"
+
+app = tool_app(NAME, __doc__ or "")
+
+
+@command(app, name=NAME, help=__doc__)
+def triage(
+    cmd: Annotated[list[str] | None, typer.Argument(metavar="-- COMMAND [ARGS...]", show_default=False)] = None,
+    out: Annotated[str | None, typer.Option("--out", metavar="DIR", show_default=False,
+        help="The folder to write, new or empty [default: a fresh ./triage-N].")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", show_default=False,
+        help="Each step's --timeout: capture stops your command's tree past it; kdiff and minify a model.")] = None,
+    store: Store = None,
+    quiet: Quiet = False,
+    debug: Debug = False,
+    version: Version = False,
+) -> None:
+    with Session("triage", __version__, store=store, quiet=quiet, debug=debug) as s:
+        job = Job(command=cmd or [], out=out, store=str(store) if store else None, timeout=timeout)
+        s.done(drive.run(s, job))
+
+
+def main(args: list[str] | None = None) -> None:
+    app(args=args, prog_name=NAME)

@@ -1,0 +1,124 @@
+"""triage's parent: the pipeline a user could type, one step at a time, into one folder.
+
+Guarantees:
+
+* Each step is the tool itself, a child process reading the stream file the step before wrote and writing
+  its own (``capture.ndjson``, ``guardscan.ndjson``, ...; a tool forwards what it reads, so each stream holds
+  every record before it), its exact command line said on stderr before it runs and written into
+  ``bug-report.md``.
+* The script is the user's: ``pt2kit capture --out`` keeps its stdout on stdout, its stderr on stderr, and
+  its exit code is said (``the command failed (exit 1)``) and written into the report.
+* Which steps run is decided from what the streams hold: capture always; guardscan on capture's stream;
+  kdiff where graphs were captured and none crashed (a crash record minifies as it is); minify where a
+  record fails (a failing diff, a crash of a graph, a NaN/Inf kernel, a violation); reportgen over the last
+  stream; then ``bug-report.md`` (:mod:`.bugreport`). A backend that is code (``FILE.py:NAME``, which a
+  stream never makes a tool import) is handed to kdiff and minify with ``--backend FILE.py:NAME``, said in
+  one line and written in their command lines: the user named the script on triage's command line.
+* The folder is new or empty (never one holding files); on Ctrl-C or SIGTERM the step running ends as
+  that tool ends on it, no further step runs, and what was written stays (stderr says where); exit 130/143.
+* Exit: the worst step's (0 nothing found, 1 a finding or a repro that reproduces, 2 bad input, 3 a crash
+  no tool reproduced, the script's own failure included).
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+from pathlib import Path
+
+from pt2kit.runtime.errors import Terminated, UsageError
+from pt2kit.runtime.session import Session
+
+from . import bugreport, environment, streams
+from .job import Job, fresh_folder
+from .narrate import Narrator
+from .steps import MODULES, Step, command, rel
+from .steps import run as run_step
+
+
+def run(s: Session, job: Job) -> int:
+    tools = {name: command(name) for name in MODULES}
+    if shutil.which(job.command[0]) is None:
+        raise UsageError(f"{job.command[0]}: no such command")
+    cwd = Path.cwd()
+    out = fresh_folder(job.out, cwd).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    # each step runs here with the paths it is shown with (relative where they lie under here), so the
+    # command said, the one in bug-report.md and the argv its header records are one
+    store = rel(Path(job.store).resolve() if job.store else out / "store", cwd)
+    say = Narrator(s.say, cwd, out)
+    probe = environment.start(job.command)
+    steps: list[Step] = []
+    common = ["--store", store, *(["--quiet"] if s.quiet else []), *(["--debug"] if s.debug else [])]
+    timeout = ["--timeout", f"{job.timeout:g}"] if job.timeout else []
+
+    def go(step: Step) -> Step:
+        shown, runs = tools[step.name if step.name != "capture" else "pt2kit capture"]
+        step.argv, step.run_as = [*shown, *step.argv], [*runs, *step.argv]
+        say.start(step, len(steps) + 1)
+        steps.append(run_step(step))
+        say.end(step)
+        if step.stop is not None:
+            say.interrupted(steps)
+            raise KeyboardInterrupt() if step.stop == signal.SIGINT else Terminated()
+        return step
+
+    capture = go(Step("capture", [*common, *timeout, "--out", rel(out / "capture.ndjson", cwd), "--",
+                                  *job.command], files=[out / "capture.ndjson"]))
+    last = out / "capture.ndjson"
+    if not last.is_file():  # capture refused the command before it ran: its line said why
+        return capture.code or 2
+    seen = streams.read(last)
+    if not seen.models and capture.code:
+        say.line(f"the script failed (exit {capture.code}) before torch.compile handed a backend any graph: its own "
+                 "failure, not the compiler's (its stderr above says why); no further tool has a graph to judge")
+    if seen.models or seen.traces:
+        go(Step("guardscan", [*common], last, out / "guardscan.ndjson"))
+        last = out / "guardscan.ndjson"
+    backend = _backend(seen, say)
+    if seen.models and not seen.crashes and backend is not None:
+        go(Step("kdiff", [*common, *timeout, *backend], last, out / "kdiff.ndjson"))
+        last = out / "kdiff.ndjson"
+    elif seen.crashes:
+        say.line(f"kdiff: skipped: {seen.crashes[0]} crashed in the compiler (its crash record minifies as it is)")
+    failing = streams.read(last).failing
+    if failing and backend is not None:
+        go(Step("minify", [*common, *timeout, *backend, "-o", rel(out / "repro.py", cwd)], last,
+                out / "minify.ndjson", files=[out / "repro.py"]))
+        last = out / "minify.ndjson"
+    elif not failing:
+        say.line("minify: skipped: no record fails (nothing to minify)")
+    go(Step("reportgen", [*common, "-o", rel(out / "report.html", cwd), rel(last, cwd)], None,
+            out / "reportgen.ndjson", files=[out / "report.html"]))
+    facts = environment.finish(*probe)
+    code = worst(steps, bool(seen.models))
+    report = bugreport.build(last, steps, facts, job.command, cwd, code)
+    (out / "bug-report.md").write_text(report)
+    return say.finish(steps, code)
+
+
+def _backend(seen: streams.Seen, say: Narrator) -> list[str] | None:
+    """kdiff's and minify's ``--backend`` for a script that compiled with its own code: ``[]`` for a backend
+    torch registers (the stream names it), None where its graphs used several of code (one per run)."""
+    codes = sorted(seen.backend_code)
+    if not codes:
+        return []
+    if len(codes) > 1:
+        say.line(f"kdiff, minify: skipped: the script's graphs compiled with {len(codes)} backends of its own code "
+                 f"({', '.join(codes)}); run each graph's with its --backend by hand")
+        return None
+    say.line(f"the script compiled with its own backend {codes[0]}: triage hands it to kdiff and minify as "
+             f"--backend {codes[0]} (a stream alone never makes a tool import code; you named the script)")
+    return ["--backend", codes[0]]
+
+
+def worst(steps: list[Step], compiled: bool) -> int:
+    """The run's exit code: the worst step's (each tool's 0-3). The script's own failing exit counts where
+    no tool found a failure to explain it: 2 (the model's own failure) where it failed before any graph
+    was compiled, else 3 (it died with graphs compiled, and no tool re-created how)."""
+    codes = [min(st.code, 3) if st.code is not None and st.code >= 0 else 3 for st in steps if st.name != "capture"]
+    code = max(codes, default=0)
+    capture = next((st for st in steps if st.name == "capture"), None)
+    if capture is not None and capture.code not in (0, None) and code == 0:
+        return 3 if compiled else 2
+    return code

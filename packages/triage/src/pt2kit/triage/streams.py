@@ -1,0 +1,41 @@
+"""What a step's stream holds that decides the next step: the graphs captured, the graphs whose compile or
+compiled code crashed, the backends that are code, and the records minify takes as failures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pt2kit.schema import Crash, Diff, Header, Kernel, Model, Violation, read_stream
+
+
+@dataclass
+class Seen:
+    models: list[str] = field(default_factory=list)  # model labels, in order
+    crashes: list[str] = field(default_factory=list)  # models whose compile or compiled call crashed
+    backend_code: set[str] = field(default_factory=set)  # FILE.py:NAME of backends that are code
+    failing: list[str] = field(default_factory=list)  # "kind model" of each record minify would take
+    traces: int = 0  # structured traces of processes that kept no graph (guardscan says why from them)
+
+
+def read(path: Path) -> Seen:
+    seen = Seen()
+    for line in read_stream([path], want=(Header, Model, Crash, Diff, Kernel, Violation)):
+        r = line.record
+        if isinstance(r, Header):
+            seen.traces += len(r.traces)
+        elif isinstance(r, Model):
+            if r.model not in seen.models:
+                seen.models.append(r.model)
+            if r.captured is not None and r.captured.backend_code:
+                seen.backend_code.add(r.captured.backend_code)
+        elif isinstance(r, Crash) and r.model is not None:
+            seen.crashes.append(r.model)
+            seen.failing.append(f"crash {r.model}")
+        elif isinstance(r, Diff) and not r.passed:
+            seen.failing.append(f"diff {r.model}")
+        elif isinstance(r, Kernel) and r.finding:
+            seen.failing.append(f"kernel {r.model}")
+        elif isinstance(r, Violation):
+            seen.failing.append(f"violation {r.model}")
+    return seen

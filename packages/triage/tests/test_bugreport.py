@@ -1,0 +1,85 @@
+"""bug-report.md from a stream: the failure's op and the user's line, the repro inline, the bisection from a
+`bisect` record (and "Not bisected" without one), the error, the config, the commands; every string from a
+record in a code span or block, so a record cannot write markdown."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from pt2kit.schema import Bisect, BisectRun, BlobRef, Captured, Diff, Divergence, Header, Metrics, Model, Repro
+from pt2kit.schema.stream import encode
+from pt2kit.triage.bugreport import build, code
+from pt2kit.triage.steps import Step
+
+REPRO = "import torch\nclass Repro(torch.nn.Module):\n    pass\n\n# ---- pt2kit_portable (version 6), verbatim\nHARNESS = 1\n"
+
+
+def _stream(tmp_path: Path, bisect: bool) -> Path:
+    store = tmp_path / "store"
+    sha = hashlib.sha256(REPRO.encode()).hexdigest()
+    blob = store / "blobs" / sha[:2] / f"{sha}.py"
+    blob.parent.mkdir(parents=True)
+    blob.write_text(REPRO)
+    ref = BlobRef(path=f"blobs/{sha[:2]}/{sha}.py", sha256=sha, size=len(REPRO), media_type="text/x-python")
+    env = {"v": 1, "run": "r1"}
+    label = "train.py[0/0]"
+    recs = [
+        Header(**env, tool="minify", tool_version="0", argv=["minify"], time="t", host="h", python="3.11",
+               store=str(store)),
+        Model(**env, model=label, file=str(tmp_path / "m.py"), settings={"inductor.cpp.x": "accuracy"},
+              captured=Captured(command=["python", "train.py"], compile_id="0/0", code=ref, backend="inductor",
+                                function="forward", source=str(tmp_path / "train.py") + ":12")),
+        Diff(**env, model=label, output="out[0]", ref="eager", test="inductor", atol=1e-5, rtol=1e-5, passed=False,
+             metrics=Metrics(numel=4, max_abs=0.5, mean_abs=0.1, max_rel=1.0, rmse=0.2, mismatches=3,
+                             mismatch_share=0.75)),
+        Divergence(**env, model=label, node="relu", op="aten.relu.default", source=str(tmp_path / "train.py") + ":13",
+                   code="return x.relu() ``` # not markdown", phase="forward"),
+        Repro(**env, model=label, path=ref, failure="accuracy", nodes_before=5, nodes_after=1, reproduces=True,
+              ops=["aten.relu.default"], reproduced=3, runs=3, config={"cpp.x": "accuracy"}, backend="inductor"),
+    ]
+    if bisect:
+        recs.append(Bisect(**env, model=label, backend="inductor", chain={"aot_eager": False, "inductor": True},
+                           subsystem="lowerings", application=0, applications=1, what="aten.relu.default",
+                           found=True, verdict="inductor's lowerings: application 0 of 1 (aten.relu.default)",
+                           env={"TORCH_BISECT_SUBSYSTEM": "lowerings"},
+                           off=BisectRun(setting="TORCH_BISECT_MAX=-1", fails=False, signature="passes"),
+                           on=BisectRun(setting="TORCH_BISECT_MAX=0", fails=True, signature="accuracy")))
+    path = tmp_path / "minify.ndjson"
+    path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
+    return path
+
+
+def _report(tmp_path: Path, bisect: bool) -> str:
+    steps = [Step("capture", ["pt2kit", "capture", "--", "python", "train.py"], code=0),
+             Step("minify", ["minify", "-o", "t/repro.py"], tmp_path / "t" / "kdiff.ndjson",
+                  tmp_path / "t" / "minify.ndjson", code=1)]
+    facts = {"PyTorch version": "2.13.0+cpu", "OS": "Debian", "triton": "3.6.0", "interpreter": "/usr/bin/python3"}
+    return build(_stream(tmp_path, bisect), steps, facts, ["python", "train.py"], tmp_path, 1)
+
+
+def test_the_report_says_what_fails_where_with_its_repro_bisection_versions_config_and_commands(tmp_path):
+    md = _report(tmp_path, bisect=True)
+    assert md.splitlines()[0] == "# [inductor] wrong results in aten.relu.default at train.py:13 (train.py[0/0])"
+    assert "  - in your code: `train.py:13`: ````return x.relu() ``` # not markdown````" in md
+    assert "```python\nimport torch\nclass Repro(torch.nn.Module):\n    pass\n```" in md  # the head, inline
+    assert "<details><summary>the whole repro.py" in md and "HARNESS = 1" in md  # and the whole file, folded
+    assert "in 3 of 3 fresh runs); cut from 5 to 1 nodes: `aten.relu.default`" in md
+    assert "- inductor's lowerings: application 0 of 1 (aten.relu.default)" in md
+    assert "  - backends: `aot_eager` passes, `inductor` fails" in md
+    assert "  - checked, culprit off: `TORCH_BISECT_MAX=-1` passes (passes)" in md
+    assert "| `out[0]` | 0.5 | 3 of 4 | `eager` | `inductor` | - |" in md
+    assert "PyTorch version: 2.13.0+cpu\nOS: Debian\ntriton: 3.6.0\ninterpreter: /usr/bin/python3" in md
+    assert "inductor.cpp.x = accuracy" in md
+    assert "pt2kit capture -- python train.py   # exit 0\nminify -o t/repro.py < t/kdiff.ndjson > t/minify.ndjson   # exit 1" in md
+
+
+def test_without_a_bisect_record_the_report_says_not_bisected(tmp_path):
+    md = _report(tmp_path, bisect=False)
+    assert "## Bisection\n\nNot bisected: the stream holds no `bisect` record" in md
+
+
+def test_a_code_span_outlasts_the_backticks_it_holds():
+    assert code("a`b") == "``a`b``"
+    assert code("`x`") == "`` `x` ``"
+    assert code("two\nlines") == "`two lines`"

@@ -1,0 +1,109 @@
+"""pt2kit triage as a user meets it: bad input is one line and exit 2 with nothing written over, the script's
+own stdout stays on stdout, its failure before any compile is its own (exit 2), a real SIGINT stops the run
+and leaves what was done, and the exit code is the worst step's."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pt2kit.testkit import module, popen, run
+from pt2kit.triage.drive import worst
+from pt2kit.triage.steps import Step
+
+SLEEPER = str(Path(__file__).parent / "scripts" / "sleeper.py")
+TRIAGE = module("pt2kit.triage")
+
+
+def test_a_folder_that_holds_files_is_refused_before_anything_runs(tmp_path):
+    out = tmp_path / "old"
+    out.mkdir()
+    (out / "report.html").write_text("mine")
+    r = run([*TRIAGE, "--out", str(out), "--", sys.executable, SLEEPER], cwd=tmp_path)
+    assert r.code == 2
+    assert r.stderr.splitlines() == [f"triage: error: --out {out}: the folder holds files already; triage writes only "
+                                     "into a new or empty folder (give another --out, or leave it out for a fresh "
+                                     "triage-N)"]
+    assert sorted(p.name for p in out.iterdir()) == ["report.html"] and (out / "report.html").read_text() == "mine"
+    assert r.stdout == b""  # the script never ran
+
+
+def test_no_command_and_a_missing_command_are_one_line_each(tmp_path):
+    r = run(TRIAGE, cwd=tmp_path)
+    assert r.code == 2
+    assert r.stderr == "triage: error: no command to run: give it after --, e.g. pt2kit triage -- python train.py\n"
+    r = run([*TRIAGE, "--", "no-such-command-here"], cwd=tmp_path)
+    assert (r.code, r.stderr) == (2, "triage: error: no-such-command-here: no such command\n")
+    assert list(tmp_path.iterdir()) == []  # no folder made
+
+
+def test_the_scripts_stdout_stays_on_stdout_and_its_own_failure_is_exit_2(tmp_path):
+    r = run([*TRIAGE, "--", sys.executable, "-c", "print('mine'); raise SystemExit(4)"], cwd=tmp_path)
+    assert r.stdout == b"mine\n"  # the user's, as capture --out leaves it
+    assert r.code == 2, r.stderr
+    assert "triage: capture: exit 4 (the script exited 4)" in r.stderr
+    assert "triage: the script failed (exit 4) before torch.compile handed a backend any graph: its own failure" in r.stderr
+    out = tmp_path / "triage-1"
+    assert sorted(p.name for p in out.iterdir() if p.name != "store") == \
+        ["bug-report.md", "capture.ndjson", "report.html", "reportgen.ndjson"]
+    report = (out / "bug-report.md").read_text()
+    assert "(the script exited 4)" in report and "Not bisected" in report
+    assert "pt2kit capture --store triage-1/store --out triage-1/capture.ndjson -- " in report
+
+
+def test_a_second_run_takes_a_fresh_folder(tmp_path):
+    (tmp_path / "triage-1").mkdir()
+    r = run([*TRIAGE, "--", sys.executable, SLEEPER], cwd=tmp_path)
+    assert r.code == 0, r.stderr
+    assert r.stdout == b"sleeper: out\n" and "sleeper: err" in r.stderr
+    assert list((tmp_path / "triage-1").iterdir()) == []
+    assert "triage: read triage-2/bug-report.md first; the page is triage-2/report.html (exit 0: clean)" in r.stderr
+
+
+def test_ctrl_c_stops_the_run_and_leaves_what_was_done(tmp_path):
+    started = tmp_path / "started"
+    p = popen([*TRIAGE, "--out", str(tmp_path / "t"), "--", sys.executable, SLEEPER, str(started)], cwd=tmp_path,
+              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not started.exists() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert started.exists(), p.communicate()[1].decode()
+    p.send_signal(signal.SIGINT)  # to triage alone, as `kill -INT`: it hands it to the step running
+    _, err = p.communicate(timeout=120)
+    text = err.decode()
+    assert p.returncode == 130, text
+    assert "triage: stopped during capture: what was done stays in t (capture.ndjson); no further step ran" in text
+    assert text.rstrip().endswith("triage: interrupted")
+    assert sorted(x.name for x in (tmp_path / "t").iterdir() if x.name != "store") == ["capture.ndjson"]
+    kinds = (tmp_path / "t" / "capture.ndjson").read_text()
+    assert '"kind":"header"' in kinds and '"kind":"crash"' in kinds  # capture wrote how the script ended
+
+
+def _steps(*codes: int) -> list[Step]:
+    names = ["capture", "guardscan", "kdiff", "minify", "reportgen"]
+    return [Step(n, [n], code=c) for n, c in zip(names, codes, strict=False)]
+
+
+def test_the_exit_code_is_the_worst_steps():
+    assert worst(_steps(0, 0, 0), compiled=True) == 0
+    assert worst(_steps(0, 1, 0, 1, 0), compiled=True) == 1  # a graph break, a repro
+    assert worst(_steps(0, 0, 3, 1, 0), compiled=True) == 3  # kdiff's compiler crash outranks minify's repro
+    assert worst(_steps(1, 0, 0), compiled=True) == 3  # the script died with graphs compiled; nothing explains it
+    assert worst(_steps(1, 0), compiled=False) == 2  # it died before compiling: its own failure
+    assert worst(_steps(1, 0, 1, 1, 0), compiled=True) == 1  # its death reproduced by minify
+    assert worst(_steps(0, -9), compiled=True) == 3  # a tool killed by a signal
+
+
+def test_a_tool_runs_as_its_command_else_as_python_m_and_is_shown_so(monkeypatch, tmp_path):
+    from pt2kit.triage.steps import command
+
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python3"))
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    assert command("kdiff") == (["python3", "-m", "pt2kit.kdiff"], [str(tmp_path / "python3"), "-m", "pt2kit.kdiff"])
+    assert command("pt2kit capture")[0] == ["python3", "-m", "pt2kit.capture"]  # not the group's entry point
+    (tmp_path / "pt2kit").write_text("#!/bin/sh\n")
+    (tmp_path / "pt2kit").chmod(0o755)  # installed beside this Python: the command itself
+    assert command("pt2kit capture") == (["pt2kit", "capture"], [str(tmp_path / "pt2kit"), "capture"])

@@ -1,0 +1,98 @@
+"""`pt2kit triage -- python examples/train.py --planted-bug`, the README's first thing to try on a failing
+script, run once as written (a training script under Inductor's planted relu bug) and its folder checked: the
+page leads with the failure, repro.py fails alone, bug-report.md names the failure, the op and the user's
+line, holds the repro, the bisection (or says it has none), the versions and each step's command, and a
+command it prints runs as printed. test_e2e_readme leaves this line to this module: one shared run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMAND = "pt2kit triage -- python examples/train.py --planted-bug"
+
+pytestmark = pytest.mark.xdist_group("triage")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("triage")
+    shutil.copytree(ROOT / "examples", cwd / "examples")
+    # `python` and the tools: this interpreter's (a nox session's venv puts them first on PATH too)
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    env.pop("PT2KIT_STORE", None)
+    p = subprocess.run(shlex.split(COMMAND), cwd=cwd, env=env, capture_output=True, text=True, timeout=1500)
+    return cwd, p, env
+
+
+def test_the_readme_says_to_run_it_first():
+    assert f"    {COMMAND}\n" in (ROOT / "README.md").read_text()
+
+
+def test_it_finds_the_bug_and_keeps_the_scripts_output(run):
+    cwd, p, _ = run
+    assert p.returncode == 1, p.stderr[-4000:]  # a failure reproduced
+    assert re.fullmatch(r"step 3: loss \d+\.\d+\n", p.stdout)  # the script's stdout, untouched
+    for n, step in enumerate(["capture", "guardscan", "kdiff", "minify", "reportgen"], 1):
+        assert f"triage: [{n}] {step}: " in p.stderr  # every step said, with its command
+    folder = cwd / "triage-1"
+    assert {"report.html", "repro.py", "bug-report.md", "capture.ndjson", "guardscan.ndjson", "kdiff.ndjson",
+            "minify.ndjson", "reportgen.ndjson", "store"} <= {x.name for x in folder.iterdir()}
+
+
+def test_the_page_leads_with_the_failure(run):
+    page = (run[0] / "triage-1" / "report.html").read_text()
+    fails = page.index("What fails")
+    assert fails < page.index("aten.relu.default") and "train.py[0/0]" in page
+
+
+def test_the_repro_fails_alone(run, tmp_path):
+    shutil.copy(run[0] / "triage-1" / "repro.py", tmp_path / "repro.py")  # no store, no stream beside it
+    p = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout.startswith("repro: the bug is present: accuracy")
+
+
+def test_the_bug_report(run):
+    cwd, p, _ = run
+    md = (cwd / "triage-1" / "bug-report.md").read_text()
+    assert md.splitlines()[0] == "# [inductor] wrong results in aten.relu.default at examples/train.py:32 (train.py[0/0])"
+    assert "  - in your code: `examples/train.py:32`" in md
+    assert "fail against the reference (out[0]" in md
+    head = (cwd / "triage-1" / "repro.py").read_text().split("\n# ---- pt2kit_portable")[0]
+    assert f"```python\n{head.rstrip()}\n```" in md  # the repro, inline
+    assert "relu = torch.ops.aten.relu.default(" in md
+    assert f"PyTorch version: {torch.__version__}\n" in md and f"Python version: {sys.version.split()[0]}" in md
+    assert "inductor.cpp.inject_relu_bug_TESTING_ONLY = accuracy" in md
+    stream = (cwd / "triage-1" / "minify.ndjson").read_text()
+    if '"kind":"bisect"' in stream:
+        assert "## Bisection\n\n- " in md
+    else:
+        assert "## Bisection\n\nNot bisected" in md
+    for step in ("capture", "guardscan", "kdiff", "minify", "reportgen"):
+        printed = re.search(rf"triage: \[\d\] {step}: (.*)", p.stderr)[1]
+        assert f"{printed}   # exit " in md  # the command said is the command written
+
+
+def test_a_printed_command_runs_as_printed(run, tmp_path):
+    cwd, p, env = run
+    printed = re.search(r"triage: \[2\] guardscan: (.*)", p.stderr)[1]
+    assert printed == "guardscan --store triage-1/store < triage-1/capture.ndjson > triage-1/guardscan.ndjson"
+    again = subprocess.run(printed.replace("> triage-1/guardscan.ndjson", f"> {tmp_path}/again.ndjson"), shell=True,
+                           cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == int(re.search(r"triage: guardscan: exit (\d+)", p.stderr)[1]), again.stderr
+    ours = [json.loads(x) for x in (cwd / "triage-1" / "guardscan.ndjson").read_text().splitlines()]
+    theirs = [json.loads(x) for x in (tmp_path / "again.ndjson").read_text().splitlines()]
+    assert [r["kind"] for r in ours] == [r["kind"] for r in theirs]
+    argv = [next(r["argv"] for r in s if r["kind"] == "header" and r["tool"] == "guardscan") for s in (ours, theirs)]
+    assert argv == [["guardscan", "--store", "triage-1/store"]] * 2  # triage ran what it printed
