@@ -55,7 +55,8 @@ def _report(tmp_path: Path, bisect: bool) -> str:
              Step("minify", ["minify", "-o", "t/repro.py"], tmp_path / "t" / "kdiff.ndjson",
                   tmp_path / "t" / "minify.ndjson", code=1)]
     facts = {"PyTorch version": "2.13.0+cpu", "OS": "Debian", "triton": "3.6.0", "interpreter": "/usr/bin/python3"}
-    return build(_stream(tmp_path, bisect), steps, facts, ["python", "train.py"], tmp_path, 1)
+    return build(_stream(tmp_path, bisect), steps, facts, ["python", "train.py"], tmp_path, 1,
+                 ["kdiff: skipped: `x` crashed"])
 
 
 def test_the_report_says_what_fails_where_with_its_repro_bisection_versions_config_and_commands(tmp_path):
@@ -72,6 +73,7 @@ def test_the_report_says_what_fails_where_with_its_repro_bisection_versions_conf
     assert "PyTorch version: 2.13.0+cpu\nOS: Debian\ntriton: 3.6.0\ninterpreter: /usr/bin/python3" in md
     assert "inductor.cpp.x = accuracy" in md
     assert "pt2kit capture -- python train.py   # exit 0\nminify -o t/repro.py < t/kdiff.ndjson > t/minify.ndjson   # exit 1" in md
+    assert "What triage decided between the steps:\n\n```\nkdiff: skipped: `x` crashed\n```" in md
 
 
 def test_without_a_bisect_record_the_report_says_not_bisected(tmp_path):

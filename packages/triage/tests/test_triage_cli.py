@@ -107,3 +107,20 @@ def test_a_tool_runs_as_its_command_else_as_python_m_and_is_shown_so(monkeypatch
     (tmp_path / "pt2kit").write_text("#!/bin/sh\n")
     (tmp_path / "pt2kit").chmod(0o755)  # installed beside this Python: the command itself
     assert command("pt2kit capture") == (["pt2kit", "capture"], [str(tmp_path / "pt2kit"), "capture"])
+
+
+def test_a_backend_of_the_scripts_own_code_is_handed_over_and_said(tmp_path):
+    from pt2kit.triage.drive import _backend
+    from pt2kit.triage.narrate import Narrator
+    from pt2kit.triage.streams import Seen
+
+    said: list[str] = []
+    say = Narrator(said.append, tmp_path, tmp_path / "t")
+    assert _backend(Seen(models=["t.py[0/0]"]), say) == [] and said == []  # a name torch registers: the stream's
+    assert _backend(Seen(backend_code={"/w/t.py:my_backend"}), say) == ["--backend", "/w/t.py:my_backend"]
+    assert said == ["the script compiled with its own backend /w/t.py:my_backend: triage hands it to kdiff and minify "
+                    "as --backend /w/t.py:my_backend (a stream alone never makes a tool import code; you named the "
+                    "script)"]
+    assert _backend(Seen(backend_code={"/w/a.py:f", "/w/b.py:g"}), say) is None  # one --backend a run: left to the user
+    assert said[-1].startswith("kdiff, minify: skipped: the script's graphs compiled with 2 backends of its own code")
+    assert say.notes == said  # and bug-report.md lists them beside the commands

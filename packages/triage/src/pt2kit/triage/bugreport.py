@@ -59,14 +59,15 @@ def _rel(path: str | None, cwd: Path) -> str | None:
     return rel(Path(path), cwd) if path and path.startswith("/") else path
 
 
-def build(stream: Path, steps: list[Step], facts: dict[str, str], command: list[str], cwd: Path, exit_code: int) -> str:
+def build(stream: Path, steps: list[Step], facts: dict[str, str], command: list[str], cwd: Path, exit_code: int,
+          notes: list[str] = ()) -> str:
     c = collect(read_stream([stream]))
     rows = what_fails(c, lambda rec, ref: ref)
     main = next((r for r in rows if r["repro"] is not None), rows[0] if rows else None)
     capture = next((st for st in steps if st.name == "capture"), None)
     parts = [f"# {_title(main, c, cwd)}", "", *_what_fails(rows, c, command, capture, cwd), "",
              *_repro(main, c, cwd), "", *_bisection(main, c), "", *_error(main, c), "", *_versions(facts), "",
-             *_config(main, c), "", *_rerun(steps, cwd, exit_code), "", *_also(c)]
+             *_config(main, c), "", *_rerun(steps, cwd, exit_code, notes), "", *_also(c)]
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -231,10 +232,12 @@ def _config(row: dict[str, Any] | None, c: Any) -> list[str]:
     return [*out, block("\n".join(lines)) if lines else "None: every dynamo and inductor setting at its default."]
 
 
-def _rerun(steps: list[Step], cwd: Path, exit_code: int) -> list[str]:
+def _rerun(steps: list[Step], cwd: Path, exit_code: int, notes: list[str]) -> list[str]:
     lines = [f"{st.shown(cwd)}   # exit {st.code}" for st in steps]
-    return ["## How to rerun each step", "", "Each step is the tool itself, reading the stream the step before wrote "
-            f"(pt2kit triage exited {exit_code}):", "", block("\n".join(lines), "sh")]
+    out = ["## How to rerun each step", "", "Each step is the tool itself, reading the stream the step before wrote "
+           f"(pt2kit triage exited {exit_code}):", "", block("\n".join(lines), "sh")]
+    # as triage said them on stderr, in a block: they name models and backends a stream holds
+    return [*out, *(["", "What triage decided between the steps:", "", block("\n".join(notes))] if notes else [])]
 
 
 def _also(c: Any) -> list[str]:

@@ -92,7 +92,7 @@ def run(s: Session, job: Job) -> int:
             out / "reportgen.ndjson", files=[out / "report.html"]))
     facts = environment.finish(*probe)
     code = worst(steps, bool(seen.models))
-    report = bugreport.build(last, steps, facts, job.command, cwd, code)
+    report = bugreport.build(last, steps, facts, job.command, cwd, code, say.notes)
     (out / "bug-report.md").write_text(report)
     return say.finish(steps, code)
 

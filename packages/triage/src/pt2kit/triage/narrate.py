@@ -18,8 +18,11 @@ class Narrator:
         self.say = say
         self.cwd = cwd
         self.out = out
+        self.notes: list[str] = []  # what was decided between steps (a step skipped, a backend handed over)
 
     def line(self, text: str) -> None:
+        """A decision of triage's: said, and kept for bug-report.md beside the commands."""
+        self.notes.append(text)
         self.say(text)
 
     def start(self, step: Step, number: int) -> None:
