@@ -281,7 +281,16 @@ def real(session: nox.Session) -> None:
     """Every tool on real transformers models (tests/real), verdicts against PyTorch's own."""
     session.install(*CONSTRAINTS, "pytest", XDIST, "transformers",
                     *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
-    session.run(*PYTEST, str(ROOT / "tests" / "real"), *session.posargs)
+    session.run(*PYTEST, str(ROOT / "tests" / "real"), "-m", "not slow", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def real_slow(session: nox.Session) -> None:
+    """The real-model tests marked slow (tests/real): a minute or more each on 2 cores, each a repeat on a
+    bigger model of what a faster one shows in `real`. Not in the test command."""
+    session.install(*CONSTRAINTS, "pytest", XDIST, "transformers",
+                    *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    session.run(*PYTEST, str(ROOT / "tests" / "real"), "-m", "slow", *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -36,3 +36,5 @@ def pytest_configure(config):
     # tests that share one slow run carry it: `nox` runs pytest-xdist with --dist loadgroup, which keeps a
     # group on one worker; registered here so a plain pytest without xdist knows the mark too
     config.addinivalue_line("markers", "xdist_group(name): tests sharing one slow run, kept on one xdist worker")
+    # `nox -s real` (the test command) runs `-m "not slow"`; `nox -s real_slow` the rest
+    config.addinivalue_line("markers", "slow: a slow repeat of what a faster real model shows: nox -s real_slow")

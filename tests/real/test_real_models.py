@@ -24,6 +24,12 @@ pytest.importorskip("transformers")
 MODELS = ["bert_kwargs", "gpt2_cache", "llama_cast", "t5_encdec", "mixtral_moe", "switch_moe"]
 # kdiff's and minify's tests of a model share its _truth (a compile in this process): one xdist worker each
 TRUTH = [pytest.param(n, marks=pytest.mark.xdist_group(f"truth-{n}")) for n in MODELS]
+# minify's no-false-alarm check on the models whose minify run shows what no other test here does: keyword
+# inputs, a KV cache among the outputs, 10 graphs split by library graph breaks. On T5 minify runs in 2 more
+# tests below; llama's, T5's and Mixtral's checks (a minute or more each on 2 cores, the same no-failure path
+# on one graph) run in `nox -s real_slow`, not in the test command.
+MINIFY_TRUTH = [p if p.values[0] in ("bert_kwargs", "gpt2_cache", "switch_moe") else
+                pytest.param(*p.values, marks=[*p.marks, pytest.mark.slow]) for p in TRUTH]
 SWITCH_SCAN = pytest.mark.xdist_group("guardscan-switch_moe")  # tool()'s cached scan, for two tests
 
 
@@ -92,7 +98,7 @@ def test_planted_relu_bug_is_pinned_to_the_relu_of_a_real_transformer(tool):
     assert v["code"] == "hidden_states = self.act(hidden_states)"
 
 
-@pytest.mark.parametrize("name", TRUTH)
+@pytest.mark.parametrize("name", MINIFY_TRUTH)
 def test_minify_finds_a_failure_exactly_where_the_benchmark_harness_does(tool, name):
     r = tool("minify", model(name))
     harness, _ = _truth(name)
@@ -167,7 +173,9 @@ def _explain(name: str) -> tuple[int, int]:
     return e.graph_count, e.graph_break_count
 
 
-@pytest.mark.parametrize("name", ["bert_kwargs", "gpt2_cache", "t5_encdec",
+# T5's scan (one graph, no break, the batch-size recompile expected: what BERT's and GPT-2's show on smaller
+# graphs) runs in `nox -s real_slow`
+@pytest.mark.parametrize("name", ["bert_kwargs", "gpt2_cache", pytest.param("t5_encdec", marks=pytest.mark.slow),
                                   pytest.param("switch_moe", marks=SWITCH_SCAN)])
 def test_guardscan_totals_match_explain_and_kwargs_recompiles_are_expected(tool, name):
     r = tool("guardscan", model(name))
