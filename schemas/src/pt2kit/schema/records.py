@@ -448,6 +448,9 @@ class Crash(Record, tag="crash", kw_only=True):
     # (1.18) capture: the call of the model's compiled code that raised (1 is its first call in the process;
     # stage run or aoti-run); the model record holds that call's inputs
     step: int | None = None
+    # (1.28) capture: where in the step that call failed: "forward" (the compiled call raised or was killed)
+    # or "backward" (the compiled backward of that call's forward, run from loss.backward())
+    phase: str | None = None
 
 
 class Repro(Record, tag="repro", kw_only=True):
