@@ -81,6 +81,14 @@ def test_a_config_change_that_makes_it_pass_is_the_answer_in_torchs_order():
         doc(b).replace("\n", " ") and "fallback_random=True makes it pass; checked: off, it passes" in line(b)
 
 
+def test_a_config_the_repro_already_runs_under_is_not_flipped():
+    # the accuracy harness's precision sets fallback_random: flipping it to True is the same compile
+    pool = Planted(lambda backend, config, sw: backend == "inductor", {"lowerings": 1})
+    bisect(pool, {"backend": "inductor", "config": {}}, {**FAILURE, "precision": {"fallback_random": True}},
+           "inductor", lambda m: None)
+    assert not [p for p in pool.asked if "fallback_random" in str(p["query"]["config"])]
+
+
 def test_a_failure_aot_eager_shows_is_aotautogradss_and_eager_passing_is_the_check():
     b = _run(Planted(lambda backend, config, sw: backend != "eager", {"lowerings": 1}))
     assert b["backend"] == "aot_eager" and "subsystem" not in b and b["found"]

@@ -161,7 +161,7 @@ def _subsystems(b: Bisector, backend: str, before: Run, on: Run, keep: bool = Fa
         return {**told, "verdict": f"{WHAT[backend]} fails where the stage before it passes; this torch's bisector "
                                    "lists no subsystems of it"}
     census = on if on.census == backend else b.ask([switch(backend, None, keep=keep)])[0]
-    tried = [p for p in plan if "config" in p or census.of(p["name"])]
+    tried = [p for p in plan if ("config" in p and not _already(b, p["config"])) or census.of(p["name"])]
     b.say(f"bisect: {backend} fails; its subsystems switched off in torch's order, {b.width} at a time: "
           + ", ".join(f"{p['name']}" + ("" if "config" in p else f" ({len(census.of(p['name']))})") for p in tried))
     hit = None
@@ -208,6 +208,15 @@ def _applications(b: Bisector, backend: str, name: str, keep: bool, all_off: Run
     return {"subsystem": name, "application": hi, "applications": n, "what": what, "env": {} if keep else env,
             "found": found, "off": off.record(), "on": on.record(),
             "verdict": f"{WHAT[backend]}: {name}, application {hi} of {n}" + (f" ({what})" if what else "") + check}
+
+
+def _already(b: Bisector, config: dict[str, dict[str, str]]) -> bool:
+    """Whether the repro compiles under this config change already (its own config, or the precision it
+    is judged under: the accuracy harness's sets fallback_random), so flipping it changes nothing."""
+    precision = b.failure.get("precision") or {}
+    return all(b.query["config"].get(m, {}).get(k) == v or (m == "torch._inductor.config" and k in precision
+                                                            and repr(precision[k]) == v)
+               for m, kv in config.items() for k, v in kv.items())
 
 
 def _config_words(config: dict[str, dict[str, str]]) -> str:
