@@ -22,8 +22,9 @@ FAILURE = {"kind": "accuracy", "signature": "accuracy"}
 class Planted:
     """A pool whose compiler fails per ``fails(backend, config, switch)``; a census sees ``applied``."""
 
-    def __init__(self, fails: Any, applied: dict[str, int], workers: int = 2) -> None:
+    def __init__(self, fails: Any, applied: dict[str, int], workers: int = 2, keeps: bool = True) -> None:
         self.fails, self.applied, self.workers, self.asked = fails, applied, [None] * workers, []
+        self.keeps = keeps  # whether this torch keeps a user's backend under the switches
 
     def ask(self, op: str, payload: Any) -> dict[str, Any]:
         assert op == "bisect_plan"
@@ -42,7 +43,7 @@ class Planted:
                 apps = [[s, i, sw["subsystem"] is None or i <= sw["limit"], f"{s} #{i}"]
                         for s, n in names.items() for i in range(n)]
             out.append({"t": "done", "result": {"fails": bad, "signature": "accuracy" if bad else "passes",
-                                                "applications": apps}})
+                                                "applications": apps, "switched": self.keeps or not p["keep"]}})
         return out
 
 
@@ -119,3 +120,18 @@ def test_nothing_that_flips_is_said_and_not_claimed():
 def test_a_repro_that_no_longer_fails_tells_no_stage():
     b = _run(Planted(lambda backend, config, sw: False, {}))
     assert not b.get("found") and "does not fail with inductor" in b["verdict"] and "backend" not in b
+
+
+def test_a_backend_of_the_users_is_bisected_in_inductor_only_where_it_calls_inductor_and_torch_keeps_it():
+    own = "/src/backends.py:wrapped"
+
+    def fails(backend, config, sw):  # the user's backend calls Inductor, whose lowering 1 of 2 is wrong
+        return backend == own and not (sw and sw["subsystem"] == "lowerings" and sw["limit"] < 1)
+
+    b = _run(Planted(fails, {"lowerings": 2}), own)
+    assert (b["backend"], b["subsystem"], b["application"], b["found"]) == (own, "lowerings", 1, True)
+    assert b["env"] == {} and b["verdict"].startswith(f"{own} (a backend of your own) calls Inductor: Inductor: lowerings")
+    b = _run(Planted(fails, {"lowerings": 2}, keeps=False), own)  # a torch that would swap in Inductor
+    assert "subsystem" not in b and "cannot keep a backend of your own" in b["verdict"] and b["chain"][own]
+    b = _run(Planted(fails, {}), own)  # no application of Inductor's seen: the backend calls none
+    assert "calls no Inductor" in b["verdict"] and "subsystem" not in b

@@ -42,6 +42,7 @@ class Run(msgspec.Struct, kw_only=True):
     signature: str
     applications: list[list[Any]] = []  # (subsystem, number, ran, debug info) of the backend's subsystems
     census: str | None = None  # the backend whose subsystems' applications this run counted, all on
+    switched: bool = True  # False: this torch could not switch it (a backend of the user's under the switches)
 
     def of(self, subsystem: str) -> list[list[Any]]:
         return [a for a in self.applications if a[0] == subsystem]
@@ -68,7 +69,7 @@ class Bisector:
         self.steps += len(payloads)
         runs = [self._run(s["label"], a) for s, a in zip(settings, self.pool.map("bisect", payloads), strict=True)]
         for s, r in zip(settings, runs, strict=True):
-            if s.get("switch") and s["switch"]["subsystem"] is None:
+            if s.get("switch") and s["switch"]["subsystem"] is None and r.switched:
                 r.census = s["switch"]["backend"]
         return runs
 
@@ -78,7 +79,7 @@ class Bisector:
             r = a["result"]
             sig = r.get("signature") or ""
             return Run(setting=label, fails=bool(r["fails"]), clean=not r["fails"] and sig in PASSES, signature=sig,
-                       applications=r.get("applications") or [])
+                       applications=r.get("applications") or [], switched=r.get("switched", True))
         if t == "died":  # a crash repro's worker dies: the failure, where the signal is the repro's
             same = self.failure["kind"] == "crash" and a["signal"] == self.failure.get("signature")
             return Run(setting=label, fails=same, clean=False, signature=f"died with {a['signal']}")
@@ -137,6 +138,9 @@ def _own(b: Bisector, tested: str, runs: list[Run]) -> dict[str, Any]:
     kept, say which of its subsystems matters where the backend calls Inductor; else no stage is told."""
     said = f"eager, aot_eager and aot_eager_decomp_partition pass; {tested}, a backend of your own, fails"
     untold = {"backend": tested, "off": runs[-2].record(), "on": runs[-1].record(), "found": runs[-2].clean}
+    if not runs[-1].switched:
+        return {**untold, "verdict": f"{said}; this torch cannot keep a backend of your own under its bisector's "
+                                     "switches (it would swap in Inductor): no stage told"}
     if runs[-1].census != "inductor":
         return {**untold, "verdict": f"{said}: a registered backend that is not Inductor, whose stages PyTorch's "
                                      "bisector cannot tell"}

@@ -32,16 +32,15 @@ def step(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     switch = payload.get("switch")
     with contextlib.ExitStack() as stack:
         seen: list[Any] = []
+        keep = torchapi.keep_custom_backend() if switch is not None and payload.get("keep") else None
+        if switch is not None and payload.get("keep") and keep is None:
+            switch = None  # this torch would swap the user's backend for Inductor: run it unswitched, and say so
         if switch is not None:
-            if payload.get("keep"):
-                keep = torchapi.keep_custom_backend()
-                if keep is None:
-                    return {"fails": False, "signature": "cannot switch", "detail": "this torch has no "
-                            "test_configs.bisect_keep_custom_backend_for_inductor", "applications": []}
+            if keep is not None:
                 stack.enter_context(keep)
             seen = stack.enter_context(torchapi.bisect_switch(switch["backend"], switch["subsystem"], switch["limit"]))
         answer = work.query(query, send)
-    return {**answer, "applications": [list(a) for a in seen]}
+    return {**answer, "applications": [list(a) for a in seen], "switched": switch is not None}
 
 
 def plan(payload: dict[str, Any], send: Any) -> dict[str, Any]:
