@@ -84,3 +84,32 @@ def test_a_function_or_an_aot_autograd_object_is_code_where_it_lives(where):
     # a function named like a registered backend is still the script's own: never run as torch's inductor
     inductor = type(my_backend)(my_backend.__code__, globals(), "inductor")
     assert where.describe(*handed(inductor), "x")[1] == f"{HERE}:my_backend"
+
+
+def wrong_silu(x):
+    return x * torch.sigmoid(2 * x)
+
+
+def corrupt(graph):
+    return None
+
+
+def test_code_the_script_installs_into_the_compiler_is_recorded_where_it_lives(where):
+    # issue 47: a hook setting holding the script's function, and a decomposition it put into Inductor's
+    # table, were no part of the record (torch's repro writer skips hooks): now each is FILE.py:QUALNAME
+    import torch._inductor.config as inductor
+    import torch._inductor.decomposition as decomp
+
+    assert where.code_settings() == {}  # torch's own table (partials of torch's functions) is not code of the script's
+    silu = torch.ops.aten.silu.default
+    before = decomp.decompositions.get(silu)
+    decomp.decompositions[silu] = wrong_silu
+    try:
+        with inductor.patch(post_grad_custom_post_pass=corrupt):
+            assert where.code_settings() == {"inductor.post_grad_custom_post_pass": f"{HERE}:corrupt",
+                                             "decomposition:aten.silu.default": f"{HERE}:wrong_silu"}
+    finally:
+        if before is None:
+            decomp.decompositions.pop(silu)
+        else:
+            decomp.decompositions[silu] = before

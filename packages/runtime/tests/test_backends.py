@@ -76,3 +76,35 @@ def test_a_backend_that_is_code_is_never_taken_from_a_stream_the_line_says_what_
         "give --backend '/w/my lib.py:NAME'")
     inline = captured(backend="f", backend_code="<string>:f", backend_in_script=True)
     assert handover(inline, "t.py[0/0]", "minify").endswith("put it in a file and give --backend FILE.py:NAME")
+
+
+def test_code_the_script_installed_into_the_compiler_is_named_with_the_flag_that_hands_it_over():
+    # issue 47: a post_grad_custom_post_pass the script set was dropped from the record without a word, so
+    # kdiff ran Inductor without it and passed; now the tool names it and the exact --config, exit 2
+    c = captured(backend="inductor", code_settings={"inductor.post_grad_custom_post_pass": "/w/t.py:corrupt"})
+    with pytest.raises(UsageError) as e:
+        piped_backend(None, c, "<stdin>:2: t.py[0/0]", "kdiff")
+    assert str(e.value) == (
+        "<stdin>:2: t.py[0/0]: the script set inductor.post_grad_custom_post_pass to code (/w/t.py:corrupt): a "
+        "stream never makes kdiff import code; to run with it, give --config post_grad_custom_post_pass=/w/t.py:corrupt")
+    # --backend does not hand a pass over; --config with the key does, prefixed or not
+    with pytest.raises(UsageError):
+        piped_backend("inductor", c, "t.py[0/0]", "kdiff")
+    for key in ("post_grad_custom_post_pass", "inductor.post_grad_custom_post_pass"):
+        assert piped_backend(None, c, "t.py[0/0]", "minify", config={key: "/w/t.py:corrupt"}) == "inductor"
+    # a lambda no name reaches
+    lam = captured(backend="inductor", code_settings={"inductor.joint_custom_post_pass": "/w/t.py:<lambda>"})
+    with pytest.raises(UsageError, match=r"bind it to a module-level name in a file and give --config "
+                                         r"joint_custom_post_pass=FILE.py:NAME$"):
+        piped_backend(None, lam, "t.py[0/0]", "kdiff")
+
+
+def test_a_decomposition_the_script_installed_is_handed_over_only_by_a_backend_of_the_users():
+    c = captured(backend="inductor", code_settings={"decomposition:aten.silu.default": "/w/t.py:wrong_silu"})
+    with pytest.raises(UsageError) as e:
+        piped_backend(None, c, "t.py[0/0]", "minify", config={"decomposition:aten.silu.default": "x"})
+    assert str(e.value) == (
+        "t.py[0/0]: the script installed its own decomposition of aten.silu.default into Inductor's table "
+        "(/w/t.py:wrong_silu): a stream never makes minify import code; give --backend FILE.py:NAME, a backend "
+        "that installs it and compiles")
+    assert piped_backend("/w/t.py:inductor_with_wrong_silu", c, "t.py[0/0]", "minify") == "/w/t.py:inductor_with_wrong_silu"

@@ -223,3 +223,23 @@ def test_a_graph_compiled_after_a_records_vec_isa_setting_is_put_back_builds(tmp
     assert first.returncode == 0, first.stderr[-2000:]
     p = subprocess.run([sys.executable, "-c", _RECORD_THEN_OWN], env=env, capture_output=True, text=True)
     assert "at::vec" not in p.stderr and p.returncode == 0 and p.stdout.strip() == "compiled", p.stderr[-2000:]
+
+
+def test_a_hook_setting_takes_code_from_the_command_line_as_a_backend_file_is_loaded(tmp_path):
+    # --config post_grad_custom_post_pass=FILE.py:NAME hands the script's pass over: the function itself is
+    # set, the file run as a module (its __main__ block not run)
+    import torch._inductor.config as inductor
+
+    from pt2kit.runtime.config import apply_config
+
+    f = tmp_path / "planted.py"
+    f.write_text("RAN = []\ndef corrupt(graph):\n    RAN.append(graph)\n"
+                 "if __name__ == '__main__':\n    raise SystemExit('the script ran')\n")
+    with apply_config({"post_grad_custom_post_pass": f"{f}:corrupt"}):
+        hook = inductor.post_grad_custom_post_pass
+        assert callable(hook) and hook.__name__ == "corrupt"
+    assert inductor.post_grad_custom_post_pass is None
+    with pytest.raises(UsageError, match=r"post_grad_custom_post_pass holds code; give FILE.py:NAME"):
+        apply_config({"inductor.post_grad_custom_post_pass": "corrupt"})
+    with pytest.raises(UsageError, match=r"`nothing` is not a callable function or pass object"):
+        apply_config({"joint_custom_post_pass": f"{f}:nothing"})

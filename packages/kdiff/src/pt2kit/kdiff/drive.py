@@ -35,7 +35,8 @@ def run(s: Any, job: Job) -> int:
         if cannot is not None:
             code = max(code, s.refuse(cannot, m.label))
             continue
-        test = piped_backend(job.test, m.record.captured, f"{m.where}: {m.label}", "kdiff", s.warn)
+        test = piped_backend(job.test, m.record.captured, f"{m.where}: {m.label}", "kdiff", s.warn,
+                             config=job.config)
         s.say(f"{m.where}: running model file {m.spec} named by the stream" + ("" if job.test else f" (backend {test})"))
         one = job.for_piped(m, mode=job.mode or ("train" if m.train else "infer"), test=test)
         try:

@@ -23,7 +23,7 @@ from .errors import UsageError
 INDUCTOR = "inductor"
 AOTI = "aoti"  # AOT Inductor: torch.export, aoti_compile_and_package, load, run; not a torch.compile name
 
-__all__ = ["AOTI", "INDUCTOR", "check_registered", "handover", "inductor_options", "is_code", "piped_backend",
+__all__ = ["AOTI", "DECOMPOSITION", "INDUCTOR", "check_registered", "code_handover", "handover", "inductor_options", "is_code", "piped_backend",
            "registered"]
 
 
@@ -32,13 +32,17 @@ def is_code(spec: str) -> bool:
     return ":" in spec
 
 
-def piped_backend(given: str | None, captured: Any, label: str, tool: str, warn: Any = None) -> str:
+def piped_backend(given: str | None, captured: Any, label: str, tool: str, warn: Any = None,
+                  config: dict[str, str] | None = None) -> str:
     """The backend to test a piped model record with: ``given`` (``--backend``, the user's word wins),
     else the name its script compiled with (``captured``: the record's :class:`~pt2kit.schema.Captured`,
     or None), else Inductor. A script's backend that is code: UsageError, the :func:`handover` line.
     torch.compile's ``mode`` and ``options`` travel as the Inductor settings they are (:func:`inductor_options`);
-    one that cannot (not a literal, or given to another backend): UsageError saying which. ``warn`` is unused
-    (kept for callers)."""
+    one that cannot (not a literal, or given to another backend): UsageError saying which. Code the script
+    installed into the compiler (``captured.code_settings``) that ``config`` (the command line's --config)
+    or ``given`` does not hand over: UsageError, the :func:`code_handover` line. ``warn`` is unused."""
+    if captured is not None and getattr(captured, "code_settings", None):
+        code_handover(captured.code_settings, config or {}, given, label, tool)
     if given is not None:
         return given
     if captured is None or not captured.backend:
@@ -88,6 +92,33 @@ def handover(captured: Any, label: str, tool: str) -> str:
         return (f"{said}, and no module-level name reaches it ({qual}); bind it to one in {file} "
                 f"(NAME = ...) and give --backend {shlex.quote(file + ':NAME')}")
     return f"{said}; to test it, give --backend {shlex.quote(f'{file}:{qual}')}"
+
+
+DECOMPOSITION = "decomposition:"  # a code_settings key: an op's decomposition the script put in Inductor's table
+
+
+def code_handover(code: dict[str, str], config: dict[str, str], given: str | None, label: str, tool: str) -> None:
+    """UsageError, one line, for the first piece of code the script installed into the compiler (``code``:
+    ``captured.code_settings``) that the command line does not hand over: an Inductor hook setting
+    (``inductor.post_grad_custom_post_pass``) unless ``config`` sets the same key (the flag said is
+    ``--config KEY=FILE.py:NAME``, loaded as a ``--backend FILE.py:NAME`` is); a decomposition unless
+    ``given`` (``--backend``: a backend of the user's, which installs it). Never a silent run without it."""
+    for key, where in sorted(code.items()):
+        file, _, qual = where.rpartition(":")
+        if key.startswith(DECOMPOSITION):
+            if given is not None:
+                continue
+            op = key.removeprefix(DECOMPOSITION)
+            raise UsageError(
+                f"{label}: the script installed its own decomposition of {op} into Inductor's table ({where}): a stream "
+                f"never makes {tool} import code; give --backend FILE.py:NAME, a backend that installs it and compiles")
+        short = key.split(".", 1)[1] if key.startswith("inductor.") else key
+        if key in config or short in config:
+            continue
+        said = f"{label}: the script set {key} to code ({where}): a stream never makes {tool} import code"
+        if not file.endswith(".py") or not qual.isidentifier():
+            raise UsageError(f"{said}; bind it to a module-level name in a file and give --config {short}=FILE.py:NAME")
+        raise UsageError(f"{said}; to run with it, give --config {shlex.quote(f'{short}={file}:{qual}')}")
 
 
 def registered() -> list[str]:

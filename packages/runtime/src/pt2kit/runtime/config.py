@@ -76,8 +76,29 @@ def resolve(cfg: dict[str, str]) -> list[tuple[Any, str, Any]]:
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise UsageError(f"--config {key}: no such setting in torch._inductor.config or torch._dynamo.config{hint}")
         name, k = candidates[0]
+        if is_hook(modules[name], k) and raw.lower() not in ("none", "null", ""):
+            out.append((modules[name], k, hook_value(key, raw)))
+            continue
         out.append((modules[name], k, _coerce(key, raw, keys[name][k])))
     return out
+
+
+def is_hook(module: Any, key: str) -> bool:
+    """Whether a setting holds code the compiler calls (``post_grad_custom_post_pass``, ``joint_custom_post_pass``
+    ...): a pass torch's own repro writer leaves out (``_save_config_ignore``) whose default is None (Dynamo's
+    ``repro_after``, also left out, is a word)."""
+    return key in getattr(module, "_save_config_ignore", ()) and "pass" in key and module._config[key].default is None
+
+
+def hook_value(key: str, raw: str) -> Any:
+    """The code ``--config KEY=FILE.py:NAME`` (or ``module:attr``) hands over for a hook setting, loaded as a
+    ``--backend FILE.py:NAME`` is (the file run as a module, its ``if __name__ == "__main__":`` block not):
+    only from the command line, since a stream's value for a hook is refused (:mod:`.trust`)."""
+    from .pyfile import backend_callable
+
+    if ":" not in raw:
+        raise UsageError(f"--config {key}={raw}: {key} holds code; give FILE.py:NAME (a function or pass object)")
+    return backend_callable(raw, f"--config {key}=", what="function or pass object")
 
 
 # Settings that make torch write files into its debug folder (``dynamo.debug_dir_root``, by default

@@ -8,16 +8,14 @@ single tensor is taken as a one-element tuple. Every way a file can be wrong is 
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import inspect
-import sys
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import ModelFileError
+from .pyfile import _user_line, exec_file, parse_spec
+from .pyfile import backend_callable as backend_callable  # kdiff and minify import it from here
 from .torchapi import tree_map
 
 NEEDS = "a model file defines module-level `model` and `example_inputs`, or is given as FILE.py:NAME"
@@ -42,52 +40,13 @@ class LoadedModel:
         return fn(**inputs) if isinstance(inputs, dict) else fn(*inputs)
 
 
-def parse_spec(spec: str) -> tuple[Path, str | None]:
-    """``FILE.py`` or ``FILE.py:NAME``."""
-    path, entry = spec, None
-    head, sep, tail = spec.rpartition(":")
-    if sep and tail.isidentifier() and head:
-        path, entry = head, tail
-    return Path(path), entry
-
-
 def label_of(path: Path, entry: str | None) -> str:
     return f"{path.name}:{entry}" if entry else path.name
-
-
-def exec_file(path: Path) -> Any:
-    """Import a Python file as a module (its directory on sys.path); any failure is a ModelFileError."""
-    name = "pt2kit_model_" + "".join(c if c.isalnum() else "_" for c in path.stem)
-    # Always as source: a file named *.pyc or *.so is never run as bytecode or as an extension.
-    loader = importlib.machinery.SourceFileLoader(name, str(path))
-    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-    if spec is None or spec.loader is None:
-        raise ModelFileError(f"{path}: cannot be loaded as Python")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pickling look the module up by name
-    sys.path.insert(0, str(path.parent))  # so the file can import its neighbours
-    try:
-        spec.loader.exec_module(module)
-    except SyntaxError as e:
-        if "null bytes" in str(e.msg):  # a binary file, on Python 3.12+
-            raise ModelFileError(f"{path}: not Python source (it holds NUL bytes)") from None
-        raise ModelFileError(f"{e.filename or path}:{e.lineno}: syntax error: {e.msg}") from None
-    except Exception as e:
-        if isinstance(e, ValueError) and "null bytes" in str(e):  # a binary file, on Python 3.11
-            raise ModelFileError(f"{path}: not Python source (it holds NUL bytes)") from None
-        line = _user_line(e, path)
-        raise ModelFileError(f"{line}: loading the model file raised {type(e).__name__}: {e}") from None
-    return module
 
 
 def _defined_in(fn: Any, path: Path) -> bool:
     code = getattr(fn, "__code__", None)
     return inspect.isfunction(fn) and code is not None and Path(code.co_filename).resolve() == path.resolve()
-
-
-def _user_line(e: BaseException, path: Path) -> str:
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if Path(f.filename) == path]
-    return f"{path}:{frames[-1].lineno}" if frames else str(path)
 
 
 def _normalise_inputs(inputs: Any, where: str) -> tuple[Any, ...] | dict[str, Any]:
@@ -197,26 +156,3 @@ def model_fields(loaded: LoadedModel, device: str, config: dict[str, str]) -> di
         "trainable": trainable,
         "frozen": frozen,
     }
-
-
-def backend_callable(spec: str, flag: str) -> Any:
-    """The torch.compile backend that ``FILE.py:NAME`` or ``module:attr`` names (given on the command
-    line, as ``flag``; a stream never names one): a ModelFileError/UsageError in one line otherwise."""
-    import importlib
-
-    from .errors import UsageError
-
-    head, _, attr = spec.rpartition(":")
-    if head.endswith(".py"):
-        path, _ = parse_spec(spec)
-        if not path.is_file():
-            raise UsageError(f"{flag} {spec}: no such file {path}")
-        obj = getattr(exec_file(path.resolve()), attr, None)
-    else:
-        try:
-            obj = getattr(importlib.import_module(head), attr, None)
-        except ImportError as e:
-            raise UsageError(f"{flag} {spec}: cannot import {head}: {e}") from None
-    if obj is None or not callable(obj):
-        raise UsageError(f"{flag} {spec}: `{attr}` is not a callable torch.compile backend")
-    return obj

@@ -76,3 +76,45 @@ def _file(module: Any) -> str:
 
     path = getattr(module, "__file__", None)
     return os.path.abspath(path) if path else "<string>"
+
+
+DECOMPOSITION = "decomposition:"  # a code_settings key: an op's decomposition in Inductor's table
+
+
+def code_settings() -> dict[str, str]:
+    """The code the script installed into the compiler, as where it lives (``FILE.py:QUALNAME``, what a
+    tool's ``--config KEY=FILE.py:NAME`` or ``--backend`` takes): each Inductor hook setting holding code
+    (``{"inductor.post_grad_custom_post_pass": "/abs/train.py:corrupt"}``), and each decomposition in
+    Inductor's table defined outside torch (``{"decomposition:aten.silu.default": "/abs/train.py:wrong_silu"}``).
+    A stream carries these as names only: no tool imports them because a record says so. Never raises."""
+    out: dict[str, str] = {}
+    main = sys.modules.get("__main__")
+    config = sys.modules.get("torch._inductor.config")
+    # a hook is a setting torch's repro writer leaves out (``_save_config_ignore``) holding something callable
+    for key in list(getattr(config, "_save_config_ignore", ())):
+        try:
+            value = getattr(config, key, None) if config is not None else None
+            if value is not None and callable(value):
+                file, qual, _ = _where(value, main)
+                out[f"inductor.{key}"] = f"{file}:{qual}"
+        except Exception:
+            continue
+    table = getattr(sys.modules.get("torch._inductor.decomposition"), "decompositions", None)
+    try:
+        for op, fn in list((table or {}).items()):
+            home = _home(fn)
+            if home != "torch" and not home.startswith("torch."):
+                file, qual, _ = _where(fn, main)
+                out[f"{DECOMPOSITION}{op}"] = f"{file}:{qual}"
+    except Exception:
+        pass
+    return out
+
+
+def _home(fn: Any) -> str:
+    """The module that defines a callable: a partial's function's (torch fills its tables with partials of
+    its own functions; a partial's ``__module__`` is functools'), an object's class's."""
+    while hasattr(fn, "func") and not isinstance(fn, types.FunctionType):
+        fn = fn.func
+    home = fn.__module__ if isinstance(fn, types.FunctionType) else type(fn).__module__
+    return home or ""

@@ -133,9 +133,9 @@ def new_line(backend: str) -> dict[str, Any]:
         "compile_id": None, "rank": boot.rank(), "world": boot.env_int("WORLD_SIZE"), "pid": os.getpid(),
         "argv": list(sys.argv), "backend": backend, "backend_code": None, "backend_in_script": False, "mode": None, "mode_options": {},
         "options": {}, "dynamic": None,
-        "function": None, "source": None, "called_from": None, "grad": False, "settings": {}, "file": None, "tensors": [],
+        "function": None, "source": None, "called_from": None, "grad": False, "settings": {}, "code_settings": {}, "file": None, "tensors": [],
         "inputs": [], "nodes": 0, "ops": {}, "values": values if values in contract.VALUES else contract.DEFAULT_VALUES, "error": None,
-        "capture_error": None, "selected": True, "over_run_budget": False, "stage": None, "call": None, "phase": None, "seq": 0, "of": None,
+        "capture_error": None, "selected": True, "over_run_budget": False, "stage": None, "call": None, "seq": 0, "of": None,
         "check": None,
         "outputs": None,
     }
@@ -145,6 +145,7 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
            called: str = "what it was first called with", force: bool = False) -> None:
     """Fill the graph's settings, ops, model file and tensors into line (which names it already); ``force``:
     written whatever --graphs says (a failing call of a graph it kept)."""
+    import pt2kit_capture_backend as backends
     import pt2kit_capture_torchapi as api
     import pt2kit_capture_write as write
 
@@ -154,6 +155,7 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
     _STATE["first"] = True
     budget = boot.env_int(contract.ENV_MAX_VALUE_BYTES)
     line["settings"] = api.settings()
+    line["code_settings"] = backends.code_settings()  # hooks and decompositions: code, named where it lives
     line["nodes"] = _ops(gm, line["ops"])
     where = boot.pdir()
     where.mkdir(parents=True, exist_ok=True)
