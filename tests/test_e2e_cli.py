@@ -10,7 +10,7 @@ import pytest
 
 TOOLS = {"fxcheck": "pt2kit.fxcheck", "kdiff": "pt2kit.kdiff", "guardscan": "pt2kit.guardscan",
          "aotiprint": "pt2kit.aotiprint", "minify": "pt2kit.minify", "reportgen": "pt2kit.reportgen",
-         "pt2kit": "pt2kit.runtime"}
+         "pt2kit": "pt2kit.runtime", "pt2kit triage": "pt2kit.triage"}
 
 
 @pytest.mark.parametrize("tool", list(TOOLS))

@@ -17,9 +17,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "packages" / "capture" / "tests" / "scripts" / "fails.py"
+BACKWARD = ROOT / "packages" / "capture" / "tests" / "scripts" / "backward.py"
 pytestmark = pytest.mark.xdist_group("compfail")
-# name: (the script's kinds, whether the pipe goes on to minify)
-PIPES = {"compile": ("compile", True), "run": ("backend-run", True), "later": ("later aoti-run", False)}
+# name: (capture's arguments, the pipe after it ending in minify, or None where it ends at capture); a
+# backend that is the script's code is handed over as the handover line says (the stream never imports it)
+PIPES = {"compile": (f"-- python {SCRIPT} compile", "minify"), "run": (f"-- python {SCRIPT} backend-run", "minify"),
+         "later": (f"-- python {SCRIPT} later aoti-run", None),
+         "backward": (f"-- python {BACKWARD} raise", f"minify --backend {BACKWARD}:raising"),
+         "segv": (f"-- python {BACKWARD} segv", f"minify --backend {BACKWARD}:segv_backward"),
+         "nan": (f"--check nan -- python {BACKWARD} nan",
+                 f"kdiff --backend {BACKWARD}:nan_backward | minify --backend {BACKWARD}:nan_backward")}
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +35,9 @@ def pipes(tmp_path_factory):
     bindir = Path(sys.executable).parent  # `python`, `pt2kit`, `minify` ... as the user's PATH finds them
     env = {"PT2KIT_STORE": str(d / "store"), "PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(d)}
     out = {}
-    for name, (kinds, minify) in PIPES.items():
-        then = f" | minify -o repro-{name}.py > minified-{name}.ndjson" if minify else ""
-        p = subprocess.run(f"pt2kit capture -- python {SCRIPT} {kinds} {d}/{name}.pt2 | tee {name}.ndjson{then}; "
+    for name, (script, minify) in PIPES.items():  # script: capture's arguments
+        then = f" | {minify} -o repro-{name}.py > minified-{name}.ndjson" if minify else ""
+        p = subprocess.run(f"pt2kit capture {script} {d}/{name}.pt2 | tee {name}.ndjson{then}; "
                            "echo ${PIPESTATUS[@]}", shell=True, capture_output=True, cwd=d, executable="/bin/bash",
                            env=env)
         recs = [msgspec.json.decode(x) for x in (d / f"{name}.ndjson").read_bytes().splitlines()]
@@ -39,15 +46,16 @@ def pipes(tmp_path_factory):
     return d, env, out, kdiff
 
 
-def crashes(recs: list[dict]) -> list[dict]:
-    return [{k: r.get(k) for k in ("model", "stage", "exception", "step")} for r in recs if r["kind"] == "crash"]
+def crashes(recs: list[dict], keys: tuple[str, ...] = ("model", "stage", "exception", "step")) -> list[dict]:
+    return [{k: r.get(k) for k in keys} for r in recs if r["kind"] == "crash"]
 
 
-def repro(d: Path, env: dict, name: str) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+def repro(d: Path, env: dict, name: str, phase: str | None = None) -> tuple[list[str], subprocess.CompletedProcess[str]]:
     """The ops of minify's repro record, and `python repro.py` run."""
     (rec,) = [r for r in map(msgspec.json.decode, (d / f"minified-{name}.ndjson").read_bytes().splitlines())
               if r["kind"] == "repro"]
     assert rec["output"] == f"repro-{name}.py" and rec["reproduces"], rec
+    assert phase is None or rec["phase"] == phase, rec
     return rec["ops"], subprocess.run([sys.executable, rec["output"]], capture_output=True, text=True, cwd=d, env=env,
                                       timeout=600)
 
@@ -102,3 +110,55 @@ def test_a_later_failing_call_and_an_aoti_package_run_keep_the_inputs_of_the_cal
     assert float(load_model(models["fails.py[0/0@step2]"]["file"]).inputs[0].min()) == 9.0
     # AOT Inductor's package was called with 3.0s, not the export's example input
     assert float(load_model(models["fails.py[aoti/0@step1]"]["file"]).inputs[0].min()) == 3.0
+
+
+def test_an_error_in_the_compiled_backward_names_the_graph_the_step_and_keeps_that_steps_inputs(pipes):
+    from pt2kit.runtime.modelfile import load_model
+
+    d, env, out, _ = pipes
+    codes, err, recs = out["backward"]
+    # minify exited 0 "nothing to minify" before: the crash named no graph (loss.backward() raised it)
+    assert codes == ["1", "0", "1"], err[-3000:]
+    assert crashes(recs, ("model", "stage", "exception", "step", "phase")) == [
+        {"model": "backward.py[0/0@step2]", "stage": "run", "exception": "OverflowError", "step": 2, "phase": "backward"},
+        {"model": None, "stage": "run", "exception": "OverflowError", "step": None, "phase": None},  # the script's end
+    ]
+    assert "backward.py[0/0@step2]: its compiled code raised in its backward at call 2: OverflowError" in err
+    # step 2's batch (scaled by 10) is its model's input, the one that makes the backward overflow
+    model = next(r for r in recs if r["kind"] == "model" and r["model"] == "backward.py[0/0@step2]")
+    assert model["train"] and float(load_model(model["file"]).inputs[0].max()) > 5
+    ops, run = repro(d, env, "backward", phase="backward")
+    assert ops == ["aten.threshold_backward.default"]  # relu's gradient, what the bw_compiler's code fails on
+    assert run.returncode == 1 and "OverflowError" in run.stdout + run.stderr, (run.stdout + run.stderr)[-2000:]
+
+
+def test_a_signal_in_the_compiled_backward_names_the_graph_and_is_minified_to_a_repro_that_dies_of_it(pipes):
+    d, env, out, _ = pipes
+    codes, err, recs = out["segv"]
+    assert codes == ["139", "0", "1"], err[-3000:]  # the script's own exit: killed by SIGSEGV
+    assert crashes(recs, ("model", "stage", "signal", "step", "phase")) == [
+        {"model": "backward.py[0/0]", "stage": "run", "signal": "SIGSEGV", "step": 1, "phase": "backward"},
+        {"model": None, "stage": "run", "signal": "SIGSEGV", "step": None, "phase": None},
+    ]
+    assert "backward.py[0/0]: killed by SIGSEGV in its compiled backward at call 1" in err
+    ops, run = repro(d, env, "segv", phase="backward")
+    assert ops == ["aten.threshold_backward.default"]
+    assert run.returncode == 1 and "SIGSEGV" in run.stdout + run.stderr, (run.stdout + run.stderr)[-2000:]
+
+
+def test_check_nan_catches_a_nan_only_in_the_gradients_at_step_2_and_minify_cuts_it_in_the_backward(pipes):
+    from pt2kit.runtime.modelfile import load_model
+
+    d, env, out, _ = pipes
+    codes, err, recs = out["nan"]
+    # the script ends well (its loss is NaN only at step 3, after the optimizer took step 2's NaN gradients)
+    assert codes == ["0", "0", "1", "1"], err[-3000:]  # capture, tee, kdiff, minify
+    assert not crashes(recs)
+    model = next(r for r in recs if r["kind"] == "model" and r["model"] == "backward.py[0/0@step2]")
+    assert model["captured"]["step"] == 2 and model["train"], model["captured"]
+    assert model["captured"]["check"].startswith("nan: the gradient of input 0 (fn.0.weight): 128 of 128 values "
+                                                 "non-finite (NaN or Inf) where eager's are finite"), model["captured"]
+    assert float(load_model(model["file"]).inputs[0].max()) > 5  # step 2's batch, the one whose backward fails
+    ops, run = repro(d, env, "nan", phase="backward")
+    assert ops == ["aten.threshold_backward.default"]
+    assert run.returncode == 1 and "nan" in (run.stdout + run.stderr).lower(), (run.stdout + run.stderr)[-2000:]

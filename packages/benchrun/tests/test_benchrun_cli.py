@@ -125,7 +125,9 @@ def _jobs(records):
 
 
 def test_shards_balanced_by_durations_together_hold_each_job_once(benchrun, tmp_path):
-    args = [f"{SMALL}:mlp", f"{SMALL}:breaks", f"{SMALL}:dropout_mlp", "--backend", "eager,aot_eager",
+    # 3 jobs, each a child process of its own: eager alone (aot_eager's 3 more jobs, each run twice, cost
+    # half the test and show nothing more about shards; LPT's balance itself: test_plan.py)
+    args = [f"{SMALL}:mlp", f"{SMALL}:breaks", f"{SMALL}:dropout_mlp", "--backend", "eager",
             "--repeat", "3", "--no-accuracy"]
     full = benchrun(*args)
     assert full.code == 0, full.stderr
@@ -136,7 +138,7 @@ def test_shards_balanced_by_durations_together_hold_each_job_once(benchrun, tmp_
     assert all("balanced by --durations" in p.stderr for p in parts)
     a, b = _jobs(parts[0].records), _jobs(parts[1].records)
     assert a and b and not set(a) & set(b)
-    assert sorted(a + b) == sorted(_jobs(full.records)) and len(_jobs(full.records)) == 6
+    assert sorted(a + b) == sorted(_jobs(full.records)) and len(_jobs(full.records)) == 3
     # each shard's first job of a model writes that model's record: cat gives every model once per shard
     for p in parts:
         assert sorted(m["model"] for m in p.kind("model")) == sorted({m for m, _ in _jobs(p.records)})

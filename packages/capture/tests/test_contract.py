@@ -3,6 +3,7 @@ Structs decode exactly its fields, and the boot's lines carry exactly them."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -18,7 +19,8 @@ BOOT = Path(pt2kit.capture.__file__).parent / "boot"
 
 
 def test_the_parents_structs_are_the_contracts_lines():
-    parents_own = {"part", "proc", "unrunnable"}  # set by the parent (numbering, tagging, its run check), never by the boot
+    # set by the parent (numbering, tagging, its run check, a signal in a call), never by the boot
+    parents_own = {"part", "proc", "unrunnable", "signal"}
     assert set(Entry.__struct_fields__) - parents_own == set(contract.Line.__annotations__)
     assert set(Input.__struct_fields__) == set(contract.InputLine.__annotations__)
     assert set(Exit.__struct_fields__) == set(contract.ExitLine.__annotations__)
@@ -48,3 +50,72 @@ def test_the_command_gets_the_contracts_variables():
                    "PT2KIT_CAPTURE_RANK": "all", "PT2KIT_CAPTURE_GRAPHS": "0/1,aoti/0", "PT2KIT_CAPTURE_CHECK": "nan"}
     assert contract.child_env("/s", "small", 1, None, 0, ("all",))["PT2KIT_CAPTURE_CHECK"] == ""  # no check
     assert Job(command=["python"]).run_budget == 1 << 30 and sys.modules["pt2kit.capture.job"].VALUES is contract.VALUES
+
+
+def test_a_process_killed_inside_a_compiled_call_names_that_graph_its_call_and_phase(tmp_path, monkeypatch):
+    """The boot's running marker (pt2kit_capture_running) survives the process; the parent reads it back
+    into one more line for the graph: a crash record naming it, the signal, the call and the phase."""
+    from pt2kit.capture.records import Process, killed_in_call, read_processes, run_crash_fields
+
+    monkeypatch.syspath_prepend(str(BOOT))
+    monkeypatch.setenv(contract.ENV_DIR, str(tmp_path))
+    import pt2kit_capture_running as running
+
+    graph = {"seq": 0}
+    outer = running.enter(graph, 3, "forward")
+    inner = running.enter(graph, 3, "backward")
+    running.leave(inner)  # a call that returned puts back what ran around it
+    (proc,) = read_processes(tmp_path)
+    assert proc.running == (0, 3, "run", "forward")
+    running.leave(outer)
+    assert read_processes(tmp_path)[0].running is None  # none running: zeros
+    running.enter(graph, 2, "backward")  # ... and the process is killed there
+    (proc,) = read_processes(tmp_path)
+    line = Entry(compile_id="0/0", rank=None, world=None, pid=proc.pid, argv=["t.py"], backend="inductor", file="m.py",
+                 grad=True, seq=0)
+    proc.entries = [line]
+    killed_in_call(Process(proc.pid, proc.dir, entries=[line], running=proc.running), 0)  # exit 0: no signal, no line
+    killed_in_call(proc, -11)
+    assert run_crash_fields(proc.entries[1], "t.py[0/0]") == {
+        "model": "t.py[0/0]", "stage": "run", "signal": "SIGSEGV", "backend": "inductor", "step": 2, "phase": "backward",
+        "message": "killed by SIGSEGV in its compiled backward"}
+    assert (proc.entries[1].of, proc.entries[1].file) == (0, "m.py")  # the graph's model file: its first call's inputs
+    running.enter(graph, 0, None, "aoti-load")  # AOT Inductor's package segfaults as it loads (torch 2.11 on CUDA)
+    (proc,) = read_processes(tmp_path)
+    proc.entries = [line]
+    killed_in_call(proc, -11)
+    assert run_crash_fields(proc.entries[1], "t.py[aoti/0]") == {
+        "model": "t.py[aoti/0]", "stage": "aoti-load", "signal": "SIGSEGV", "backend": "inductor", "step": None,
+        "phase": None, "message": "killed by SIGSEGV while loading its AOT Inductor package"}
+
+
+def test_check_accuracy_judges_the_gradients_a_compiled_backward_gives_against_eagers(tmp_path, monkeypatch):
+    """--check accuracy on a backward (pt2kit_capture_check.CheckedBackward): a gradient 1.5x eager's is the
+    graph's call failing the check (a line naming the input and the call, its inputs written); eager's own
+    gradients pass; a backward whose gradients do not line up with the graph's inputs is not judged."""
+    monkeypatch.syspath_prepend(str(BOOT))
+    monkeypatch.setenv(contract.ENV_DIR, str(tmp_path))
+    import pt2kit_capture_check as check
+    import pt2kit_capture_manifest as manifest
+
+    class Net(torch.nn.Module):
+        def forward(self, w, x):
+            return (torch.relu(x @ w),)
+
+    gm = torch.fx.symbolic_trace(Net())
+    w, x = torch.nn.Parameter(torch.randn(4, 3)), torch.randn(2, 4)
+    line = manifest.new_line("eager")
+    line["compile_id"] = "0/0"
+    manifest.record(line, gm, [w, x], "handed")
+    manifest.append(line)
+    judge = check.CheckedBackward(check.Checked("accuracy", gm, line)).judge
+    tangent = torch.ones(2, 3)
+    (eager,) = torch.autograd.grad(gm(w, x)[0], [w], tangent)
+    judge(1, [w, x], [tangent], [eager, None])  # right: passes
+    judge(2, [w, x], [tangent], [eager * 1.5])  # one gradient for two inputs: not judged
+    assert len((tmp_path / f"p{os.getpid()}" / contract.MANIFEST).read_text().splitlines()) == 1
+    judge(3, [w, x], [tangent], [eager * 1.5, None])
+    *_, failed = (tmp_path / f"p{os.getpid()}" / contract.MANIFEST).read_text().splitlines()
+    entry = msgspec.json.decode(failed, type=Entry)
+    assert (entry.call, entry.of, entry.file is not None) == (3, 0, True)
+    assert entry.check.startswith("accuracy: the gradient of input 0 (w): "), entry.check

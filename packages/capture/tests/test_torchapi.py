@@ -203,3 +203,28 @@ def test_a_jagged_tensors_parts_and_the_flex_attention_op(api):
     assert api.jagged_parts(torch.ones(2, 3)) is None
     assert api.jagged_parts(torch.nested.nested_tensor([torch.ones(2)], layout=torch.strided)) is None
     assert api.flex_attention_hop().name() == "flex_attention"
+
+
+def test_a_compiled_calls_backward_nodes_are_its_own_and_their_class_runs_its_backward():
+    """pt2kit_capture_backward's two private APIs: the walk from a call's outputs stops at its inputs, so
+    the second graph of a frame (after a graph break) finds its own node, never the first graph's."""
+    sys.path.insert(0, str(BOOT))
+    try:
+        import pt2kit_capture_backward as backward
+    finally:
+        sys.path.remove(str(BOOT))
+    gms = []
+
+    def grab(gm, example_inputs):
+        gms.append(gm)
+        return torch._dynamo.backends.debugging.aot_eager(gm, example_inputs)
+
+    w = torch.ones(3, requires_grad=True)
+    x = torch.compile(lambda v: v * w, backend=grab)(torch.ones(3))
+    y = torch.compile(lambda v: (v.sin() * w).view(3, 1), backend=grab)(x)  # a view of the compiled output
+    (first,) = backward.compiled_backward_nodes(x, [])
+    (second,) = backward.compiled_backward_nodes(y, [x])
+    assert first is x.grad_fn and second is not first
+    fcls = backward.function_class(second)
+    assert isinstance(fcls, type) and issubclass(fcls, torch.autograd.Function) and callable(fcls.backward)
+    assert backward.compiled_backward_nodes(torch.ones(2), []) == []  # no gradient: nothing to watch

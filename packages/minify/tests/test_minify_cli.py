@@ -53,6 +53,35 @@ def test_accuracy_bug_in_a_residual_net_is_cut_to_the_relu(relu_accuracy, tmp_pa
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
 
+@pytest.mark.xdist_group("relu-accuracy")
+def test_the_relu_bug_is_bisected_to_inductors_lowering_of_the_relu(relu_accuracy, tmp_path):
+    # torch's own CompilerBisector.do_bisect on a script with this bug answers the same: inductor,
+    # lowerings, bisect number 0, debug info "relu"
+    r, text = relu_accuracy
+    (b,) = r.kind("bisect")
+    assert b["model"] == "resnet_mlp.py:make" and b["graph"] == 0 and b["phase"] == "forward"
+    assert b["chain"] == {"eager": False, "aot_eager": False, "aot_eager_decomp_partition": False, "inductor": True}
+    assert (b["backend"], b["subsystem"], b["application"], b["applications"]) == ("inductor", "lowerings", 0, 1)
+    assert b["what"] == "relu: aten.relu.default" and b["found"] and "config" not in b
+    env = {"TORCH_BISECT_BACKEND": "inductor", "TORCH_BISECT_SUBSYSTEM": "lowerings", "TORCH_BISECT_MAX": "0"}
+    assert b["env"] == env
+    # faithfulness: the two runs, the lowering off (passes) and on (fails)
+    assert b["off"] == {"setting": "TORCH_BISECT_BACKEND=inductor TORCH_BISECT_SUBSYSTEM=lowerings TORCH_BISECT_MAX=-1",
+                        "fails": False, "signature": "passes"}
+    assert b["on"]["fails"] and b["on"]["setting"].endswith("TORCH_BISECT_MAX=0") and b["steps"] >= 5
+    assert re.search(r"^minify: resnet_mlp.py:make: stage: Inductor: lowerings, application 0 of 1 "
+                     r"\(relu: aten.relu.default\); checked: off, it passes; on, it fails \(\d+ compiles", r.stderr, re.M)
+    doc = text.split('"""')[1]
+    assert "Inductor: lowerings,\napplication 0 of 1 (relu: aten.relu.default)" in doc, doc
+    assert "    TORCH_BISECT_BACKEND=inductor TORCH_BISECT_SUBSYSTEM=lowerings TORCH_BISECT_MAX=0 python repro.py  " \
+           "# fails (exit 1)" in doc
+    # the docstring's commands do what it says, with PyTorch's own switches in a fresh python
+    out = tmp_path / "repro.py"
+    out.write_text(text)
+    assert run_repro(out, **env).returncode == 1
+    assert run_repro(out, **{**env, "TORCH_BISECT_MAX": "-1"}).returncode == 0
+
+
 def test_compile_error_keeps_its_signature(minify, tmp_path):
     out = tmp_path / "repro.py"
     r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--config", f"{RELU_BUG}=compile_error", "-o", str(out))
@@ -62,6 +91,9 @@ def test_compile_error_keeps_its_signature(minify, tmp_path):
     assert rep["ops"] == ["aten.relu.default"] and rep["reproduced"] == 3
     # the op that fails alone is found among the first of each kind, before any prefix search
     assert re.search(r"each op alone: 34 nodes left.*\n.*truncate: 1 nodes left", r.stderr), r.stderr
+    (b,) = r.kind("bisect")  # the C++ compile of relu's kernel fails: relu lowered falls back to aten's kernel
+    assert (b["subsystem"], b["application"], b["what"], b["found"]) == ("lowerings", 0, "relu: aten.relu.default", True)
+    assert b["on"]["signature"] == rep["signature"] and b["off"]["signature"] == "passes"
     assert run_repro(out).returncode == 1
     _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
     assert run_repro(out).returncode == 0
@@ -126,6 +158,12 @@ def test_a_backend_of_the_users_file_is_minified_on_the_graph_dynamo_hands_it(mi
         assert r.code == 1, r.stderr
         (rep,) = r.kind("repro")
         assert rep["failure"] == kind and rep["ops"] == ["torch.relu"] and rep["reproduced"] == 3, rep
+        # torch's chain passes; the user's backend is no Inductor: no stage of it can be told, and it says so
+        (b,) = r.kind("bisect")
+        backend = f"{MODELS / 'dynamo_backends.py'}:{bug}"
+        assert b["chain"] == {"eager": False, "aot_eager": False, "aot_eager_decomp_partition": False, backend: True}
+        assert b["backend"] == b["tested"] == backend and "subsystem" not in b and not b.get("env")
+        assert "calls no Inductor (none of its subsystems applied)" in b["verdict"] and "calls no Inductor" in r.stderr
         text = out.read_text()
         assert "the graph Dynamo hands the backend" in text and re.search(r"^        x = torch\.relu\(\w+\)$", text, re.M)
         assert run_repro(out).returncode == 1
@@ -157,6 +195,7 @@ def test_violation_keeps_the_denied_op_only(minify, tmp_path):
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["failure"] == "violation" and rep["ops"] == ["aten.convolution.default"]
+    assert not r.kind("bisect") and "not bisected: a violation is the graph's, not a compiler stage's" in r.stderr
     assert run_repro(out).returncode == 1
     _switch_off(out, r"'op': 'aten.convolution.default'", "'op': 'aten.convolution_backward.default'")
     assert run_repro(out).returncode == 0
@@ -169,8 +208,11 @@ def test_nan_failure_and_nothing_to_minify(minify, tmp_path):
     (rep,) = r.kind("repro")
     assert rep["failure"] == "nan" and rep["signature"] == "nan (eager too)"
     assert "aten.log.default" in rep["ops"] and rep["nodes_after"] <= 3
+    (b,) = r.kind("bisect")  # eager has the NaN too: the eager backend (Dynamo alone) shows it, no later stage
+    assert b["backend"] == "eager" and b["chain"]["eager"] and "subsystem" not in b and b["found"]
+    assert "fails with the eager backend already" in b["verdict"] and "eager backend already" in r.stderr
     r = minify(f"{MODELS / 'small.py'}:clean")
-    assert r.code == 0 and "no failure to minify" in r.stderr and not r.kind("repro")
+    assert r.code == 0 and "no failure to minify" in r.stderr and not r.kind("repro") and not r.kind("bisect")
     r = minify(f"{MODELS / 'small.py'}:clean", "--failure", "accuracy")
     assert r.code == 3 and "shows none" in r.stderr
 

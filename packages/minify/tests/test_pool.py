@@ -56,7 +56,7 @@ def test_verification_runs_are_forked_warm_without_pt2kit_variables_even_where_t
     # a PT2KIT_STORE in minify's environment made each of the 3 verification runs a fresh interpreter (5 s of
     # import torch each on a 16-core machine): torch reads no PT2KIT variable while importing, so the fork
     # server serves them, and the repro still sees none of pt2kit's variables
-    from pt2kit.minify.drive import RUNS, _verify
+    from pt2kit.minify.verify import RUNS, verify
 
     text = ("import os, sys\nours = sorted(k for k in os.environ if k.startswith('PT2KIT'))\n"
             "print('torch imported' if 'torch' in sys.modules else 'fresh interpreter', ours)\n"
@@ -65,6 +65,6 @@ def test_verification_runs_are_forked_warm_without_pt2kit_variables_even_where_t
     try:
         if pool.zygote is None:
             pytest.skip("no fork server on this machine")
-        assert _verify(text, pool) == (RUNS, [])
+        assert verify(text, pool) == (RUNS, [])
     finally:
         pool.close()

@@ -42,3 +42,40 @@ def test_warm_inductor_answers_the_machine_probes_in_this_process():
             "print(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, "
             "codecache.CacheBase.get_system.cache_info().currsize)")
     assert _in_fresh_python(code) == "1 1\n"
+
+
+def test_bisect_plan_is_torchs_own_list_of_inductors_subsystems_in_its_order():
+    names = [s["name"] for s in torchapi.bisect_plan("inductor")]
+    assert names.index("post_grad_passes") < names.index("inductor_fallback_random") < names.index("lowerings")
+    (flip,) = [s for s in torchapi.bisect_plan("inductor") if s["name"] == "inductor_fallback_random"]
+    assert flip["config"] == {"torch._inductor.config": {"fallback_random": True}}
+    assert [s["name"] for s in torchapi.bisect_plan("aot_eager_decomp_partition")] == [
+        "aot_eager_decomp_partition_cse", "decomposition"]
+    assert torchapi.bisect_plan("eager") == [] and torchapi.bisect_plan("no such backend") == []
+
+
+def test_bisect_switch_turns_torchs_own_hooks_off_from_an_application_on_and_puts_everything_back():
+    # the relu bug planted in Inductor's C++ codegen: with relu's lowering (application 0) off it falls back
+    import torch
+    from torch._inductor import compiler_bisector as cb
+    from torch._inductor import config
+
+    x = torch.randn(8)
+
+    def run() -> bool:
+        torch._dynamo.reset()
+        with config.patch({"cpp.inject_relu_bug_TESTING_ONLY": "accuracy", "force_disable_caches": True}):
+            return torch.allclose(torch.compile(lambda t: torch.relu(t) + 1)(x), torch.relu(x) + 1)
+
+    with torchapi.bisect_switch("inductor", "lowerings", -1) as seen:
+        assert run()
+    assert [s for s in seen if s[0] == "lowerings"] == [("lowerings", 0, False, "relu: aten.relu.default"),
+                                                        ("lowerings", 1, False, "add: aten.add.Tensor")]
+    with torchapi.bisect_switch("inductor", "lowerings", 0) as seen:
+        assert not run()
+    assert [s[2] for s in seen if s[0] == "lowerings"] == [True, False]  # 0 on, 1 off
+    with torchapi.bisect_switch("inductor", None, 0) as census:  # nothing off, every application counted
+        assert not run()
+    assert {"lowerings", "post_grad_passes"} <= {s[0] for s in census} and all(s[2] for s in census)
+    assert not cb.CompilerBisector.bisection_enabled and "TORCH_BISECT_BACKEND" not in os.environ
+    assert cb.CompilerBisector.get_backend() is None  # its cached environment was read afresh

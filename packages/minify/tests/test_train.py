@@ -94,6 +94,10 @@ def test_a_wrong_gradient_piped_from_kdiff_is_cut_to_the_backward_graphs_relu(mi
     assert rep["nodes_before"] > rep["nodes_after"] == 1 and rep["reproduced"] == 3 == rep["runs"]
     assert rep["config"] == {RELU_BUG: "accuracy"}
     assert "18 -> 1 ops (aten.relu.default) in the backward graph" in r.stderr, r.stderr
+    (b,) = r.kind("bisect")  # bisected in the backward graph, as the repro runs it: relu's lowering there
+    assert (b["phase"], b["backend"], b["subsystem"], b["what"], b["found"]) == (
+        "backward", "inductor", "lowerings", "relu: aten.relu.default", True), b
+    assert b["off"]["signature"] == "passes" and b["on"]["fails"]
     text = out.read_text()
     assert "the compiled gradient differs from eager" in text and "backward aten graph 0" in text
     assert re.search(r"# \S*train_nets.py:\d+  return grad \* torch.relu\(x\)\n", text)  # the user's backward line

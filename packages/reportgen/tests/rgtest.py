@@ -12,6 +12,8 @@ import typer
 from pt2kit.schema import (
     Advice,
     Bench,
+    Bisect,
+    BisectRun,
     Captured,
     Crash,
     Diff,
@@ -130,6 +132,14 @@ def full_stream(store_dir: Path, *, big_code: bool = False) -> bytes:
                 signature="CppCompileError: C++ compile error", ops=["aten.relu.default", "aten.mul.Tensor"],
                 inputs_before=4096, inputs_after=1, config={"cpp.inject_relu_bug_TESTING_ONLY": "compile_error"},
                 queries=7, wall_s=12.5, reproduced=3, runs=3)
+    w6.emit_new(Bisect, model="m.py", graph=0, phase="forward", tested="inductor", backend="inductor",
+                chain={"eager": False, "aot_eager": False, "aot_eager_decomp_partition": False, "inductor": True},
+                subsystem="lowerings", application=0, applications=2, what="relu: aten.relu.default",
+                env={"TORCH_BISECT_BACKEND": "inductor", "TORCH_BISECT_SUBSYSTEM": "lowerings", "TORCH_BISECT_MAX": "0"},
+                found=True, verdict="Inductor: lowerings, application 0 of 2 (relu: aten.relu.default)",
+                off=BisectRun(setting="TORCH_BISECT_MAX=-1", fails=False, signature="passes"),
+                on=BisectRun(setting="TORCH_BISECT_MAX=0", fails=True, signature="CppCompileError: C++ compile error"),
+                steps=9, wall_s=6.5)
     w6.emit_new(Crash, model="m.py", stage="run", signal="SIGSEGV", exitcode=-11, message="killed by SIGSEGV",
                 last_kernel="cpp_fused_log_1", stderr_tail="Fatal Python error: Segmentation fault\n  File m.py line 8\n")
     w6.emit_new(Error, message=f"m.py: no such model file {EVIL}", exit_code=2)

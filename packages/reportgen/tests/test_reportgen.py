@@ -34,7 +34,11 @@ def test_the_page_leads_with_what_fails_its_line_stage_and_repro(tmp_path):
     for shown in ("1 of 2 outputs and gradients fail against the reference (out[0])",
                   "kernel cpp_fused_log_1 writes NaN/Inf", "SIGSEGV during run",
                   "<code>aten.relu.default</code> at <code>/src/m.py:9</code>", "y = torch.relu(x)",
-                  "40 → 2 ops (<code>aten.relu.default, aten.mul.Tensor</code>), failed 3 of 3 fresh runs"):
+                  "40 → 2 ops (<code>aten.relu.default, aten.mul.Tensor</code>), failed 3 of 3 fresh runs",
+                  # the compiler stage minify's bisection names, beside the repro, with torch's switches
+                  "<span class=\"\">Inductor: lowerings, application 0 of 2 (relu: aten.relu.default)</span><br>"
+                  "<code class=\"muted\">TORCH_BISECT_BACKEND=inductor TORCH_BISECT_SUBSYSTEM=lowerings "
+                  "TORCH_BISECT_MAX=0</code>"):
         assert shown in rows[0], shown
     assert EVIL not in fails and "other.py" not in fails  # findings of a profile are not failures of the compiler
 

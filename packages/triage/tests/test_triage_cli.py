@@ -124,3 +124,11 @@ def test_a_backend_of_the_scripts_own_code_is_handed_over_and_said(tmp_path):
     assert _backend(Seen(backend_code={"/w/a.py:f", "/w/b.py:g"}), say) is None  # one --backend a run: left to the user
     assert said[-1].startswith("kdiff, minify: skipped: the script's graphs compiled with 2 backends of its own code")
     assert say.notes == said  # and bug-report.md lists them beside the commands
+
+
+def test_help_imports_no_torch():
+    code = ("import sys\nfrom pt2kit.triage.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "import pt2kit.triage.drive, pt2kit.triage.bugreport\nassert 'torch' not in sys.modules, 'torch'\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "Usage: pt2kit triage [OPTIONS] [-- COMMAND [ARGS...]]" in r.stdout

@@ -233,7 +233,7 @@ class Captured(_Struct):
     # other shapes or dtypes than the graph's); None: it ran (or was not checked). A tool handed it says
     # "cannot judge" instead of blaming the model
     unrunnable: str | None = None
-    # (1.27) code the script installed into the compiler, each as where it lives ("FILE.py:QUALNAME"): an
+    # (1.29) code the script installed into the compiler, each as where it lives ("FILE.py:QUALNAME"): an
     # Inductor hook setting ("inductor.post_grad_custom_post_pass"), a decomposition in Inductor's table
     # ("decomposition:aten.silu.default"). A stream never makes a tool import it: the tool names it and the
     # flag that hands it over (--config KEY=FILE.py:NAME; a decomposition, --backend FILE.py:NAME of a
@@ -454,6 +454,9 @@ class Crash(Record, tag="crash", kw_only=True):
     # (1.18) capture: the call of the model's compiled code that raised (1 is its first call in the process;
     # stage run or aoti-run); the model record holds that call's inputs
     step: int | None = None
+    # (1.28) capture: where in the step that call failed: "forward" (the compiled call raised or was killed)
+    # or "backward" (the compiled backward of that call's forward, run from loss.backward())
+    phase: str | None = None
 
 
 class Repro(Record, tag="repro", kw_only=True):

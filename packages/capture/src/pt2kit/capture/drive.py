@@ -53,6 +53,7 @@ from .records import (
     compile_crash_fields,
     crash_fields,
     graph_of,
+    killed_in_call,
     label,
     model_fields,
     pick,
@@ -190,6 +191,8 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
     """The header, a model record per kept graph, a crash when the command failed; the exit code."""
     procs, marks = read_processes(scratch), read_markers(scratch)
     kept_procs = [p for p in procs if job.keeps_rank(p.rank)]
+    for p in kept_procs:
+        killed_in_call(p, returncode)
     tag_processes(kept_procs)
     logs = trace_logs(trace_dir)
     # a process that keeps no graph has no model record to carry its trace: the header does, so guardscan

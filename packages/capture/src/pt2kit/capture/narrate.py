@@ -53,7 +53,11 @@ class Narrator(Base):
         if c.model is not None and c.stage not in RUN_STAGES:  # the backend raised on it: its model record said so
             return
         if c.model is not None:
-            what = f"{RUN_STAGES[c.stage]}" + (f" at call {c.step}" if c.step else "")
+            what = f"{RUN_STAGES[c.stage]}" + (" in its backward" if c.phase == "backward" else "") + \
+                (f" at call {c.step}" if c.step else "")
+            if c.signal:  # the message says where: its compiled backward, loading its AOT Inductor package
+                self.say(f"{c.model}: {c.message}" + (f" at call {c.step}" if c.step else ""))
+                return
             self.say(f"{c.model}: {what}: {c.exception or 'error'}" + (f": {summary_line(c.message)}" if c.message else ""))
             return
         code = f"exit {exit_code(c.exitcode or 0)}"

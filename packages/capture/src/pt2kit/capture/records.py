@@ -112,10 +112,13 @@ class Entry(msgspec.Struct, kw_only=True):
     # number of the call that raised (run stages): a line with a run stage is the graph's second line
     stage: str | None = None
     call: int | None = None
+    phase: str | None = None  # a run stage's line: "forward", or "backward" (the backward of call `call` raised)
     seq: int = 0  # the line's place in its process's manifest
     of: int | None = None  # a run stage's line: the seq of its graph's line
     check: str | None = None  # --check: a line (`of`, `call`) whose file holds the first call the check failed, how
     outputs: list[Output | None] | None = None  # each output leaf's dtype and shape; None: unknown
+    # not the child's: the signal that killed the process while this call ran (its p<pid>/running marker)
+    signal: str | None = None
     # not the child's: why its model file does not load and run here (:mod:`.runs`), None where it does
     unrunnable: str | None = None
     # not the child's: this graph's place among its process's graphs with the same compile id, where there
@@ -142,6 +145,8 @@ class Process:
     unreadable: list[str] = field(default_factory=list)  # whole lines capture could not read: why, each
     exit: Exit | None = None
     moved: dict[str, BlobRef] = field(default_factory=dict)  # its tensor files in the store, by scratch name
+    # (graph seq, call, phase) of the compiled call it was in when it ended: killed inside it (a signal)
+    running: tuple[int, int, str, str | None] | None = None
 
     @property
     def rank(self) -> int | None:
@@ -164,6 +169,8 @@ def read_processes(scratch: Path) -> list[Process]:
             except msgspec.DecodeError:
                 p.broken += 1
         _number_parts(p.entries)
+        running = d / contract.RUNNING_FILE
+        p.running = contract.read_running(running.read_bytes()) if running.is_file() else None
         if (d / contract.EXIT).is_file():
             try:
                 p.exit = msgspec.json.decode((d / contract.EXIT).read_bytes(), type=Exit)
@@ -331,6 +338,20 @@ def compile_crash_fields(entry: Entry, command: list[str]) -> dict[str, Any]:
             "message": message or entry.error, "backend": entry.backend}
 
 
+def killed_in_call(p: Process, returncode: int) -> None:
+    """A process killed by a signal inside a compiled call or an AOT Inductor package's load or call (its
+    ``running`` marker still set): one more line for that call of its graph, so the `crash` record names the graph (its model file holds its first call's
+    inputs), the phase and the call. Only where the command died of that signal: a process under another
+    (torchrun's worker) is not known to be the one."""
+    sig = signal_name(returncode)
+    graph = next((e for e in p.entries if p.running and e.seq == p.running[0] and e.of is None), None)
+    if sig is None or graph is None or p.running is None:
+        return
+    _, call, stage, phase = p.running
+    p.entries.append(msgspec.structs.replace(graph, of=graph.seq, call=call or None, phase=phase, stage=stage,
+                                             error=None, check=None, signal=sig, seq=max(e.seq for e in p.entries) + 1))
+
+
 RUN_STAGES = {"run": "its compiled code raised", "aoti-load": "AOT Inductor could not load its package",
               "aoti-run": "its AOT Inductor package raised"}
 
@@ -339,8 +360,13 @@ def run_crash_fields(entry: Entry, model: str) -> dict[str, Any]:
     """The `crash` record of a graph whose compiled code raised when called (or AOT Inductor's package would
     not load), naming ``model``, the model record that holds that call's inputs."""
     exception, _, message = (entry.error or "").partition(": ")
+    if entry.signal is not None:
+        where = {"aoti-load": "while loading its AOT Inductor package", "aoti-run": "in its AOT Inductor package"}
+        return {"model": model, "stage": entry.stage, "signal": entry.signal, "backend": entry.backend, "step": entry.call,
+                "phase": entry.phase, "message": f"killed by {entry.signal} " +
+                where.get(entry.stage or "", f"in its compiled {entry.phase or 'code'}")}
     return {"model": model, "stage": entry.stage, "exception": exception or None, "message": message or entry.error,
-            "backend": entry.backend, "step": entry.call}
+            "backend": entry.backend, "step": entry.call, "phase": entry.phase}
 
 
 def crash_fields(returncode: int, procs: list[Process], timed_out: float | None) -> dict[str, Any]:

@@ -8,7 +8,10 @@ graph run as a training step; accuracy: from kdiff's first diverging op; else tr
 and delta debugging), the input shapes and the --config set, judging every candidate by that signature in warm worker processes
 (--jobs in parallel; one that dies is replaced, and its death is a signature like any other).
 The repro runs with torch alone, exits 1 while the bug is present and 0 once it is fixed; minify
-runs it 3 times in fresh processes and writes a `repro` record (the file in the store, and -o).
+runs it 3 times in fresh processes and writes a `repro` record (the file in the store, and -o); then
+finds which compiler stage breaks it (eager, aot_eager, aot_eager_decomp_partition, Inductor; the
+subsystem and its application, or the config change, with PyTorch's compiler_bisector switches, checked
+off and on) and writes a `bisect` record (--no-bisect: not).
 
 Without MODEL, reads records on stdin, forwards every line, and minifies each model's first failure
 of each kind: a failing `diff` (a gradient's `grad.*` runs in train mode), a `crash`, a `violation`, a `kernel` with a NaN/Inf finding
@@ -83,6 +86,10 @@ def minify(
                                              help="train: run the model as a training step (forward, loss, backward) "
                                              "and minify failures of its backward too; default: a piped model "
                                              "record's, else infer.")] = None,
+    no_bisect: Annotated[bool, typer.Option("--no-bisect", help="Do not bisect the repro: by default minify then "
+                                            "finds which compiler stage breaks it (PyTorch's compiler_bisector "
+                                            "switches on the repro's graph) and says it in a bisect record and the "
+                                            "repro's docstring.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the model's run and of the repro's inputs (-2**63 to "
                                       "2**64-1, torch's range).")] = 0,
     precision: Precision = "harness",
@@ -100,7 +107,7 @@ def minify(
                   timeout=timeout, failure=failure, backend=backend, seed=seed, ref=ref, precision=precision,
                   deny=deny, profile=violation_profile(profile=profile, align=align, dtypes=dtypes, deny=deny),
                   profile_name=profile, check_str=check_str, jobs=parse_jobs(jobs),
-                  output=None if output is None else str(output), mode=mode)
+                  output=None if output is None else str(output), mode=mode, bisect=not no_bisect)
         s.done(drive.run(s, job))
 
 

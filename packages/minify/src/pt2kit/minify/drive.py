@@ -4,9 +4,7 @@ warm the workers, capture and reproduce the failure, search, write and verify th
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import tempfile
+import dataclasses
 import threading
 import time
 from functools import partial
@@ -31,8 +29,8 @@ from .narrate import Narrator
 from .pool import Pool
 from .records import Outcome, Want, config_strings, repro_fields
 from .search import Searcher
+from .verify import RUNS, verify
 
-RUNS = 3
 NOT_A_BUG = ": not a compiler bug by PyTorch's float64 rule"
 # A warm worker after an Inductor compile holds about this much (each forks from one zygote, so
 # torch's own pages are shared; the compile's are not)
@@ -150,6 +148,10 @@ def _one(s: Session, job: Job, want: Want | None, narrator: Narrator) -> int:
             s.warn(f"-o {job.output}: cannot write it now ({e.strerror or e}); the repro is in the store: "
                    f"{s.store.path(s.store.put_text(o.text, 'text/x-python', '.py'))}")
         narrator.on(s.emit(Repro, **repro_fields(o.fields, o.text, s.store, narrator.label, written)))
+        if o.bisect is not None:
+            from pt2kit.schema import Bisect
+
+            narrator.on(s.emit(Bisect, **o.bisect, model=narrator.label))
     return narrator.finish(o)
 
 
@@ -194,45 +196,6 @@ def _original(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, An
     return graphs, config, a["result"]
 
 
-def _verify(text: str, pool: Pool) -> tuple[int, list[str]]:
-    """Run repro.py in fresh processes, side by side: how many runs failed the same way (exit 1), and
-    for each run that did not, its exit and the last line it printed.
-
-    Forked from the pool's fork server (a process that has only imported torch) when the environment
-    it imported under is the repro's, less pt2kit's own variables (torch reads none of them while it
-    imports: a PT2KIT_STORE alone made every verification a fresh interpreter, 5 s of import each);
-    else plain ``python repro.py``."""
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "repro.py"
-        path.write_text(text)
-        env = {k: v for k, v in pool.env.items() if not k.startswith(("PT2KIT", "TORCHINDUCTOR_INJECT"))}
-        procs: list[Any] = []
-        if pool.zygote is not None and all(k.startswith("PT2KIT") for k in pool.env.keys() - env.keys()):
-            procs = [c for c in (pool.zygote.spawn("run", argv=[str(path)], cwd=d, env=env) for _ in range(RUNS)) if c]
-            for c in procs:
-                c.stdin.close()
-        procs += [subprocess.Popen([sys.executable, str(path)], cwd=d, env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE) for _ in range(RUNS - len(procs))]
-        said: list[list[bytes]] = [[b"", b""] for _ in procs]
-
-        def drain(i: int, j: int, stream: Any) -> None:
-            said[i][j] = stream.read()
-
-        readers = [threading.Thread(target=drain, args=(i, j, st), daemon=True)
-                   for i, p in enumerate(procs) for j, st in enumerate((p.stdout, p.stderr))]
-        for t in readers:
-            t.start()
-        codes = [p.wait() for p in procs]
-        for t in readers:
-            t.join(timeout=5)
-    others = []
-    for code, (out, err) in zip(codes, said, strict=True):
-        if code != 1:
-            lines = (out or err).decode(errors="replace").strip().splitlines()
-            others.append(f"exit {code}" + (f": {lines[-1][:300]}" if lines else ""))
-    return RUNS - len(others), others
-
-
 def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
                on_model: Any = None) -> Outcome:
     """``want``: the failure a stream record named (kind, and for a violation its constraint and op);
@@ -269,7 +232,10 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
         found = _showing(graphs, searchers, failure, ahead, say)
         if isinstance(found, Outcome):
             return found
-        return _repro(job, found, failure, config, searchers, pool, say, torch_version, start)
+        made = _repro(job, found, failure, config, searchers, pool, say, torch_version, start)
+        if job.bisect and made.code == EXIT_FINDINGS and made.query is not None:
+            made = _bisect(made, pool, failure, job, say)
+        return made
     finally:
         if "early" in got:  # stopped before the original run was judged (a bad model file)
             got["early"].cancel()
@@ -362,7 +328,7 @@ def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, A
     text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
                         graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
                         tool_version=__version__, level=g.level, subgraph=g.subgraph, phase=g.phase)
-    k, others = _verify(text, pool)
+    k, others = verify(text, pool)
     for why in others:
         say(f"a fresh run of the repro did not fail: {why}")
     fields = dict(failure=failure["kind"], signature=failure.get("signature"), graph=g.index, subgraph=g.subgraph,
@@ -378,7 +344,26 @@ def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, A
     where = {"backward": " in the backward graph", "joint": ", run as a training step"}.get(g.phase, "")
     inside = f" inside {g.subgraph}" if g.subgraph else where
     return Outcome(EXIT_FINDINGS, f"{whole.nodes} -> {best.nodes} ops ({', '.join(dict.fromkeys(best.ops))}){inside}, "
-                                  f"{queries} queries, reproduced {k} of {RUNS}", fields, text)
+                                  f"{queries} queries, reproduced {k} of {RUNS}", fields, text,
+                   query=s.payload(best, final_config))
+
+
+def _bisect(made: Outcome, pool: Pool, failure: dict[str, Any], job: Job, say: _Said) -> Outcome:
+    """The stage of the compiler that breaks the repro (:mod:`.bisect`), in its record and its docstring;
+    a violation is the graph's, not a stage's, and an AOT Inductor package is not torch.compile's."""
+    from . import bisected
+    from .bisect import bisect
+
+    if failure["kind"] == "violation" or job.backend == "aoti":
+        why = ("a violation is the graph's, not a compiler stage's" if failure["kind"] == "violation"
+               else "--backend aoti: an AOT Inductor package is not built by torch.compile's stages")
+        say.stage(f"not bisected: {why}")
+        return made
+    assert made.query is not None and made.text is not None
+    say.stage("bisecting the repro: which compiler stage breaks it")
+    fields = bisect(pool, made.query, failure, job.backend or "inductor", say)
+    fields.update(graph=made.fields.get("graph"), phase=made.fields.get("phase"))
+    return dataclasses.replace(made, bisect=fields, text=bisected.into_repro(made.text, fields))
 
 
 def _shows(s: Searcher, w: ir.Candidate | None, failure: dict[str, Any]) -> bool:

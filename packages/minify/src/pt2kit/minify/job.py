@@ -31,6 +31,7 @@ class Job(ModelJob, frozen=True, kw_only=True):
     # infer | train (a training step: forward, loss, backward; failures in the backward graph too); None: a
     # piped model record's `train` (or a failing gradient's diff: train), else infer
     mode: str | None = None
+    bisect: bool = True  # after the repro: which compiler stage breaks it (--no-bisect: not asked)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pt2kit.runtime.narrate import Narrator as Base
-from pt2kit.schema import Repro
+from pt2kit.schema import Bisect, Repro
 
 from .records import Outcome
 
@@ -18,6 +18,7 @@ class Narrator(Base):
     def __init__(self, say: Any, label: str, job: Any = None) -> None:
         super().__init__(say, label, job)
         self.repro: Repro | None = None
+        self.bisect: Bisect | None = None
 
     def minifying(self, t: Target) -> None:
         w = t.want
@@ -27,8 +28,15 @@ class Narrator(Base):
     def on_repro(self, r: Repro) -> None:
         self.repro = r
 
+    def on_bisect(self, r: Bisect) -> None:
+        self.bisect = r
+
     def finish(self, value: Outcome, notes: dict[str, Any] | None = None) -> int:
         self.say(f"{self.label}: {value.message}")
+        if value.bisect is not None:
+            from .bisected import line
+
+            self.say(f"{self.label}: {line(value.bisect)}")
         if self.repro is not None and self.repro.output:
             out = self.repro.output
             self.say(f"{self.label}: repro written to {out}; run it with `python {out}` (exit 1 while the bug is "

@@ -32,6 +32,8 @@ class Outcome:
     message: str
     fields: dict[str, Any] = field(default_factory=dict)  # the repro record's, when one was made
     text: str | None = None  # repro.py
+    query: dict[str, Any] | None = None  # the repro's candidate as a worker's query (what bisection compiles)
+    bisect: dict[str, Any] | None = None  # the `bisect` record's fields, when the stage was bisected
 
 
 def repro_fields(fields: dict[str, Any], text: str, store: Store, model: str, output: str | None) -> dict[str, Any]:

@@ -7,8 +7,11 @@ Exempt by contract: harness.py and answer.py, the code a repro.py embeds (torch 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 # What a compile needs of torch beyond ``import torch``, imported once by the zygote before it forks.
 # Inductor's import asks CUDA for its devices where torch is built with CUDA, and a process that has
@@ -74,3 +77,117 @@ def warm_inductor() -> None:
         cpu_vec_isa.valid_vec_isa_list()  # every ISA's answer is memoised by now: this assembles the list
     except Exception:  # a probe that fails here fails in the child too, where it is reported
         pass
+
+
+# -- PyTorch's compiler bisector (torch._inductor.compiler_bisector), driven one setting at a time ------
+
+# ConfigChange.config_name -> the config module torch patches for it (the inductor wrapper's options;
+# aot_eager_decomp_partition's functorch_config.patch)
+_CONFIG_MODULES = {"inductor": "torch._inductor.config", "aot_eager_decomp_partition": "torch._functorch.config"}
+BISECT_ENV = ("TORCH_BISECT_BACKEND", "TORCH_BISECT_SUBSYSTEM", "TORCH_BISECT_MAX")
+
+
+def bisect_plan(backend: str) -> list[dict[str, Any]]:
+    """torch's own list of ``backend``'s subsystems, in its order (``BACKENDS``): a counted one as
+    ``{"name"}``, a config change as ``{"name", "config": {module: {key: value}}}``. Empty where this
+    torch has no bisector or names no such backend."""
+    try:
+        from torch._inductor import compiler_bisector as cb
+    except ImportError:
+        return []
+    out: list[dict[str, Any]] = []
+    for s in getattr(cb, "BACKENDS", {}).get(backend, []):
+        if isinstance(s, getattr(cb, "ConfigChange", ())):
+            module = _CONFIG_MODULES.get(s.config_name)
+            if module is not None:
+                out.append({"name": s.name, "config": {module: {s.config_field: s.config_value}}})
+        elif isinstance(s, getattr(cb, "BisectSubsystem", ())):
+            out.append({"name": s.name})
+    return out
+
+
+def keep_custom_backend() -> Any:
+    """A config patch that keeps a backend of the user's own under ``TORCH_BISECT_BACKEND=inductor``
+    (torch.compile otherwise swaps it for "inductor"), so a backend that calls Inductor is bisected as
+    itself; None on a torch without the switch (then it cannot be)."""
+    from torch._inductor import config
+
+    tests = getattr(config, "test_configs", None)
+    if tests is None or not hasattr(tests, "bisect_keep_custom_backend_for_inductor"):
+        return None
+    return config.patch({"test_configs.bisect_keep_custom_backend_for_inductor": True})
+
+
+@contextlib.contextmanager
+def bisect_switch(backend: str, subsystem: str | None, limit: int) -> Iterator[list[tuple[str, int, bool, str | None]]]:
+    """In this process, PyTorch's bisector as ``TORCH_BISECT_BACKEND=backend TORCH_BISECT_SUBSYSTEM=subsystem
+    TORCH_BISECT_MAX=limit`` sets it in a fresh one: applications 0..limit of the subsystem on, later ones
+    off (-1: all off); ``subsystem`` None: nothing switched off, every application of every subsystem of
+    ``backend`` counted (a census). Torch reads those variables once (``get_env_val`` is cached) and
+    decides ``bisection_enabled`` at import: both are set again here, and put back after. Yields the list
+    that receives each application of ``backend``'s subsystems as torch's own ``disable_subsystem`` calls
+    announce it: (subsystem, its number, whether it ran, its debug info: the pass's name, the lowered
+    node and its op, the decomposed op)."""
+    from torch._inductor import compiler_bisector as cb
+
+    bisector = cb.CompilerBisector
+    env = {"TORCH_BISECT_BACKEND": backend, **({} if subsystem is None else
+                                               {"TORCH_BISECT_SUBSYSTEM": subsystem, "TORCH_BISECT_MAX": str(limit)})}
+    before = {k: os.environ.get(k) for k in BISECT_ENV}
+    enabled, original = bisector.bisection_enabled, bisector.__dict__["disable_subsystem"]
+    seen: list[tuple[str, int, bool, str | None]] = []
+    calls: dict[str, int] = {}
+
+    def watched(cls: Any, b: str, s: str, debug_info: Any = None) -> bool:
+        off = original.__func__(cls, b, s, debug_info)
+        if b == backend and len(seen) < 10000:  # torch counts a subsystem's applications in this order too
+            calls[s] = calls.get(s, 0) + 1
+            seen.append((s, calls[s] - 1, not off, _debug_info(debug_info)))
+        return off
+
+    for k in BISECT_ENV:
+        os.environ.pop(k, None)
+    os.environ.update(env)
+    _reset_bisector(cb)
+    bisector.bisection_enabled = True
+    bisector.disable_subsystem = classmethod(watched)
+    try:
+        yield seen
+    finally:
+        bisector.disable_subsystem = original
+        bisector.bisection_enabled = enabled
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        _reset_bisector(cb)
+
+
+def _reset_bisector(cb: Any) -> None:
+    """The bisector's per-process state back to nothing read: its cached environment, its counters."""
+    get_env_val = getattr(cb, "get_env_val", None)
+    if hasattr(get_env_val, "cache_clear"):
+        get_env_val.cache_clear()
+    cb.subsystem_call_counter.clear()
+
+
+def _debug_info(debug_info: Any) -> str | None:
+    """torch's debug info of one application (a pass's name; ``repr`` of the node a lowering lowers,
+    which is its name alone: its op is added, read from the node the callback holds)."""
+    if debug_info is None:
+        return None
+    try:
+        text = str(debug_info())
+    except Exception:
+        return None
+    import torch
+
+    for cell in getattr(debug_info, "__closure__", None) or ():
+        try:
+            node = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(node, torch.fx.Node) and node.op == "call_function":
+            return f"{text}: {node.target}"
+    return text

@@ -33,7 +33,10 @@ def main() -> int:
         from .torchapi import set_compile_threads
 
         set_compile_threads(int(threads))
+    from .bisectwork import HANDLERS as BISECTING
     from .work import HANDLERS
+
+    handlers = {**HANDLERS, **BISECTING}
 
     enc = msgspec.json.Encoder()
 
@@ -44,7 +47,7 @@ def main() -> int:
         req = msgspec.json.decode(raw)
         start = time.monotonic()
         try:
-            send({"t": "done", "result": HANDLERS[req["op"]](req["payload"], send), "s": time.monotonic() - start})
+            send({"t": "done", "result": handlers[req["op"]](req["payload"], send), "s": time.monotonic() - start})
         except Exception as e:
             send({"t": "raised", "type": type(e).__name__, "message": str(e)[:4000],
                   "usage": getattr(e, "usage", False)})

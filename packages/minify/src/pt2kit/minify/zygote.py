@@ -47,7 +47,7 @@ import threading
 from typing import IO, Any
 
 # minify's own modules a worker runs (torch's: torchapi.preload)
-PRELOAD = ("pt2kit.minify.worker", "pt2kit.minify.work", "pt2kit.runtime.aotgraphs", "pt2kit.runtime.descend",
+PRELOAD = ("pt2kit.minify.worker", "pt2kit.minify.work", "pt2kit.minify.bisectwork", "pt2kit.runtime.aotgraphs", "pt2kit.runtime.descend",
            "pt2kit.runtime.modelfile", "pt2kit.runtime.accuracy")
 
 

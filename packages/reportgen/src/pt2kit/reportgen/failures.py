@@ -4,7 +4,9 @@ failed in and its repro, before the profile findings, benchmarks and graphs a tr
 A model fails where a diff of it fails, a crash names it, a kernel of it writes NaN/Inf, or minify made a
 repro of it (a violation minify cut to a repro is a failure of the model too). Rows keep the order the
 stream first names each model. The line is the first divergence's (else the first NaN kernel's source);
-the stage, the phase and subgraph the divergence or repro is in, or the crash's stage.
+the stage, the phase and subgraph the divergence or repro is in, or the crash's stage, and the compiler
+stage minify's bisection names (a `bisect` record: checked, or said to be untold) with the PyTorch
+switches that show it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def failures(c: Collection, blob: Callable[[Any, Any], Any]) -> list[dict[str, A
     def row(model: str | None) -> dict[str, Any]:
         key = model or MODEL
         return rows.setdefault(key, {"model": key, "what": [], "where": None, "code": None, "op": None,
-                                     "stage": None, "repro": None})
+                                     "stage": None, "repro": None, "bisect": None})
 
     diffs: dict[str, list[Any]] = {}
     for d in c.of("diff"):
@@ -61,4 +63,9 @@ def failures(c: Collection, blob: Callable[[Any, Any], Any]) -> list[dict[str, A
                                                  else ""))
         r["repro"] = {"r": rep, "file": blob(rep, rep.path)}
         r["stage"] = r["stage"] or _stage(rep.phase, rep.subgraph)
+    for b in c.of("bisect"):
+        r = rows.get(b.model or MODEL)
+        if r is not None and r["bisect"] is None:  # a model that fails: its first repro's bisection
+            r["bisect"] = {"verdict": b.verdict, "found": b.found,
+                           "env": " ".join(f"{k}={v}" for k, v in b.env.items()) if b.found else ""}
     return list(rows.values())

@@ -43,58 +43,80 @@ def run(s: Session, job: Job) -> int:
     cwd = Path.cwd()
     out = fresh_folder(job.out, cwd).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    # each step runs here with the paths it is shown with (relative where they lie under here), so the
-    # command said, the one in bug-report.md and the argv its header records are one
-    store = rel(Path(job.store).resolve() if job.store else out / "store", cwd)
-    say = Narrator(s.say, cwd, out)
-    probe = environment.start(job.command)
-    steps: list[Step] = []
-    common = ["--store", store, *(["--quiet"] if s.quiet else []), *(["--debug"] if s.debug else [])]
-    timeout = ["--timeout", f"{job.timeout:g}"] if job.timeout else []
+    pipeline = Pipeline(s, job, tools, cwd, out)
+    try:
+        return pipeline.run()
+    except KeyboardInterrupt:  # Ctrl-C between two steps (one during a step was said already)
+        if pipeline.steps and pipeline.steps[-1].stop is None:
+            pipeline.say.interrupted(pipeline.steps, between=True)
+        raise
 
-    def go(step: Step) -> Step:
-        shown, runs = tools[step.name if step.name != "capture" else "pt2kit capture"]
-        step.argv, step.run_as = [*shown, *step.argv], [*runs, *step.argv]
-        say.start(step, len(steps) + 1)
-        steps.append(run_step(step))
-        say.end(step)
+
+class Pipeline:
+    """One triage run: its folder, the steps run so far, and what they share (the store, the flags)."""
+
+    def __init__(self, s: Session, job: Job, tools: dict[str, tuple[list[str], list[str]]], cwd: Path,
+                 out: Path) -> None:
+        self.job, self.tools, self.cwd, self.out = job, tools, cwd, out
+        self.say = Narrator(s.say, cwd, out)
+        self.steps: list[Step] = []
+        # each step runs here with the paths it is shown with (relative where they lie under here), so the
+        # command said, the one in bug-report.md and the argv its header records are one
+        store = rel(Path(job.store).resolve() if job.store else out / "store", cwd)
+        self.common = ["--store", store, *(["--quiet"] if s.quiet else []), *(["--debug"] if s.debug else [])]
+        self.timeout = ["--timeout", f"{job.timeout:g}"] if job.timeout else []
+
+    def rel(self, path: Path) -> str:
+        return rel(path, self.cwd)
+
+    def go(self, step: Step) -> Step:
+        """Run one step as said; a Ctrl-C or SIGTERM during it ends the run, what was written kept."""
+        shown, runs = self.tools[step.name if step.name != "capture" else "pt2kit capture"]
+        step.argv, step.run_as = [*shown, *self.common, *step.argv], [*runs, *self.common, *step.argv]
+        self.say.start(step, len(self.steps) + 1)
+        self.steps.append(run_step(step))
+        self.say.end(step)
         if step.stop is not None:
-            say.interrupted(steps)
+            self.say.interrupted(self.steps)
             raise KeyboardInterrupt() if step.stop == signal.SIGINT else Terminated()
         return step
 
-    capture = go(Step("capture", [*common, *timeout, "--out", rel(out / "capture.ndjson", cwd), "--",
-                                  *job.command], files=[out / "capture.ndjson"]))
-    last = out / "capture.ndjson"
-    if not last.is_file():  # capture refused the command before it ran: its line said why
-        return capture.code or 2
-    seen = streams.read(last)
-    if not seen.models and capture.code:
-        say.line(f"the script failed (exit {capture.code}) before torch.compile handed a backend any graph: its own "
-                 "failure, not the compiler's (its stderr above says why); no further tool has a graph to judge")
-    if seen.models or seen.traces:
-        go(Step("guardscan", [*common], last, out / "guardscan.ndjson"))
-        last = out / "guardscan.ndjson"
-    backend = _backend(seen, say)
-    if seen.models and not seen.crashes and backend is not None:
-        go(Step("kdiff", [*common, *timeout, *backend], last, out / "kdiff.ndjson"))
-        last = out / "kdiff.ndjson"
-    elif seen.crashes:
-        say.line(f"kdiff: skipped: {seen.crashes[0]} crashed in the compiler (its crash record minifies as it is)")
-    failing = streams.read(last).failing
-    if failing and backend is not None:
-        go(Step("minify", [*common, *timeout, *backend, "-o", rel(out / "repro.py", cwd)], last,
-                out / "minify.ndjson", files=[out / "repro.py"]))
-        last = out / "minify.ndjson"
-    elif not failing:
-        say.line("minify: skipped: no record fails (nothing to minify)")
-    go(Step("reportgen", [*common, "-o", rel(out / "report.html", cwd), rel(last, cwd)], None,
-            out / "reportgen.ndjson", files=[out / "report.html"]))
-    facts = environment.finish(*probe)
-    code = worst(steps, bool(seen.models))
-    report = bugreport.build(last, steps, facts, job.command, cwd, code, say.notes)
-    (out / "bug-report.md").write_text(report)
-    return say.finish(steps, code)
+    def run(self) -> int:
+        """The steps, each chosen by what the streams before it hold; the run's exit code."""
+        job, out, say, timeout = self.job, self.out, self.say, self.timeout
+        probe = environment.start(job.command)
+        capture = self.go(Step("capture", [*timeout, "--out", self.rel(out / "capture.ndjson"), "--", *job.command],
+                               files=[out / "capture.ndjson"]))
+        last = out / "capture.ndjson"
+        if not last.is_file():  # capture refused the command before it ran: its line said why
+            return capture.code or 2
+        seen = streams.read(last)
+        if not seen.models and capture.code:
+            say.line(f"the script failed (exit {capture.code}) before torch.compile handed a backend any graph: its "
+                     "own failure, not the compiler's (its stderr above says why); no further tool has a graph to judge")
+        if seen.models or seen.traces:
+            self.go(Step("guardscan", [], last, out / "guardscan.ndjson"))
+            last = out / "guardscan.ndjson"
+        backend = _backend(seen, say)
+        if seen.models and not seen.crashes and backend is not None:
+            self.go(Step("kdiff", [*timeout, *backend], last, out / "kdiff.ndjson"))
+            last = out / "kdiff.ndjson"
+        elif seen.crashes:
+            say.line(f"kdiff: skipped: {seen.crashes[0]} crashed in the compiler (its crash record minifies as it is)")
+        failing = streams.read(last).failing
+        if failing and backend is not None:
+            self.go(Step("minify", [*timeout, *backend, "-o", self.rel(out / "repro.py")], last, out / "minify.ndjson",
+                         files=[out / "repro.py"]))
+            last = out / "minify.ndjson"
+        elif not failing:
+            say.line("minify: skipped: no record fails (nothing to minify)")
+        self.go(Step("reportgen", ["-o", self.rel(out / "report.html"), self.rel(last)], None,
+                     out / "reportgen.ndjson", files=[out / "report.html"]))
+        facts = environment.finish(*probe)
+        code = worst(self.steps, bool(seen.models))
+        report = bugreport.build(last, self.steps, facts, job.command, self.cwd, code, say.notes)
+        (out / "bug-report.md").write_text(report)
+        return say.finish(self.steps, code)
 
 
 def _backend(seen: streams.Seen, say: Narrator) -> list[str] | None:

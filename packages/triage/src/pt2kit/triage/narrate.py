@@ -35,11 +35,11 @@ class Narrator:
             what = MEANING.get(step.code or 0, "a crash" if (step.code or 0) < 0 else f"exit {step.code}")
         self.say(f"{step.name}: exit {step.code} ({what})")
 
-    def interrupted(self, steps: list[Step]) -> None:
+    def interrupted(self, steps: list[Step], between: bool = False) -> None:
         kept = [p for st in steps for p in (st.stdout, *st.files) if p is not None and p.exists()]
         names = ", ".join(p.name for p in kept) or "nothing yet"
-        self.say(f"stopped during {steps[-1].name}: what was done stays in {rel(self.out, self.cwd)} ({names}); "
-                 "no further step ran")
+        self.say(f"stopped {'after' if between else 'during'} {steps[-1].name}: what was done stays in "
+                 f"{rel(self.out, self.cwd)} ({names}); no further step ran")
 
     def finish(self, steps: list[Step], code: int) -> int:
         files = sorted(p.name for p in self.out.iterdir())

@@ -14,8 +14,12 @@ boot's modules import each other by file name from this folder:
   a file;
 - ``pt2kit_capture_manifest``: a graph's manifest line, its model file and tensors written
   (``pt2kit_capture_write``, ``pt2kit_capture_values``, ``pt2kit_capture_code``), the line appended;
+- ``pt2kit_capture_calls`` (a compiled call's first failure, its graph named), ``pt2kit_capture_backward``
+  (the same for its compiled backward, run from ``loss.backward()``), ``pt2kit_capture_running`` (the call
+  running now, in a mapped file a signal cannot take);
 - ``pt2kit_capture_check`` (``--check nan|accuracy``: the backend's compiled callable wrapped, each call
-  judged against eager on copies) and ``pt2kit_capture_step`` (the first failing call's values written);
+  judged against eager on copies, and its backward's gradients) and ``pt2kit_capture_step`` (the first
+  failing call's values written);
 - ``pt2kit_capture_contract``: the env names, defaults and manifest line the parent reads;
   ``pt2kit_capture_torchapi``: every private torch API used, each behind one function.
 
@@ -24,7 +28,9 @@ What it touches: ``sys.meta_path`` (one finder, first), the loaders of torch's m
 ``DDPOptimizer.compile_fn`` and torch.compile's backend wrapper classes' ``__init__`` (each wrapped,
 calling the original), an attribute ``_pt2kit_compile`` on those wrapper objects; under ``--check`` the
 callable a backend returns (wrapped: same arguments, same result); an ``atexit``
-handler; files under ``PT2KIT_CAPTURE_DIR`` only (``p<pid>/``, ``markers``, the run's budget ``run-bytes``).
+handler; the ``backward`` of AOTAutograd's Function class of each compiled graph called with gradients
+(wrapped once, calling the original); files under ``PT2KIT_CAPTURE_DIR`` only (``p<pid>/``, ``markers``,
+the run's budget ``run-bytes``).
 
 Guarantees: without ``PT2KIT_CAPTURE_DIR`` nothing is installed (a process of a rank not kept is hooked,
 its graphs counted in ``markers``, never recorded);

@@ -1,5 +1,6 @@
 """A compiled graph's calls, watched: the first call that raises gives its graph one more manifest line
-(``stage`` "run", "aoti-load" or "aoti-run", ``call`` the call's number, ``error``), so the parent's
+(``stage`` "run", "aoti-load" or "aoti-run", ``call`` the call's number, ``error``; ``phase`` "backward"
+where the backward of that call raised: :mod:`pt2kit_capture_backward`), so the parent's
 `crash` record names the graph, not only the script's exit. Where that call's inputs are not the ones
 the graph's model file holds (a later call; a graph ``--graphs failing`` had not kept since its backend
 returned), the line gets a model file of its own, with the inputs that call got.
@@ -22,37 +23,52 @@ from typing import Any
 
 import pt2kit_capture_contract as contract
 import pt2kit_capture_manifest as manifest
+import pt2kit_capture_running as running
 
 _LOADED: Any = weakref.WeakKeyDictionary()  # an AOT Inductor package's loaded model -> its state
 
 
-def watch(fn: Any, line: dict[str, Any], gm: Any) -> Any:
-    """``fn`` (what the backend returned for ``gm``, the graph of ``line``), its first failing call recorded."""
+def watch(fn: Any, line: dict[str, Any], gm: Any, checked: Any = None) -> Any:
+    """``fn`` (what the backend returned for ``gm``, the graph of ``line``), its first failing call recorded;
+    with ``checked`` (--check's :class:`pt2kit_capture_check.Checked` of it) its backward's gradients judged."""
     if not callable(fn):
         return fn
-    state = {"calls": 0, "failed": False}
+    import pt2kit_capture_backward as backward
+    import pt2kit_capture_check as check
+    import torch
+
+    state = {"calls": 0, "failed": False, "backward_failed": False, "line": line, "gm": gm,
+             "check": None if checked is None else check.CheckedBackward(checked)}
 
     def compiled(*args: Any, **kwargs: Any) -> Any:
         state["calls"] += 1
+        call = state["calls"]
+        token = running.enter(line, call, "forward")
         try:
-            return fn(*args, **kwargs)
+            out = fn(*args, **kwargs)
         except Exception as e:
             if not state["failed"]:
                 state["failed"] = True
-                failed(line, gm, list(args), state["calls"], e, "run")
+                failed(line, gm, list(args), call, e, "run")
             raise
+        finally:
+            running.leave(token)
+        if torch.is_grad_enabled():  # its backward runs later, from loss.backward(): noted with this call
+            backward.watch(out, list(args), state, call)
+        return out
 
     return compiled
 
 
 def failed(line: dict[str, Any], gm: Any, args: list[Any], call: int | None, e: BaseException, stage: str,
-           own: bool = False, names: dict[str, str] | None = None) -> None:
-    """Append the line of ``line``'s graph failing at ``stage`` (call number ``call``), with a model file of
-    that call's inputs where the graph's own file does not hold them (``own``: never does; and ``gm`` is
-    there to write one; ``names``: the parameter path of an exported program's placeholders)."""
+           own: bool = False, names: dict[str, str] | None = None, phase: str = "forward") -> None:
+    """Append the line of ``line``'s graph failing at ``stage`` (call number ``call``; in its ``phase``, the
+    backward of that call's forward), with a model file of that call's inputs where the graph's own file
+    does not hold them (``own``: never does; and ``gm`` is there to write one; ``names``: the parameter
+    path of an exported program's placeholders)."""
     try:
         new = dict(line, error=manifest.exception_line(manifest.cause(e)), stage=stage, call=call,
-                   capture_error=None, of=line.get("seq"))
+                   capture_error=None, of=line.get("seq"), phase=phase if stage == "run" else None)
         kept = line.get("selected") or os.environ.get(contract.ENV_GRAPHS, "").strip() == "failing"
         if gm is not None and kept and (own or (call or 1) > 1 or not line.get("file")):
             new.update(file=None, tensors=[], inputs=[], ops={}, nodes=0, selected=True, over_run_budget=False)
@@ -82,6 +98,7 @@ def watch_loaded(runner: Any, line: dict[str, Any], program: Any) -> None:
                 if state is None:
                     return original(self, *args, **kwargs)
                 state["calls"] += 1
+                token = running.enter(state["line"], state["calls"], None, "aoti-run")
                 try:
                     return original(self, *args, **kwargs)
                 except Exception as e:
@@ -89,6 +106,8 @@ def watch_loaded(runner: Any, line: dict[str, Any], program: Any) -> None:
                         state["failed"] = True
                         _loaded_failed(state, args, kwargs, e)
                     raise
+                finally:
+                    running.leave(token)
 
             __call__._pt2kit_capture = True
             cls.__call__ = __call__

@@ -13,6 +13,11 @@ callable is wrapped (:class:`Checked`): each call runs as before, then its outpu
   assert_close, then PyTorch's float64 RMSE rule, the float64 run made only where assert_close fails).
   Every call then runs eager once more (and its inputs are copied): about twice the step.
 
+The gradients a graph's compiled backward gives (AOTAutograd's, run from ``loss.backward()``) are judged
+the same way against eager's backward of the graph, fed the same incoming gradients
+(:class:`CheckedBackward`, called by ``pt2kit_capture_backward``): a NaN or a wrong value that shows only
+in gradients is that call failing.
+
 The first failing call's inputs (the script's weights at that call included) are written as a model
 file of their own (:func:`keep`, under ``--values``), and a manifest line names it with ``call``, ``of``
 (its graph's line) and ``check``, as ``pt2kit_capture_calls`` names a call that raised; that graph is
@@ -30,6 +35,7 @@ bump on an earlier call is judged, and written, with the values it holds after t
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -211,6 +217,89 @@ class Checked:
                 return dict(leaves(model(*wide)))
         except Exception:
             return {}
+
+
+class CheckedBackward:
+    """The gradients a graph's compiled backward gives, judged (--check): called by
+    :mod:`pt2kit_capture_backward` with the call's inputs, the gradients that came in (one per output of
+    the compiled forward) and those it gave (one per input). ``nan``: a gradient holding NaN or Inf where
+    eager's backward of the same graph, on the same inputs and incoming gradients, holds a finite value
+    (scanned each step; eager runs only on a non-finite one). ``accuracy``: each gradient against eager's
+    by kdiff's verdict (the float64 backward made only where assert_close fails). Where AOTAutograd's
+    inputs or outputs are not the graph's one for one (an input it deduplicated, an output it added for a
+    mutation), the step is not judged."""
+
+    def __init__(self, forward: Checked) -> None:
+        self.forward = forward
+
+    def judge(self, call: int, args: list[Any], tangents: Any, got: Any) -> None:
+        import torch
+
+        f = self.forward
+        got = list(got) if isinstance(got, (tuple, list)) else [got]
+        if not f.on or len(got) != len(args):
+            return
+        grads = [(i, g) for i, g in enumerate(got) if isinstance(g, torch.Tensor) and g.is_floating_point()]
+        if f.how == "nan" and all(bool(torch.isfinite(g.detach()).all()) for _, g in grads):
+            return
+        ref = _grads(f.ref, args, tangents)
+        fp64: dict[int, Any] | None = None
+        for i, g in grads:
+            e = ref.get(i)
+            if e is None or e.shape != g.shape:
+                continue
+            why = ""
+            if f.how == "nan":
+                bad = ~torch.isfinite(g.detach()) & torch.isfinite(e.to(g.device))
+                if bool(bad.any()):
+                    why = f"{int(bad.sum())} of {g.numel()} values non-finite (NaN or Inf) where eager's are finite"
+            else:
+                from pt2kit_portable import differs
+
+                if differs(g, e, rule="close"):
+                    fp64 = _grads(f.ref, args, tangents, wide=True) if fp64 is None else fp64
+                    why = differs(g, e, fp64.get(i))
+            if why:
+                f.on = False
+                keep(f.ref, f.line, call, args, f"{f.how}: the gradient of input {i} ({_input_name(f.line, f.ref, i)}): {why}")
+                return
+
+
+def _input_name(line: dict[str, Any], gm: Any, i: int) -> str:
+    """Input ``i`` as the model file names it: the script's parameter (``0.weight``), else the placeholder."""
+    written = line.get("inputs") or []
+    if i < len(written) and (written[i].get("parameter") or written[i].get("buffer")):
+        return written[i].get("parameter") or written[i].get("buffer")
+    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    return names[i] if i < len(names) else f"input {i}"
+
+
+def _grads(gm: Any, args: list[Any], tangents: Any, wide: bool = False) -> dict[int, Any]:
+    """The gradient of each input of ``args`` that requires grad, eager's backward of ``gm`` (in float64 with
+    ``wide``) on copies of them, fed ``tangents``; {} where it cannot run or the outputs do not match them."""
+    import torch
+
+    from pt2kit_portable import float64_copy, float64_mode
+
+    try:
+        inputs = [_copy(a) for a in args]
+        want = [i for i, a in enumerate(inputs) if isinstance(a, torch.Tensor) and a.requires_grad]
+        model, run = graph_copy(gm, meta=False), inputs
+        if wide:
+            model, run = float64_copy(model, [a.detach() if isinstance(a, torch.Tensor) else a for a in inputs])
+            run = [r.requires_grad_() if i in want else r for i, r in enumerate(run)]
+        devices = sorted({a.device.index or 0 for a in inputs if isinstance(a, torch.Tensor) and a.is_cuda})
+        with torch.random.fork_rng(devices=devices), torch.enable_grad():
+            with float64_mode() if wide else contextlib.nullcontext():
+                outs = [t for _, t in leaves(model(*run))]
+            if len(outs) != len(tangents):
+                return {}
+            pairs = [(o, t) for o, t in zip(outs, tangents, strict=True) if isinstance(t, torch.Tensor) and o.requires_grad]
+            got = torch.autograd.grad([o for o, _ in pairs], [run[i] for i in want],
+                                      [t.to(o.dtype) for o, t in pairs], allow_unused=True)
+        return {i: g for i, g in zip(want, got, strict=True) if g is not None}
+    except Exception:
+        return {}
 
 
 def keep(ref: Any, line: dict[str, Any], call: int, inputs: list[Any], check: str) -> None:

@@ -36,6 +36,10 @@ CHECKS = ("nan", "accuracy")
 MANIFEST = "graphs.ndjson"  # in p<pid>/
 EXIT = "exit.json"  # in p<pid>/
 RUN_BYTES = "run-bytes"  # in the scratch dir: the run's budget spent so far
+RUNNING_FILE = "running"  # in p<pid>/: the compiled call running now (pt2kit_capture_running), zeros when none
+RUNNING_SIZE = 12  # three little-endian int32: the graph line's seq + 1, the call's number, what runs
+# what runs: (the crash record's stage, its phase)
+RUNNING = {1: ("run", "forward"), 2: ("run", "backward"), 3: ("aoti-load", None), 4: ("aoti-run", None)}
 MARKERS = "markers"  # in the scratch dir: "<pid> boot|hooked|unhooked|skipped <rank>" lines, one a write
 
 
@@ -99,6 +103,7 @@ class Line(TypedDict):
     # code raised when called) | aoti-compile | aoti-load | aoti-run; None: no error
     stage: str | None
     call: int | None  # run, aoti-run: the number of the call that raised (1: the first)
+    phase: str | None  # run: "forward", or "backward" where the backward of call `call` raised
     seq: int  # this line's place among its process's lines (0, 1, ...)
     of: int | None  # a run stage's line: the seq of its graph's line
     check: str | None  # --check: a line (with `of` and `call`) whose file holds the first call the check failed, how
@@ -109,6 +114,17 @@ class Line(TypedDict):
 class ExitLine(TypedDict):
     exception: str
     message: str
+
+
+def read_running(data: bytes) -> tuple[int, int, str, str | None] | None:
+    """(the graph line's seq, the call's number, the stage and phase it runs in) a ``running`` file holds,
+    None when no compiled call was running (zeros, or a file cut short)."""
+    import struct
+
+    if len(data) < RUNNING_SIZE:
+        return None
+    seq, call, what = struct.unpack("<iii", data[:RUNNING_SIZE])
+    return (seq - 1, call, *RUNNING.get(what, ("run", None))) if seq > 0 else None
 
 
 def child_env(scratch: str, values: str, max_value_bytes: int, run_bytes: int | None, rank: int | None,

@@ -135,7 +135,7 @@ def new_line(backend: str) -> dict[str, Any]:
         "options": {}, "dynamic": None,
         "function": None, "source": None, "called_from": None, "grad": False, "settings": {}, "code_settings": {}, "file": None, "tensors": [],
         "inputs": [], "nodes": 0, "ops": {}, "values": values if values in contract.VALUES else contract.DEFAULT_VALUES, "error": None,
-        "capture_error": None, "selected": True, "over_run_budget": False, "stage": None, "call": None, "seq": 0, "of": None,
+        "capture_error": None, "selected": True, "over_run_budget": False, "stage": None, "call": None, "phase": None, "seq": 0, "of": None,
         "check": None,
         "outputs": None,
     }

@@ -18,6 +18,7 @@ from typing import Any
 
 import pt2kit_capture_calls as calls
 import pt2kit_capture_manifest as manifest
+import pt2kit_capture_running as running
 
 # a package compiled here (its real path) -> its graph's line, and its exported program (weakly: the user's
 # to free) whose graph a failing call's inputs are written with
@@ -80,12 +81,15 @@ def _loading(original: Any) -> Any:
     @functools.wraps(original)
     def aoti_load_package(path: Any, *args: Any, **kwargs: Any) -> Any:
         line, program = _PACKAGES.get(_key(path), (None, None))
+        token = None if line is None else running.enter(line, 0, None, "aoti-load")  # a load that segfaults names it
         try:
             runner = original(path, *args, **kwargs)
         except Exception as e:
             if line is not None:
                 calls.failed(line, None, [], None, e, "aoti-load")
             raise
+        finally:
+            running.leave(token)
         if line is not None:
             calls.watch_loaded(runner, line, program)
         return runner

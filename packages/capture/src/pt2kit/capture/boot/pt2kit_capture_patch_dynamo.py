@@ -57,5 +57,5 @@ class Capturing:
         watch = check.watch(gm, line)  # --check: the graph copied before the backend may rewrite it
         out = manifest.compile_through(line, lambda: backend(gm, example_inputs, **kwargs))
         # its compiled code's first failing call is the graph's too (a runtime error names the graph)
-        out = out if line is None else calls.watch(out, line, gm)
+        out = out if line is None else calls.watch(out, line, gm, watch)
         return out if watch is None or not callable(out) else watch.wrap(out)

@@ -393,3 +393,4 @@ def output_meta(gm: Any) -> list[dict[str, Any] | None] | None:
         return metas
     except Exception:
         return None
+

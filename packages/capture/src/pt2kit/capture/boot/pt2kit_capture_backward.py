@@ -1,0 +1,108 @@
+"""A compiled graph's backward, watched: AOTAutograd runs the backward a backend compiled (Inductor's, an
+``aot_autograd(bw_compiler=...)``'s) as the ``backward`` of one ``torch.autograd.Function`` class per
+graph, which autograd calls from ``loss.backward()``, far from the forward call that
+:func:`pt2kit_capture_calls.watch` wraps. After each forward call that needs gradients, the graph's
+backward nodes (between its outputs and its inputs) are noted with that call's number and inputs, and
+their class's ``backward`` is wrapped once: its first failing run is the graph failing at stage "run",
+``phase`` "backward", with the inputs of the forward call whose backward raised (the training step
+that replays it), and the call is marked running (:mod:`pt2kit_capture_running`) for a signal.
+
+Runs inside the user's interpreter: stdlib + torch. Guarantees: the backward gets the same arguments and
+its result or exception passes unchanged; a forward call that needs gradients costs a walk over the
+autograd nodes between its outputs and inputs; the inputs of a call are held (referenced, not copied)
+until its backward nodes are freed; a failure of ours is swallowed. Not guaranteed: a backward run by
+compiled autograd (``torch._dynamo.compiled_autograd``), which calls no Function's ``backward``.
+The two private torch APIs it needs (AOTAutograd's Function class name, a node's ``_forward_cls``) are
+:func:`compiled_backward_nodes` and :func:`function_class` (pt2kit_capture_torchapi is full).
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any
+
+_NODES: Any = weakref.WeakKeyDictionary()  # a backward node -> (its graph's state, call, inputs)
+
+
+def watch(out: Any, args: list[Any], state: dict[str, Any], call: int) -> None:
+    """Note the backward nodes of the forward call number ``call`` (given ``args``, returning ``out``) of the
+    graph whose watch state is ``state`` (its ``line``, ``gm`` and ``failed``)."""
+    try:
+        for node in compiled_backward_nodes(out, args):
+            _wrap(function_class(node))  # each graph's Function class, once
+            _NODES[node] = (state, call, args)
+    except Exception:
+        pass
+
+
+def _wrap(fcls: Any) -> None:
+    original = fcls.backward
+    if getattr(original, "_pt2kit_capture", False):
+        return
+
+    @functools.wraps(original)
+    def backward(ctx: Any, *grads: Any) -> Any:
+        import pt2kit_capture_running as running
+
+        seen = _NODES.get(ctx)
+        if seen is None:
+            return original(ctx, *grads)
+        state, call, args = seen
+        # --check: the incoming gradients, taken before the call (a boxed backward empties its list)
+        incoming = None if state["check"] is None else incoming_grads(grads)
+        token = running.enter(state["line"], call, "backward")
+        try:
+            got = original(ctx, *grads)
+        except Exception as e:
+            if not state["backward_failed"]:
+                import pt2kit_capture_calls as calls
+
+                state["backward_failed"] = True
+                calls.failed(state["line"], state["gm"], list(args), call, e, "run", phase="backward")
+            raise
+        finally:
+            running.leave(token)
+        if state["check"] is not None:  # --check: the gradients it gave, judged
+            try:
+                state["check"].judge(call, list(args), incoming, got)
+            except Exception:
+                state["check"].forward.on = False
+        return got
+
+    backward._pt2kit_capture = True
+    fcls.backward = staticmethod(backward)
+
+
+def compiled_backward_nodes(out: Any, args: Any) -> list[Any]:
+    """The autograd nodes of AOTAutograd's compiled Functions that a compiled call made: walked from the
+    outputs' ``grad_fn`` back to the inputs' (the nodes of earlier graphs lie past them, never entered)."""
+    import torch
+
+    stop = {id(a.grad_fn) for a in args if isinstance(a, torch.Tensor) and a.grad_fn is not None}
+    todo = [o.grad_fn for o in torch.utils._pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.grad_fn]
+    seen: set[int] = set()
+    found = []
+    while todo and len(seen) < 256:
+        node = todo.pop()
+        if node is None or id(node) in seen or id(node) in stop:
+            continue
+        seen.add(id(node))
+        if getattr(getattr(node, "_forward_cls", None), "__name__", "") == "CompiledFunction":
+            found.append(node)
+            continue
+        todo.extend(n for n, _ in node.next_functions)
+    return found
+
+
+def incoming_grads(grads: tuple[Any, ...]) -> list[Any]:
+    """The gradients a compiled Function's ``backward`` got, one per output of its forward: AOTAutograd's
+    on torch 2.13 takes them boxed, as one list (``boxed_grads_call``) that it empties; 2.11's one by one."""
+    if len(grads) == 1 and isinstance(grads[0], list):
+        return list(grads[0])
+    return list(grads)
+
+
+def function_class(node: Any) -> Any:
+    """The ``torch.autograd.Function`` class whose ``backward`` autograd calls for ``node``."""
+    return node._forward_cls

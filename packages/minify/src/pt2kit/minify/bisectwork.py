@@ -1,0 +1,61 @@
+"""The child side of minify's bisection (:mod:`.bisect`): one compile of the repro's candidate under one
+setting of PyTorch's compiler bisector, judged as the repro is (:func:`.work.query`), in a warm worker.
+
+A setting is a backend (eager, aot_eager, aot_eager_decomp_partition, inductor, or the repro's own), a
+config change (in the query's config), or one subsystem switched as ``TORCH_BISECT_BACKEND``,
+``TORCH_BISECT_SUBSYSTEM`` and ``TORCH_BISECT_MAX`` switch it (:func:`.torchapi.bisect_switch`); torch's
+own ``disable_subsystem`` calls do the switching, nothing here reimplements a pass. The worker's
+bisector state is put back after each step, so the next question it answers runs as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from . import torchapi, work
+
+# Inductor's caches would hand back a compile made under another setting (its FX graph cache stands
+# aside when the bisector is on; AOTAutograd's does not): every step compiles afresh
+NO_CACHES = {"torch._inductor.config": {"force_disable_caches": "True"}}
+
+
+def step(payload: dict[str, Any], send: Any) -> dict[str, Any]:
+    """``payload``: {"query": a query's payload, "switch": {"backend", "subsystem", "limit"} or None,
+    "keep": keep a backend of the user's own under the switch}. The query's answer, with
+    ``applications``: how many the switched subsystem made, and each one's (number, ran, debug info)."""
+    query = dict(payload["query"])
+    config = {m: dict(s) for m, s in query["config"].items()}
+    for module, settings in NO_CACHES.items():
+        config.setdefault(module, {}).update(settings)
+    query["config"] = config
+    switch = payload.get("switch")
+    with contextlib.ExitStack() as stack:
+        seen: list[Any] = []
+        keep = torchapi.keep_custom_backend() if switch is not None and payload.get("keep") else None
+        if switch is not None and payload.get("keep") and keep is None:
+            switch = None  # this torch would swap the user's backend for Inductor: run it unswitched, and say so
+        if switch is not None:
+            if keep is not None:
+                stack.enter_context(keep)
+            seen = stack.enter_context(torchapi.bisect_switch(switch["backend"], switch["subsystem"], switch["limit"]))
+        answer = work.query(query, send)
+    return {**answer, "applications": [list(a) for a in seen], "switched": switch is not None}
+
+
+def plan(payload: dict[str, Any], send: Any) -> dict[str, Any]:
+    """torch's subsystems of each backend ``payload["backends"]`` names, in its order
+    (:func:`.torchapi.bisect_plan`), a config change's value as literal text (how configs cross processes)."""
+    from pt2kit.runtime.config import literal
+
+    out = {}
+    for backend in payload["backends"]:
+        steps = torchapi.bisect_plan(backend)
+        for s in steps:
+            if "config" in s:
+                s["config"] = {m: {k: literal(v) for k, v in kv.items()} for m, kv in s["config"].items()}
+        out[backend] = steps
+    return out
+
+
+HANDLERS = {"bisect": step, "bisect_plan": plan}
