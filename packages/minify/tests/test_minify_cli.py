@@ -217,6 +217,24 @@ def test_nan_failure_and_nothing_to_minify(minify, tmp_path):
     assert r.code == 3 and "shows none" in r.stderr
 
 
+def test_a_dropout_repro_is_made_and_bisected_to_the_decomposition_of_native_dropout(minify, tmp_path):
+    # every side of a candidate draws from one seed, as the original run does: before, eager and its float64
+    # run drew different masks, so no candidate failed ("does not reproduce on the captured graph", exit 3)
+    out = tmp_path / "repro.py"
+    r = minify(f"{MODELS / 'small.py'}:dropout", "--precision", "as-configured", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "accuracy" and "aten.native_dropout.default" in rep["ops"] and rep["reproduced"] == 3
+    # aot_eager_decomp_partition already fails: Inductor's decomposition of native_dropout draws its own numbers
+    (b,) = r.kind("bisect")
+    assert (b["backend"], b["subsystem"], b["application"], b["what"], b["found"]) == (
+        "aot_eager_decomp_partition", "decomposition", 0, "aten.native_dropout.default", True), b
+    assert b["chain"] == {"eager": False, "aot_eager": False, "aot_eager_decomp_partition": True, "inductor": True}
+    env = {"TORCH_BISECT_BACKEND": "aot_eager_decomp_partition", "TORCH_BISECT_SUBSYSTEM": "decomposition"}
+    assert run_repro(out, **env, TORCH_BISECT_MAX="0").returncode == 1
+    assert run_repro(out, **env, TORCH_BISECT_MAX="-1").returncode == 0
+
+
 def test_bad_inputs_are_one_line_and_exit_2(minify, tmp_path):
     for args, message in [
         (("nope.py",), "no such model file"),

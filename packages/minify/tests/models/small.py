@@ -4,6 +4,7 @@ import os
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 
 class ConvNet(nn.Module):
@@ -136,3 +137,12 @@ def nudge_backend(gm, example_inputs):
         return gm(*[a * (1 + 1e-6) if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args])
 
     return run
+
+
+class DropoutNet(nn.Module):
+    def forward(self, x):
+        return F.dropout(x * 2, p=0.5, training=True) + 1  # a random op: each side must draw alike
+
+
+def dropout():
+    return DropoutNet(), (torch.randn(16, 16),)

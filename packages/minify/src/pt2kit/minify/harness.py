@@ -321,6 +321,7 @@ def outcome(module, inputs, backend, config, failure, dynamic=False, strict=Fals
     kind = failure["kind"]
     settle(failure)
     try:
+        torch.manual_seed(0)  # each side from one seed: a random op (dropout) draws alike, as in the original run
         eager = run_eager(module, fresh(inputs), train=train, grad=grad)
     except Exception as e:  # a candidate the eager side cannot run is no repro of anything
         if strict:
@@ -329,11 +330,13 @@ def outcome(module, inputs, backend, config, failure, dynamic=False, strict=Fals
     fp64 = None
     if kind == "accuracy":
         try:
+            torch.manual_seed(0)
             fp64 = run_eager(module, fresh(inputs), float64=True, train=train, grad=grad)
         except Exception:
             fp64 = None
     try:
         with apply_config(config):
+            torch.manual_seed(0)
             test = compile_and_run(module, fresh(inputs), backend, dynamic, train, grad, is_backward(failure, train))
     except Exception as e:
         sig, detail = exception_signature(e), str(e).strip()[:2000]

@@ -190,4 +190,6 @@ def _debug_info(debug_info: Any) -> str | None:
             continue
         if isinstance(node, torch.fx.Node) and node.op == "call_function":
             return f"{text}: {node.target}"
+        if isinstance(node, torch._ops.OpOverload):  # a decomposition's: its repr is <OpOverload(op=..., ...)>
+            return str(node)
     return text
