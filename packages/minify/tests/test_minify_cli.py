@@ -264,8 +264,10 @@ def test_a_model_whose_own_eager_run_raises_is_bad_input_exit_2(minify):
 
 def test_a_dynamic_shape_graph_gives_a_dynamic_repro_that_reproduces(minify, tmp_path):
     out = tmp_path / "repro.py"
-    r = minify(f"{MODELS / 'dynamic_view.py'}:make", "--config", f"{RELU_BUG}=accuracy", "-o", str(out))
+    # --no-bisect: the relu bug's stage is test_the_relu_bug_is_bisected...'s; here no bisect record, no line
+    r = minify(f"{MODELS / 'dynamic_view.py'}:make", "--config", f"{RELU_BUG}=accuracy", "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
+    assert not r.kind("bisect") and "bisect" not in r.stderr and "Stage (" not in out.read_text()
     (rep,) = r.kind("repro")
     assert rep["ops"] == ["aten.relu.default"] and rep["reproduced"] == 3
     assert rep["inputs_after"] < rep["inputs_before"]  # sizes shrink in a dynamic graph too
@@ -336,11 +338,12 @@ def test_fxcheck_rules_on_the_command_line_keep_their_first_violation(minify, tm
 
 def test_inputs_become_float32_unless_the_bug_is_about_their_dtype(minify, tmp_path):
     out = tmp_path / "repro.py"
-    r = minify(f"{MODELS / 'small.py'}:half", "--config", f"{RELU_BUG}=accuracy", "-o", str(out))
-    assert r.code == 1 and r.kind("repro")[0]["reproduced"] == 3, r.stderr
+    r = minify(f"{MODELS / 'small.py'}:half", "--config", f"{RELU_BUG}=accuracy", "-o", str(out), "--no-bisect")
+    assert r.code == 1 and r.kind("repro")[0]["reproduced"] == 3 and not r.kind("bisect"), r.stderr
     assert re.search(r"^INPUTS = \[\('tensor', \[[\d, ]+\], \[[\d, ]+\], 'float32'", out.read_text(), re.M)
     assert run_repro(out).returncode == 1
-    r = minify(f"{MODELS / 'small.py'}:half", "--backend", f"{MODELS / 'small.py'}:no_bf16_backend", "-o", str(out))
+    r = minify(f"{MODELS / 'small.py'}:half", "--backend", f"{MODELS / 'small.py'}:no_bf16_backend", "-o", str(out),
+               "--no-bisect")
     assert r.code == 1, r.stderr
     assert r.kind("repro")[0]["signature"] == "NotImplementedError: bfloat16 is not supported by this backend"
     assert "'bfloat16'" in out.read_text().split("INPUTS = ", 1)[1].splitlines()[0]
