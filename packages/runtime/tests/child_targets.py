@@ -67,3 +67,10 @@ def hangs_mid_write_deaf(payload, chan):
     _half_written(payload, chan)
     while True:
         time.sleep(1)
+
+
+def imported(payload, chan):
+    """Which of ``payload["names"]`` this process had imported when its job came, and its pid."""
+    import sys
+
+    return {"pid": os.getpid(), "had": [n in sys.modules for n in payload["names"]]}

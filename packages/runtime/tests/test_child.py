@@ -76,3 +76,18 @@ def test_a_model_printing_without_newlines_is_read_in_bounded_pieces():
     _pump_stderr(io.BufferedReader(io.BytesIO(said)), tail, False, threading.Event())
     assert max(len(t) for t in tail) == 1 << 16 and tail[-1] == "the last line\n"
     assert "".join(tail).endswith("x" * 100 + "\nthe last line\n")
+
+
+def test_a_worker_started_early_imports_ahead_and_takes_the_job_and_a_dead_one_is_replaced(tmp_path):
+    # capture starts its check's child beside the script, so torch's import is done by the time the job comes
+    from pt2kit.runtime.child import start_worker
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    early = start_worker(env, preload=("wave", "no_such_module_here"))  # one that fails to import is no error
+    res, _ = go("imported", {"names": ["wave", "colorsys"]}, tmp_path, proc=early)
+    assert res.ok and res.value == {"pid": early.pid, "had": [True, False]}
+    dead = start_worker(env)
+    dead.kill()
+    dead.wait()
+    res, _ = go("imported", {"names": ["wave"]}, tmp_path, proc=dead)
+    assert res.ok and res.value["pid"] != dead.pid and res.value["had"] == [False]

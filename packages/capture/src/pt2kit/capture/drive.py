@@ -90,14 +90,20 @@ def run(s: Session, job: Job) -> int:
         narrator = Narrator(s.say, "the command", job)
         s.say(f"running {shlex.join(job.command)}")
         pid = _start(job, scratch, user_trace, target)
-        end = supervise.wait(pid, sigs, job.timeout)
-        trace_dir = Path(user_trace) if user_trace else scratch / "trace"
-        s.writer.out = io.BytesIO()
+        checker = runs.start()
         try:
-            code = _write(s, job, scratch, trace_dir, bool(user_trace), end.returncode,
-                          job.timeout if end.timed_out else None, narrator)
-        finally:  # also after an error of ours midway: the records written so far are not lost
-            _deliver(s, target)
+            end = supervise.wait(pid, sigs, job.timeout)
+            trace_dir = Path(user_trace) if user_trace else scratch / "trace"
+            s.writer.out = io.BytesIO()
+            try:
+                code = _write(s, job, scratch, trace_dir, bool(user_trace), end.returncode,
+                              job.timeout if end.timed_out else None, narrator, checker)
+            finally:  # also after an error of ours midway: the records written so far are not lost
+                _deliver(s, target)
+        finally:  # unused (no graph kept) or left by an error of ours
+            if checker.poll() is None:
+                checker.kill()
+                checker.wait()
         if end.stop is not None:
             raise KeyboardInterrupt() if end.stop == signal.SIGINT else Terminated()
         return code
@@ -187,7 +193,7 @@ def _mentions(log: Path, needle: bytes, chunk: int = 1 << 20) -> bool:
 
 
 def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: bool, returncode: int,
-           timed_out: float | None, narrator: Narrator) -> int:
+           timed_out: float | None, narrator: Narrator, checker: Any = None) -> int:
     """The header, a model record per kept graph, a crash when the command failed; the exit code."""
     procs, marks = read_processes(scratch), read_markers(scratch)
     kept_procs = [p for p in procs if job.keeps_rank(p.rank)]
@@ -204,7 +210,7 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
     traces = [_put_trace(s, log, user_trace) for log in bare]
     s.header(torch=torch_version(), traces=traces)
     # each model file loaded and run once, in one child, before any record names it
-    runs.check(s, [(p, e) for p in kept_procs for e in pick(p.entries, job.graphs)], job.command)
+    runs.check(s, [(p, e) for p in kept_procs for e in pick(p.entries, job.graphs)], job.command, checker)
     kept = 0
     for p in kept_procs:
         chosen = pick(p.entries, job.graphs)

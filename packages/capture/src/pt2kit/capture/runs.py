@@ -8,7 +8,9 @@ one line), stderr says so, and kdiff and minify answer "cannot judge" instead of
 run fails".
 
 Guarantees: never in the user's process (one child of capture's, :func:`pt2kit.runtime.child.run_in_child`,
-for all kept graphs of the run: torch is imported once); none started when no graph was kept; a graph
+for all kept graphs of the run: torch is imported once); that child is started with the command
+(:func:`start`) and imports torch while the script runs, so the check after it costs the loads and runs
+alone; it is killed unused when no graph was kept; a graph
 the check could not finish (its child died or timed out) keeps ``unrunnable`` None and gets a warning,
 never a verdict; a graph that calls a higher-order op is also traced by Dynamo (backend eager), which must
 not raise. Not guaranteed: that a model file that runs gives the script's values (inputs past the
@@ -28,11 +30,22 @@ TIMEOUT = 300.0  # seconds for all graphs together: an eager forward each, after
 # a graph that calls a higher-order op is traced by Dynamo too: FX writes such an op's call in the graph's
 # form, which Dynamo may not trace where it traced the script's (flex_attention's 9 arguments, not 7)
 HOP = "torch.ops.higher_order."
+# what the check's child imports while the script runs (the rest, Dynamo for a higher-order op, when needed)
+PRELOAD = ("torch", "torch.utils._pytree", "pt2kit.runtime.modelfile")
 
 
-def check(s: Any, entries: list[tuple[Any, Entry]], command: list[str]) -> None:
-    """Run each kept graph's model file (``(process, entry)`` pairs) in one child and set each entry's
-    ``unrunnable`` to why it does not run (None where it does); say each one that does not."""
+def start() -> Any:
+    """The check's child, started beside the command: on the GPU machine's 16 cores torch's import in it
+    (2-3 s) overlaps the script's run instead of following it."""
+    from pt2kit.runtime.child import start_worker
+
+    return start_worker(preload=PRELOAD)
+
+
+def check(s: Any, entries: list[tuple[Any, Entry]], command: list[str], proc: Any = None) -> None:
+    """Run each kept graph's model file (``(process, entry)`` pairs) in one child (``proc``, from
+    :func:`start`, where it is alive) and set each entry's ``unrunnable`` to why it does not run (None
+    where it does); say each one that does not."""
     todo = [(p, e) for p, e in entries if e.file is not None]
     if not todo:
         return
@@ -43,7 +56,7 @@ def check(s: Any, entries: list[tuple[Any, Entry]], command: list[str]) -> None:
     s.say(f"checking that {len(todo)} captured graph{'s' * (len(todo) != 1)} run here")
     try:  # quiet: what the model files print is no news; a failure of ours never costs the records
         res = run_in_child(TARGET, {"files": files}, run=s.writer.run, store=str(s.store.root),
-                           on_record=lambda raw: None, quiet=True, timeout=TIMEOUT)
+                           on_record=lambda raw: None, quiet=True, timeout=TIMEOUT, proc=proc)
     except Exception as e:
         s.warn(f"the captured graphs were not checked to run here ({type(e).__name__}: {e})")
         return

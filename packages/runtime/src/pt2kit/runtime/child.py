@@ -17,6 +17,9 @@ Guarantees:
   (SIGKILL) notices within a second and stops itself. Either way the temporary files a killed child
   left in the store are swept, so an interrupted run leaves no ``.tmp`` file behind.
 * The parent never imports torch for this.
+* A worker may be started before its job is known (:func:`start_worker`): it imports what it is told
+  to (torch, say) while the parent still waits on something else, and :func:`run_in_child` hands it the
+  job; one that died meanwhile is replaced by a fresh one, one never used is :func:`stop`-ped.
 
 Not guaranteed:
 
@@ -96,6 +99,15 @@ def stop(proc: subprocess.Popen[bytes], grace: float = GRACE) -> None:
         pass
 
 
+def start_worker(env: dict[str, str] | None = None, preload: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
+    """A ``python -m pt2kit.runtime.worker`` that imports ``preload`` at once, then waits for its job: the
+    import overlaps whatever the parent waits for before it knows the job (the user's script, in capture)."""
+    child_env = dict(os.environ if env is None else env)
+    child_env.setdefault("PYTHONUNBUFFERED", "1")
+    argv = [sys.executable, "-m", "pt2kit.runtime.worker", *(["--preload", ",".join(preload)] if preload else [])]
+    return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env)
+
+
 def run_in_child(
     target: str,
     payload: dict[str, Any],
@@ -107,17 +119,13 @@ def run_in_child(
     env: dict[str, str] | None = None,
     timeout: float | None = None,
     on_stage: Callable[[str], None] | None = None,
+    proc: subprocess.Popen[bytes] | None = None,
 ) -> ChildResult:
-    """Run ``target`` ("package.module:function") in a child and collect what it says."""
-    child_env = dict(os.environ if env is None else env)
-    child_env.setdefault("PYTHONUNBUFFERED", "1")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pt2kit.runtime.worker"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=child_env,
-    )
+    """Run ``target`` ("package.module:function") in a child and collect what it says: in ``proc`` (from
+    :func:`start_worker`, with the environment it was started under) where it is still alive, else in a
+    fresh one."""
+    if proc is None or proc.poll() is not None:
+        proc = start_worker(env)
     tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
     hush = threading.Event()  # set while we stop the child: what it says then is not news
     pump = threading.Thread(target=_pump_stderr, args=(proc.stderr, tail, not quiet, hush), daemon=True)

@@ -90,12 +90,25 @@ def _orphan_watch(parent: int, store: str) -> None:
             _sweep_and_exit(store)
 
 
+def _preload(argv: list[str]) -> None:
+    """``--preload a,b``: import them before the job comes (its parent started us early to overlap that);
+    one that fails to import fails again, reported, where the work imports it."""
+    if argv[:1] != ["--preload"] or len(argv) < 2:
+        return
+    for name in argv[1].split(","):
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass
+
+
 def main() -> int:
     # Keep the original stdout for messages; anything the model prints goes to stderr instead.
     msg_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     faulthandler.enable()
     parent = os.getppid()
+    _preload(sys.argv[1:])
     job = msgspec.json.decode(sys.stdin.buffer.read())
     os.environ[STORE_ENV] = job["store"]  # the run's store, where a setting's debug files go (config.py)
     signal.signal(signal.SIGTERM, _on_signal(job["store"], EXIT_TERMINATED))
