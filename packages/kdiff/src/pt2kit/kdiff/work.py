@@ -305,7 +305,7 @@ class _Runs:
         from . import backends
 
         side = sides.run
-        self.side, self.complete = side, sides.start.complete
+        self.side, self.pair = side, sides.start.pair
         self.ref, self.test, self.rule, self.chan = ref, test, rule, chan
         self.note: str | None = None
         self.f64 = ref if ref.float64 else backends.Backend("eager64", float64=True)
@@ -332,8 +332,8 @@ class _Runs:
             chan.note("narrowed", "the float64 run took float32 for ops with no float64 kernel: "
                       + ", ".join(self.f64.narrowed))
         self.test_leaves = side(test, "test")
-        for leaves in (self.ref_leaves, self.baseline, self.fp64, self.test_leaves):  # a write one side did alone
-            self.complete(leaves)
+        # a write one side did alone, at its starting value on the others; every side in the reference's order
+        self.pair(self.ref_leaves, self.baseline, self.fp64, self.test_leaves)
         chan.stage("compare")
 
     def verdict(self, tie: Any = None) -> Any:
@@ -349,8 +349,7 @@ class _Runs:
         ref_leaves = self.fp64 if self.ref.float64 else self.side(self.ref, f"reference {why}")
         baseline = ref_leaves if not self.ref.float64 else self.side(backends.Backend("eager"), f"baseline {why}")
         test_leaves = self.side(self.test, f"test {why}")
-        for leaves in (ref_leaves, baseline, test_leaves):
-            self.complete(leaves)
+        self.pair(ref_leaves, baseline, test_leaves)
         v = self.verdict()
         v.baseline = dict(baseline or [])
         return ref_leaves or [], test_leaves, v

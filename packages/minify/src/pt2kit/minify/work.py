@@ -140,10 +140,7 @@ def _judge(loaded: Any, job: Job) -> dict[str, Any]:
         return {"kind": "nan", "signature": got}
     if job.failure == "nan" and got:
         return {"kind": "nan", "signature": f"{got} (eager too)"}
-    start.complete(eager)  # a tensor one side wrote and the other did not: at its starting value there
-    start.complete(test)
-    order = {n: i for i, (n, _) in enumerate(eager)}
-    test.sort(key=lambda leaf: order.get(leaf[0], len(order)))  # the writes in eager's order
+    start.pair(eager, test)  # a write one side did alone, at its starting value on the other; eager's order
     start.restore()
     pairs = list(zip(test, eager, strict=False))
     if job.ref == "eager" and not any(harness.differs(t, r, None) for (_, t), (_, r) in pairs):

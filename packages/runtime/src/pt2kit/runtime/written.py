@@ -11,7 +11,8 @@ deep-copies the model and clones the inputs for each run):
 * What a side wrote is compared like an output: a tensor among the inputs, parameters and buffers whose
   value after the run is not its starting value is a leaf ``written.<name>`` (``written.inputs[0]``,
   ``written.exp_avg_0``). A tensor one side wrote and another left alone is compared at its starting
-  value on that side (:meth:`Start.complete`), so a dropped or stray write fails with its values.
+  value on that side (:meth:`Start.complete`), so a dropped or stray write fails with its values;
+  :meth:`Start.pair` does that for every side of a verdict and lines them up in the first side's order.
 
 Found by value, not by the graph's ops or version counters: a compiled kernel writing an input's buffer
 bumps no version counter, and a write of the same value changes nothing a later call can see.
@@ -83,3 +84,17 @@ class Start:
             return
         have = {n for n, _ in leaves}
         leaves += [(n, self.values[n]) for n in self.names if n not in have]
+
+    def pair(self, *sides: list[tuple[str, Any]] | None) -> None:
+        """Every side given (None: a side that did not run) completed (:meth:`complete`), then each put in the
+        first side's order, leaf for leaf, so that zipping two sides pairs a leaf with its own name. The
+        first side's order is kept: outputs first, then the writes as it saw them."""
+        for leaves in sides:
+            self.complete(leaves)
+        first = next((leaves for leaves in sides if leaves is not None), None)
+        if first is None:
+            return
+        order = {n: i for i, (n, _) in enumerate(first)}
+        for leaves in sides:
+            if leaves is not None and leaves is not first:
+                leaves.sort(key=lambda leaf: order.get(leaf[0], len(order)))
