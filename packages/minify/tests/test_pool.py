@@ -68,3 +68,31 @@ def test_verification_runs_are_forked_warm_without_pt2kit_variables_even_where_t
         assert verify(text, pool) == (RUNS, [])
     finally:
         pool.close()
+
+
+def test_a_fork_server_started_at_the_first_model_record_is_the_pools_and_one_nobody_takes_ends_at_once():
+    # minify starts its fork server when a model record arrives (in `kdiff | minify` torch's import overlaps
+    # kdiff's diff), never before: a stream naming no model costs no import; a stream with nothing to
+    # minify does not wait for an import nobody needs
+    import time
+
+    from pt2kit.minify.pool import Early
+
+    unused = Early()
+    assert unused.zygote is None
+    unused.start()
+    t = time.monotonic()
+    unused.close()
+    assert time.monotonic() - t < 3 and unused.zygote is None
+    early = Early()
+    early.start()
+    early.start()  # a second model record starts nothing more
+    z = early.zygote
+    pool = Pool(1, early=early)
+    try:
+        assert z is not None and pool.zygote is z and early.zygote is None
+        assert pool.map("query", []) == [] and pool.workers[0].alive
+    finally:
+        pool.close()
+        early.close()
+

@@ -26,7 +26,7 @@ from . import __version__, ir, repro
 from .ahead import Ahead, accuracy_failure, worth_it
 from .job import Job
 from .narrate import Narrator
-from .pool import Pool
+from .pool import Early, Pool
 from .records import Outcome, Want, config_strings, repro_fields
 from .search import Searcher
 from .verify import RUNS, verify
@@ -77,9 +77,17 @@ def _inputs(job: Job) -> list[tuple[str, str]]:
 
 
 def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
+    early = Early()  # started at the first model record: torch's import overlaps the rest of the stream
+    try:
+        return _targets(s, job, inputs, early)
+    finally:
+        early.close()
+
+
+def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) -> int:
     from .targets import read
 
-    got = read(s, job)
+    got = read(s, job, on_model=early.start)
     if not got.targets:
         if got.models:
             s.say("no failing diff, crash, violation or NaN/Inf kernel on stdin: nothing to minify")
@@ -113,7 +121,7 @@ def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
                             backend=backend)
         narrator = Narrator(s.say, t.label, one)
         narrator.minifying(t)
-        code = max(code, _one(s, one, t.want, narrator))
+        code = max(code, _one(s, one, t.want, narrator, early))
     return code
 
 
@@ -130,14 +138,14 @@ def _backend(job: Job, t: Any) -> str:
     return piped_backend(job.backend, captured, label, "minify", config=job.config)
 
 
-def _one(s: Session, job: Job, want: Want | None, narrator: Narrator) -> int:
+def _one(s: Session, job: Job, want: Want | None, narrator: Narrator, early: Early | None = None) -> int:
     """One model: its repro made, written (-o, and the store) and recorded; its exit code."""
     from pt2kit.runtime.progress import Progress
     from pt2kit.schema import Repro
 
     with Progress("minify", quiet=s.quiet).task(narrator.label) as task:
         o = minify_one(job, want=want, stage=task.stage, torch_version=torch_version(),
-                       on_model=partial(_model_record, s))
+                       on_model=partial(_model_record, s), early=early)
     written = None
     if o.text is not None:
         try:
@@ -197,7 +205,7 @@ def _original(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, An
 
 
 def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
-               on_model: Any = None) -> Outcome:
+               on_model: Any = None, early: Early | None = None) -> Outcome:
     """``want``: the failure a stream record named (kind, and for a violation its constraint and op);
     ``job.jobs``: the workers, decided (:func:`workers`). The original run, the failure it shows, the
     graph that shows it alone, then its search and the repro."""
@@ -205,7 +213,7 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
     jobs = job.jobs or 1
     say = _Said(stage)
     bet = worth_it(job, want)
-    pool = Pool(max(jobs, 2) if bet else jobs, timeout=job.timeout)
+    pool = Pool(max(jobs, 2) if bet else jobs, timeout=job.timeout, early=early)
     got: dict[str, Any] = {}
     try:
         graphs, config, seen = _original(pool, job, say, on_model or (lambda f: None), got, bet)

@@ -98,15 +98,56 @@ class Worker:
                 self.proc.wait()
 
 
+def pool_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a pool's fork server imports torch under (and a repro's verification runs get)."""
+    out = dict(os.environ if env is None else env)
+    out.setdefault("PYTHONUNBUFFERED", "1")
+    return out
+
+
+class Early:
+    """A fork server started while minify still reads its stream, at the first `model` record (in ``kdiff |
+    minify`` kdiff forwards it before its diff runs, so torch's import overlaps kdiff's work). Not at
+    start-up: a stream that names no model never costs an import. The first pool whose environment it was
+    started under takes it; one nobody takes is killed at :meth:`close`."""
+
+    def __init__(self) -> None:
+        self.zygote: Zygote | None = None
+        self.started = False
+
+    def start(self, *_: Any) -> None:
+        if self.started:
+            return
+        self.started = True
+        env = pool_env()
+        if not env.get("PT2KIT_MINIFY_NO_FORK"):
+            self.zygote = zygote.start(env)
+
+    def take(self, env: dict[str, str]) -> Zygote | None:
+        z = self.zygote
+        if z is not None and (z.gone or z.env != env):
+            self.close()
+        z, self.zygote = self.zygote, None
+        return z
+
+    def close(self) -> None:
+        """Killed, not asked to end: it forked nothing, and its import need not finish first (a stream with
+        nothing to minify would wait seconds for it)."""
+        if self.zygote is not None:
+            self.zygote.proc.kill()
+            self.zygote.close()
+            self.zygote = None
+
+
 class Pool:
     """``jobs`` warm workers; :meth:`map` answers requests in parallel, in order."""
 
     def __init__(self, jobs: int, env: dict[str, str] | None = None, timeout: float | None = None,
-                 fork: bool = True) -> None:
-        self.env = dict(os.environ if env is None else env)
-        self.env.setdefault("PYTHONUNBUFFERED", "1")
+                 fork: bool = True, early: Early | None = None) -> None:
+        self.env = pool_env(env)
         self.timeout = timeout
-        self.zygote = zygote.start(self.env) if fork and not self.env.get("PT2KIT_MINIFY_NO_FORK") else None
+        forks = fork and not self.env.get("PT2KIT_MINIFY_NO_FORK")
+        self.zygote = ((early.take(self.env) if early is not None else None) or zygote.start(self.env)) if forks else None
         share = compile_share(usable_cpus(), max(1, jobs), self.env)
         # the workers' own environment; self.env stays what a repro run gets
         self.worker_env = self.env if share is None else {**self.env, THREADS: str(share)}

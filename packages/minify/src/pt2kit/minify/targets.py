@@ -10,6 +10,7 @@ skipped with a warning), nor that a second failure of the same kind of the same 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from pt2kit.runtime.piped import PipedModel, read_piped
@@ -44,8 +45,9 @@ class Piped:
     models: dict[str, PipedModel] = field(default_factory=dict)  # by label: every model record the stream had
 
 
-def read(s: Session, job: Job) -> Piped:
-    """Read stdin to its end (each line forwarded), and what it asks minify to do."""
+def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m: None) -> Piped:
+    """Read stdin to its end (each line forwarded), and what it asks minify to do; ``on_model`` hears of
+    each model record as it comes (its trust checks passed)."""
     from pt2kit.runtime.trust import stream_config_for
 
     out = Piped()
@@ -58,6 +60,7 @@ def read(s: Session, job: Job) -> Piped:
         where = f"{line.source}:{line.lineno}"
         if model is not None:
             out.models[model.label] = model
+            on_model(model)
         elif isinstance(rec, Header):
             runs[rec.run] = (dict(rec.config), where)
         elif isinstance(rec, Failing):
