@@ -92,7 +92,7 @@ def run(s: Session, job: Job) -> int:
         pid = _start(job, scratch, user_trace, target)
         checker = runs.start()
         try:
-            end = supervise.wait(pid, sigs, job.timeout)
+            end = supervise.wait(pid, sigs, job.timeout, spare=(checker.pid,))
             trace_dir = Path(user_trace) if user_trace else scratch / "trace"
             s.writer.out = io.BytesIO()
             try:

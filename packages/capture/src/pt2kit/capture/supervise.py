@@ -34,6 +34,7 @@ running, as without capture; outside Linux, descendants that leave the tree are 
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import signal
 import time
@@ -93,8 +94,11 @@ def unblock(sigs: set[signal.Signals]) -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs)
 
 
-def wait(pid: int, sigs: set[signal.Signals], timeout: float | None) -> Outcome:
-    """Wait for the command (``pid``), reaping the orphans that come to us, handling stops and signals."""
+def wait(pid: int, sigs: set[signal.Signals], timeout: float | None, spare: tuple[int, ...] = ()) -> Outcome:
+    """Wait for the command (``pid``), reaping the orphans that come to us, handling stops and signals.
+    ``spare``: capture's own children (the run check's, importing torch), which a timeout or a Ctrl-C that
+    kills the command's tree leaves alone: the check after it needs one."""
+    tree = functools.partial(_signal_tree, spare=spare)
     out = Outcome(returncode=0)
     deadline = None if timeout is None else time.monotonic() + timeout
     kill_at: float | None = None
@@ -106,9 +110,9 @@ def wait(pid: int, sigs: set[signal.Signals], timeout: float | None) -> Outcome:
         now = time.monotonic()
         if deadline is not None and now >= deadline and not out.timed_out:
             out.timed_out, kill_at = True, now + GRACE
-            _signal_tree(signal.SIGTERM)
+            tree(signal.SIGTERM)
         if kill_at is not None and now >= kill_at:
-            _signal_tree(signal.SIGKILL)
+            tree(signal.SIGKILL)
             kill_at = now + 3600
         wake = [t for t in (deadline if not out.timed_out else None, kill_at) if t is not None]
         info = signal.sigtimedwait(sigs, max(0.01, min([*wake, now + 1.0]) - now))
@@ -119,13 +123,13 @@ def wait(pid: int, sigs: set[signal.Signals], timeout: float | None) -> Outcome:
         if info.si_code == SI_KERNEL:
             continue  # the terminal sent it to its foreground group: the command has it already
         if sig in (signal.SIGINT, signal.SIGTERM) and out.stop is not None:
-            _signal_tree(signal.SIGKILL)  # a second one: the user means it
+            tree(signal.SIGKILL)  # a second one: the user means it
             continue
         if sig in (signal.SIGINT, signal.SIGTERM):
             out.stop = sig
         _send(pid, sig)
     if out.stop is not None or out.timed_out:
-        _signal_tree(signal.SIGKILL)  # what the command left running (its ranks, compile workers)
+        tree(signal.SIGKILL)  # what the command left running (its ranks, compile workers)
     return out
 
 
@@ -192,6 +196,7 @@ def descendants(root: int | None = None) -> list[int]:
     return out
 
 
-def _signal_tree(sig: int) -> None:
+def _signal_tree(sig: int, spare: tuple[int, ...] = ()) -> None:
     for p in descendants():
-        _send(p, sig)
+        if p not in spare:
+            _send(p, sig)
