@@ -74,9 +74,12 @@ def test_the_bug_report(run):
     assert "relu = torch.ops.aten.relu.default(" in md
     assert f"PyTorch version: {torch.__version__}\n" in md and f"Python version: {sys.version.split()[0]}" in md
     assert "inductor.cpp.inject_relu_bug_TESTING_ONLY = accuracy" in md
-    stream = (cwd / "triage-1" / "minify.ndjson").read_text()
-    if '"kind":"bisect"' in stream:
-        assert "## Bisection\n\n- " in md
+    stream = [json.loads(x) for x in (cwd / "triage-1" / "minify.ndjson").read_text().splitlines()]
+    bisect = [r for r in stream if r["kind"] == "bisect"]
+    if bisect:  # minify's answer, and the two runs that check it
+        assert f"## Bisection\n\n- {bisect[0]['verdict']}\n" in md
+        if bisect[0].get("off"):
+            assert f"  - checked, culprit off: `{bisect[0]['off']['setting']}` passes" in md
     else:
         assert "## Bisection\n\nNot bisected" in md
     for step in ("capture", "guardscan", "kdiff", "minify", "reportgen"):
