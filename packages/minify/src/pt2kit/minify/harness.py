@@ -15,6 +15,7 @@ side the failure needs ran to its verdict (:mod:`.answer`); anything else is 125
 
 import contextlib
 import importlib
+import importlib.util
 import os
 import re
 import tempfile
@@ -106,10 +107,35 @@ def fresh(inputs):
     return out
 
 
+CODE = "pt2kit:code"  # a setting's value ("pt2kit:code", FILE, NAME): the pass NAME of FILE (--config HOOK=FILE.py:NAME)
+_loaded_code = {}
+
+
+def load_code(path, name):
+    """NAME of the Python file at ``path`` (run as a module once a process, as a FILE.py:NAME backend is
+    loaded): the pass a hook setting was handed on minify's command line."""
+    if (path, name) not in _loaded_code:
+        if not os.path.isfile(path):
+            raise Untestable(f"the file {path} of the setting's code is missing")
+        try:
+            spec = importlib.util.spec_from_file_location("code_file", path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+        except Exception as e:
+            raise Untestable(f"the file {path} of the setting's code does not load: {exception_line(e)}") from None
+        if not callable(getattr(mod, name, None)):
+            raise Untestable(f"the file {path} has no function {name}")
+        _loaded_code[(path, name)] = getattr(mod, name)
+    return _loaded_code[(path, name)]
+
+
 def apply_config(config):
-    """{module: {key: value}} (torch._inductor.config ...), as context managers."""
+    """{module: {key: value}} (torch._inductor.config ...), as context managers; a value ("pt2kit:code",
+    FILE, NAME) is that code (:func:`load_code`)."""
     stack = contextlib.ExitStack()
     for module, settings in config.items():
+        settings = {k: load_code(v[1], v[2]) if isinstance(v, tuple) and len(v) == 3 and v[0] == CODE else v
+                    for k, v in settings.items()}
         stack.enter_context(importlib.import_module(module).patch(settings))
     return stack
 

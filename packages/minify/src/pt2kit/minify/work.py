@@ -17,7 +17,7 @@ import msgspec
 
 from pt2kit.runtime.aotgraphs import forward_graphs
 from pt2kit.runtime.backends import check_registered
-from pt2kit.runtime.config import apply_config, from_literal, kept_settings, literal, resolve, worker_settings
+from pt2kit.runtime.config import apply_config, from_literal, is_hook, kept_settings, literal, resolve, worker_settings
 from pt2kit.runtime.errors import UsageError
 from pt2kit.runtime.modelfile import exec_file, load_model, model_fields, parse_spec
 from pt2kit.runtime.outcome import Compiled
@@ -40,6 +40,11 @@ def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, str]]:
     value this worker ran the original under, types included (a tuple stays a tuple)."""
     out: dict[str, dict[str, str]] = {}
     for module, key, value in resolve(config):
+        if is_hook(module, key) and callable(value):  # a pass handed over as FILE.py:NAME: named, loaded where used
+            if getattr(value, "__code__", None) is None:
+                raise UsageError(f"--config {key}: minify carries a pass that is a function of a file into its "
+                                 f"candidates and repro, not a {type(value).__name__} object")
+            value = (harness.CODE, value.__code__.co_filename, value.__name__)
         out.setdefault(module.__name__, {})[key] = literal(value)
     return out
 
