@@ -8,14 +8,23 @@ loading, eager unable to run the graph, a crash repro's child ending in an error
 could be judged.
 """
 
-import importlib.util
 import os
 import subprocess
 import sys
 
 import torch
 
-from .harness import UNTESTABLE, Untestable, escape, exception_line, make_inputs, outcome, signal_name, violations
+from .harness import (
+    UNTESTABLE,
+    Untestable,
+    escape,
+    exception_line,
+    load_file_attr,
+    make_inputs,
+    outcome,
+    signal_name,
+    violations,
+)
 
 
 def check_devices(specs, device):
@@ -37,17 +46,7 @@ def load_backend(backend):
             raise Untestable(f"torch registers no backend {backend!r} here (not installed here?)")
         return backend
     path, name = backend
-    if not os.path.isfile(path):
-        raise Untestable(f"the backend file {path} is missing")
-    try:
-        spec = importlib.util.spec_from_file_location("backend_file", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    except Exception as e:
-        raise Untestable(f"the backend file {path} does not load: {exception_line(e)}") from None
-    if not callable(getattr(mod, name, None)):
-        raise Untestable(f"the backend file {path} has no backend {name}")
-    return getattr(mod, name)
+    return load_file_attr(path, name, "backend")
 
 
 def _in_child(failure):

@@ -111,21 +111,27 @@ CODE = "pt2kit:code"  # a setting's value ("pt2kit:code", FILE, NAME): the pass 
 _loaded_code = {}
 
 
+def load_file_attr(path, name, what):
+    """NAME of the Python file at ``path``, run as a module (its ``__main__`` block not): the user's
+    ``what`` (a backend, a pass); Untestable in one line where the file is missing, does not load or lacks it."""
+    if not os.path.isfile(path):
+        raise Untestable(f"the {what} file {path} is missing")
+    try:
+        spec = importlib.util.spec_from_file_location(f"{what}_file", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    except Exception as e:
+        raise Untestable(f"the {what} file {path} does not load: {exception_line(e)}") from None
+    if not callable(getattr(mod, name, None)):
+        raise Untestable(f"the {what} file {path} has no {what} {name}")
+    return getattr(mod, name)
+
+
 def load_code(path, name):
-    """NAME of the Python file at ``path`` (run as a module once a process, as a FILE.py:NAME backend is
-    loaded): the pass a hook setting was handed on minify's command line."""
+    """The pass a hook setting was handed on minify's command line (--config HOOK=FILE.py:NAME), loaded
+    once a process."""
     if (path, name) not in _loaded_code:
-        if not os.path.isfile(path):
-            raise Untestable(f"the file {path} of the setting's code is missing")
-        try:
-            spec = importlib.util.spec_from_file_location("code_file", path)
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
-        except Exception as e:
-            raise Untestable(f"the file {path} of the setting's code does not load: {exception_line(e)}") from None
-        if not callable(getattr(mod, name, None)):
-            raise Untestable(f"the file {path} has no function {name}")
-        _loaded_code[(path, name)] = getattr(mod, name)
+        _loaded_code[(path, name)] = load_file_attr(path, name, "pass")
     return _loaded_code[(path, name)]
 
 

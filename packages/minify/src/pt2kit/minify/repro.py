@@ -12,6 +12,7 @@ pt2kit_portable's ``escape`` (the boot's model files are written by it too), a v
 from __future__ import annotations
 
 import pprint
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -31,8 +32,8 @@ ANSWER = Path(__file__).with_name("answer.py")
 
 def _embedded() -> str:
     """harness.py, then answer.py without its import of harness's names (defined just above it)."""
-    answer = [ln for ln in ANSWER.read_text().splitlines(keepends=True) if not ln.startswith("from .harness import")]
-    return HARNESS.read_text() + "\n\n" + "".join(answer)
+    answer = re.sub(r"^from \.harness import (\([^)]*\)|.*)\n", "", ANSWER.read_text(), count=1, flags=re.M)
+    return HARNESS.read_text() + "\n\n" + answer
 
 
 def embedded_source() -> str:
