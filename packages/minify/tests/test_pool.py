@@ -96,3 +96,18 @@ def test_a_fork_server_started_at_the_first_model_record_is_the_pools_and_one_no
         pool.close()
         early.close()
 
+
+def test_a_compile_error_is_verified_by_one_fresh_run_and_one_that_passes_first_gets_the_other_two(tmp_path):
+    # a compile error is the compiler's answer to the program: one fresh run that fails shows it (AOT
+    # Inductor's three builds ran one at a time under its lock); a first run that passes is no proof of
+    # anything, so the other two run and the record says k of 3
+    from pt2kit.minify.verify import RUNS, verify
+
+    pool = Pool(1)
+    try:
+        assert verify("import sys\nsys.exit(1)\n", pool, first=True) == (1, [])
+        flaky = (f"import os, sys\nmark = {str(tmp_path / 'ran')!r}\nfirst = not os.path.exists(mark)\n"
+                 "open(mark, 'a').close()\nprint('passed' if first else 'failed')\nsys.exit(0 if first else 1)\n")
+        assert verify(flaky, pool, first=True) == (RUNS - 1, ["exit 0: passed"])
+    finally:
+        pool.close()

@@ -332,11 +332,13 @@ def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, A
     g, whole, s = found.graph, found.whole, found.searcher
     best, final_config = found.done if found.done is not None else s.search(whole)
     queries = sum(x.queries for x in searchers)
-    say.stage(f"verifying the repro ({best.nodes} ops) in {RUNS} fresh processes")
+    once = failure["kind"] == "compile-error"  # the compiler raises on that program: one fresh run shows it
+    say.stage(f"verifying the repro ({best.nodes} ops) in {'a fresh process' if once else f'{RUNS} fresh processes'}")
     text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
                         graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
                         tool_version=__version__, level=g.level, subgraph=g.subgraph, phase=g.phase)
-    k, others = verify(text, pool)
+    k, others = verify(text, pool, first=once)
+    runs = k + len(others)
     for why in others:
         say(f"a fresh run of the repro did not fail: {why}")
     fields = dict(failure=failure["kind"], signature=failure.get("signature"), graph=g.index, subgraph=g.subgraph,
@@ -345,14 +347,14 @@ def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, A
                   inputs_before=whole.input_numel, inputs_after=best.input_numel,
                   config=config_strings(final_config),
                   backend=job.backend, queries=queries, wall_s=round(time.monotonic() - start, 2),
-                  reproduced=k, runs=RUNS, reproduces=k > 0)
+                  reproduced=k, runs=runs, reproduces=k > 0)
     if k == 0:
-        return Outcome(EXIT_CRASH, f"the repro ({best.nodes} ops) did not fail in any of {RUNS} fresh runs",
+        return Outcome(EXIT_CRASH, f"the repro ({best.nodes} ops) did not fail in any of {runs} fresh runs",
                        fields, text)
     where = {"backward": " in the backward graph", "joint": ", run as a training step"}.get(g.phase, "")
     inside = f" inside {g.subgraph}" if g.subgraph else where
     return Outcome(EXIT_FINDINGS, f"{whole.nodes} -> {best.nodes} ops ({', '.join(dict.fromkeys(best.ops))}){inside}, "
-                                  f"{queries} queries, reproduced {k} of {RUNS}", fields, text,
+                                  f"{queries} queries, reproduced {k} of {runs}", fields, text,
                    query=s.payload(best, final_config))
 
 
