@@ -117,5 +117,6 @@ def test_check_accuracy_judges_the_gradients_a_compiled_backward_gives_against_e
     judge(3, [w, x], [tangent], [eager * 1.5, None])
     *_, failed = (tmp_path / f"p{os.getpid()}" / contract.MANIFEST).read_text().splitlines()
     entry = msgspec.json.decode(failed, type=Entry)
-    assert (entry.call, entry.of, entry.file is not None) == (3, 0, True)
+    # `of` is the failing graph's line: its seq, counted per process (other tests in this worker append lines too)
+    assert (entry.call, entry.of, entry.file is not None) == (3, line["seq"], True)
     assert entry.check.startswith("accuracy: the gradient of input 0 (w): "), entry.check
