@@ -162,7 +162,7 @@ def test_cli_writes_atomically_and_emits_a_report_record(reportgen, tmp_path):
     r = reportgen(str(src), "-o", str(out))
     assert r.returncode == 0, r.stderr
     recs = [msgspec.json.decode(x) for x in r.stdout.splitlines()]
-    assert [x["kind"] for x in recs] == ["header", "report"] and recs[1]["records"] == 32
+    assert [x["kind"] for x in recs] == ["header", "report"] and recs[1]["records"] == 33
     assert out.read_text().startswith("<!DOCTYPE html>") and list(out.parent.iterdir()) == [out]
     assert r.stderr.decode().count("kernel_timeline (1)") == 1
 
@@ -260,7 +260,7 @@ def test_stdin_and_dirs_and_formats_from_suffix(reportgen, tmp_path):
     r = reportgen(str(d), "-o", str(tmp_path / "s.md"))
     assert (tmp_path / "s.md").read_text().startswith("## pt2kit report")
     r = reportgen("--format", "text", stdin=(d / "a.ndjson").read_bytes())
-    assert r.returncode == 0 and r.stdout.decode().startswith("pt2kit report: 32 records, 6 run(s)")
+    assert r.returncode == 0 and r.stdout.decode().startswith("pt2kit report: 33 records, 6 run(s)")
 
 
 def test_help_imports_neither_torch_nor_matplotlib():
