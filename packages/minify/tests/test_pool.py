@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 
 import pytest
 
@@ -97,17 +99,59 @@ def test_a_fork_server_started_at_the_first_model_record_is_the_pools_and_one_no
         early.close()
 
 
-def test_a_compile_error_is_verified_by_one_fresh_run_and_one_that_passes_first_gets_the_other_two(tmp_path):
+@pytest.fixture(scope="module")
+def pool1():
+    pool = Pool(1)
+    yield pool
+    pool.close()
+
+
+def test_a_compile_error_is_verified_by_one_fresh_run_and_one_that_passes_first_gets_the_other_two(tmp_path, pool1):
     # a compile error is the compiler's answer to the program: one fresh run that fails shows it (AOT
     # Inductor's three builds ran one at a time under its lock); a first run that passes is no proof of
     # anything, so the other two run and the record says k of 3
     from pt2kit.minify.verify import RUNS, verify
 
-    pool = Pool(1)
-    try:
-        assert verify("import sys\nsys.exit(1)\n", pool, first=True) == (1, [])
-        flaky = (f"import os, sys\nmark = {str(tmp_path / 'ran')!r}\nfirst = not os.path.exists(mark)\n"
-                 "open(mark, 'a').close()\nprint('passed' if first else 'failed')\nsys.exit(0 if first else 1)\n")
-        assert verify(flaky, pool, first=True) == (RUNS - 1, ["exit 0: passed"])
-    finally:
-        pool.close()
+    assert verify("import sys\nsys.exit(1)\n", pool1, first=True) == (1, [])
+    flaky = (f"import os, sys\nmark = {str(tmp_path / 'ran')!r}\nfirst = not os.path.exists(mark)\n"
+             "open(mark, 'a').close()\nprint('passed' if first else 'failed')\nsys.exit(0 if first else 1)\n")
+    assert verify(flaky, pool1, first=True) == (RUNS - 1, ["exit 0: passed"])
+
+
+def _query(body: str) -> dict:
+    source = f"class Repro(torch.nn.Module):\n    def forward(self, x):\n        {body}\n"
+    return {"source": source, "inputs": [("tensor", [2], [1], "float32", "cpu", None, None)],
+            "failure": {"kind": "accuracy", "signature": "accuracy"}, "backend": "eager", "config": {},
+            "dynamic": False, "seed": 0}
+
+
+def test_a_bisection_beside_the_verification_is_kept_only_where_a_fresh_run_failed(pool1):
+    # the bisection runs beside the verification where the cores allow: where no fresh run failed it is
+    # stopped mid-question (its worker killed, the pool's next question served by a fresh one) and nothing
+    # of it is kept; where one did, the stage goes into the record and the repro's docstring
+    from pt2kit.minify.beside import Beside, side_by_side
+    from pt2kit.minify.bisected import DOC_MARK
+    from pt2kit.minify.records import Outcome
+
+    # a loaded 2-core machine ran the two side by side slower than one after the other
+    assert [side_by_side(c, w) for c, w in ((2, 1), (4, 1), (8, 4), (16, 4))] == [False, True, False, True]
+    asked = threading.Event()
+
+    def endless(lane):
+        asked.set()
+        lane.map("query", [_query("import time; time.sleep(600)")])
+        return {"verdict": "never"}
+
+    b = Beside(pool1, endless)
+    assert asked.wait(10)
+    time.sleep(1)  # the worker is in the question
+    t0 = time.monotonic()
+    b.cancel()
+    assert time.monotonic() - t0 < 15 and b.fields is None and b.error is None
+    boom = _query("raise RuntimeError('boom')")
+    assert pool1.map("query", [boom])[0]["result"]["signature"] == "eager: RuntimeError: boom"
+
+    b = Beside(pool1, lambda lane: {"verdict": lane.map("query", [boom])[0]["result"]["signature"], "steps": 1})
+    made = b.into(Outcome(1, "1 op", {"graph": 0, "phase": None}, f'"""A repro.{DOC_MARK}"""\n'))
+    assert made.bisect == {"verdict": "eager: RuntimeError: boom", "steps": 1, "graph": 0, "phase": None}
+    assert "compiler_bisector's switches): eager: RuntimeError:\nboom\n" in made.text

@@ -4,7 +4,6 @@ warm the workers, capture and reproduce the failure, search, write and verify th
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from functools import partial
@@ -24,6 +23,7 @@ from pt2kit.runtime.writes import check_output, write_output
 
 from . import __version__, ir, repro
 from .ahead import Ahead, accuracy_failure, worth_it
+from .beside import bisecting
 from .job import Job
 from .narrate import Narrator
 from .pool import Early, Pool
@@ -240,10 +240,7 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
         found = _showing(graphs, searchers, failure, ahead, say)
         if isinstance(found, Outcome):
             return found
-        made = _repro(job, found, failure, config, searchers, pool, say, torch_version, start)
-        if job.bisect and made.code == EXIT_FINDINGS and made.query is not None:
-            made = _bisect(made, pool, failure, job, say)
-        return made
+        return _repro(job, found, failure, config, searchers, pool, say, torch_version, start)
     finally:
         if "early" in got:  # stopped before the original run was judged (a bad model file)
             got["early"].cancel()
@@ -328,16 +325,24 @@ def _showing(graphs: list[ir.Graph], searchers: list[Searcher], failure: dict[st
 def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, Any], searchers: list[Searcher],
            pool: Pool, say: _Said, torch_version: str, start: float) -> Outcome:
     """The search on the graph that shows the failure (unless the search ahead made it), then repro.py
-    written and verified in fresh processes: the model's end."""
+    written and verified in fresh processes, bisected (beside, where the machine has the cores:
+    :mod:`.beside`) unless --no-bisect: the model's end."""
     g, whole, s = found.graph, found.whole, found.searcher
     best, final_config = found.done if found.done is not None else s.search(whole)
     queries = sum(x.queries for x in searchers)
     once = failure["kind"] == "compile-error"  # the compiler raises on that program: one fresh run shows it
+    query = s.payload(best, final_config)
     say.stage(f"verifying the repro ({best.nodes} ops) in {'a fresh process' if once else f'{RUNS} fresh processes'}")
+    beside = bisecting(pool, query, failure, job.backend, say) if job.bisect else None
     text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
                         graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
                         tool_version=__version__, level=g.level, subgraph=g.subgraph, phase=g.phase)
-    k, others = verify(text, pool, first=once)
+    try:
+        k, others = verify(text, pool, first=once)
+    except BaseException:  # (^C) the bisection beside must not go on asking a closing pool
+        if beside is not None:
+            beside.cancel()
+        raise
     runs = k + len(others)
     for why in others:
         say(f"a fresh run of the repro did not fail: {why}")
@@ -349,31 +354,16 @@ def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, A
                   backend=job.backend, queries=queries, wall_s=round(time.monotonic() - start, 2),
                   reproduced=k, runs=runs, reproduces=k > 0)
     if k == 0:
+        if beside is not None:
+            beside.cancel()
         return Outcome(EXIT_CRASH, f"the repro ({best.nodes} ops) did not fail in any of {runs} fresh runs",
                        fields, text)
     where = {"backward": " in the backward graph", "joint": ", run as a training step"}.get(g.phase, "")
     inside = f" inside {g.subgraph}" if g.subgraph else where
-    return Outcome(EXIT_FINDINGS, f"{whole.nodes} -> {best.nodes} ops ({', '.join(dict.fromkeys(best.ops))}){inside}, "
-                                  f"{queries} queries, reproduced {k} of {runs}", fields, text,
-                   query=s.payload(best, final_config))
+    made = Outcome(EXIT_FINDINGS, f"{whole.nodes} -> {best.nodes} ops ({', '.join(dict.fromkeys(best.ops))}){inside}, "
+                                  f"{queries} queries, reproduced {k} of {runs}", fields, text, query=query)
+    return made if beside is None else beside.into(made)
 
-
-def _bisect(made: Outcome, pool: Pool, failure: dict[str, Any], job: Job, say: _Said) -> Outcome:
-    """The stage of the compiler that breaks the repro (:mod:`.bisect`), in its record and its docstring;
-    a violation is the graph's, not a stage's, and an AOT Inductor package is not torch.compile's."""
-    from . import bisected
-    from .bisect import bisect
-
-    if failure["kind"] == "violation" or job.backend == "aoti":
-        why = ("a violation is the graph's, not a compiler stage's" if failure["kind"] == "violation"
-               else "--backend aoti: an AOT Inductor package is not built by torch.compile's stages")
-        say.stage(f"not bisected: {why}")
-        return made
-    assert made.query is not None and made.text is not None
-    say.stage("bisecting the repro: which compiler stage breaks it")
-    fields = bisect(pool, made.query, failure, job.backend or "inductor", say)
-    fields.update(graph=made.fields.get("graph"), phase=made.fields.get("phase"))
-    return dataclasses.replace(made, bisect=fields, text=bisected.into_repro(made.text, fields))
 
 
 def _shows(s: Searcher, w: ir.Candidate | None, failure: dict[str, Any]) -> bool:
