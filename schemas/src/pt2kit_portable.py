@@ -1,6 +1,6 @@
 """pt2kit_portable: the rules every pt2kit process applies, in one file that also runs where pt2kit is not installed.
 
-Version 6 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
+Version 7 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
 functions that use it, imported there. No package-relative import, no ``from __future__``, no msgspec,
 nothing else of pt2kit. The same text is used three ways, so a rule changed here changes everywhere:
 
@@ -53,6 +53,9 @@ Guarantees:
   (:func:`literal`), skipping what torch's own repro writer skips and any value whose text would not
   come back from :func:`coerce_setting` as the same value of the same type; ``inf`` and ``nan``, alone
   or nested, come back (``1e999``, ``float('nan')``: text :func:`from_literal` reads and ``repr`` does not).
+* :class:`kept_compiler_state` puts the compiler's process-wide state (every setting of those configs, and
+  Inductor's decomposition table) back as it was before a block of code: a user's file run as a module
+  (a pass's, a backend's), or one candidate in a warm worker, leaves no setting behind for the next.
 
 Not guaranteed: a stable API for users (these are pt2kit's internals); any torch older than 2.11.
 """
@@ -63,7 +66,7 @@ import math
 import signal
 from dataclasses import dataclass
 
-VERSION = 6
+VERSION = 7
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -297,6 +300,45 @@ def collect_settings(modules=None):
     return out
 
 
+class kept_compiler_state:  # a context manager, named as one is used
+    """Torch's compiler settings (every setting of the :data:`CONFIG_MODULES` configs) and Inductor's decomposition
+    table as they were on entering, put back on leaving. Code run in between changes them for every later compile
+    of the process: a user's file run as a module whose top level sets ``torch._inductor.config.
+    post_grad_custom_post_pass = corrupt`` or puts a decomposition into Inductor's table, a backend that installs
+    one when it is called. A warm worker judges many candidates, each of which must compile as it would in a
+    fresh process under its own settings; a repro loads the same file the same way. ``changed``: what was put
+    back (``inductor.KEY``, ``decompositions``)."""
+
+    def __enter__(self):
+        import importlib
+
+        self.changed = []
+        self._configs = []
+        for prefix, path in CONFIG_MODULES.items():
+            try:
+                module = importlib.import_module(path)
+                self._configs.append((prefix, module, dict(module.get_config_copy())))
+            except Exception:  # a module this torch lacks: nothing of it to keep
+                continue
+        self._table = inductor_decompositions()
+        self._entries = dict(self._table) if self._table is not None else None
+        return self
+
+    def __exit__(self, *exc):
+        for prefix, module, before in self._configs:
+            for key, value in module.get_config_copy().items():
+                if key in before and not (value is before[key] or _same_value(value, before[key])):
+                    setattr(module, key, before[key])
+                    self.changed.append(f"{prefix}.{key}")
+        table, entries = self._table, self._entries
+        if table is not None and (table.keys() != entries.keys() or any(table[k] is not v for k, v in entries.items())):
+            table.clear()
+            table.update(entries)
+            forget_decompositions()
+            self.changed.append("decompositions")
+        return False
+
+
 # -- torch's private API this file uses, each behind one small function --------------------------
 
 
@@ -313,6 +355,27 @@ def left_out_of_repros(module, key):
     if key in getattr(module, "_save_config_ignore", ()):
         return True
     return any(key.startswith(p) for p in getattr(module, "_cache_config_ignore_prefix", ()))
+
+
+def inductor_decompositions():
+    """Inductor's decomposition table (``torch._inductor.decomposition.decompositions``, the dict a library or a
+    script puts its own decompositions into); None where this torch has none."""
+    try:
+        import torch._inductor.decomposition as decomposition
+    except Exception:
+        return None
+    table = getattr(decomposition, "decompositions", None)
+    return table if isinstance(table, dict) else None
+
+
+def forget_decompositions():
+    """Inductor's table as it picks it for a compile is read again (``fast_random_decomps`` keeps a copy of
+    the table made at the process's first compile)."""
+    import torch._inductor.decomposition as decomposition
+
+    cached = getattr(decomposition, "fast_random_decomps", None)
+    if hasattr(cached, "cache_clear"):
+        cached.cache_clear()
 
 
 def tree_map(fn, tree):

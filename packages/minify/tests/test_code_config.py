@@ -4,6 +4,9 @@ code it is: named ("pt2kit:code", FILE, NAME) in the config the parent, the quer
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import torch
 import torch._inductor.config as inductor
 
 from pt2kit.minify import harness
@@ -20,3 +23,28 @@ def test_a_pass_given_as_file_and_name_travels_by_name_and_is_the_function_where
         hook = inductor.post_grad_custom_post_pass
         assert callable(hook) and hook.__name__ == "corrupt" and hook.__code__.co_filename == str(f)
     assert inductor.post_grad_custom_post_pass is None
+
+
+BISECT = Path(__file__).resolve().parents[3] / "tests" / "bisect"
+
+
+def test_a_pass_file_that_sets_the_pass_at_its_top_level_leaves_it_off_outside_the_config():
+    # tests/bisect/post_grad_pass.py sets torch._inductor.config.post_grad_custom_post_pass = corrupt at module
+    # level; loading it for --config post_grad_custom_post_pass=FILE:corrupt left the pass on in the warm worker,
+    # so a candidate without the setting failed all the same, the search dropped it, and the repro (CONFIG {})
+    # passed: minify exited 3
+    script = str(BISECT / "post_grad_pass.py")
+    config = _resolved_config({"post_grad_custom_post_pass": f"{script}:corrupt"})
+    assert inductor.post_grad_custom_post_pass is None
+    with harness.apply_config(_typed(config)):
+        assert inductor.post_grad_custom_post_pass.__name__ == "corrupt"
+    assert inductor.post_grad_custom_post_pass is None
+
+
+def test_a_backend_file_that_installs_a_decomposition_at_its_top_level_leaves_inductors_table_as_it_was():
+    from torch._inductor.decomposition import decompositions
+
+    silu = torch.ops.aten.silu.default
+    before = decompositions.get(silu)
+    backend = harness.load_file_attr(str(BISECT / "wrong_decomp.py"), "inductor_with_wrong_silu", "backend")
+    assert callable(backend) and decompositions.get(silu) is before

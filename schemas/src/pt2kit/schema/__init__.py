@@ -59,7 +59,7 @@ from .records import (
 from .store import BlobError, Store
 from .stream import StreamError, decode, encode, read_stream
 
-__version__ = "1.29.0"
+__version__ = "1.30.0"
 
 __all__ = [
     "__version__", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "Bisect", "BisectRun", "BlobError", "BlobRef",

@@ -31,6 +31,7 @@ if "float64_mode" not in globals():  # in minify's workers; a repro carries pt2k
     escape = _portable.escape  # answer.py's too: a path in its one stderr line
     as_input, is_leaf = _portable.as_input, _portable.is_leaf  # an input rebuilt as it was: leaf or not
     backward_compiler, run_backward = _portable.backward_compiler, _portable.run_backward
+    kept_compiler_state = _portable.kept_compiler_state  # a user's file leaves no compiler setting behind
 
 # -- inputs ------------------------------------------------------------------------------------
 
@@ -113,13 +114,18 @@ _loaded_code = {}
 
 def load_file_attr(path, name, what):
     """NAME of the Python file at ``path``, run as a module (its ``__main__`` block not): the user's
-    ``what`` (a backend, a pass); Untestable in one line where the file is missing, does not load or lacks it."""
+    ``what`` (a backend, a pass); Untestable in one line where the file is missing, does not load or lacks it.
+    What its top level does to the compiler's settings and Inductor's decomposition table is put back
+    (pt2kit_portable's kept_compiler_state): a script that sets ``post_grad_custom_post_pass`` there would
+    otherwise keep its pass on in every later compile of the process, where the repro's CONFIG says which
+    settings it runs under, and a warm worker judges candidates without it as failing all the same."""
     if not os.path.isfile(path):
         raise Untestable(f"the {what} file {path} is missing")
     try:
         spec = importlib.util.spec_from_file_location(f"{what}_file", path)
         mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
+        with kept_compiler_state():
+            spec.loader.exec_module(mod)
     except Exception as e:
         raise Untestable(f"the {what} file {path} does not load: {exception_line(e)}") from None
     if not callable(getattr(mod, name, None)):

@@ -3,7 +3,10 @@ requests on stdin until stdin closes (the protocol: :mod:`.pool`). A leaf: the p
 zygote forks it, and it imports neither.
 
 Guarantees: nothing a model or compiler prints reaches the protocol (the worker's fd 1 points at
-stderr); a request that raises is answered ``raised`` and the worker goes on; a worker whose CUDA
+stderr); each request starts from the compiler state the one before it started from (its settings and
+Inductor's decomposition table put back: pt2kit_portable's kept_compiler_state), so a backend of the
+user's that installs a decomposition when called, or a candidate's own settings, reach no later
+candidate; a request that raises is answered ``raised`` and the worker goes on; a worker whose CUDA
 context a query left dead answers, then exits, so the next question goes to a fresh one. Not
 guaranteed: an answer to a request during which the process died (the pool says how it died).
 """
@@ -38,6 +41,8 @@ def main() -> int:
 
     handlers = {**HANDLERS, **BISECTING}
 
+    from pt2kit_portable import kept_compiler_state
+
     enc = msgspec.json.Encoder()
 
     def send(msg: dict[str, Any]) -> None:
@@ -47,7 +52,9 @@ def main() -> int:
         req = msgspec.json.decode(raw)
         start = time.monotonic()
         try:
-            send({"t": "done", "result": handlers[req["op"]](req["payload"], send), "s": time.monotonic() - start})
+            with kept_compiler_state():
+                result = handlers[req["op"]](req["payload"], send)
+            send({"t": "done", "result": result, "s": time.monotonic() - start})
         except Exception as e:
             send({"t": "raised", "type": type(e).__name__, "message": str(e)[:4000],
                   "usage": getattr(e, "usage", False)})

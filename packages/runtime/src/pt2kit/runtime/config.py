@@ -26,7 +26,7 @@ from typing import Any
 
 from pt2kit.schema.store import store_root
 from pt2kit_portable import CONFIG_MODULES as MODULES
-from pt2kit_portable import SettingError, coerce_setting, collect_settings, from_literal, literal
+from pt2kit_portable import SettingError, coerce_setting, collect_settings, from_literal, kept_compiler_state, literal
 
 from .errors import UsageError
 from .torchapi import VEC_ISA_SETTINGS, config_module, forget_vec_isa
@@ -168,21 +168,14 @@ def worker_settings() -> dict[str, str]:
     return {k: v for k, v in out.items() if tuple(k.split(".", 1)) not in _DEBUG_DIR_KEYS}
 
 
-class kept_settings:  # a context manager, named as one is used
-    """Settings changed inside the block (a model file run at module level) are put back on leaving it,
-    so a warm worker that loaded one model file judges the next candidate under its own config only."""
+class kept_settings(kept_compiler_state):  # a context manager, named as one is used
+    """Settings changed inside the block (a model file run at module level), and Inductor's decomposition table,
+    are put back on leaving it (pt2kit_portable's kept_compiler_state), so a warm worker that loaded one model
+    file judges the next candidate under its own config only; Inductor picks its vector ISA again where the
+    block changed the settings it is picked by."""
 
-    def __enter__(self) -> kept_settings:
-        self._before = {p: config_keys(config_module(p)) for p in MODULES.values()}
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        isa = False
-        for path, before in self._before.items():
-            module = config_module(path)
-            for key, value in config_keys(module).items():
-                if key in before and value != before[key]:
-                    setattr(module, key, before[key])
-                    isa = isa or (path == MODULES["inductor"] and key in VEC_ISA_SETTINGS)
-        if isa:  # the model file changed the vector ISA settings: Inductor picks it again (forget_vec_isa)
+    def __exit__(self, *exc: object) -> bool:
+        super().__exit__(*exc)
+        if any(c.partition(".")[2] in VEC_ISA_SETTINGS for c in self.changed if c.startswith("inductor.")):
             forget_vec_isa()
+        return False

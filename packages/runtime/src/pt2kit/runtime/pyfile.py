@@ -58,8 +58,14 @@ def _user_line(e: BaseException, path: Path) -> str:
 
 def backend_callable(spec: str, flag: str, what: str = "torch.compile backend") -> Any:
     """The torch.compile backend that ``FILE.py:NAME`` or ``module:attr`` names (given on the command
-    line, as ``flag``; a stream never names one): a ModelFileError/UsageError in one line otherwise."""
+    line, as ``flag``; a stream never names one): a ModelFileError/UsageError in one line otherwise. What the
+    file's top level does to the compiler's settings and Inductor's decomposition table is put back
+    (pt2kit_portable's kept_compiler_state, as minify's repro loads it): a script that sets
+    ``post_grad_custom_post_pass = corrupt`` there is handed over for its pass, which runs where a
+    ``--config`` applies it, not in every later compile of the process."""
     import importlib
+
+    from pt2kit_portable import kept_compiler_state
 
     from .errors import UsageError
 
@@ -68,10 +74,12 @@ def backend_callable(spec: str, flag: str, what: str = "torch.compile backend") 
         path, _ = parse_spec(spec)
         if not path.is_file():
             raise UsageError(f"{flag} {spec}: no such file {path}")
-        obj = getattr(exec_file(path.resolve()), attr, None)
+        with kept_compiler_state():
+            obj = getattr(exec_file(path.resolve()), attr, None)
     else:
         try:
-            obj = getattr(importlib.import_module(head), attr, None)
+            with kept_compiler_state():
+                obj = getattr(importlib.import_module(head), attr, None)
         except ImportError as e:
             raise UsageError(f"{flag} {spec}: cannot import {head}: {e}") from None
     if obj is None or not callable(obj):
