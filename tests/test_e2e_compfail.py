@@ -22,9 +22,10 @@ pytestmark = pytest.mark.xdist_group("compfail")
 # name: (capture's arguments, the pipe after it ending in minify, or None where it ends at capture); a
 # backend that is the script's code is handed over as the handover line says (the stream never imports it)
 PIPES = {"compile": (f"-- python {SCRIPT} compile", "minify"), "run": (f"-- python {SCRIPT} backend-run", "minify"),
-         "later": (f"-- python {SCRIPT} later aoti-run", None),
+         "later": (f"-- python {SCRIPT} export later aoti-run", None),
          "backward": (f"-- python {BACKWARD} raise", f"minify --backend {BACKWARD}:raising"),
          "segv": (f"-- python {BACKWARD} segv", f"minify --backend {BACKWARD}:segv_backward"),
+         "compile-segv": (f"-- python {BACKWARD} compile-segv", f"minify --no-bisect --backend {BACKWARD}:segv_compile"),
          "nan": (f"--check nan -- python {BACKWARD} nan",
                  f"kdiff --backend {BACKWARD}:nan_backward | minify --backend {BACKWARD}:nan_backward")}
 
@@ -44,6 +45,11 @@ def pipes(tmp_path_factory):
         out[name] = (p.stdout.decode().splitlines()[-1].split(), p.stderr.decode(), recs)
     kdiff = subprocess.run("kdiff < compile.ndjson", shell=True, capture_output=True, cwd=d, env=env)
     return d, env, out, kdiff
+
+
+def run_minify(d: Path, env: dict, records: list[dict]) -> subprocess.CompletedProcess[bytes]:
+    stream = b"".join(msgspec.json.encode(r) + b"\n" for r in records)
+    return subprocess.run(["minify", "--no-bisect"], input=stream, capture_output=True, cwd=d, env=env, timeout=600)
 
 
 def crashes(recs: list[dict], keys: tuple[str, ...] = ("model", "stage", "exception", "step")) -> list[dict]:
@@ -99,9 +105,11 @@ def test_a_later_failing_call_and_an_aoti_package_run_keep_the_inputs_of_the_cal
     codes, err, recs = out["later"]
     assert codes == ["1", "0"], err[-3000:]
     assert "later: OverflowError" in err  # the script caught it (its stdout goes to capture's stderr)
-    assert crashes(recs)[:2] == [
+    assert crashes(recs)[:3] == [
         {"model": "fails.py[0/0@step2]", "stage": "run", "exception": "OverflowError", "step": 2},
         {"model": "fails.py[aoti/0@step1]", "stage": "aoti-run", "exception": "RuntimeError", "step": 1},
+        # the export the script caught: no graph, so no model; said, never "no graph was compiled" alone
+        {"model": None, "stage": "export", "exception": "GuardOnDataDependentSymNode", "step": None},
     ]
     models = {r["model"]: r for r in recs if r["kind"] == "model"}
     assert sorted(models) == ["fails.py[0/0@step2]", "fails.py[0/0]", "fails.py[aoti/0@step1]", "fails.py[aoti/0]"]
@@ -110,6 +118,23 @@ def test_a_later_failing_call_and_an_aoti_package_run_keep_the_inputs_of_the_cal
     assert float(load_model(models["fails.py[0/0@step2]"]["file"]).inputs[0].min()) == 9.0
     # AOT Inductor's package was called with 3.0s, not the export's example input
     assert float(load_model(models["fails.py[aoti/0@step1]"]["file"]).inputs[0].min()) == 3.0
+
+
+def test_a_failing_torch_export_is_a_crash_naming_the_scripts_line_and_minify_says_it_has_no_graph(pipes):
+    d, env, out, _ = pipes
+    _, err, recs = out["later"]
+    export = next(r for r in recs if r["kind"] == "crash" and r["stage"] == "export")
+    line = next(i for i, t in enumerate(SCRIPT.read_text().splitlines(), 1) if "torch.export.export(Branchy()" in t)
+    assert export["message"].startswith(f"torch.export.export raised at {SCRIPT}:{line}, before any graph existed: "
+                                        "Could not guard on data-dependent expression"), export
+    assert "capture: GuardOnDataDependentSymNode: torch.export.export raised at " in err
+    # with the graphs that passed beside it, minify said "nothing to minify" (exit 0): now one line, exit 2
+    passed = [r for r in recs if r["kind"] == "header" or (r["kind"] == "model" and "@" not in r["model"]
+              and not r["captured"].get("error"))] + [export]
+    m = run_minify(d, env, passed)
+    assert m.returncode == 2, m.stderr.decode()[-2000:]
+    assert m.stderr.decode().splitlines()[-1].startswith("minify: error: <stdin>:"), m.stderr.decode()[-2000:]
+    assert "cannot minify it: a failing export has no graph to cut" in m.stderr.decode()
 
 
 def test_an_error_in_the_compiled_backward_names_the_graph_the_step_and_keeps_that_steps_inputs(pipes):
@@ -143,6 +168,21 @@ def test_a_signal_in_the_compiled_backward_names_the_graph_and_is_minified_to_a_
     assert "backward.py[0/0]: killed by SIGSEGV in its compiled backward at call 1" in err
     ops, run = repro(d, env, "segv", phase="backward")
     assert ops == ["aten.threshold_backward.default"]
+    assert run.returncode == 1 and "SIGSEGV" in run.stdout + run.stderr, (run.stdout + run.stderr)[-2000:]
+
+
+def test_a_signal_while_the_backend_compiles_names_the_graph_and_is_minified_to_a_repro_that_dies_of_it(pipes):
+    d, env, out, _ = pipes
+    codes, err, recs = out["compile-segv"]
+    # the graph's line came only once the compile returned: "no graph was compiled", minify had nothing
+    assert codes == ["139", "0", "1"], err[-3000:]
+    assert crashes(recs, ("model", "stage", "signal", "step")) == [
+        {"model": "backward.py[0/0]", "stage": "compile", "signal": "SIGSEGV", "step": None},
+        {"model": None, "stage": "run", "signal": "SIGSEGV", "step": None},
+    ]
+    assert "backward.py[0/0]: killed by SIGSEGV while its backend compiled it" in err
+    ops, run = repro(d, env, "compile-segv")
+    assert ops == ["aten.relu.default"]  # the forward graph the fw_compiler dies compiling
     assert run.returncode == 1 and "SIGSEGV" in run.stdout + run.stderr, (run.stdout + run.stderr)[-2000:]
 
 

@@ -13,7 +13,7 @@ import torch
 import pt2kit.capture
 from pt2kit.capture.boot import pt2kit_capture_contract as contract
 from pt2kit.capture.job import Job
-from pt2kit.capture.records import Entry, Exit, Input
+from pt2kit.capture.records import Entry, Exit, Export, Input
 
 BOOT = Path(pt2kit.capture.__file__).parent / "boot"
 
@@ -24,6 +24,7 @@ def test_the_parents_structs_are_the_contracts_lines():
     assert set(Entry.__struct_fields__) - parents_own == set(contract.Line.__annotations__)
     assert set(Input.__struct_fields__) == set(contract.InputLine.__annotations__)
     assert set(Exit.__struct_fields__) == set(contract.ExitLine.__annotations__)
+    assert set(Export.__struct_fields__) == set(contract.ExportLine.__annotations__)
 
 
 def test_a_line_the_boot_writes_has_every_field_and_decodes(tmp_path, monkeypatch):
@@ -78,7 +79,8 @@ def test_a_process_killed_inside_a_compiled_call_names_that_graph_its_call_and_p
     killed_in_call(proc, -11)
     assert run_crash_fields(proc.entries[1], "t.py[0/0]") == {
         "model": "t.py[0/0]", "stage": "run", "signal": "SIGSEGV", "backend": "inductor", "step": 2, "phase": "backward",
-        "message": "killed by SIGSEGV in its compiled backward"}
+        "message": "killed by SIGSEGV in its compiled backward at call 2; its model holds call 1's inputs (call 2's died "
+                   "with the process)"}
     assert (proc.entries[1].of, proc.entries[1].file) == (0, "m.py")  # the graph's model file: its first call's inputs
     running.enter(graph, 0, None, "aoti-load")  # AOT Inductor's package segfaults as it loads (torch 2.11 on CUDA)
     (proc,) = read_processes(tmp_path)
@@ -87,6 +89,37 @@ def test_a_process_killed_inside_a_compiled_call_names_that_graph_its_call_and_p
     assert run_crash_fields(proc.entries[1], "t.py[aoti/0]") == {
         "model": "t.py[aoti/0]", "stage": "aoti-load", "signal": "SIGSEGV", "backend": "inductor", "step": None,
         "phase": None, "message": "killed by SIGSEGV while loading its AOT Inductor package"}
+
+
+def test_a_process_killed_while_its_backend_compiles_a_graph_names_that_graph(tmp_path, monkeypatch):
+    """A signal in the backend's compile (its C++ code segfaults, it aborts): the graph's line is appended
+    only once the compile returns, so the boot writes it to compiling-<N>.json first and marks the compile;
+    the parent reads it back into the graph's line, and a crash record of stage compile names it."""
+    from pt2kit.capture.records import compile_crash_fields, killed_in_call, read_processes
+
+    monkeypatch.syspath_prepend(str(BOOT))
+    monkeypatch.setenv(contract.ENV_DIR, str(tmp_path))
+    import pt2kit_capture_manifest as manifest
+    import pt2kit_capture_running as running
+
+    monkeypatch.setattr(running, "_MAP", {})  # this test's scratch dir: not the one an earlier test mapped
+    line = manifest.new_line("segv_compile")
+    line.update(compile_id="0/0", argv=["t.py"])
+    graph = torch.fx.Graph()
+    graph.output(graph.call_function(torch.relu, (graph.placeholder("x"),)))
+    manifest.record(line, torch.fx.GraphModule(torch.nn.Module(), graph), [torch.ones(2)], "handed")
+    done = running.compiling(line, "compile")
+    running.compiled(done)  # a compile that returned: nothing left behind
+    (proc,) = read_processes(tmp_path)
+    assert proc.running is None and not list(proc.dir.glob("compiling-*"))
+    running.compiling(line, "compile")  # ... and the process is killed in it
+    (proc,) = read_processes(tmp_path)
+    killed_in_call(proc, -6)
+    (entry,) = proc.entries
+    assert (entry.stage, entry.signal, entry.of, entry.file) == ("compile", "SIGABRT", None, line["file"])
+    assert compile_crash_fields(entry, ["python", "t.py"]) == {
+        "model": "t.py[0/0]", "stage": "compile", "signal": "SIGABRT", "backend": "segv_compile",
+        "message": "killed by SIGABRT while its backend compiled it"}
 
 
 def test_check_accuracy_judges_the_gradients_a_compiled_backward_gives_against_eagers(tmp_path, monkeypatch):

@@ -7,6 +7,9 @@ code fails on a graph holding relu (its backward: ``threshold_backward``). KIND:
 - ``segv`` (``segv_backward``): the backward's code kills the process with SIGSEGV (a kernel reading
   address 0), at step 1;
 - ``fw-segv`` (``segv_forward``): the forward's code does that, at step 1;
+- ``compile-segv`` (``segv_compile``): the forward compiler itself does that while it compiles the graph (no
+  code returned yet);
+- ``later-segv`` (``segv_later``): the forward's code does that once its inputs grow past 5: at step 2;
 - ``nan`` (``nan_backward``): the backward's code returns NaN gradients once its inputs grow past 5 (step 2,
   no error: only ``--check nan`` sees it; the loss stays finite).
 """
@@ -21,11 +24,15 @@ def compiler(op, what):
     def compile(gm, example_inputs):
         if not any(n.target == op for n in gm.graph.nodes):
             return gm
+        if what == "compile-segv":
+            ctypes.string_at(0)  # the compiler's own bad read
 
         def run(*args):
             if what == "segv":
                 ctypes.string_at(0)  # SIGSEGV, as a kernel's bad read
             grown = max(float(a.abs().max()) for a in args if isinstance(a, torch.Tensor) and a.numel()) > 5
+            if grown and what == "later-segv":
+                ctypes.string_at(0)
             if grown and what == "raise":
                 raise OverflowError("backward kernel overflow")
             out = gm(*args)
@@ -45,9 +52,12 @@ raising = aot_autograd(fw_compiler=passthrough, bw_compiler=compiler(relu_bw, "r
 segv_backward = aot_autograd(fw_compiler=passthrough, bw_compiler=compiler(relu_bw, "segv"))
 nan_backward = aot_autograd(fw_compiler=passthrough, bw_compiler=compiler(relu_bw, "nan"))
 segv_forward = aot_autograd(fw_compiler=compiler(relu, "segv"), bw_compiler=passthrough)
+segv_compile = aot_autograd(fw_compiler=compiler(relu, "compile-segv"), bw_compiler=passthrough)
+segv_later = aot_autograd(fw_compiler=compiler(relu, "later-segv"), bw_compiler=passthrough)
 
 if __name__ == "__main__":
-    backend = {"raise": raising, "segv": segv_backward, "fw-segv": segv_forward, "nan": nan_backward}[sys.argv[1]]
+    backend = {"raise": raising, "segv": segv_backward, "fw-segv": segv_forward, "nan": nan_backward,
+               "compile-segv": segv_compile, "later-segv": segv_later}[sys.argv[1]]
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     step = torch.compile(model, backend=backend)

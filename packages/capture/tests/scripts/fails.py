@@ -8,7 +8,9 @@ earlier ones' are caught and printed. KIND:
   ``relu_runtime_error_TESTING_ONLY`` backends;
 - ``later``: the script's own backend, whose code fails only once the input grows (the second call);
 - ``aoti-compile`` / ``aoti-run``: AOT Inductor with the relu bug in its inductor_configs (argv's last
-  word: where its package goes).
+  word: where its package goes);
+- ``export``: ``torch.export.export`` of a module whose branch depends on its input's values: export raises
+  before any graph exists.
 """
 import sys
 
@@ -24,6 +26,11 @@ def inner(x):
 class Net(torch.nn.Module):
     def forward(self, x):
         return inner(x)
+
+
+class Branchy(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x) if x.sum() > 0 else x  # data-dependent: export cannot trace it
 
 
 def flaky(gm, example_inputs):
@@ -49,6 +56,8 @@ def one(kind):
         f = torch.compile(inner, backend=flaky)
         f(torch.ones(20, 20))
         f(torch.full((20, 20), 9.0))
+    elif kind == "export":
+        torch.export.export(Branchy(), (torch.randn(20, 20),))
     elif kind in ("aoti-compile", "aoti-run"):
         ep = torch.export.export(Net(), (torch.randn(20, 20),))
         path = torch._inductor.aoti_compile_and_package(

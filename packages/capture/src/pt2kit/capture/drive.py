@@ -52,6 +52,7 @@ from .records import (
     Process,
     compile_crash_fields,
     crash_fields,
+    export_crash_fields,
     graph_of,
     killed_in_call,
     label,
@@ -170,7 +171,7 @@ def _graph(s: Session, job: Job, p: Process, entry: Entry, trace: Any, narrator:
         name = emitted[entry.file] = model.model
     if entry.of is not None and entry.check is None:  # a --check line's call ran; the model record says how it failed
         narrator.on(s.emit(Crash, **run_crash_fields(entry, name)))
-    elif entry.error:
+    elif entry.error or entry.signal:
         narrator.on(s.emit(Crash, **compile_crash_fields(entry, job.command)))
     return new
 
@@ -221,6 +222,8 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
         emitted: dict[str, str] = {}  # model file -> the label of the model record written for it
         for entry in chosen:
             kept += _graph(s, job, p, entry, trace, narrator, emitted)
+        for x in p.exports:
+            narrator.on(s.emit(Crash, **export_crash_fields(x)))
     over = next((e for p in kept_procs for e in pick(p.entries, job.graphs) if e.over_run_budget), None)
     if over is not None:
         s.warn(f"--max-run-bytes: the run's saved inputs reached {job.run_budget} bytes at {label(over, job.command)}: "

@@ -51,14 +51,19 @@ class Narrator(Base):
 
     def on_crash(self, c: Crash) -> None:
         if c.model is not None and c.stage not in RUN_STAGES:  # the backend raised on it: its model record said so
+            if c.signal:  # or the process died in its compiler: said nowhere else
+                self.say(f"{c.model}: {c.message}")
             return
         if c.model is not None:
             what = f"{RUN_STAGES[c.stage]}" + (" in its backward" if c.phase == "backward" else "") + \
                 (f" at call {c.step}" if c.step else "")
             if c.signal:  # the message says where: its compiled backward, loading its AOT Inductor package
-                self.say(f"{c.model}: {c.message}" + (f" at call {c.step}" if c.step else ""))
+                self.say(f"{c.model}: {c.message}" + (f" at call {c.step}" if c.step and " at call " not in (c.message or "") else ""))
                 return
             self.say(f"{c.model}: {what}: {c.exception or 'error'}" + (f": {summary_line(c.message)}" if c.message else ""))
+            return
+        if c.stage == "export":  # no graph, no model: the export itself failed
+            self.say(f"{c.exception}: {summary_line(c.message or 'torch.export.export raised')}")
             return
         code = f"exit {exit_code(c.exitcode or 0)}"
         if c.exception:

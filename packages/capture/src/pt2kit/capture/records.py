@@ -129,6 +129,16 @@ class Entry(msgspec.Struct, kw_only=True):
     proc: str | None = None
 
 
+class Export(msgspec.Struct, kw_only=True):
+    """A torch.export.export the script called that raised (the contract's ExportLine): no graph."""
+
+    exception: str
+    message: str = ""
+    source: str | None = None
+    function: str | None = None
+    rank: int | None = None
+
+
 class Exit(msgspec.Struct, kw_only=True):
     exception: str | None = None
     message: str | None = None
@@ -147,10 +157,11 @@ class Process:
     moved: dict[str, BlobRef] = field(default_factory=dict)  # its tensor files in the store, by scratch name
     # (graph seq, call, phase) of the compiled call it was in when it ended: killed inside it (a signal)
     running: tuple[int, int, str, str | None] | None = None
+    exports: list[Export] = field(default_factory=list)  # torch.export.export calls of its that raised
 
     @property
     def rank(self) -> int | None:
-        return next((e.rank for e in self.entries if e.rank is not None), None)
+        return next((e.rank for e in [*self.entries, *self.exports] if e.rank is not None), None)
 
 
 def read_processes(scratch: Path) -> list[Process]:
@@ -169,6 +180,12 @@ def read_processes(scratch: Path) -> list[Process]:
             except msgspec.DecodeError:
                 p.broken += 1
         _number_parts(p.entries)
+        exports = d / contract.EXPORTS
+        for raw in exports.read_bytes().splitlines() if exports.is_file() else ():
+            try:
+                p.exports.append(msgspec.json.decode(raw, type=Export))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                p.broken += 1
         running = d / contract.RUNNING_FILE
         p.running = contract.read_running(running.read_bytes()) if running.is_file() else None
         if (d / contract.EXIT).is_file():
@@ -331,25 +348,50 @@ def exit_code(returncode: int) -> int:
 
 
 def compile_crash_fields(entry: Entry, command: list[str]) -> dict[str, Any]:
-    """The `crash` record of a graph the user's backend raised on, naming that graph's model record, so
-    `pt2kit capture -- python t.py | minify` minifies the compile error on it."""
+    """The `crash` record of a graph the user's backend raised on, or was killed compiling (a signal in
+    its compiler), naming that graph's model record, so `pt2kit capture -- python t.py | minify` minifies
+    the compile error on it."""
+    if entry.signal is not None:
+        what = "AOT Inductor compiled its package" if entry.stage == "aoti-compile" else "its backend compiled it"
+        return {"model": label(entry, command), "stage": entry.stage or "compile", "signal": entry.signal,
+                "backend": entry.backend, "message": f"killed by {entry.signal} while {what}"}
     exception, _, message = (entry.error or "").partition(": ")
     return {"model": label(entry, command), "stage": entry.stage or "compile", "exception": exception or None,
             "message": message or entry.error, "backend": entry.backend}
 
 
 def killed_in_call(p: Process, returncode: int) -> None:
-    """A process killed by a signal inside a compiled call or an AOT Inductor package's load or call (its
+    """A process killed by a signal inside a compiled call, an AOT Inductor package's load or call (its
     ``running`` marker still set): one more line for that call of its graph, so the `crash` record names the graph (its model file holds its first call's
-    inputs), the phase and the call. Only where the command died of that signal: a process under another
-    (torchrun's worker) is not known to be the one."""
+    inputs), the phase and the call; killed while its backend compiled a graph: that graph's line, from the
+    ``compiling-<N>.json`` the boot wrote before the compile (the line it appends after never came), with
+    the signal. Only where the command died of that signal: a process under another (torchrun's worker) is
+    not known to be the one."""
     sig = signal_name(returncode)
-    graph = next((e for e in p.entries if p.running and e.seq == p.running[0] and e.of is None), None)
-    if sig is None or graph is None or p.running is None:
+    if sig is None or p.running is None:
         return
-    _, call, stage, phase = p.running
+    key, call, stage, phase = p.running
+    seq = max((e.seq for e in p.entries), default=-1) + 1
+    if stage in contract.COMPILE_STAGES:
+        try:
+            pending = msgspec.json.decode((p.dir / contract.COMPILING.format(key)).read_bytes(), type=Entry)
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return
+        p.entries.append(msgspec.structs.replace(pending, stage=stage, error=None, signal=sig, seq=seq))
+        _number_parts(p.entries)
+        return
+    graph = next((e for e in p.entries if e.seq == key and e.of is None), None)
+    if graph is None:
+        return
     p.entries.append(msgspec.structs.replace(graph, of=graph.seq, call=call or None, phase=phase, stage=stage,
-                                             error=None, check=None, signal=sig, seq=max(e.seq for e in p.entries) + 1))
+                                             error=None, check=None, signal=sig, seq=seq))
+
+
+def export_crash_fields(x: Export) -> dict[str, Any]:
+    """The `crash` record of a torch.export.export the script called that raised: no graph, so no model
+    (minify says it has nothing to cut), the script's line in the message."""
+    return {"stage": "export", "exception": x.exception,
+            "message": f"torch.export.export raised at {x.source}, before any graph existed: {x.message}"}
 
 
 RUN_STAGES = {"run": "its compiled code raised", "aoti-load": "AOT Inductor could not load its package",
@@ -362,9 +404,12 @@ def run_crash_fields(entry: Entry, model: str) -> dict[str, Any]:
     exception, _, message = (entry.error or "").partition(": ")
     if entry.signal is not None:
         where = {"aoti-load": "while loading its AOT Inductor package", "aoti-run": "in its AOT Inductor package"}
+        # a signal leaves the boot no time to write the call's inputs: the model holds the graph's first call's
+        first = f" at call {entry.call}; its model holds call 1's inputs (call {entry.call}'s died with the process)" \
+            if (entry.call or 1) > 1 and entry.stage == "run" else ""
         return {"model": model, "stage": entry.stage, "signal": entry.signal, "backend": entry.backend, "step": entry.call,
                 "phase": entry.phase, "message": f"killed by {entry.signal} " +
-                where.get(entry.stage or "", f"in its compiled {entry.phase or 'code'}")}
+                where.get(entry.stage or "", f"in its compiled {entry.phase or 'code'}") + first}
     return {"model": model, "stage": entry.stage, "exception": exception or None, "message": message or entry.error,
             "backend": entry.backend, "step": entry.call, "phase": entry.phase}
 

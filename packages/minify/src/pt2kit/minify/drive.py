@@ -88,6 +88,9 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
     from .targets import read
 
     got = read(s, job, on_model=early.start)
+    if not got.targets and got.graphless:  # the failure is real, but holds no graph: never "nothing to minify"
+        raise UsageError(f"{got.graphless[0]} (cannot minify it: a failing export has no graph to cut; "
+                         "make it export, or minify a graph of the script that compiled)")
     if not got.targets:
         if got.models:
             s.say("no failing diff, crash, violation or NaN/Inf kernel on stdin: nothing to minify")

@@ -43,6 +43,9 @@ class Target:
 class Piped:
     targets: list[Target] = field(default_factory=list)
     models: dict[str, PipedModel] = field(default_factory=dict)  # by label: every model record the stream had
+    # why a failure the stream names has no graph to cut (a torch.export.export that raised: capture's crash
+    # record of stage "export"), "SOURCE:LINE: why" each
+    graphless: list[str] = field(default_factory=list)
 
 
 def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m: None) -> Piped:
@@ -70,6 +73,8 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
                 s.say(f"{where}: {why}")
             w = wanted(rec)
             label = getattr(rec, "model", None)
+            if isinstance(rec, Crash) and rec.stage == "export" and label is None:
+                out.graphless.append(f"{where}: {rec.exception}: {rec.message}")
             if w and label and not any(t.label == label and t.want.kind == w.kind for t in found):
                 run_cfg, run_where = runs.get(rec.run, ({}, ""))
                 found.append(Target(label, rec, where, w, stream_config_for(

@@ -10,8 +10,8 @@ boot's modules import each other by file name from this folder:
   installs the patches, each once its torch module is imported;
 - ``pt2kit_capture_patch_compile`` (torch.compile's mode/options), ``pt2kit_capture_patch_dynamo``
   (every Dynamo backend, through ``wrap_backend_debug``), ``pt2kit_capture_patch_aoti``
-  (``aoti_compile_and_package``), ``pt2kit_capture_patch_ddp`` (DDPOptimizer's real inputs): one patch
-  a file;
+  (``aoti_compile_and_package``), ``pt2kit_capture_patch_ddp`` (DDPOptimizer's real inputs), ``pt2kit_capture_patch_export``
+  (a ``torch.export.export`` the script called that raised): one patch a file;
 - ``pt2kit_capture_manifest``: a graph's manifest line, its model file and tensors written
   (``pt2kit_capture_write``, ``pt2kit_capture_values``, ``pt2kit_capture_code``), the line appended;
 - ``pt2kit_capture_calls`` (a compiled call's first failure, its graph named), ``pt2kit_capture_backward``
@@ -24,7 +24,7 @@ boot's modules import each other by file name from this folder:
   ``pt2kit_capture_torchapi``: every private torch API used, each behind one function.
 
 What it touches: ``sys.meta_path`` (one finder, first), the loaders of torch's modules (their
-``exec_module``, wrapped once), ``wrap_backend_debug``, ``aoti_compile_and_package``,
+``exec_module``, wrapped once), ``wrap_backend_debug``, ``aoti_compile_and_package``, ``torch.export.export``,
 ``DDPOptimizer.compile_fn`` and torch.compile's backend wrapper classes' ``__init__`` (each wrapped,
 calling the original), an attribute ``_pt2kit_compile`` on those wrapper objects; under ``--check`` the
 callable a backend returns (wrapped: same arguments, same result); an ``atexit``

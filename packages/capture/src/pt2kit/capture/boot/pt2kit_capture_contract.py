@@ -35,11 +35,17 @@ CHECKS = ("nan", "accuracy")
 
 MANIFEST = "graphs.ndjson"  # in p<pid>/
 EXIT = "exit.json"  # in p<pid>/
+EXPORTS = "exports.ndjson"  # in p<pid>/: an ExportLine per torch.export.export the script called that raised
 RUN_BYTES = "run-bytes"  # in the scratch dir: the run's budget spent so far
 RUNNING_FILE = "running"  # in p<pid>/: the compiled call running now (pt2kit_capture_running), zeros when none
 RUNNING_SIZE = 12  # three little-endian int32: the graph line's seq + 1, the call's number, what runs
 # what runs: (the crash record's stage, its phase)
-RUNNING = {1: ("run", "forward"), 2: ("run", "backward"), 3: ("aoti-load", None), 4: ("aoti-run", None)}
+RUNNING = {1: ("run", "forward"), 2: ("run", "backward"), 3: ("aoti-load", None), 4: ("aoti-run", None),
+           5: ("compile", None), 6: ("aoti-compile", None)}
+# a backend compiling a graph (RUNNING's compile stages): its line, as it would be appended once the backend returns,
+# waits in p<pid>/compiling-<N>.json (N: the marker's first number less 1; the line has no seq yet)
+COMPILE_STAGES = ("compile", "aoti-compile")
+COMPILING = "compiling-{}.json"
 MARKERS = "markers"  # in the scratch dir: "<pid> boot|hooked|unhooked|skipped <rank>" lines, one a write
 
 
@@ -111,6 +117,16 @@ class Line(TypedDict):
     outputs: list[OutputLine | None] | None
 
 
+class ExportLine(TypedDict):
+    """A ``torch.export.export`` the script called that raised: no graph exists yet (pt2kit_capture_patch_export)."""
+
+    exception: str  # its type's name
+    message: str  # its first line
+    source: str  # "/abs/path.py:LINE": the script's line that called it
+    function: str
+    rank: int | None
+
+
 class ExitLine(TypedDict):
     exception: str
     message: str
@@ -118,7 +134,8 @@ class ExitLine(TypedDict):
 
 def read_running(data: bytes) -> tuple[int, int, str, str | None] | None:
     """(the graph line's seq, the call's number, the stage and phase it runs in) a ``running`` file holds,
-    None when no compiled call was running (zeros, or a file cut short)."""
+    None when no compiled call was running (zeros, or a file cut short). For a compile stage, the first is
+    the N of the ``compiling-<N>.json`` that holds the graph's line (it has no seq yet)."""
     import struct
 
     if len(data) < RUNNING_SIZE:

@@ -52,6 +52,7 @@ def torch_imported(torch: Any) -> None:
     import pt2kit_capture_patch_compile as compile_args
     import pt2kit_capture_patch_ddp as ddp
     import pt2kit_capture_patch_dynamo as dynamo
+    import pt2kit_capture_patch_export as export
     import pt2kit_capture_torchapi as api
 
     for finder in sys.meta_path:  # hooked now (a .pth file may have imported torch before the finder was in)
@@ -64,6 +65,7 @@ def torch_imported(torch: Any) -> None:
     when_imported(api.AFTER_DYNAMO, dynamo.patch)
     when_imported(api.AOTI_MODULE, aoti.patch)
     when_imported(api.DDP_MODULE, ddp.patch)
+    when_imported(api.EXPORT_MODULE, export.patch)
 
 
 def when_imported(name: str, then: Any) -> None:

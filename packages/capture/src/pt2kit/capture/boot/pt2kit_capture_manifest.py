@@ -33,7 +33,11 @@ _STATE: dict[str, Any] = {"first": False, "referenced": set(), "run": None, "seq
 
 def compile_through(line: dict[str, Any] | None, call: Any, stage: str = "compile") -> Any:
     """The user's compiler, run: the graph's manifest line appended once it returned or raised (with its
-    error and the stage it failed at), dropped when Dynamo only raised to trace the frame again."""
+    error and the stage it failed at), dropped when Dynamo only raised to trace the frame again; marked
+    compiling while it runs (a signal in the compiler names the graph: :func:`pt2kit_capture_running.compiling`)."""
+    import pt2kit_capture_running as running
+
+    token = None if line is None else running.compiling(line, stage)
     try:
         out = call()
     except Exception as e:
@@ -44,6 +48,8 @@ def compile_through(line: dict[str, Any] | None, call: Any, stage: str = "compil
                 line.update(error=exception_line(cause(e)), stage=failed_stage(e, stage))
                 append(line)
         raise
+    finally:
+        running.compiled(token)
     if line is not None:
         if os.environ.get(contract.ENV_GRAPHS, "").strip() == "failing":  # its backend did not raise: not kept
             unselect(line)
@@ -221,12 +227,17 @@ def append(line: dict[str, Any]) -> None:
     _STATE["referenced"].update(line.get("tensors") or ())
     line["seq"], _STATE["seq"] = _STATE["seq"], _STATE["seq"] + 1
     try:
-        where = boot.pdir()
-        where.mkdir(parents=True, exist_ok=True)
-        with open(where / contract.MANIFEST, "a") as f:
-            f.write(json.dumps(line, default=str) + "\n")
+        add_line(contract.MANIFEST, line)
     except Exception:
         pass
+
+
+def add_line(name: str, line: dict[str, Any]) -> None:
+    """One JSON line appended to ``p<pid>/NAME``, flushed at once."""
+    where = boot.pdir()
+    where.mkdir(parents=True, exist_ok=True)
+    with open(where / name, "a") as f:
+        f.write(json.dumps(line, default=str) + "\n")
 
 
 def unselect(line: dict[str, Any]) -> None:

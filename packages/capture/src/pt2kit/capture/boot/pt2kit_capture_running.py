@@ -52,6 +52,45 @@ def enter(line: dict[str, Any], call: int, phase: str | None, stage: str = "run"
         return None
 
 
+_COMPILES = [0]  # this process's backend compiles so far: the N of each one's compiling-<N>.json
+
+
+def compiling(line: dict[str, Any], stage: str) -> tuple[bytes | None, Any] | None:
+    """Mark the backend compiling ``line``'s graph (at ``stage``: "compile" or "aoti-compile"): the line, as
+    it would be appended once the backend returns, written to ``compiling-<N>.json`` first, so a signal in
+    the compiler (a segfault in its C++ code, an ``abort()``) names the graph. One small file a compile
+    (compiles take seconds); the token (for :func:`compiled`) puts the marker back and removes the file."""
+    import json
+
+    try:
+        n = _COMPILES[0]
+        _COMPILES[0] += 1
+        path = _mapped_dir() / contract.COMPILING.format(n)
+        path.write_text(json.dumps(dict(line, seq=0), default=str))
+        m = _mapped()
+        before = m[:12]
+        m[:12] = struct.pack("<iii", n + 1, 0, CODES[(stage, None)])
+        return before, path
+    except Exception:
+        return None
+
+
+def compiled(token: tuple[bytes | None, Any] | None) -> None:
+    if token is not None:
+        leave(token[0])
+        try:
+            token[1].unlink()
+        except OSError:
+            pass
+
+
+def _mapped_dir() -> Any:
+    _mapped()
+    import pt2kit_capture_boot as boot
+
+    return boot.pdir()
+
+
 def leave(token: bytes | None) -> None:
     if token is not None:
         try:

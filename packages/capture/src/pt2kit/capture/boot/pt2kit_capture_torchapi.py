@@ -18,6 +18,7 @@ from typing import Any
 
 AFTER_DYNAMO = "torch._dynamo.repro.after_dynamo"  # defines wrap_backend_debug, imported at call time
 AOTI_MODULE = "torch._inductor"  # defines aoti_compile_and_package
+EXPORT_MODULE = "torch.export"  # defines export, the script's torch.export.export
 DDP_MODULE = "torch._dynamo.backends.distributed"  # DDPOptimizer: torch.compile(DDP(model))'s graph splitter
 
 
