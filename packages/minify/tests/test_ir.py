@@ -193,12 +193,13 @@ class _TimedPool:
     """Every query fails as asked; one took ``took`` s with the whole config, and one without ``slow`` would
     run past any timeout (as vectorised C++ ran 50 s a compile where the script's own settings ran 3)."""
 
-    def __init__(self, slow: str) -> None:
-        self.slow, self.timeouts = slow, []
+    def __init__(self, slow: str, beside: bool = False) -> None:
+        self.slow, self.timeouts, self.beside = slow, [], beside  # beside: stopped as the pool stops a straggler
 
-    def map(self, kind: str, payloads: list[dict], timeout: float | None = None) -> list[dict]:
+    def map(self, kind: str, payloads: list[dict], timeout: float | None = None, straggle=None) -> list[dict]:
         self.timeouts.append(timeout)
-        return [{"t": "timeout"} if timeout and self.slow not in p["config"]["torch._inductor.config"]
+        stop = {"t": "timeout", "s": straggle(3.0)} if self.beside and straggle else {"t": "timeout"}
+        return [stop if timeout and self.slow not in p["config"]["torch._inductor.config"]
                 else {"t": "done", "result": {"fails": True, "signature": "E"}, "s": 3.0} for p in payloads]
 
 
@@ -216,6 +217,14 @@ def test_a_setting_whose_drop_makes_the_repro_compile_far_slower_is_kept_and_sai
     assert pool.timeouts[1:] == [23.0]  # both singles side by side; 3 s with it: at most 4x, and 20 s more
     assert ("drop config: kept cpp.vec_isa_ok=False: the failure may not need it, but without it the "
             "repro's compile ran past 23s, against 3.0s with it") in said, said
+    # the others' queries beside it answered in 3 s: stopped at 4x that, not at 23 s
+    said.clear()
+    s3 = Searcher(_TimedPool(slow="cpp.vec_isa_ok", beside=True), g, {"kind": "compile-error", "signature": "E"},
+                  "inductor", cfg, jobs=2, on_step=said.append)
+    assert s3.fails([s3.whole()]) == [True]
+    assert shrink.config(s3, s3.whole()) == {"torch._inductor.config": {"cpp.vec_isa_ok": "False"}}
+    assert ("drop config: kept cpp.vec_isa_ok=False: the failure may not need it, but without it the repro's "
+            "compile ran past 12s, against 3.0s with it and 3.0s at most without each other setting") in said, said
     # unknown time (the answer came from elsewhere): no limit, the setting the failure does not need goes
     s2 = Searcher(_TimedPool(slow="cpp.vec_isa_ok"), g, {"kind": "compile-error", "signature": "E"}, "inductor",
                   cfg, jobs=2, on_step=said.append)

@@ -155,3 +155,15 @@ def test_a_bisection_beside_the_verification_is_kept_only_where_a_fresh_run_fail
     made = b.into(Outcome(1, "1 op", {"graph": 0, "phase": None}, f'"""A repro.{DOC_MARK}"""\n'))
     assert made.bisect == {"verdict": "eager: RuntimeError: boom", "steps": 1, "graph": 0, "phase": None}
     assert "compiler_bisector's switches): eager: RuntimeError:\nboom\n" in made.text
+
+
+def test_a_query_far_slower_than_the_others_beside_it_is_stopped_as_a_timeout(pool1):
+    # drop config's singles: a setting whose drop made the compile 4x slower than the others' (vectorised
+    # C++ on an AVX-512 machine) held minify 20 s, the fixed timeout; the others beside it are the measure
+    quick = _query("raise RuntimeError('boom')")
+    t0 = time.monotonic()
+    answers = pool1.map("query", [quick, quick, _query("import time; time.sleep(600)")],
+                        timeout=300, straggle=lambda s: s + 5)
+    assert [a["t"] for a in answers] == ["done", "done", "timeout"]
+    assert 5 <= answers[2]["s"] < 30 and time.monotonic() - t0 < 60
+    assert pool1.map("query", [quick])[0]["result"]["signature"] == "eager: RuntimeError: boom"  # a fresh worker

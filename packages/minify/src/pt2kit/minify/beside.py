@@ -47,9 +47,10 @@ class _Stoppable(Lane):
         self._check()
         return a
 
-    def map(self, op: str, payloads: list[Any], timeout: float | None = None) -> list[dict[str, Any]]:
+    def map(self, op: str, payloads: list[Any], timeout: float | None = None,
+            straggle: Callable[[float], float] | None = None) -> list[dict[str, Any]]:
         self._check()
-        out = super().map(op, payloads, timeout)
+        out = super().map(op, payloads, timeout, straggle)
         self._check()
         return out
 

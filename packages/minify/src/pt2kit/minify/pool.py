@@ -19,6 +19,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,7 @@ class Worker:
                                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                     stderr=subprocess.PIPE, env=env)
         self.tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self.expired = threading.Event()
         threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self) -> None:
@@ -53,12 +55,10 @@ class Worker:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.tail.clear()
         timer = None
-        timed_out = threading.Event()
+        self.expired.clear()
+        began = time.monotonic()
         if timeout:
-            def expire() -> None:
-                timed_out.set()
-                self.kill()
-            timer = threading.Timer(timeout, expire)
+            timer = threading.Timer(timeout, self.expire)
             timer.start()
         try:
             self.proc.stdin.write(msgspec.json.encode({"op": op, "payload": payload}) + b"\n")
@@ -74,10 +74,15 @@ class Worker:
             if timer is not None:
                 timer.cancel()
         code = self.proc.wait()
-        if timed_out.is_set():
-            return {"t": "timeout", "stderr": "\n".join(self.tail)}
+        if self.expired.is_set():  # "s": when it was stopped
+            return {"t": "timeout", "stderr": "\n".join(self.tail), "s": round(time.monotonic() - began, 1)}
         died = signal_name(code) or f"exit {code}"
         return {"t": "died", "signal": died, "stderr": "\n".join(self.tail)}
+
+    def expire(self) -> None:
+        """The request in hand stopped: it answers as one past its timeout."""
+        self.expired.set()
+        self.kill()
 
     @property
     def alive(self) -> bool:
@@ -164,14 +169,21 @@ class Pool:
             worker: int = 0) -> dict[str, Any]:
         return self._worker(worker).ask(op, payload, on_message, self.timeout)
 
-    def map(self, op: str, payloads: list[Any], first: int = 0, timeout: float | None = None) -> list[dict[str, Any]]:
+    def map(self, op: str, payloads: list[Any], first: int = 0, timeout: float | None = None,
+            straggle: Callable[[float], float] | None = None) -> list[dict[str, Any]]:
         """On workers ``first`` on (a :class:`Lane` leaves the ones before it to another request); each
-        request gets ``timeout`` seconds where given and shorter than the pool's."""
+        request gets ``timeout`` seconds where given and shorter than the pool's. ``straggle``: once every
+        request has started and one has answered, one still running past ``straggle(s)`` seconds, ``s``
+        the slowest answered one's, is stopped and answers as a timeout (its siblings ran beside it,
+        under the same load: their time is the measure of what it should take)."""
         limit = min(filter(None, (timeout, self.timeout)), default=None)
         todo: queue.Queue[tuple[int, Any]] = queue.Queue()
         for item in enumerate(payloads):
             todo.put(item)
         out: list[dict[str, Any]] = [{}] * len(payloads)
+        running: dict[int, tuple[Worker, float]] = {}
+        took: list[float] = []
+        lock = threading.Lock()
 
         def serve(w: int) -> None:
             while True:
@@ -179,12 +191,28 @@ class Pool:
                     i, payload = todo.get_nowait()
                 except queue.Empty:
                     return
-                out[i] = self._worker(w).ask(op, payload, lambda m: None, limit)
+                worker = self._worker(w)
+                with lock:
+                    running[i] = (worker, time.monotonic())
+                out[i] = worker.ask(op, payload, lambda m: None, limit)
+                with lock:
+                    began = running.pop(i)[1]
+                    if out[i].get("t") == "done":
+                        took.append(time.monotonic() - began)
 
         threads = [threading.Thread(target=serve, args=(w,), daemon=True)
                    for w in range(first, min(len(self.workers), first + len(payloads)))]
         for t in threads:
             t.start()
+        alive = [t for t in threads if t.is_alive()] if straggle is not None else []
+        while alive:
+            alive[0].join(0.1)
+            with lock:
+                now, bar = time.monotonic(), straggle(max(took)) if straggle and took and todo.empty() else None
+                late = [w for w, began in running.values() if bar is not None and now - began > bar]
+            for w in late:
+                w.expire()
+            alive = [t for t in threads if t.is_alive()]
         for t in threads:
             t.join()
         return out
@@ -214,8 +242,9 @@ class Lane:
             worker: int = 0) -> dict[str, Any]:
         return self.pool.ask(op, payload, on_message, worker=self.first + worker)
 
-    def map(self, op: str, payloads: list[Any], timeout: float | None = None) -> list[dict[str, Any]]:
-        return self.pool.map(op, payloads, first=self.first, timeout=timeout)
+    def map(self, op: str, payloads: list[Any], timeout: float | None = None,
+            straggle: Callable[[float], float] | None = None) -> list[dict[str, Any]]:
+        return self.pool.map(op, payloads, first=self.first, timeout=timeout, straggle=straggle)
 
     def kill(self) -> None:
         for w in self.workers:

@@ -49,7 +49,7 @@ class Searcher:
         self.seed = seed
         self.cache: dict[str, bool] = {}
         self.seconds: dict[str, float] = {}  # how long each answered query took its worker
-        self.timed_out: set[str] = set()  # queries stopped at the timeout ``fails`` was given
+        self.timed_out: dict[str, float | None] = {}  # queries stopped (the timeout ``fails`` was given): when
         self.queries = 0
         self.seen: dict[str, str] = {}  # signatures seen that were not the failure's, for the message
         self.stop: Any = None  # a threading.Event: once set, the next question raises Cancelled
@@ -124,9 +124,10 @@ class Searcher:
         return self._key(c, self.config if config is None else config)
 
     def fails(self, cands: list[ir.Candidate | None], configs: list[Config] | None = None,
-              timeout: float | None = None) -> list[bool]:
+              timeout: float | None = None, straggle: Callable[[float], float] | None = None) -> list[bool]:
         """Whether each candidate (under ``configs[i]``, else the search's config) fails as the failure
-        did; a query past ``timeout`` seconds is stopped and does not (``timed_out`` names it)."""
+        did; a query past ``timeout`` seconds, or a straggler (the pool's ``map``), is stopped and does
+        not (``timed_out`` names it)."""
         self._check_stop()
         keys = [None if c is None else self._key(c, configs[i] if configs else self.config)
                 for i, c in enumerate(cands)]
@@ -136,14 +137,15 @@ class Searcher:
                 todo[key] = self.payload(c, configs[i] if configs else None)
         if todo:
             self.queries += len(todo)
-            answers = self.pool.map("query", list(todo.values()), **({"timeout": timeout} if timeout else {}))
+            limits = {**({"timeout": timeout} if timeout else {}), **({"straggle": straggle} if straggle else {})}
+            answers = self.pool.map("query", list(todo.values()), **limits)
             self._check_stop()  # a worker killed to stop us answered "died": not an answer to keep
             for key, a in zip(todo, answers, strict=True):
                 self.cache[key] = self.judge(a)
                 if a.get("t") == "done" and isinstance(a.get("s"), int | float):
                     self.seconds[key] = a["s"]
-                elif a.get("t") == "timeout" and timeout:
-                    self.timed_out.add(key)
+                elif a.get("t") == "timeout" and (timeout or straggle):
+                    self.timed_out[key] = a.get("s")
         return [key is not None and self.cache[key] for key in keys]
 
     def step(self, what: str, nodes: int) -> None:
