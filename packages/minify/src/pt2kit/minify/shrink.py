@@ -126,8 +126,11 @@ def dtypes(sr: Searcher, keep: set[str], best: ir.Candidate, rename: dict[int, i
 # query stops at SLOWER times the repro's own compile, and at least SLACK seconds more; or, sooner, at
 # SLOWER times the slowest of the other settings' queries that ran beside it (the same load), and at least
 # BESIDE seconds more (on a quiet 16-core machine, the AVX-512 compile this stopped at 20 s after the
-# others had answered: 20 of aot_compile_error's 48 s in minify)
-SLOWER, SLACK, BESIDE = 4.0, 20.0, 5.0
+# others had answered: 20 of aot_compile_error's 48 s in minify). A query that fails stops at the first
+# error while one that passes compiles to the end, so BESIDE is wide: with 5 s, 4 workers on 2 loaded cores
+# stopped aot_compile_error's (AVX2) vec_isa_ok drop at 7 s and kept it, where given 10 s it answered
+# and the setting went, as with one worker
+SLOWER, SLACK, BESIDE = 4.0, 20.0, 10.0
 
 
 def _straggles(s: float) -> float:
