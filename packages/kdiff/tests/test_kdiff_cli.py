@@ -318,7 +318,7 @@ def test_default_precision_is_the_harness_and_a_models_own_tf32_is_turned_off(kd
     assert r.kind("header")[0]["precision"] == "harness"
     assert all("precision" not in d for d in r.kind("diff"))
     assert "the model turned on TF32 CPU matmul: judged with it off" in r.stderr
-    assert "PyTorch's accuracy-harness precision: TF32 off" in r.stderr
+    assert "PyTorch's accuracy-harness precision: TF32 off, Inductor's fallback_random on)" in r.stderr
 
 
 def test_as_configured_reports_the_modes_each_side_ran_with(kdiff):

@@ -22,8 +22,10 @@ FAILURE = {"kind": "accuracy", "signature": "accuracy"}
 class Planted:
     """A pool whose compiler fails per ``fails(backend, config, switch)``; a census sees ``applied``."""
 
-    def __init__(self, fails: Any, applied: dict[str, int], workers: int = 2, keeps: bool = True) -> None:
+    def __init__(self, fails: Any, applied: dict[str, int], workers: int = 2, keeps: bool = True,
+                 installs: list[str] | None = None) -> None:
         self.fails, self.applied, self.workers, self.asked = fails, applied, [None] * workers, []
+        self.installs = installs or []  # ops a backend of the user's puts into Inductor's decomposition table
         self.keeps = keeps  # whether this torch keeps a user's backend under the switches
 
     def ask(self, op: str, payload: Any) -> dict[str, Any]:
@@ -43,7 +45,8 @@ class Planted:
                 apps = [[s, i, sw["subsystem"] is None or i <= sw["limit"], f"{s} #{i}"]
                         for s, n in names.items() for i in range(n)]
             out.append({"t": "done", "result": {"fails": bad, "signature": "accuracy" if bad else "passes",
-                                                "applications": apps, "switched": self.keeps or not p["keep"]}})
+                                                "applications": apps, "switched": self.keeps or not p["keep"],
+                                                "installed": self.installs if ":" in q["backend"] else []}})
         return out
 
 
@@ -135,3 +138,15 @@ def test_a_backend_of_the_users_is_bisected_in_inductor_only_where_it_calls_indu
     assert "subsystem" not in b and "cannot keep a backend of your own" in b["verdict"] and b["chain"][own]
     b = _run(Planted(fails, {}), own)  # no application of Inductor's seen: the backend calls none
     assert "calls no Inductor" in b["verdict"] and "subsystem" not in b
+
+
+def test_a_decomposition_a_backend_of_the_users_installs_is_named_as_why_no_stage_is_told():
+    # tests/bisect/wrong_decomp.py: PyTorch's bisector names aot_eager_decomp_partition's decomposition on the script
+    # (its top level changed the table for every backend); handed over as a backend that installs it when called,
+    # aot_eager_decomp_partition passes and no Inductor subsystem flips it: no false stage, and why
+    own = "/src/wrong_decomp.py:inductor_with_wrong_silu"
+    b = _run(Planted(lambda backend, config, sw: backend == own, {"lowerings": 2}, installs=["aten.silu.default"]), own)
+    assert "subsystem" not in b and b["chain"] == {"eager": False, "aot_eager": False,
+                                                   "aot_eager_decomp_partition": False, own: True}
+    assert "puts its own decomposition of aten.silu.default into Inductor's table, which PyTorch's bisector cannot " \
+           "switch off with your backend kept" in b["verdict"] and b["verdict"].endswith("no stage told")

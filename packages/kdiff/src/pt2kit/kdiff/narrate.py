@@ -59,7 +59,10 @@ class Narrator(Base):
         extra += [f"{v.by_fp64} within float64 noise"] if v.by_fp64 else []
         extra += [f"{v.ties} after a near-tie"] if v.ties else []
         extra += [f"{v.precision} only with the model's precision modes"] if v.precision else []
-        extra += [notes["precision"] if "precision" in notes else "PyTorch's accuracy-harness precision: TF32 off"]
+        # fallback_random said: a model that draws random numbers passes because the compiled side draws eager's
+        # (a script comparing them itself, without it, sees Inductor's own numbers differ: tests/bisect/fallback_random.py)
+        extra += [notes["precision"] if "precision" in notes
+                  else "PyTorch's accuracy-harness precision: TF32 off, Inductor's fallback_random on"]
         if v.nothing_compiled and not self.failing:  # eager against eager: no verdict on the compiler
             self.say(f"{self.label}: {v.nothing_compiled}; {n} lea{'f' if n == 1 else 'ves'} compared, none of them compiled: "
                      f"no verdict on {self.job.test}")

@@ -43,6 +43,7 @@ class Run(msgspec.Struct, kw_only=True):
     applications: list[list[Any]] = []  # (subsystem, number, ran, debug info) of the backend's subsystems
     census: str | None = None  # the backend whose subsystems' applications this run counted, all on
     switched: bool = True  # False: this torch could not switch it (a backend of the user's under the switches)
+    installed: list[str] = []  # ops whose decomposition the run put into Inductor's table (a user's backend's)
 
     def of(self, subsystem: str) -> list[list[Any]]:
         return [a for a in self.applications if a[0] == subsystem]
@@ -79,7 +80,8 @@ class Bisector:
             r = a["result"]
             sig = r.get("signature") or ""
             return Run(setting=label, fails=bool(r["fails"]), clean=not r["fails"] and sig in PASSES, signature=sig,
-                       applications=r.get("applications") or [], switched=r.get("switched", True))
+                       applications=r.get("applications") or [], switched=r.get("switched", True),
+                       installed=r.get("installed") or [])
         if t == "died":  # a crash repro's worker dies: the failure, where the signal is the repro's
             same = self.failure["kind"] == "crash" and a["signal"] == self.failure.get("signature")
             return Run(setting=label, fails=same, clean=False, signature=f"died with {a['signal']}")
@@ -151,6 +153,14 @@ def _own(b: Bisector, tested: str, runs: list[Run]) -> dict[str, Any]:
     if told.get("subsystem") and told.get("found"):
         return {**told, "backend": tested, "verdict": f"{tested} (a backend of your own) calls Inductor: "
                                                        + told["verdict"]}
+    if runs[-1].installed:  # tests/bisect/wrong_decomp.py's: PyTorch's bisector names it on the script, where
+        # the table is changed for aot_eager_decomp_partition too; here only the backend installs it
+        ops = ", ".join(runs[-1].installed)
+        return {**untold, "verdict": f"{said}; it calls Inductor and puts its own decomposition of {ops} into "
+                                     "Inductor's table, which PyTorch's bisector cannot switch off with your backend "
+                                     "kept (it switches decompositions only with aot_eager_decomp_partition in your "
+                                     "backend's place, which passes without yours), and switching off none of "
+                                     "Inductor's subsystems makes it pass: no stage told"}
     return {**untold, "verdict": f"{said}; it calls Inductor, but switching off none of Inductor's subsystems "
                                  "makes it pass: no stage told"}
 

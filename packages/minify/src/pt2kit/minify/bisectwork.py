@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from pt2kit_portable import inductor_decompositions
+
 from . import torchapi, work
 
 # Inductor's caches would hand back a compile made under another setting (its FX graph cache stands
@@ -23,7 +25,8 @@ NO_CACHES = {"torch._inductor.config": {"force_disable_caches": "True"}}
 def step(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     """``payload``: {"query": a query's payload, "switch": {"backend", "subsystem", "limit"} or None,
     "keep": keep a backend of the user's own under the switch}. The query's answer, with
-    ``applications``: how many the switched subsystem made, and each one's (number, ran, debug info)."""
+    ``applications``: how many the switched subsystem made, and each one's (number, ran, debug info);
+    ``installed``: the ops whose decomposition the run put into Inductor's table (:func:`installed`)."""
     query = dict(payload["query"])
     config = {m: dict(s) for m, s in query["config"].items()}
     for module, settings in NO_CACHES.items():
@@ -39,8 +42,16 @@ def step(payload: dict[str, Any], send: Any) -> dict[str, Any]:
             if keep is not None:
                 stack.enter_context(keep)
             seen = stack.enter_context(torchapi.bisect_switch(switch["backend"], switch["subsystem"], switch["limit"]))
+        before = dict(inductor_decompositions() or {})
         answer = work.query(query, send)
-    return {**answer, "applications": [list(a) for a in seen], "switched": switch is not None}
+    return {**answer, "applications": [list(a) for a in seen], "switched": switch is not None,
+            "installed": installed(before)}
+
+
+def installed(before: dict[Any, Any]) -> list[str]:
+    """The ops whose decomposition in Inductor's table the run put in or replaced (a backend of the user's
+    that installs its own when called; the worker puts the table back after the request)."""
+    return sorted(str(op) for op, fn in (inductor_decompositions() or {}).items() if before.get(op) is not fn)
 
 
 def plan(payload: dict[str, Any], send: Any) -> dict[str, Any]:
