@@ -11,7 +11,9 @@ import time
 from pathlib import Path
 
 from pt2kit.testkit import module, popen, run
-from pt2kit.triage.drive import worst
+from pt2kit.triage import streams
+from pt2kit.triage.drive import _handover, worst
+from pt2kit.triage.narrate import Narrator
 from pt2kit.triage.steps import Step
 
 SLEEPER = str(Path(__file__).parent / "scripts" / "sleeper.py")
@@ -95,6 +97,9 @@ def test_the_exit_code_is_the_worst_steps():
     assert worst(_steps(1, 0), compiled=False) == 2  # it died before compiling: its own failure
     assert worst(_steps(1, 0, 1, 1, 0), compiled=True) == 1  # its death reproduced by minify
     assert worst(_steps(0, -9), compiled=True) == 3  # a tool killed by a signal
+    # a bug found stays the answer where a later step refused its input (minify: a setting it will not apply)
+    assert worst(_steps(0, 0, 1, 2, 0), compiled=True) == 1
+    assert worst(_steps(1, 0, 2, 0), compiled=True) == 2  # kdiff refused: what it said is the answer, not a crash
 
 
 def test_a_tool_runs_as_its_command_else_as_python_m_and_is_shown_so(monkeypatch, tmp_path):
@@ -132,3 +137,16 @@ def test_help_imports_no_torch():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "Usage: pt2kit triage [OPTIONS] [-- COMMAND [ARGS...]]" in r.stdout
+
+
+def test_a_pass_the_script_set_to_code_is_handed_over_as_config_and_said(tmp_path):
+    # before, triage handed over a backend of code only: kdiff refused the stream's post_grad_custom_post_pass
+    # (exit 2, its line naming the --config to give by hand) and minify never ran
+    seen = streams.Seen(code_settings={"inductor.post_grad_custom_post_pass": {"/w/pg.py:corrupt"},
+                                       "decomposition:aten.silu.default": {"/w/d.py:wrong_silu"}})
+    said: list[str] = []
+    flags = _handover(seen, Narrator(said.append, tmp_path, tmp_path))
+    assert flags == ["--config", "post_grad_custom_post_pass=/w/pg.py:corrupt"]
+    assert any("hands it to kdiff and minify as --config post_grad_custom_post_pass=/w/pg.py:corrupt" in x
+               for x in said), said
+    assert any("decomposition of aten.silu.default" in x and "cannot hand that over" in x for x in said), said

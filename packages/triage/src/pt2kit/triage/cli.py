@@ -10,11 +10,14 @@ your code, the repro inline, the bisection, the error, the versions (as collect_
 your script's interpreter), the non-default config and each step's command to run it again.
 
 Your command's stdout stays on stdout and its stderr on stderr. A backend that is code in your script
-(FILE.py:NAME) is handed to kdiff and minify with --backend FILE.py:NAME, said on stderr and in their
+(FILE.py:NAME) is handed to kdiff and minify with --backend FILE.py:NAME, and an Inductor pass your script
+set (post_grad_custom_post_pass = FILE.py:NAME) with --config KEY=FILE.py:NAME, said on stderr and in their
 commands. Ctrl-C stops the step running as that tool stops; what was written stays in the folder.
 
-Exit: the worst step's: 0 nothing found, 1 a finding (a failure reproduced, a graph break), 2 bad input
-(a folder that holds files, no command), 3 your command failed and no tool reproduced why; 130 interrupted.
+Exit: the most severe step's: 3 a crash (a tool's or the compiler's, or your command's that no tool
+reproduced), then 1 a finding (a failure reproduced, a graph break), then 2 bad input (a folder that holds
+files, no command, a step that refused its input: a bug found stays the answer), then 0 nothing found;
+130 interrupted.
 """
 
 from __future__ import annotations

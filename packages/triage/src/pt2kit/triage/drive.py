@@ -12,12 +12,14 @@ Guarantees:
   kdiff where graphs were captured and none crashed (a crash record minifies as it is); minify where a
   record fails (a failing diff, a crash of a graph, a NaN/Inf kernel, a violation); reportgen over the last
   stream; then ``bug-report.md`` (:mod:`.bugreport`). A backend that is code (``FILE.py:NAME``, which a
-  stream never makes a tool import) is handed to kdiff and minify with ``--backend FILE.py:NAME``, said in
-  one line and written in their command lines: the user named the script on triage's command line.
+  stream never makes a tool import) is handed to kdiff and minify with ``--backend FILE.py:NAME``, and an
+  Inductor hook the script set to code (``captured.code_settings``) with ``--config KEY=FILE.py:NAME``, each
+  said in one line and written in their command lines: the user named the script on triage's command line.
 * The folder is new or empty (never one holding files); on Ctrl-C or SIGTERM the step running ends as
   that tool ends on it, no further step runs, and what was written stays (stderr says where); exit 130/143.
-* Exit: the worst step's (0 nothing found, 1 a finding or a repro that reproduces, 2 bad input, 3 a crash
-  no tool reproduced, the script's own failure included).
+* Exit: the most severe step's: 3 a crash (a tool's or the compiler's, or the script's own that no tool
+  reproduced), then 1 a finding or a repro that reproduces, then 2 a step that refused its input (a bug
+  found stays the answer where a later step refused), then 0 nothing found.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import shutil
 import signal
 from pathlib import Path
 
+from pt2kit.runtime.backends import DECOMPOSITION
 from pt2kit.runtime.errors import Terminated, UsageError
 from pt2kit.runtime.session import Session
 
@@ -97,7 +100,7 @@ class Pipeline:
         if seen.models or seen.traces:
             self.go(Step("guardscan", [], last, out / "guardscan.ndjson"))
             last = out / "guardscan.ndjson"
-        backend = _backend(seen, say)
+        backend = _handover(seen, say)
         if seen.models and not seen.crashes and backend is not None:
             self.go(Step("kdiff", [*timeout, *backend], last, out / "kdiff.ndjson"))
             last = out / "kdiff.ndjson"
@@ -119,6 +122,44 @@ class Pipeline:
         return say.finish(self.steps, code)
 
 
+def _handover(seen: streams.Seen, say: Narrator) -> list[str] | None:
+    """kdiff's and minify's flags that hand over the code the script compiled with: its backend
+    (:func:`_backend`), then each Inductor hook it set to code (:func:`_code_settings`); None: run neither."""
+    backend = _backend(seen, say)
+    return None if backend is None else backend + _code_settings(seen, say, bool(backend))
+
+
+def _code_settings(seen: streams.Seen, say: Narrator, backend: bool) -> list[str]:
+    """``--config KEY=FILE.py:NAME`` for each Inductor hook the script set to code (``captured.code_settings``:
+    ``post_grad_custom_post_pass``...), which a stream never makes a tool import, said in one line: you named
+    the script. Not handed over, each said, and left to kdiff's and minify's own line saying which flag: a
+    decomposition the script put into Inductor's table (only a backend that installs it hands it over), code
+    no module-level name reaches, a hook set to different code in different graphs."""
+    flags, handed = [], []
+    for key, wheres in sorted(seen.code_settings.items()):
+        where = sorted(wheres)[0]
+        file, _, qual = where.rpartition(":")
+        if key.startswith(DECOMPOSITION):
+            if not backend:
+                say.line(f"the script put its own decomposition of {key.removeprefix(DECOMPOSITION)} into Inductor's "
+                         f"table ({where}): triage cannot hand that over (only a backend that installs it can, "
+                         "--backend FILE.py:NAME); kdiff and minify say so")
+            continue
+        short = key.removeprefix("inductor.")
+        if len(wheres) > 1 or not file.endswith(".py") or not qual.isidentifier():
+            why = f"different code in different graphs ({', '.join(sorted(wheres))})" if len(wheres) > 1 else \
+                f"code no module-level name of a file reaches ({where})"
+            say.line(f"the script set {key} to {why}: triage cannot hand it over; kdiff and minify say what to give")
+            continue
+        flags += ["--config", f"{short}={where}"]
+        handed.append(f"--config {short}={where}")
+    if handed:
+        say.line(f"the script set Inductor's {', '.join(h.split()[1].split('=')[0] for h in handed)} to its own code: "
+                 f"triage hands it to kdiff and minify as {', '.join(handed)} (a stream alone never makes a tool "
+                 "import code; you named the script)")
+    return flags
+
+
 def _backend(seen: streams.Seen, say: Narrator) -> list[str] | None:
     """kdiff's and minify's ``--backend`` for a script that compiled with its own code: ``[]`` for a backend
     torch registers (the stream names it), None where its graphs used several of code (one per run)."""
@@ -134,12 +175,19 @@ def _backend(seen: streams.Seen, say: Narrator) -> list[str] | None:
     return ["--backend", codes[0]]
 
 
+# each tool's exit code by how much a user must know of it, least first: clean, a step that refused its
+# input (the run is incomplete: its line says why), a finding (a bug found stays found whatever a later step
+# refused), a crash (a tool or the compiler died: the worst news, as a kdiff crash minify then reproduces)
+SEVERITY = (0, 2, 1, 3)
+
+
 def worst(steps: list[Step], compiled: bool) -> int:
-    """The run's exit code: the worst step's (each tool's 0-3). The script's own failing exit counts where
-    no tool found a failure to explain it: 2 (the model's own failure) where it failed before any graph
-    was compiled, else 3 (it died with graphs compiled, and no tool re-created how)."""
+    """The run's exit code: the most severe step's (:data:`SEVERITY`: 3, then 1, then 2, then 0). The
+    script's own failing exit counts where no tool found a failure to explain it: 2 (the model's own
+    failure) where it failed before any graph was compiled, else 3 (it died with graphs compiled, and no
+    tool re-created how)."""
     codes = [min(st.code, 3) if st.code is not None and st.code >= 0 else 3 for st in steps if st.name != "capture"]
-    code = max(codes, default=0)
+    code = max(codes, key=SEVERITY.index, default=0)
     capture = next((st for st in steps if st.name == "capture"), None)
     if capture is not None and capture.code not in (0, None) and code == 0:
         return 3 if compiled else 2

@@ -1,5 +1,6 @@
 """What a step's stream holds that decides the next step: the graphs captured, the graphs whose compile or
-compiled code crashed, the backends that are code, and the records minify takes as failures."""
+compiled code crashed, the backends that are code, the passes and decompositions the script installed as
+code, and the records minify takes as failures."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ class Seen:
     models: list[str] = field(default_factory=list)  # model labels, in order
     crashes: list[str] = field(default_factory=list)  # models whose compile or compiled call crashed
     backend_code: set[str] = field(default_factory=set)  # FILE.py:NAME of backends that are code
+    code_settings: dict[str, set[str]] = field(default_factory=dict)  # hooks and decompositions set to code: where
     failing: list[str] = field(default_factory=list)  # "kind model" of each record minify would take
     traces: int = 0  # structured traces of processes that kept no graph (guardscan says why from them)
 
@@ -29,6 +31,8 @@ def read(path: Path) -> Seen:
                 seen.models.append(r.model)
             if r.captured is not None and r.captured.backend_code:
                 seen.backend_code.add(r.captured.backend_code)
+            for key, where in (r.captured.code_settings if r.captured is not None else {}).items():
+                seen.code_settings.setdefault(key, set()).add(where)
         elif isinstance(r, Crash) and r.model is not None:
             seen.crashes.append(r.model)
             seen.failing.append(f"crash {r.model}")
