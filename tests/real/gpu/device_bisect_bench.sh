@@ -11,10 +11,13 @@
 # All 8 cases may not fit one 10-minute device call: give a few names a call (OUT differs per call), e.g.
 #   OUT=/tmp/bb1 bash ... triton_relu relu_bug wrong_decomp   and   OUT=/tmp/bb2 bash ... post_grad_pass joint_pass
 #
-# Expected: the same culprit on every case (inductor/lowerings for both relu bugs, aot_eager_decomp_partition/
-# decomposition for wrong_decomp, inductor/post_grad_passes and inductor/joint_graph_passes for the two passes,
-# aot_eager for aot_eager_fail, none for healthy); fallback_random on CUDA may name inductor_fallback_random
-# where the CPU run names aot_eager_decomp_partition/decomposition: the row says which; goal >= 5x faster.
+# Expected: the same culprit (inductor/lowerings for both relu bugs, inductor/post_grad_passes #8
+# post_grad_custom_post_pass and inductor/joint_graph_passes for the two passes, aot_eager for aot_eager_fail,
+# none for healthy); two differ by design, ours saying why (README, "Which stage breaks it"): wrong_decomp
+# (PyTorch aot_eager_decomp_partition/decomposition; ours no stage, its verdict naming the aten.silu.default
+# decomposition the backend installs, which torch's switches cannot turn off with that backend kept) and
+# fallback_random (PyTorch a decomposition, or inductor_fallback_random on CUDA; ours none: kdiff passes under
+# the accuracy harness's fallback_random); goal >= 5x faster.
 set -u
 cd "$(dirname "$0")/../../.."  # the repository root
 OUT=${OUT:-/tmp/gpu-bisect-bench-out}
