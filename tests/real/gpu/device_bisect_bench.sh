@@ -8,7 +8,8 @@
 #
 #   bash tests/real/gpu/device_bisect_bench.sh [NAME...]   # NAME: a case of bench_bisect.py, or triton_relu
 #
-# All 8 cases may not fit one 10-minute device call: give a few names a call (OUT differs per call), e.g.
+# All 8 cases may not fit one 10-minute device call: give a few names a call (OUT differs per call; TORCH_TIMEOUT=S
+# stops PyTorch's bisector past S seconds, its time then a lower bound), e.g.
 #   OUT=/tmp/bb1 bash ... triton_relu relu_bug wrong_decomp   and   OUT=/tmp/bb2 bash ... post_grad_pass joint_pass
 #
 # Expected: the same culprit (inductor/lowerings for both relu bugs, inductor/post_grad_passes #8
@@ -28,7 +29,7 @@ for n in "$@"; do if [ "$n" = triton_relu ]; then extra=(--extra triton_relu); e
 [ $# = 0 ] && extra=(--extra triton_relu)
 [ $# -gt 0 ] && [ ${#names[@]} = 0 ] && names=(none)  # triton_relu alone: no CPU case matches "none"
 start=$(date +%s)
-timeout 590 $PY benchmarks/bench_bisect.py "${names[@]}" "${extra[@]}" --json "$OUT/bench.json" >"$OUT/bench.txt" 2>&1
+timeout 590 $PY benchmarks/bench_bisect.py "${names[@]}" "${extra[@]}" --torch-timeout "${TORCH_TIMEOUT:-1800}" --json "$OUT/bench.json" >"$OUT/bench.txt" 2>&1
 rc=$?
 { echo "bench_bisect: exit $rc in $(( $(date +%s) - start )) s (124: past the 590 s limit; rows so far below)"
   $PY -c 'import torch, sys; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
