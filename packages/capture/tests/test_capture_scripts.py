@@ -81,6 +81,18 @@ def test_a_segfault_after_the_first_compiled_call_keeps_that_graph(store):
     assert r.stderr.endswith(b"capture: the command was killed by SIGSEGV (exit 139)\ncapture: 1 graph from 1 process\n")
 
 
+def test_a_workers_segfault_in_compiled_code_names_the_workers_graph_though_the_command_exits_1(store):
+    """The worker's exit status is its launcher's (here the script's main process; torchrun, mp.spawn), never
+    capture's: the crash record named no graph, only "the command exited with code 1"."""
+    r = capture(store, "--", sys.executable, "worker_segv.py")
+    assert r.returncode == 1 and b"worker exit code -11" in r.stderr, r.stderr
+    _, model, *crashes = records(r.stdout)
+    assert model.model == "worker_segv.py[0/0]"
+    assert [(c.model, c.stage, c.signal, c.step, c.exitcode) for c in crashes] == [
+        ("worker_segv.py[0/0]", "run", "SIGSEGV", 1, None), (None, "run", None, None, 1)]
+    assert b"capture: worker_segv.py[0/0]: killed by SIGSEGV in its compiled forward at call 1\n" in r.stderr
+
+
 def test_a_script_that_raises_exits_1_with_its_exception_its_output_untouched(store, tmp_path):
     out = tmp_path / "run.ndjson"
     r = capture(store, "--out", str(out), "--", sys.executable, "raises.py")

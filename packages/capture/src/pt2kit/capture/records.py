@@ -158,6 +158,7 @@ class Process:
     # (graph seq, call, phase) of the compiled call it was in when it ended: killed inside it (a signal)
     running: tuple[int, int, str, str | None] | None = None
     exports: list[Export] = field(default_factory=list)  # torch.export.export calls of its that raised
+    fault: str | None = None  # the fatal signal faulthandler reported killing it (SIGSEGV), whoever its parent
 
     @property
     def rank(self) -> int | None:
@@ -186,6 +187,7 @@ def read_processes(scratch: Path) -> list[Process]:
                 p.exports.append(msgspec.json.decode(raw, type=Export))
             except (msgspec.DecodeError, msgspec.ValidationError):
                 p.broken += 1
+        p.fault = read_fault(d / contract.FAULT)
         running = d / contract.RUNNING_FILE
         p.running = contract.read_running(running.read_bytes()) if running.is_file() else None
         if (d / contract.EXIT).is_file():
@@ -195,6 +197,16 @@ def read_processes(scratch: Path) -> list[Process]:
                 p.exit = None
         out.append(p)
     return sorted(out, key=lambda p: (p.rank or 0, p.pid))
+
+
+def read_fault(path: Path) -> str | None:
+    """The signal a process's ``fault`` file names ("Fatal Python error: Segmentation fault": SIGSEGV), or None."""
+    try:
+        head = path.read_bytes()[:200].decode("utf-8", "replace")
+    except OSError:
+        return None
+    what = head.partition("Fatal Python error: ")[2].partition("\n")[0].strip()
+    return contract.FAULTS.get(what)
 
 
 @dataclass
@@ -365,9 +377,10 @@ def killed_in_call(p: Process, returncode: int) -> None:
     ``running`` marker still set): one more line for that call of its graph, so the `crash` record names the graph (its model file holds its first call's
     inputs), the phase and the call; killed while its backend compiled a graph: that graph's line, from the
     ``compiling-<N>.json`` the boot wrote before the compile (the line it appends after never came), with
-    the signal. Only where the command died of that signal: a process under another (torchrun's worker) is
-    not known to be the one."""
-    sig = signal_name(returncode)
+    the signal. The signal is the one faulthandler reported killing the process (a torchrun or mp.spawn
+    worker, whose exit status capture never sees), else the command's: a process whose report is off (the
+    script's own faulthandler) is attributed only where the command died of a signal."""
+    sig = p.fault or signal_name(returncode)
     if sig is None or p.running is None:
         return
     key, call, stage, phase = p.running

@@ -29,7 +29,9 @@ What it touches: ``sys.meta_path`` (one finder, first), the loaders of torch's m
 calling the original), an attribute ``_pt2kit_compile`` on those wrapper objects; under ``--check`` the
 callable a backend returns (wrapped: same arguments, same result); an ``atexit``
 handler; the ``backward`` of AOTAutograd's Function class of each compiled graph called with gradients
-(wrapped once, calling the original); files under ``PT2KIT_CAPTURE_DIR`` only (``p<pid>/``, ``markers``,
+(wrapped once, calling the original); ``faulthandler`` turned on into ``p<pid>/fault`` at a process's
+first compiled call where the script had not turned it on (the fatal signal still kills it, same status);
+files under ``PT2KIT_CAPTURE_DIR`` only (``p<pid>/``, ``markers``,
 the run's budget ``run-bytes``).
 
 Guarantees: without ``PT2KIT_CAPTURE_DIR`` nothing is installed (a process of a rank not kept is hooked,
@@ -37,7 +39,8 @@ its graphs counted in ``markers``, never recorded);
 a script that never imports torch never has it imported; the user's backend gets the same graph and
 inputs and its result or exception passes unchanged; any failure of ours is swallowed (a graph's is
 named in its line's ``capture_error``). It never changes the graph, the inputs, torch's settings, the
-script's stdout/stderr, signals, fds or exit code, and never reads the network. Not guaranteed: the
+script's stdout/stderr, signals (faulthandler's report of a fatal one lets it kill as before), fds or exit
+code, and never reads the network. Not guaranteed: the
 time a graph's writing takes (before the backend runs), nor its disk (the values budgets bound it);
 that a process killed mid-write leaves a complete line (the parent skips a broken one and counts it).
 """

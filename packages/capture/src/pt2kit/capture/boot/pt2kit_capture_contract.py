@@ -38,6 +38,12 @@ EXIT = "exit.json"  # in p<pid>/
 EXPORTS = "exports.ndjson"  # in p<pid>/: an ExportLine per torch.export.export the script called that raised
 RUN_BYTES = "run-bytes"  # in the scratch dir: the run's budget spent so far
 RUNNING_FILE = "running"  # in p<pid>/: the compiled call running now (pt2kit_capture_running), zeros when none
+# in p<pid>/: faulthandler's report of the fatal signal that killed the process (empty while none): its exit
+# status is its launcher's to see where it is not the command's own process (torchrun's, mp.spawn's worker)
+FAULT = "fault"
+# faulthandler's names of the signals it reports ("Fatal Python error: Segmentation fault")
+FAULTS = {"Segmentation fault": "SIGSEGV", "Aborted": "SIGABRT", "Bus error": "SIGBUS",
+          "Floating point exception": "SIGFPE", "Floating-point exception": "SIGFPE", "Illegal instruction": "SIGILL"}
 RUNNING_SIZE = 12  # three little-endian int32: the graph line's seq + 1, the call's number, what runs
 # what runs: (the crash record's stage, its phase)
 RUNNING = {1: ("run", "forward"), 2: ("run", "backward"), 3: ("aoti-load", None), 4: ("aoti-run", None),

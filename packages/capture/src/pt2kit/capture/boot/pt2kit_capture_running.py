@@ -37,7 +37,47 @@ def _mapped() -> Any:
             m = _MAP[pid] = mmap.mmap(fd, contract.RUNNING_SIZE)
         finally:
             os.close(fd)
+        _watch_faults(where)
     return m
+
+
+_FAULT: list[int] = []  # the fd faulthandler reports into, while it is ours
+
+
+def _watch_faults(where: Any) -> None:
+    """The fatal signal that kills this process, named where the parent reads it: faulthandler's report, in
+    ``p<pid>/fault``. A worker's exit status is its launcher's (torchrun, mp.spawn), never capture's, so
+    this is how a worker's segfault in a compiled call names the graph. faulthandler's C handler writes the
+    report, then lets the signal kill the process as before (same status, core dump). Left alone where
+    faulthandler is on already (the script's own choice, ``PYTHONFAULTHANDLER``); a forked child turns
+    ours off (its first compiled call turns on its own). Once a process, at its first compiled call."""
+    import faulthandler
+    import fcntl
+
+    try:
+        if faulthandler.is_enabled():
+            return
+        fd = os.open(where / contract.FAULT, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        if fd < 3:  # the script closed a standard fd: it stays closed (never ours to fill), ours goes above
+            fd, low = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3), fd
+            os.close(low)
+        faulthandler.enable(file=fd, all_threads=False)  # kept open: it writes there until the process ends
+        if not _FAULT:
+            os.register_at_fork(after_in_child=_forked)
+        _FAULT[:] = [fd]
+    except Exception:
+        pass
+
+
+def _forked() -> None:
+    if _FAULT:
+        import faulthandler
+
+        faulthandler.disable()
+        try:
+            os.close(_FAULT.pop())
+        except OSError:
+            pass
 
 
 def enter(line: dict[str, Any], call: int, phase: str | None, stage: str = "run") -> bytes | None:
