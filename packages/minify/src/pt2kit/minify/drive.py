@@ -21,7 +21,7 @@ from pt2kit.runtime.outcome import unrunnable
 from pt2kit.runtime.session import Session, torch_version
 from pt2kit.runtime.writes import check_output, write_output
 
-from . import __version__, ir, repro
+from . import __version__, ir, original, repro
 from .ahead import Ahead, accuracy_failure, worth_it
 from .beside import bisecting
 from .job import Job
@@ -173,40 +173,6 @@ def _model_record(s: Session, fields: dict[str, Any]) -> None:
     s.writer.emit(msgspec.convert({**fields, "v": SCHEMA_MAJOR, "run": s.writer.run}, Model))
 
 
-def _original(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, Any], ahead: bool
-              ) -> tuple[list[ir.Graph], dict[str, Any], dict[str, Any]]:
-    """``got`` receives the graphs, and the search ahead when ``ahead``, as soon as they exist."""
-
-    def on_message(m: dict[str, Any]) -> None:
-        if m.get("t") == "stage":
-            stage(m["stage"])
-        elif m.get("t") == "phase":  # the compiled training step's forward returned: what dies now is the backward's
-            got["phase"] = m["phase"]
-        elif m.get("t") == "model":
-            on_model(m["fields"])
-        elif m.get("t") == "graphs":
-            got["graphs"] = msgspec.convert(m["graphs"], list[ir.Graph])
-            got["config"] = m["config"]
-            got["precision"] = m.get("precision")
-            # train mode: the bet is on a gradient, in the first backward graph
-            first = ir.searched(got["graphs"], "backward" if job.mode == "train" else None, False)
-            if ahead and first:
-                got["early"] = Ahead(pool, job, first[0], got["config"], stage, got["precision"])
-
-    a = pool.ask("original", msgspec.to_builtins(job), on_message)
-    graphs, config = got.get("graphs", []), got.get("config", {})
-    if a["t"] == "raised":
-        if a["type"] in ("UsageError", "ModelFileError"):
-            raise UsageError(a["message"])
-        return graphs, config, {"kind": "error", "why": f"{a['type']}: {a['message']}"}
-    if a["t"] == "died":
-        return graphs, config, {"kind": "crash", "signature": a["signal"], "detail": a["stderr"][-2000:],
-                                "phase": got.get("phase")}
-    if a["t"] == "timeout":
-        return graphs, config, {"kind": "error", "why": "the original run timed out"}
-    return graphs, config, a["result"]
-
-
 def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
                on_model: Any = None, early: Early | None = None) -> Outcome:
     """``want``: the failure a stream record named (kind, and for a violation its constraint and op);
@@ -219,7 +185,7 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
     pool = Pool(max(jobs, 2) if bet else jobs, timeout=job.timeout, early=early)
     got: dict[str, Any] = {}
     try:
-        graphs, config, seen = _original(pool, job, say, on_model or (lambda f: None), got, bet)
+        graphs, config, seen = original.ask(pool, job, say, on_model or (lambda f: None), got, bet)
         if want is not None and want.said and seen.get("kind") is None:  # the diff handed over and this run disagree
             return Outcome(EXIT_OK, f"{want.said}; minify's own run of it: {seen.get('detail') or 'passes'}"
                                     f"{NOT_A_BUG if 'but is within' in (seen.get('detail') or '') else ''}: "

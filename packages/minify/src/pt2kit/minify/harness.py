@@ -1,5 +1,6 @@
 """What runs a candidate graph and says whether it still fails: minify's workers import it, and every
-repro.py embeds this file's text verbatim, so a query and the repro it becomes run the same code.
+repro.py embeds this file's text verbatim, so a query and the repro it becomes run the same code (the
+user's files and the config it compiles under are loaded by :mod:`.loading`, embedded just above it).
 
 Guarantees (the repro's contract): imports only torch and the standard library; inputs come from a
 seeded generator and the specs written in the repro, or, where the failure needs them, a small input's
@@ -15,12 +16,13 @@ side the failure needs ran to its verdict (:mod:`.answer`); anything else is 125
 
 import contextlib
 import importlib
-import importlib.util
 import os
 import re
 import tempfile
 
 import torch
+
+from .loading import CODE, UNTESTABLE, Untestable, apply_config, load_code, load_file_attr  # noqa: F401
 
 if "use_precision" not in globals():  # in minify's workers; a repro carries its text above this file's
     use_precision = importlib.import_module("pt2kit.runtime.precision").use_precision
@@ -31,7 +33,6 @@ if "float64_mode" not in globals():  # in minify's workers; a repro carries pt2k
     escape = _portable.escape  # answer.py's too: a path in its one stderr line
     as_input, is_leaf = _portable.as_input, _portable.is_leaf  # an input rebuilt as it was: leaf or not
     backward_compiler, run_backward = _portable.backward_compiler, _portable.run_backward
-    kept_compiler_state = _portable.kept_compiler_state  # a user's file leaves no compiler setting behind
 
 # -- inputs ------------------------------------------------------------------------------------
 
@@ -106,50 +107,6 @@ def fresh(inputs):
             t = as_input(t, was.requires_grad, is_leaf(was))  # a non-leaf input stays one
         out.append(t)
     return out
-
-
-CODE = "pt2kit:code"  # a setting's value ("pt2kit:code", FILE, NAME): the pass NAME of FILE (--config HOOK=FILE.py:NAME)
-_loaded_code = {}
-
-
-def load_file_attr(path, name, what):
-    """NAME of the Python file at ``path``, run as a module (its ``__main__`` block not): the user's
-    ``what`` (a backend, a pass); Untestable in one line where the file is missing, does not load or lacks it.
-    What its top level does to the compiler's settings and Inductor's decomposition table is put back
-    (pt2kit_portable's kept_compiler_state): a script that sets ``post_grad_custom_post_pass`` there would
-    otherwise keep its pass on in every later compile of the process, where the repro's CONFIG says which
-    settings it runs under, and a warm worker judges candidates without it as failing all the same."""
-    if not os.path.isfile(path):
-        raise Untestable(f"the {what} file {path} is missing")
-    try:
-        spec = importlib.util.spec_from_file_location(f"{what}_file", path)
-        mod = importlib.util.module_from_spec(spec)
-        with kept_compiler_state():
-            spec.loader.exec_module(mod)
-    except Exception as e:
-        raise Untestable(f"the {what} file {path} does not load: {exception_line(e)}") from None
-    if not callable(getattr(mod, name, None)):
-        raise Untestable(f"the {what} file {path} has no {what} {name}")
-    return getattr(mod, name)
-
-
-def load_code(path, name):
-    """The pass a hook setting was handed on minify's command line (--config HOOK=FILE.py:NAME), loaded
-    once a process."""
-    if (path, name) not in _loaded_code:
-        _loaded_code[(path, name)] = load_file_attr(path, name, "pass")
-    return _loaded_code[(path, name)]
-
-
-def apply_config(config):
-    """{module: {key: value}} (torch._inductor.config ...), as context managers; a value ("pt2kit:code",
-    FILE, NAME) is that code (:func:`load_code`)."""
-    stack = contextlib.ExitStack()
-    for module, settings in config.items():
-        settings = {k: load_code(v[1], v[2]) if isinstance(v, tuple) and len(v) == 3 and v[0] == CODE else v
-                    for k, v in settings.items()}
-        stack.enter_context(importlib.import_module(module).patch(settings))
-    return stack
 
 
 def dense(outputs):
@@ -269,14 +226,6 @@ def _machine_lock(name):
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
-
-
-UNTESTABLE = 125  # what `git bisect run` reads as "this revision cannot be tested": neither good nor bad
-
-
-class Untestable(Exception):
-    """The repro cannot judge the failure here: no such device, a backend file missing or not loading,
-    a graph eager cannot run."""
 
 
 # -- verdicts ----------------------------------------------------------------------------------

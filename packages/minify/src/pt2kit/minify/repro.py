@@ -28,12 +28,15 @@ PORTABLE = Path(pt2kit_portable.__file__)
 HARNESS = Path(__file__).with_name("harness.py")
 PRECISION = Path(precision.__file__)
 ANSWER = Path(__file__).with_name("answer.py")
+LOADING = Path(__file__).with_name("loading.py")
 
 
 def _embedded() -> str:
-    """harness.py, then answer.py without its import of harness's names (defined just above it)."""
+    """loading.py, harness.py without its import of loading's names, then answer.py without its import of
+    harness's names (each defined just above the file that imports them)."""
+    harness = re.sub(r"^from \.loading import (\([^)]*\)|.*)\n", "", HARNESS.read_text(), count=1, flags=re.M)
     answer = re.sub(r"^from \.harness import (\([^)]*\)|.*)\n", "", ANSWER.read_text(), count=1, flags=re.M)
-    return HARNESS.read_text() + "\n\n" + answer
+    return LOADING.read_text() + "\n\n" + harness + "\n\n" + answer
 
 
 def embedded_source() -> str:
@@ -46,7 +49,8 @@ def embedded_source() -> str:
         PORTABLE.read_text(),
         "# ---- pt2kit.runtime.precision, verbatim: the precision settings FAILURE['precision'] names ----",
         PRECISION.read_text(),
-        "# ---- pt2kit minify's harness.py and answer.py, verbatim: inputs, runs, verdicts, exit codes ----",
+        "# ---- pt2kit minify's loading.py, harness.py and answer.py, verbatim: files, inputs, runs, verdicts, "
+        "exit codes ----",
         _embedded(),
         ""])
 

@@ -1,0 +1,69 @@
+"""What a query and its repro load before they judge: the user's files (a backend, a pass handed over as
+``--config HOOK=FILE.py:NAME``) and the config a candidate compiles under; ``Untestable``, what a repro
+that cannot judge here raises (exit :data:`UNTESTABLE`). Split from :mod:`.harness`, which judges.
+
+Embedded in every repro.py verbatim, before harness.py (:func:`.repro.embedded_source`), as harness is:
+imports only the standard library (torch's config modules by name, where a config is applied); its
+pt2kit_portable names come from the repro's text above it, or, in minify's workers, from pt2kit_portable.
+harness imports its names (the repro drops that one import line: they are defined above it).
+"""
+
+import contextlib
+import importlib
+import importlib.util
+import os
+
+if "kept_compiler_state" not in globals():  # in minify's workers; a repro carries pt2kit_portable's text above this
+    _portable_now = importlib.import_module("pt2kit_portable")  # not an import statement: a repro has none of ours
+    exception_line, kept_compiler_state = _portable_now.exception_line, _portable_now.kept_compiler_state
+
+UNTESTABLE = 125  # what `git bisect run` reads as "this revision cannot be tested": neither good nor bad
+
+
+class Untestable(Exception):
+    """The repro cannot judge the failure here: no such device, a backend file missing or not loading,
+    a graph eager cannot run."""
+
+
+CODE = "pt2kit:code"  # a setting's value ("pt2kit:code", FILE, NAME): the pass NAME of FILE (--config HOOK=FILE.py:NAME)
+_loaded_code = {}
+
+
+def load_file_attr(path, name, what):
+    """NAME of the Python file at ``path``, run as a module (its ``__main__`` block not): the user's
+    ``what`` (a backend, a pass); Untestable in one line where the file is missing, does not load or lacks it.
+    What its top level does to the compiler's settings and Inductor's decomposition table is put back
+    (pt2kit_portable's kept_compiler_state): a script that sets ``post_grad_custom_post_pass`` there would
+    otherwise keep its pass on in every later compile of the process, where the repro's CONFIG says which
+    settings it runs under, and a warm worker judges candidates without it as failing all the same."""
+    if not os.path.isfile(path):
+        raise Untestable(f"the {what} file {path} is missing")
+    try:
+        spec = importlib.util.spec_from_file_location(f"{what}_file", path)
+        mod = importlib.util.module_from_spec(spec)
+        with kept_compiler_state():
+            spec.loader.exec_module(mod)
+    except Exception as e:
+        raise Untestable(f"the {what} file {path} does not load: {exception_line(e)}") from None
+    if not callable(getattr(mod, name, None)):
+        raise Untestable(f"the {what} file {path} has no {what} {name}")
+    return getattr(mod, name)
+
+
+def load_code(path, name):
+    """The pass a hook setting was handed on minify's command line (--config HOOK=FILE.py:NAME), loaded
+    once a process."""
+    if (path, name) not in _loaded_code:
+        _loaded_code[(path, name)] = load_file_attr(path, name, "pass")
+    return _loaded_code[(path, name)]
+
+
+def apply_config(config):
+    """{module: {key: value}} (torch._inductor.config ...), as context managers; a value ("pt2kit:code",
+    FILE, NAME) is that code (:func:`load_code`)."""
+    stack = contextlib.ExitStack()
+    for module, settings in config.items():
+        settings = {k: load_code(v[1], v[2]) if isinstance(v, tuple) and len(v) == 3 and v[0] == CODE else v
+                    for k, v in settings.items()}
+        stack.enter_context(importlib.import_module(module).patch(settings))
+    return stack
