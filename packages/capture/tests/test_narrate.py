@@ -45,3 +45,15 @@ def test_a_whole_line_capture_cannot_read_is_said_to_be_captures_fault_not_cut_s
     assert said[:2] == ["1 graph line(s) were cut short by the command's end and are left out",
                         f"1 graph line(s) capture could not read are left out ({proc.unreadable[0]}): a fault of "
                         "pt2kit capture, please report it"]
+
+
+def test_a_script_whose_only_graph_was_a_failing_export_is_not_told_it_called_no_compiled_function():
+    """torch.export.export raised before any graph existed: capture said "no graph was compiled (torch.compile
+    handed its backend none: the command called no compiled function ...)", beside the export's crash line."""
+    from pt2kit.capture.narrate import Summary
+
+    said: list[str] = []
+    Narrator(said.append, "t.py").finish(Summary(returncode=0, compiled=0, kept=0, processes=0, broken=0, booted=1,
+                                                 hooked=1, exports=1), {})
+    assert said == ["no graph was captured: the script's torch.export.export raised 1 time before any graph existed "
+                    "(said above), and nothing else compiled"]

@@ -242,4 +242,5 @@ def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: boo
                                    broken=sum(p.broken for p in kept_procs),
                                    unreadable=tuple(w for p in kept_procs for w in p.unreadable), booted=len(marks.booted),
                                    hooked=len(marks.hooked), unhooked=len(marks.unhooked),
-                                   skipped=tuple(marks.skipped), rank=job.rank, traces=len(traces)), {})
+                                   skipped=tuple(marks.skipped), rank=job.rank, traces=len(traces),
+                                   exports=sum(len(p.exports) for p in kept_procs)), {})

@@ -32,6 +32,7 @@ class Summary:
     rank: int | None = 0
     failed: int = 0  # --check: graphs a later call of failed (a model record each, of that call's values)
     traces: int = 0  # traces of processes that kept no graph, carried by the header (guardscan reads them)
+    exports: int = 0  # torch.export.export calls of the script that raised (a crash record each, no graph)
 
 
 class Narrator(Base):
@@ -101,6 +102,9 @@ def _why_none(s: Summary) -> str:
     if s.unhooked and not s.hooked:
         return ("no graph was captured: torch was imported before capture could hook it, in "
                 f"{s.unhooked} process{'es' * (s.unhooked != 1)}")
+    if s.exports:  # the graph the script asked for never existed: its crash record said why
+        return (f"no graph was captured: the script's torch.export.export raised {s.exports} time"
+                f"{'s' * (s.exports != 1)} before any graph existed (said above), and nothing else compiled")
     # Dynamo may run a compiled function's every frame eagerly (torch.compile(DDP(nn.Sequential)) does)
     return ("no graph was compiled (torch.compile handed its backend none: the command called no compiled "
             "function, or Dynamo ran every frame eagerly; " + ("`| guardscan` reads the script's trace, kept in the "
