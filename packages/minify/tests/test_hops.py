@@ -17,7 +17,7 @@ HOPS = Path(__file__).parents[2] / "kdiff" / "tests" / "models" / "hops.py"
 @pytest.mark.xdist_group("minify_hops")
 def test_relu_bug_inside_a_cond_branch_is_cut_to_the_relu_in_the_branch(minify, tmp_path):
     out = tmp_path / "repro.py"
-    r = minify(f"{HOPS}:cond", "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy", "-o", str(out))
+    r = minify(f"{HOPS}:cond", "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy", "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["failure"] == "accuracy" and rep["ops"] == ["aten.relu.default"]

@@ -128,7 +128,8 @@ def _cannot_test(p, why: str) -> None:
 def test_a_backend_that_kills_the_process_is_a_crash_signature(minify, tmp_path):
     out, backend = tmp_path / "repro.py", tmp_path / "backends.py"
     backend.write_text((MODELS / "small.py").read_text())
-    r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--backend", f"{backend}:aborting_backend", "-o", str(out))
+    r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--backend", f"{backend}:aborting_backend",
+               "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["failure"] == "crash" and rep["signature"] == "SIGABRT"
@@ -179,7 +180,8 @@ def test_a_backend_of_the_users_file_is_minified_on_the_graph_dynamo_hands_it(mi
 def test_an_input_that_was_no_leaf_is_rebuilt_as_none_in_every_candidate_and_the_repro(minify, tmp_path):
     # issue 44 item 4: each candidate and the repro made the input a leaf, so the backend's error was gone
     out = tmp_path / "repro.py"
-    r = minify(str(MODELS / "nonleaf.py"), "--backend", "non_leaf_compile_error_TESTING_ONLY", "-o", str(out))
+    r = minify(str(MODELS / "nonleaf.py"), "--backend", "non_leaf_compile_error_TESTING_ONLY",
+               "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["failure"] == "compile-error" and rep["signature"].startswith("TestingOnlyCompileError")
@@ -286,7 +288,8 @@ def test_inputs_keep_the_range_of_the_real_values(minify, tmp_path):
     values the cut graph would make NaN eagerly too, a different signature; fed the real range it keeps
     the failure."""
     out = tmp_path / "repro.py"
-    r = minify(f"{MODELS / 'small.py'}:posnet", "--backend", f"{MODELS / 'small.py'}:nan_backend", "-o", str(out))
+    r = minify(f"{MODELS / 'small.py'}:posnet", "--backend", f"{MODELS / 'small.py'}:nan_backend",
+               "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["signature"] == "nan" and rep["ops"] == ["torch.log"] and rep["reproduced"] == 3
@@ -301,7 +304,7 @@ def test_accuracy_search_keeps_the_divergence_that_reaches_the_output(minify, tm
     mask of where(b, r, r). The repro is the relu that makes the output wrong (was the log1p: the first
     divergence in graph order, and alone a graph whose output differs)."""
     out, m = tmp_path / "repro.py", MODELS.parents[2] / "kdiff" / "tests" / "models" / "cases.py"
-    r = minify(f"{m}:masked", "--backend", f"{m}:plus_one_relu_log1p", "-o", str(out))
+    r = minify(f"{m}:masked", "--backend", f"{m}:plus_one_relu_log1p", "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.relu"] and rep["reproduced"] == 3, rep
@@ -312,7 +315,7 @@ def test_a_failure_that_needs_the_real_values_gets_them_embedded(minify, tmp_pat
     """Tied votes: the backend's argmax picks the last of tied maxima. Seeded floats never tie (the old
     minify ended in exit 3 here); the repro carries the real votes as literals, and only them."""
     out, m = tmp_path / "repro.py", MODELS / "tied_votes.py"
-    r = minify(f"{m}:make", "--backend", f"{m}:last_of_ties", "-o", str(out))
+    r = minify(f"{m}:make", "--backend", f"{m}:last_of_ties", "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.argmax"] and rep["reproduced"] == 3, rep
@@ -405,7 +408,7 @@ def test_repro_judges_under_the_harness_precision_and_as_configured_keeps_the_mo
             out.write_text(text)
         else:
             r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--precision", precision, "--config",
-                       f"{RELU_BUG}=accuracy", "-o", str(out))
+                       f"{RELU_BUG}=accuracy", "-o", str(out), "--no-bisect")
         assert r.code == 1, r.stderr
         (rep,) = r.kind("repro")
         assert rep["ops"] == ["aten.relu.default"] and rep["reproduced"] == 3
@@ -422,7 +425,8 @@ def test_a_tuple_setting_stays_a_tuple_in_every_worker_and_in_the_repro(minify, 
     # Inductor prints cpp.cxx into its error: were the tuple a list in the workers (JSON has no
     # tuples), the signature would change and the failure "not reproduce"
     out = tmp_path / "repro.py"
-    r = minify(f"{MODELS / 'small.py'}:clean", "--config", "cpp.cxx=('/nonexistent/cc',)", "-o", str(out))
+    r = minify(f"{MODELS / 'small.py'}:clean", "--config", "cpp.cxx=('/nonexistent/cc',)",
+               "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["signature"] == "InvalidCxxCompiler: No working C++ compiler found in torch._inductor.config.cpp.cxx: " \

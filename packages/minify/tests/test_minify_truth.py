@@ -20,7 +20,7 @@ def piped(tmp_path_factory):
     d = tmp_path_factory.mktemp("file-config")
     store = d / "store"
     k = run(module("pt2kit.kdiff", str(MODELS / "file_config.py"), "--store", str(store)), cwd=d)
-    m = minify_in(d, "-o", str(d / "repro.py"), store=store, stdin=k.stdout, timeout=600)
+    m = minify_in(d, "-o", str(d / "repro.py"), "--no-bisect", store=store, stdin=k.stdout, timeout=600)
     return k, m, d
 
 
@@ -108,7 +108,7 @@ def test_an_fp64_failure_minify_finds_within_the_float64_rule_is_both_verdicts_w
 def test_a_close_failure_within_the_float64_rule_says_so_with_numbers_and_is_minified_as_close_exit_1(minify, tmp_path):
     """The diff fails --verdict close; minify's own run fails assert_close too but is within the float64
     rule: it says both in one line and minifies the close failure the user chose (issue 37: never 3)."""
-    r = minify("--backend", NUDGE, stdin=_chaotic_failure(tmp_path, "close"))
+    r = minify("--backend", NUDGE, "--no-bisect", stdin=_chaotic_failure(tmp_path, "close"))
     assert r.code == 1, r.stderr
     assert re.search(r"^minify: small\.py:chaotic: \[[\d.]+s\] " + WITHIN + "; minified as the close failure the "
                      r"diff's --verdict close asks for$", r.stderr, re.M), r.stderr
@@ -121,7 +121,7 @@ def test_a_tuple_the_model_file_sets_is_a_tuple_in_every_worker_and_in_the_repro
     # Inductor's error (it prints the setting) would change and the failure "not reproduce"
     model, out = tmp_path / "cxx.py", tmp_path / "repro.py"
     model.write_text((MODELS / "small.py").read_text() + "\ntorch._inductor.config.cpp.cxx = ('/nonexistent/cc',)\n")
-    r = minify(f"{model}:clean", "-o", str(out))
+    r = minify(f"{model}:clean", "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["failure"] == "compile-error" and rep["reproduced"] == 1 == rep["runs"], rep  # one fresh run shows it
@@ -136,7 +136,7 @@ def test_a_jagged_input_is_cut_on_the_dense_graph_inductor_compiles_and_the_repr
     """A torch.nested jagged input (issue 37): AOTAutograd hands Inductor a dense graph of its values and
     offsets; minify cuts that to the relu, and the repro, torch alone, fails 3 of 3 and passes unplanted."""
     out = tmp_path / "repro.py"
-    r = minify(str(MODELS / "nested_relu.py"), "--config", f"{RELU_BUG}=accuracy", "-o", str(out))
+    r = minify(str(MODELS / "nested_relu.py"), "--config", f"{RELU_BUG}=accuracy", "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
     (model,) = r.kind("model")
     assert [(i["layout"], i["shape"], i["offsets"]) for i in model["inputs"]] == [("jagged", [3, "j1", 6], [0, 2, 7, 8])]
@@ -160,7 +160,8 @@ def test_a_jagged_input_of_a_backend_of_the_users_file_is_cut_on_dynamos_graph_a
     # such a backend is handed Dynamo's graph, whose values are the jagged tensors themselves: the repro
     # makes its input with nested_tensor_from_jagged, at the real offsets
     out = tmp_path / "repro.py"
-    r = minify(str(MODELS / "nested_relu.py"), "--backend", f"{MODELS / 'dynamo_backends.py'}:accuracy", "-o", str(out))
+    r = minify(str(MODELS / "nested_relu.py"), "--backend", f"{MODELS / 'dynamo_backends.py'}:accuracy",
+               "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.relu"] and rep["reproduced"] == 3 == rep["runs"], rep

@@ -112,7 +112,7 @@ def test_a_nan_only_in_a_gradient_is_cut_in_the_backward_graph_with_a_dynamic_ba
     torch.testing.assert_close(test_out, eager_out)
     assert all(torch.isfinite(g).all() for g in eager_grads) and any(torch.isnan(g).any() for g in test_grads)
     out = tmp_path / "repro.py"
-    r = minify(f"{NETS}:relu15", "--mode", "train", "--config", f"{RELU_BUG}=accuracy", "-o", str(out))
+    r = minify(f"{NETS}:relu15", "--mode", "train", "--config", f"{RELU_BUG}=accuracy", "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["failure"] == "nan" and rep["signature"] == "nan" and rep["phase"] == "backward"
@@ -130,7 +130,7 @@ def _minified_through_a_backend(minify, tmp_path, entry: str, source, name: str)
     backend = tmp_path / "backend.py"
     shutil.copy(source, backend)
     out = tmp_path / "repro.py"
-    r = minify(f"{NETS}:{entry}", "--mode", "train", "--backend", f"{backend}:{name}", "-o", str(out))
+    r = minify(f"{NETS}:{entry}", "--mode", "train", "--backend", f"{backend}:{name}", "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     return rep, out, backend
