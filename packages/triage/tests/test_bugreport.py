@@ -68,7 +68,8 @@ def test_the_report_says_what_fails_where_with_its_repro_bisection_versions_conf
     assert "in 3 of 3 fresh runs); cut from 5 to 1 nodes: `aten.relu.default`" in md
     assert "- inductor's lowerings: application 0 of 1 (aten.relu.default)" in md
     assert "  - backends: `aot_eager` passes, `inductor` fails" in md
-    assert "  - checked, culprit off: `TORCH_BISECT_MAX=-1` passes (passes)" in md
+    assert "  - checked, culprit off: `TORCH_BISECT_MAX=-1` passes\n" in md  # not "passes (passes)"
+    assert "  - checked, culprit on: `TORCH_BISECT_MAX=0` fails (accuracy)\n" in md
     assert "| `out[0]` | 0.5 | 3 of 4 | `eager` | `inductor` | - |" in md
     assert "PyTorch version: 2.13.0+cpu\nOS: Debian\ntriton: 3.6.0\ninterpreter: /usr/bin/python3" in md
     assert "inductor.cpp.x = accuracy" in md

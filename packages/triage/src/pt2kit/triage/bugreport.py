@@ -184,7 +184,9 @@ def _bisection(row: dict[str, Any] | None, c: Any) -> list[str]:
         for name, run in (("off", b.off), ("on", b.on)):
             if run is not None:
                 out.append(f"  - checked, culprit {name}: {code(run.setting)} "
-                           f"{'fails' if run.fails else 'passes'}" + (f" ({run.signature})" if run.signature else ""))
+                           f"{'fails' if run.fails else 'passes'}"
+                           # a passing run's signature is only "passes" again: the failure's kind is what tells
+                           + (f" ({run.signature})" if run.signature and run.fails else ""))
     return out
 
 
