@@ -38,8 +38,8 @@ def test_a_registered_testing_only_backend_travels_to_minify_and_its_repro(tmp_p
     (model,) = [r for r in _records(stream) if r["kind"] == "model"]
     assert model["captured"]["backend"] == "relu_compile_error_TESTING_ONLY" and "backend_code" not in model["captured"]
     # no flag: minify compiles with the script's backend (it tested Inductor: "shows none", exit 3)
-    mn = subprocess.run([PY, "-m", "pt2kit.minify", "-o", "repro.py"], input=stream, capture_output=True, cwd=tmp_path,
-                        env=_env(tmp_path))
+    mn = subprocess.run([PY, "-m", "pt2kit.minify", "--no-bisect", "-o", "repro.py"], input=stream, capture_output=True,
+                        cwd=tmp_path, env=_env(tmp_path))
     err = mn.stderr.decode()
     assert mn.returncode == 1, err[-3000:]
     assert "(backend relu_compile_error_TESTING_ONLY)" in err
@@ -121,8 +121,8 @@ def test_the_backend_a_diff_compiled_with_is_the_one_minify_cuts_with(tmp_path):
     kd = subprocess.run([PY, "-m", "pt2kit.kdiff", str(model), "--backend", "relu_accuracy_error_TESTING_ONLY",
                          "--no-localize"], capture_output=True, cwd=tmp_path, env=_env(tmp_path))
     assert kd.returncode == 1, kd.stderr.decode()[-2000:]
-    mn = subprocess.run([PY, "-m", "pt2kit.minify", "-o", "repro.py"], input=kd.stdout, capture_output=True,
-                        cwd=tmp_path, env=_env(tmp_path))
+    mn = subprocess.run([PY, "-m", "pt2kit.minify", "--no-bisect", "-o", "repro.py"], input=kd.stdout,
+                        capture_output=True, cwd=tmp_path, env=_env(tmp_path))
     err = mn.stderr.decode()
     assert mn.returncode == 1 and "(backend relu_accuracy_error_TESTING_ONLY)" in err, err[-3000:]
     (rep,) = [r for r in _records(mn.stdout) if r["kind"] == "repro"]

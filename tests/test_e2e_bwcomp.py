@@ -37,8 +37,8 @@ def runs(tmp_path_factory):
                                     cwd=tmp, env=env)
     out["kdiff"] = subprocess.run([PY, "-m", "pt2kit.kdiff", "--grad", "--backend", "bwbug_backend.py:backend"],
                                   input=out["capture"].stdout, capture_output=True, cwd=tmp, env=env)
-    out["minify"] = subprocess.run([PY, "-m", "pt2kit.minify", "--backend", "bwbug_backend.py:backend", "-o",
-                                    "repro.py"], input=out["kdiff"].stdout, capture_output=True, cwd=tmp, env=env)
+    out["minify"] = subprocess.run([PY, "-m", "pt2kit.minify", "--no-bisect", "--backend", "bwbug_backend.py:backend",
+                                    "-o", "repro.py"], input=out["kdiff"].stdout, capture_output=True, cwd=tmp, env=env)
     out["repro"] = subprocess.run([PY, "repro.py"], capture_output=True, text=True, cwd=tmp, env=env)
     out["tmp"] = tmp
     return out

@@ -25,7 +25,7 @@ def test_a_script_with_the_relu_bug_down_the_whole_pipe(tmp_path):
     bindir = Path(sys.executable).parent  # `python`, `pt2kit`, `kdiff` ... as the user's PATH finds them
     p = subprocess.run(
         "pt2kit capture -- python train_relu.py | benchrun --backend aot_eager --repeat 3 -q | kdiff -q | "
-        "minify -o repro.py | tee s.ndjson | reportgen -o r.html -q; echo ${PIPESTATUS[@]}",
+        "minify --no-bisect -o repro.py | tee s.ndjson | reportgen -o r.html -q; echo ${PIPESTATUS[@]}",
         shell=True, capture_output=True, cwd=tmp_path, executable="/bin/bash",
         env={"PT2KIT_STORE": str(tmp_path / "store"), "PATH": f"{bindir}:/usr/bin:/bin"})
     codes, err = p.stdout.decode().splitlines()[-1].split(), p.stderr.decode()

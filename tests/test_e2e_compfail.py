@@ -20,12 +20,13 @@ SCRIPT = ROOT / "packages" / "capture" / "tests" / "scripts" / "fails.py"
 BACKWARD = ROOT / "packages" / "capture" / "tests" / "scripts" / "backward.py"
 pytestmark = pytest.mark.xdist_group("compfail")
 # name: (capture's arguments, the pipe after it ending in minify, or None where it ends at capture); a
-# backend that is the script's code is handed over as the handover line says (the stream never imports it)
+# backend that is the script's code is handed over as the handover line says (the stream never imports it).
+# minify runs with --no-bisect: no test here asserts a stage, and each bisection is ~12 compiles more
 PIPES = {"compile": (f"-- python {SCRIPT} compile", "minify"), "run": (f"-- python {SCRIPT} backend-run", "minify"),
          "later": (f"-- python {SCRIPT} export later aoti-run", None),
          "backward": (f"-- python {BACKWARD} raise", f"minify --backend {BACKWARD}:raising"),
          "segv": (f"-- python {BACKWARD} segv", f"minify --backend {BACKWARD}:segv_backward"),
-         "compile-segv": (f"-- python {BACKWARD} compile-segv", f"minify --no-bisect --backend {BACKWARD}:segv_compile"),
+         "compile-segv": (f"-- python {BACKWARD} compile-segv", f"minify --backend {BACKWARD}:segv_compile"),
          "nan": (f"--check nan -- python {BACKWARD} nan",
                  f"kdiff --backend {BACKWARD}:nan_backward | minify --backend {BACKWARD}:nan_backward")}
 
@@ -37,7 +38,7 @@ def pipes(tmp_path_factory):
     env = {"PT2KIT_STORE": str(d / "store"), "PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(d)}
     out = {}
     for name, (script, minify) in PIPES.items():  # script: capture's arguments
-        then = f" | {minify} -o repro-{name}.py > minified-{name}.ndjson" if minify else ""
+        then = f" | {minify} --no-bisect -o repro-{name}.py > minified-{name}.ndjson" if minify else ""
         p = subprocess.run(f"pt2kit capture {script} {d}/{name}.pt2 | tee {name}.ndjson{then}; "
                            "echo ${PIPESTATUS[@]}", shell=True, capture_output=True, cwd=d, executable="/bin/bash",
                            env=env)

@@ -100,7 +100,7 @@ def test_planted_relu_bug_is_pinned_to_the_relu_of_a_real_transformer(tool):
 
 @pytest.mark.parametrize("name", MINIFY_TRUTH)
 def test_minify_finds_a_failure_exactly_where_the_benchmark_harness_does(tool, name):
-    r = tool("minify", model(name))
+    r = tool("minify", model(name), "--no-bisect")
     harness, _ = _truth(name)
     assert r.code == (0 if harness else 1), r.stderr[-3000:]
     if harness:  # no false alarm on a model PyTorch's harness passes
@@ -109,7 +109,8 @@ def test_minify_finds_a_failure_exactly_where_the_benchmark_harness_does(tool, n
 
 def test_minify_cuts_the_planted_relu_bug_of_a_real_transformer_to_the_relu(tool, tmp_path_factory):
     out = tmp_path_factory.mktemp("t5") / "repro.py"
-    r = tool("minify", model("t5_encdec"), "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy", "-o", str(out))
+    r = tool("minify", model("t5_encdec"), "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy", "-o", str(out),
+             "--no-bisect")
     assert r.code == 1, r.stderr[-3000:]
     (rep,) = r.kind("repro")
     assert rep["ops"] == ["aten.relu.default"] and rep["reproduced"] == 3 and rep["nodes_before"] > 300, rep
@@ -132,7 +133,7 @@ def test_minify_keeps_the_op_a_backend_breaks_in_a_real_transformer(tool, tmp_pa
     # index out of range. A cut graph writes into a fed-in value there (relative_buckets += ...): each
     # run gets its own inputs, or the run after eager's reads changed indices and fails with no bug at all
     out = tmp_path_factory.mktemp("t5nan") / "repro.py"
-    r = tool("minify", model("t5_encdec"), "--backend", f"{SMALL}:nan_backend", "-o", str(out))
+    r = tool("minify", model("t5_encdec"), "--backend", f"{SMALL}:nan_backend", "-o", str(out), "--no-bisect")
     assert r.code == 1, r.stderr[-3000:]
     (rep,) = r.kind("repro")
     assert rep["failure"] == "compile-error" and rep["signature"].startswith("IndexError: index out of range")
@@ -148,7 +149,8 @@ def test_minify_keeps_the_op_a_backend_breaks_in_a_real_transformer(tool, tmp_pa
 def test_minify_cuts_a_dynamic_shape_real_transformer_at_the_dynamo_level(tool, tmp_path_factory):
     # the graph a backend is handed has symbolic sizes: it is captured with the ints they stand for
     out = tmp_path_factory.mktemp("gpt2dyn") / "repro.py"
-    r = tool("minify", model("gpt2_dynamic"), "--backend", f"{model('gpt2_dynamic')}:tanh_bug", "-o", str(out))
+    r = tool("minify", model("gpt2_dynamic"), "--backend", f"{model('gpt2_dynamic')}:tanh_bug", "-o", str(out),
+             "--no-bisect")
     assert r.code == 1, r.stderr[-3000:]
     (rep,) = r.kind("repro")
     assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.tanh"] and rep["reproduced"] == 3, rep
