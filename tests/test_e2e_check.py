@@ -50,7 +50,7 @@ def runs(tmp_path_factory):
         out[check + ".stream"] = (tmp / f"{check}.ndjson").read_bytes()
     out["kdiff"] = subprocess.run([PY, "-m", "pt2kit.kdiff", "--backend", backend], input=out["nan.stream"],
                                   capture_output=True, cwd=tmp, env=_env(tmp))
-    out["minify"] = subprocess.run([PY, "-m", "pt2kit.minify", "--backend", backend, "-o", "repro.py"],
+    out["minify"] = subprocess.run([PY, "-m", "pt2kit.minify", "--no-bisect", "--backend", backend, "-o", "repro.py"],
                                    input=out["kdiff"].stdout, capture_output=True, cwd=tmp, env=_env(tmp))
     return out
 

@@ -18,7 +18,8 @@ def test_kdiff_verdict_close_into_minify_keeps_the_close_rule(tmp_path):
     py = sys.executable
     model = ROOT / "tests" / "models" / "float16_cancel.py"
     cmd = (f"{py} -m pt2kit.kdiff {model} --verdict close --no-localize -q | "
-           f"{py} -m pt2kit.minify -o {tmp_path}/repro.py | tee {tmp_path}/s.ndjson > /dev/null; echo ${{PIPESTATUS[@]}}")
+           f"{py} -m pt2kit.minify --no-bisect -o {tmp_path}/repro.py | tee {tmp_path}/s.ndjson > /dev/null; "
+           "echo ${PIPESTATUS[@]}")
     p = subprocess.run(cmd, shell=True, capture_output=True, cwd=tmp_path, executable="/bin/bash",
                        env={"PT2KIT_STORE": str(tmp_path / "store"), "PATH": "/usr/bin:/bin"}, timeout=900)
     err = p.stderr.decode()

@@ -34,7 +34,7 @@ def product_line(tmp_path_factory):
     codes, recs, err = _pipe(
         f"{py} -m pt2kit.fxcheck {NET / 'small.py'}:clean -q | "
         f"{py} -m pt2kit.kdiff --config cpp.inject_relu_bug_TESTING_ONLY=accuracy -q | tee {d}/k.ndjson | "
-        f"{py} -m pt2kit.minify -o {d}/repro.py | tee {d}/s.ndjson | "
+        f"{py} -m pt2kit.minify --no-bisect -o {d}/repro.py | tee {d}/s.ndjson | "
         f"{py} -m pt2kit.reportgen -o {d}/r.html -q", d)
     kdiff = [msgspec.json.decode(x) for x in (d / "k.ndjson").read_bytes().splitlines()]
     return d, codes, kdiff, recs, err
@@ -119,7 +119,7 @@ def test_an_alignment_violation_deep_in_a_net_keeps_a_misaligned_size(tmp_path):
     py = sys.executable
     codes, recs, err = _pipe(
         f"{py} -m pt2kit.fxcheck {NET / 'align_mlp.py'}:make --align 16 -q | "
-        f"{py} -m pt2kit.minify -o {tmp_path}/repro.py | tee {tmp_path}/s.ndjson > /dev/null", tmp_path)
+        f"{py} -m pt2kit.minify --no-bisect -o {tmp_path}/repro.py | tee {tmp_path}/s.ndjson > /dev/null", tmp_path)
     assert codes == ["1", "1", "0"], err[-3000:]
     (rep,) = [r for r in recs if r["kind"] == "repro"]
     assert rep["signature"] == "align 16: aten.mul.Tensor" and rep["ops"] == ["aten.mul.Tensor"]
