@@ -65,6 +65,14 @@ def test_a_script_backend_function_is_named_with_the_flag_that_hands_it_over(tmp
         f"(defined in the script, {script}): a stream never makes kdiff import code; to test it, give "
         f"--backend {script}:my_backend\n")
     assert not [r for r in _records(kd.stdout) if r["kind"] == "diff"]  # no Inductor run in its place
+    # `capture | kdiff | minify` as typed: minify said "nothing to minify", exit 0, after kdiff's refusal
+    mn = subprocess.run([PY, "-m", "pt2kit.minify", "--no-bisect"], input=kd.stdout, capture_output=True, cwd=tmp_path,
+                        env=_env(tmp_path))
+    assert mn.returncode == 2 and mn.stderr.decode() == (
+        "minify: error: <stdin>:4: the step before minify stopped, so nothing on stdin was judged and there is "
+        "nothing to minify yet: <stdin>:2: backend_function.py[0/0] was compiled with the script's own backend "
+        f"my_backend (defined in the script, {script}): a stream never makes kdiff import code; to test it, give "
+        f"--backend {script}:my_backend\n"), mn.stderr.decode()
     # given that flag, kdiff tests the script's backend and finds its bug at the relu
     kd = subprocess.run([PY, "-m", "pt2kit.kdiff", "--backend", f"{script}:my_backend"], input=stream,
                         capture_output=True, cwd=tmp_path, env=_env(tmp_path))

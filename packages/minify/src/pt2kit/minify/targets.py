@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from pt2kit.runtime.piped import PipedModel, read_piped
 from pt2kit.runtime.session import Session
-from pt2kit.schema import Crash, Diff, Header, Kernel, Violation
+from pt2kit.schema import Crash, Diff, Error, Header, Kernel, Violation
 
 from .job import Job
 from .records import Want, unkept, wanted
@@ -46,6 +46,9 @@ class Piped:
     # why a failure the stream names has no graph to cut (a torch.export.export that raised: capture's crash
     # record of stage "export"), "SOURCE:LINE: why" each
     graphless: list[str] = field(default_factory=list)
+    # what a tool before minify stopped on ("SOURCE:LINE: message" each): its error record says that it
+    # judged nothing (or not everything), so an empty stream of failures is no all-clear
+    refused: list[str] = field(default_factory=list)
 
 
 def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m: None) -> Piped:
@@ -58,7 +61,7 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
     told: set[str] = set()
     runs: dict[str, tuple[dict[str, str], str]] = {}  # each upstream run's --config: its findings were seen so
     for line, model in read_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config,
-                                  also=[Header, Diff, Crash, Violation, Kernel]):
+                                  also=[Header, Diff, Crash, Violation, Kernel, Error]):
         rec = line.record
         where = f"{line.source}:{line.lineno}"
         if model is not None:
@@ -66,6 +69,8 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
             on_model(model)
         elif isinstance(rec, Header):
             runs[rec.run] = (dict(rec.config), where)
+        elif isinstance(rec, Error):
+            out.refused.append(f"{where}: {rec.message}")
         elif isinstance(rec, Failing):
             why = unkept(rec)
             if why and why not in told:
