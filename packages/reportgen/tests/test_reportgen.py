@@ -53,6 +53,25 @@ def test_a_stream_where_nothing_fails_has_no_failure_section(tmp_path):
     assert '<section id="diffs">' in html and 'id="fails"' not in html and "What fails" not in html
 
 
+def test_a_script_dying_of_a_graphs_failure_is_one_failure_under_the_graph(tmp_path):
+    # capture writes the graph's crash, then the script's own exit of it (no model): the page listed a second
+    # failure "(model): BackendCompilerFailed during run"; a model-less crash of anything else is still listed
+    from pt2kit.schema import Crash
+
+    out = io.BytesIO()
+    w = RecordWriter(out, run="run-cap")
+    header(w, "capture", tmp_path / "store")
+    w.emit_new(Crash, model="s.py[0/1]", stage="compile", exception="RuntimeError", message="picky: no sigmoid")
+    w.emit_new(Crash, stage="run", exitcode=1, exception="BackendCompilerFailed",
+               message="backend='picky' raised:\nRuntimeError: picky: no sigmoid\n\nSet TORCHDYNAMO_VERBOSE=1")
+    one = render(collect(read_stream(["-"], stdin=io.BytesIO(out.getvalue()))), "html", out_dir=tmp_path, store=None)
+    w.emit_new(Crash, stage="run", exitcode=1, exception="KeyError", message="'labels'")
+    two = render(collect(read_stream(["-"], stdin=io.BytesIO(out.getvalue()))), "html", out_dir=tmp_path, store=None)
+    rows = [h[h.index('<section id="fails">'):].split("</section>")[0].split('<tr class="fails">')[1:] for h in (one, two)]
+    assert [len(r) for r in rows] == [1, 2] and rows[0][0].startswith("<td>s.py[0/1]</td>"), rows
+    assert "RuntimeError during compile: picky: no sigmoid" in rows[0][0] and "KeyError during run" in rows[1][1]
+
+
 def test_every_kind_present_gets_its_section_with_counts(tmp_path):
     html, _ = page(tmp_path)
     for section in ("summary", "script", "violations", "diffs", "guards", "kernels", "bench", "graphs", "repros", "crashes",

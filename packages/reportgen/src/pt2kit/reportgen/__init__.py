@@ -22,7 +22,7 @@ Importing this package imports neither; each name is imported when first used.
 
 from pt2kit.runtime.api import exports
 
-__version__ = "1.6.0"
+__version__ = "1.6.1"
 
 _PUBLIC = {"collect": ".collection", "render": ".formats", "what_fails": ".failures:failures"}
 __all__ = ["__version__", *_PUBLIC]

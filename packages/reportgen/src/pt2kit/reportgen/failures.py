@@ -50,7 +50,12 @@ def failures(c: Collection, blob: Callable[[Any, Any], Any]) -> list[dict[str, A
             r["what"].append(f"kernel {k.name} writes NaN/Inf")
             if r["where"] is None and k.sources:
                 r.update(where=k.sources[0], code=(k.code or [None])[0])
+    # a script that dies of a graph's failure writes that graph's crash and then its own (no model, stage run),
+    # whose message holds the graph's: one failure, listed once, under the graph
+    named = [(x.run, (x.message or "").strip()) for x in c.of("crash") if x.model and (x.message or "").strip()]
     for x in c.of("crash"):
+        if x.model is None and any(run == x.run and m in (x.message or "") for run, m in named):
+            continue
         r = row(x.model)
         why = x.signal or x.exception or (f"exit {x.exitcode}" if x.exitcode is not None else "crash")
         message = (x.message or "").strip().splitlines()
