@@ -15,7 +15,7 @@ from pt2kit.triage.steps import Step
 REPRO = "import torch\nclass Repro(torch.nn.Module):\n    pass\n\n# ---- pt2kit_portable (version 6), verbatim\nHARNESS = 1\n"
 
 
-def _stream(tmp_path: Path, bisect: bool) -> Path:
+def _stream(tmp_path: Path, bisect: bool, divergence: bool = True) -> Path:
     store = tmp_path / "store"
     sha = hashlib.sha256(REPRO.encode()).hexdigest()
     blob = store / "blobs" / sha[:2] / f"{sha}.py"
@@ -33,8 +33,9 @@ def _stream(tmp_path: Path, bisect: bool) -> Path:
         Diff(**env, model=label, output="out[0]", ref="eager", test="inductor", atol=1e-5, rtol=1e-5, passed=False,
              metrics=Metrics(numel=4, max_abs=0.5, mean_abs=0.1, max_rel=1.0, rmse=0.2, mismatches=3,
                              mismatch_share=0.75)),
-        Divergence(**env, model=label, node="relu", op="aten.relu.default", source=str(tmp_path / "train.py") + ":13",
-                   code="return x.relu() ``` # not markdown", phase="forward"),
+        *([Divergence(**env, model=label, node="relu", op="aten.relu.default",
+                      source=str(tmp_path / "train.py") + ":13", code="return x.relu() ``` # not markdown",
+                      phase="forward")] if divergence else []),
         Repro(**env, model=label, path=ref, failure="accuracy", nodes_before=5, nodes_after=1, reproduces=True,
               ops=["aten.relu.default"], reproduced=3, runs=3, config={"cpp.x": "accuracy"}, backend="inductor"),
     ]
@@ -50,12 +51,12 @@ def _stream(tmp_path: Path, bisect: bool) -> Path:
     return path
 
 
-def _report(tmp_path: Path, bisect: bool) -> str:
+def _report(tmp_path: Path, bisect: bool, divergence: bool = True) -> str:
     steps = [Step("capture", ["pt2kit", "capture", "--", "python", "train.py"], code=0),
              Step("minify", ["minify", "-o", "t/repro.py"], tmp_path / "t" / "kdiff.ndjson",
                   tmp_path / "t" / "minify.ndjson", code=1)]
     facts = {"PyTorch version": "2.13.0+cpu", "OS": "Debian", "triton": "3.6.0", "interpreter": "/usr/bin/python3"}
-    return build(_stream(tmp_path, bisect), steps, facts, ["python", "train.py"], tmp_path, 1,
+    return build(_stream(tmp_path, bisect, divergence), steps, facts, ["python", "train.py"], tmp_path, 1,
                  ["kdiff: skipped: `x` crashed"])
 
 
@@ -86,3 +87,12 @@ def test_a_code_span_outlasts_the_backticks_it_holds():
     assert code("a`b") == "``a`b``"
     assert code("`x`") == "`` `x` ``"
     assert code("two\nlines") == "`two lines`"
+
+
+def test_without_the_ops_own_line_the_report_says_the_line_is_the_call_of_the_compiled_code(tmp_path):
+    # a compile error has no divergence: the line known is the one that called the compiled function, which
+    # the title gave as the op's own ("... in torch.sigmoid at s4.py:42", the op being at line 25)
+    md = _report(tmp_path, bisect=False, divergence=False)
+    assert md.splitlines()[0] == "# [inductor] wrong results in aten.relu.default called at train.py:12 (train.py[0/0])"
+    assert ("  - in your code: `train.py:12` (the call of the compiled code; the op's own line is not known)"
+            in md.splitlines())

@@ -97,14 +97,22 @@ def user_line(row: dict[str, Any], c: Any) -> str | None:
     return (cap.called_from or cap.source) if cap is not None else None
 
 
+def _op_line(row: dict[str, Any], mine: str | None) -> bool:
+    """Whether the user's line :func:`user_line` gives is the failing op's own (a divergence's), not the
+    line that called the compiled code."""
+    return bool(mine) and mine == row["where"]
+
+
 def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
     if row is None:
         return "pt2kit triage: no failure found"
     rep = row["repro"]["r"] if row["repro"] else None
     kind = FAILURE.get(rep.failure, rep.failure) if rep else (row["what"][0] if row["what"] else "failure")
     op = row["op"] or (rep.ops[0] if rep and len(rep.ops) == 1 else None)
-    where = _rel(user_line(row, c), cwd)
-    return (f"[{_backend(c, row)}] {kind}" + (f" in {op}" if op else "") + (f" at {where}" if where else "")
+    mine = user_line(row, c)
+    where = _rel(mine, cwd)
+    at = "at" if _op_line(row, mine) else "called at"  # the call of the compiled code is not the op's line
+    return (f"[{_backend(c, row)}] {kind}" + (f" in {op}" if op else "") + (f" {at} {where}" if where else "")
             + f" ({row['model']})")
 
 
@@ -121,7 +129,9 @@ def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture:
         mine = user_line(r, c)
         if mine:
             out.append(f"  - in your code: {code(_rel(mine, cwd))}"
-                       + (f": {code(r['code'])}" if r["code"] and mine == r["where"] else ""))
+                       + (f": {code(r['code'])}" if r["code"] and mine == r["where"] else "")
+                       + ("" if _op_line(r, mine) else " (the call of the compiled code; the op's own line is "
+                          "not known)"))
         if r["where"] and r["where"] != mine:
             out.append(f"  - in the captured graph: {code(_rel(r['where'], cwd))}" + (f": {code(r['code'])}" if r["code"] else ""))
         if r["stage"]:
