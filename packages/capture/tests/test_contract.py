@@ -62,6 +62,7 @@ def test_a_process_killed_inside_a_compiled_call_names_that_graph_its_call_and_p
     monkeypatch.setenv(contract.ENV_DIR, str(tmp_path))
     import pt2kit_capture_running as running
 
+    monkeypatch.setattr(running, "_MAP", {})  # this test's scratch dir: not the one an earlier test mapped
     graph = {"seq": 0}
     outer = running.enter(graph, 3, "forward")
     inner = running.enter(graph, 3, "backward")
