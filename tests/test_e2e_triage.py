@@ -66,8 +66,11 @@ def test_the_repro_fails_alone(run, tmp_path):
 def test_the_bug_report(run):
     cwd, p, _ = run
     md = (cwd / "triage-1" / "bug-report.md").read_text()
-    assert md.splitlines()[0] == "# [inductor] wrong results in aten.relu.default at examples/train.py:32 (train.py[0/0])"
-    assert "  - in your code: `examples/train.py:32`" in md
+    # line 32 is `model(x)`, the call of the compiled code (the divergence's line is the captured graph's)
+    assert md.splitlines()[0] == ("# [inductor] wrong results in aten.relu.default called at examples/train.py:32 "
+                                  "(train.py[0/0])")
+    assert ("  - in your code: `examples/train.py:32` (the call of the compiled code; the op's own line is not known)"
+            in md.splitlines())
     assert "fail against the reference (out[0]" in md
     head = (cwd / "triage-1" / "repro.py").read_text().split("\n# ---- pt2kit_portable")[0]
     assert f"```python\n{head.rstrip()}\n```" in md  # the repro, inline
