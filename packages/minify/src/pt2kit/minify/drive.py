@@ -92,7 +92,7 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         raise UsageError(f"{got.graphless[0]} (cannot minify it: a failing export has no graph to cut; "
                          "make it export, or minify a graph of the script that compiled)")
     if not got.targets and got.refused:  # the step before stopped: nothing was judged, never "nothing to minify"
-        where, _, message = got.refused[0].partition(": ")
+        where, message = got.refused[0]
         raise UsageError(f"{where}: the step before minify stopped, so nothing on stdin was judged and there is "
                          f"nothing to minify yet: {message}")
     if not got.targets:

@@ -46,9 +46,9 @@ class Piped:
     # why a failure the stream names has no graph to cut (a torch.export.export that raised: capture's crash
     # record of stage "export"), "SOURCE:LINE: why" each
     graphless: list[str] = field(default_factory=list)
-    # what a tool before minify stopped on ("SOURCE:LINE: message" each): its error record says that it
+    # what a tool before minify stopped on (("SOURCE:LINE", message) each): its error record says that it
     # judged nothing (or not everything), so an empty stream of failures is no all-clear
-    refused: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
 
 
 def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m: None) -> Piped:
@@ -70,7 +70,7 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
         elif isinstance(rec, Header):
             runs[rec.run] = (dict(rec.config), where)
         elif isinstance(rec, Error):
-            out.refused.append(f"{where}: {rec.message}")
+            out.refused.append((where, rec.message))
         elif isinstance(rec, Failing):
             why = unkept(rec)
             if why and why not in told:
