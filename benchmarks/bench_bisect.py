@@ -6,7 +6,7 @@ tests/bisect/ whose culprit is known, in one run:
   TORCH_COMPILE_BACKEND, as the bisector documents, and exits 0 when compiled matches eager); its answer
   is the `Bisection complete: BisectionResult(backend=..., subsystem=..., bisect_number=..., debug_info=...)`
   line it prints;
-- ours: `pt2kit capture -- python SCRIPT | kdiff | minify -o repro.py` (kdiff and minify given the flag that
+- ours: `pt2kit capture -- python SCRIPT | kdiff | minify -o repro.py`, piped (kdiff and minify given the flag that
   hands over code the script installed: `--config post_grad_custom_post_pass=SCRIPT:corrupt`, a decomposition
   through `--backend SCRIPT:inductor_with_wrong_silu`); its answer is minify's `bisect` record (backend,
   subsystem, application, what, config, found).
@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -110,21 +111,18 @@ def pytorch(case: Case, work: Path, timeout: float) -> dict[str, Any]:
 
 
 def ours(case: Case, work: Path) -> dict[str, Any]:
-    """capture | kdiff | minify, each reading the stream file the step before wrote; minify's bisect record."""
+    """capture | kdiff | minify, piped as the README runs them (each tool starts at once and warms its
+    workers while the step before still runs); minify's bisect record."""
     env = {"TORCHINDUCTOR_CACHE_DIR": str(work / "ours-cache"), "PT2KIT_STORE": str(work / "store")}
-    t = time.perf_counter()
-    cap, kd, mf = work / "capture.ndjson", work / "kdiff.ndjson", work / "minify.ndjson"
-    steps = [([PY, "-m", "pt2kit.capture", "--", PY, _script(case.name)], None, cap),
-             ([PY, "-m", "pt2kit.kdiff", *case.flags], cap, kd),
-             ([PY, "-m", "pt2kit.minify", *case.flags, "-o", str(work / "repro.py")], kd, mf)]
-    codes = []
-    for cmd, src, dst in steps:
-        p, _ = run(cmd, work, env, src, dst)
-        assert p is not None  # no timeout asked
-        codes.append(p.returncode)
-        (work / f"{Path(dst).stem}.err").write_bytes(p.stderr)
-    wall = time.perf_counter() - t
-    records = [json.loads(line) for line in mf.read_text().splitlines() if line.startswith("{")]
+    flags = " ".join(shlex.quote(f) for f in case.flags)
+    cmd = (f"{shlex.quote(PY)} -m pt2kit.capture -- {shlex.quote(PY)} {shlex.quote(_script(case.name))} 2>capture.err"
+           f" | {shlex.quote(PY)} -m pt2kit.kdiff {flags} 2>kdiff.err"
+           f" | {shlex.quote(PY)} -m pt2kit.minify {flags} -o repro.py > minify.ndjson 2>minify.err;"
+           " echo ${PIPESTATUS[@]} > rcs")
+    p, wall = run(["bash", "-c", cmd], work, env)
+    assert p is not None  # no timeout asked
+    codes = [int(c) for c in (work / "rcs").read_text().split()]
+    records = [json.loads(line) for line in (work / "minify.ndjson").read_text().splitlines() if line.startswith("{")]
     bisect = next((r for r in records if r.get("kind") == "bisect"), None) or {}
     return {"backend": bisect.get("backend"), "subsystem": bisect.get("subsystem"),
             "number": bisect.get("application"), "what": bisect.get("what"), "config": bisect.get("config"),

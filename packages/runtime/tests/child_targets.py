@@ -74,3 +74,8 @@ def imported(payload, chan):
     import sys
 
     return {"pid": os.getpid(), "had": [n in sys.modules for n in payload["names"]]}
+
+
+def priority(payload, chan):
+    """This process's pid and its CPU priority (nice) when its job runs."""
+    return {"pid": os.getpid(), "nice": os.getpriority(os.PRIO_PROCESS, 0)}

@@ -91,3 +91,66 @@ def test_a_worker_started_early_imports_ahead_and_takes_the_job_and_a_dead_one_i
     dead.wait()
     res, _ = go("imported", {"names": ["wave"]}, tmp_path, proc=dead)
     assert res.ok and res.value["pid"] != dead.pid and res.value["had"] == [False]
+
+
+# a tool reading a pipe warms its first worker while the tool upstream still runs (Session.warm)
+WARM = """
+import json, os, sys
+from pt2kit.runtime.session import Session
+with Session("t", "0", store=sys.argv[1], quiet=True) as s:
+    s.warm(("wave",))
+    spare = s._spare.pid if s._spare is not None else None
+    sys.stdin.read()  # what the tool upstream writes, to its end
+    if sys.argv[2] == "run":
+        res = s.run_child("m", "child_targets:imported", {"names": ["wave"]}, on_record=lambda raw: None)
+        print(json.dumps({"spare": spare, "ran": res.value}), file=sys.stderr)
+    else:
+        print(json.dumps({"spare": spare}), file=sys.stderr)
+    s.done(0)
+"""
+
+
+def _warm(tmp_path, how, stdin):
+    import json
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([sys.executable, "-c", WARM, str(tmp_path), how], stdin=stdin, capture_output=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stderr.decode().strip().splitlines()[-1])
+
+
+def test_a_tool_reading_a_pipe_runs_its_first_model_in_the_worker_it_warmed_and_stops_one_unused(tmp_path):
+    import subprocess
+
+    up = subprocess.Popen(["sh", "-c", "sleep 1; echo upstream"], stdout=subprocess.PIPE)
+    got = _warm(tmp_path, "run", up.stdout)
+    assert got["spare"] is not None and got["ran"] == {"pid": got["spare"], "had": [True]}
+    up = subprocess.Popen(["sh", "-c", "sleep 1; echo upstream"], stdout=subprocess.PIPE)
+    unused = _warm(tmp_path, "none", up.stdout)["spare"]
+    with pytest.raises(ProcessLookupError):  # stopped and reaped when the tool exited
+        os.kill(unused, 0)
+
+
+def test_a_tool_reading_a_file_warms_nothing(tmp_path):
+    (tmp_path / "stream").write_text("upstream\n")
+    with open(tmp_path / "stream", "rb") as f:
+        got = _warm(tmp_path, "run", f)
+    assert got["spare"] is None and got["ran"]["had"] == [False]
+
+
+def test_work_done_ahead_of_the_job_runs_at_a_lower_priority_and_the_job_at_the_one_before(tmp_path):
+    from pt2kit.runtime.child import start_worker
+    from pt2kit.runtime.worker import PRELOAD_NICE, ahead_of_the_job
+
+    if os.geteuid() != 0:
+        pytest.skip("a priority is given back only with the privilege to raise it")
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    with ahead_of_the_job():
+        assert os.getpriority(os.PRIO_PROCESS, 0) == before + PRELOAD_NICE
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    res, _ = go("priority", {}, tmp_path, proc=start_worker(env, preload=("wave",)))
+    assert res.ok and res.value["nice"] == before

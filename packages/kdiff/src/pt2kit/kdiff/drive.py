@@ -22,12 +22,14 @@ def run(s: Any, job: Job) -> int:
     from msgspec.structs import replace
 
     from pt2kit.runtime.backends import INDUCTOR, piped_backend
+    from pt2kit.runtime.child import COMPILER
     from pt2kit.runtime.outcome import CannotJudge, unrunnable
     from pt2kit.runtime.piped import read_piped
 
     if job.model is not None:
         return s.each_model(replace(job, test=job.test or INDUCTOR), target=TARGET, narrator=Narrator, hint=HINT)
     code = 0
+    s.warm((*COMPILER, TARGET.partition(":")[0]))
     for _, m in read_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config):
         if m is None:
             continue

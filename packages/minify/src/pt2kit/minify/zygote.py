@@ -236,18 +236,21 @@ def main(fd: int) -> int:
 
     # Python 3.12 warns on every fork of a process with threads; torch's own (OpenMP's) are fork-aware
     warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
-    import torch
+    from pt2kit.runtime.worker import ahead_of_the_job
 
-    from .torchapi import preload, warm_inductor
+    with ahead_of_the_job():  # minify starts beside the tools upstream: their script keeps the cores
+        import torch
 
-    cpu_build = torch.version.cuda is None and torch.version.hip is None
-    preload(cpu_build)
-    for name in PRELOAD:
-        importlib.import_module(name)
-    if cpu_build:
-        # not beside the imports: two threads importing torch's modules at once can see one half
-        # initialised (an intermittent ImportError that ended this server, seen once in 3 test runs)
-        warm_inductor()
+        from .torchapi import preload, warm_inductor
+
+        cpu_build = torch.version.cuda is None and torch.version.hip is None
+        preload(cpu_build)
+        for name in PRELOAD:
+            importlib.import_module(name)
+        if cpu_build:
+            # not beside the imports: two threads importing torch's modules at once can see one half
+            # initialised (an intermittent ImportError that ended this server, seen once in 3 test runs)
+            warm_inductor()
     if fork_poisoned():
         sock.send(json.dumps({"unusable": "CUDA was initialised while importing"}).encode())
         return 0

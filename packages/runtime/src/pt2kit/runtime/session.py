@@ -108,6 +108,7 @@ class Session:
         self.header_written = False
         self.precision = precision  # --precision, for the header of a tool that judges accuracy
         self.exit_code = 0
+        self._spare: Any = None  # a worker started before its job was known (:meth:`warm`)
 
     # -- the command body: ``with Session(...) as s: s.done(work(s, job))`` ------------------
     def __enter__(self) -> Session:
@@ -123,6 +124,7 @@ class Session:
         if isinstance(exc, SystemExit):
             return None
         code = self.exit_code if exc is None else self._code_for(exc)
+        self._drop_spare()
         raise SystemExit(self._flushed(code))
 
     # -- output ----------------------------------------------------------------------------
@@ -243,6 +245,7 @@ class Session:
         worst exit code of them all."""
         from msgspec.structs import replace
 
+        from .child import COMPILER
         from .piped import each_piped
 
         if job.model is not None:
@@ -250,6 +253,8 @@ class Session:
             label = self.open_model(job.model, device=job.device)
             return self.run_model(target, job, narrator(self.say, label, job), env=env)
         code = 0
+        if env is None:
+            self.warm((*COMPILER, target.partition(":")[0]))
         for m in each_piped(self, device=job.device, hint=hint, config=job.config, stream_config=job.stream_config):
             one = job.for_piped(m)
             code = max(code, self.run_model(target, one, narrator(self.say, m.label, one), env=env))
@@ -283,6 +288,36 @@ class Session:
         return label_of(path, entry)
 
     # -- running ---------------------------------------------------------------------------
+    def warm(self, preload: tuple[str, ...]) -> None:
+        """(2.26) Start the first model's worker now, importing ``preload`` (torch, the tool's work module)
+        at a lower priority while stdin still waits on the tool upstream: in ``capture | kdiff`` that import
+        (3 s on a 2-core box) overlaps the user's script instead of following it. Only where stdin is a
+        pipe (a file's records are all there at once) and the tool runs its workers in this process's
+        environment; the next :meth:`run_child` without ``env`` takes it, and one never taken is stopped
+        on exit."""
+        import stat
+
+        from .child import start_worker
+
+        try:
+            fifo = stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode)
+        except (OSError, ValueError, AttributeError):
+            fifo = False
+        if fifo and self._spare is None:
+            self._spare = start_worker(preload=preload)
+
+    def _take_spare(self, env: dict[str, str] | None) -> Any:
+        """The warm worker, for a job run in the environment it was started in; None otherwise."""
+        spare, self._spare = (self._spare, None) if env is None else (None, self._spare)
+        return spare
+
+    def _drop_spare(self) -> None:
+        from .child import stop
+
+        if self._spare is not None:
+            stop(self._spare, grace=0)
+            self._spare = None
+
     def run_child(self, label: str, target: str, payload: Any, *, on_record: Callable[[bytes], None],
                   timeout: float | None = None, env: dict[str, str] | None = None) -> Any:
         """Run a tool's work (``target``, "package.module:function") in a worker: its records go to
@@ -293,7 +328,8 @@ class Session:
 
         with Progress(self.tool, quiet=self.quiet).task(label) as task:
             return run_in_child(target, payload, run=self.writer.run, store=str(self.store.root), on_record=on_record,
-                                quiet=self.quiet, env=env, timeout=timeout, on_stage=task.stage)
+                                quiet=self.quiet, env=env, timeout=timeout, on_stage=task.stage,
+                                proc=self._take_spare(env))
 
     def _flushed(self, code: int) -> int:
         try:

@@ -16,6 +16,7 @@ blocks of the work or buffered output of other threads run at exit; that a messa
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import importlib
 import os
@@ -24,6 +25,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from typing import IO, Any
 
 import msgspec
@@ -92,22 +94,32 @@ def _orphan_watch(parent: int, store: str) -> None:
 
 def _preload(argv: list[str]) -> None:
     """``--preload a,b``: import them before the job comes (its parent started us early to overlap that);
-    one that fails to import fails again, reported, where the work imports it. Imported at a lower CPU
-    priority, given back after where the system lets it: on a busy machine the import ahead takes the
-    cores the user's script leaves idle, never the script's own."""
+    one that fails to import fails again, reported, where the work imports it."""
     if argv[:1] != ["--preload"] or len(argv) < 2:
         return
+    with ahead_of_the_job():
+        for name in argv[1].split(","):
+            try:
+                importlib.import_module(name)
+            except Exception:
+                pass
+
+
+@contextlib.contextmanager
+def ahead_of_the_job() -> Iterator[None]:
+    """(2.26) Work done before the job is known (imports, say), at a lower CPU priority, given back after
+    where the system lets it: on a busy machine the work ahead takes the cores the user's script leaves
+    idle, never the script's own. Where raising a priority needs a privilege this process lacks, what
+    follows runs at the lower one."""
     before = _lower_priority(PRELOAD_NICE)
-    for name in argv[1].split(","):
-        try:
-            importlib.import_module(name)
-        except Exception:
-            pass
-    if before is not None:
-        try:
-            os.setpriority(os.PRIO_PROCESS, 0, before)
-        except OSError:  # raising a priority needs the privilege: the job runs at the lower one
-            pass
+    try:
+        yield
+    finally:
+        if before is not None:
+            try:
+                os.setpriority(os.PRIO_PROCESS, 0, before)
+            except OSError:
+                pass
 
 
 PRELOAD_NICE = 10
