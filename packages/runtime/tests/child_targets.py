@@ -79,3 +79,13 @@ def imported(payload, chan):
 def priority(payload, chan):
     """This process's pid and its CPU priority (nice) when its job runs."""
     return {"pid": os.getpid(), "nice": os.getpriority(os.PRIO_PROCESS, 0)}
+
+
+def probed(payload, chan):
+    """Whether Inductor's once-a-process machine probes were answered when the job came."""
+    import sys
+
+    mod = sys.modules.get("torch._inductor.cpu_vec_isa")
+    codecache = sys.modules.get("torch._inductor.codecache")
+    return {"isa": bool(mod and mod.valid_vec_isa_list.cache_info().currsize),
+            "system": bool(codecache and codecache.CacheBase.get_system.cache_info().currsize)}

@@ -154,3 +154,15 @@ def test_work_done_ahead_of_the_job_runs_at_a_lower_priority_and_the_job_at_the_
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
     res, _ = go("priority", {}, tmp_path, proc=start_worker(env, preload=("wave",)))
     assert res.ok and res.value["nice"] == before
+
+
+def test_a_compiling_tools_worker_has_inductors_machine_probes_answered_before_its_job(tmp_path):
+    # warm_inductor's private torch API: if torch renames it, this fails (and the first compile pays them:
+    # 30 s and more a process on the GPU machine's CPU)
+    from pt2kit.runtime.child import COMPILER, start_worker
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    res, _ = go("probed", {}, tmp_path, proc=start_worker(env, preload=COMPILER))
+    assert res.ok and res.value == {"isa": True, "system": True}
+    res, _ = go("probed", {}, tmp_path)  # a worker not warmed: nothing answered yet
+    assert res.ok and res.value == {"isa": False, "system": False}

@@ -29,6 +29,12 @@ t = time.time(); f = torch.compile(lambda x: (x * 2 + 1).relu()); f(torch.randn(
 torch._dynamo.reset(); t = time.time(); f = torch.compile(lambda x: (x * 2 + 1).relu()); f(torch.randn(64, 64)); print(f"fx-cached {time.time() - t:.1f} s")
 import torch._inductor.config as c; print("cpp isa", c.cpp.simdlen, "compile_threads", c.compile_threads)
 from torch._inductor.cpu_vec_isa import pick_vec_isa; print("vec isa", pick_vec_isa())'
+  echo "== a second process, the same cache: Inductor's machine probes, then a compile of another function"
+  TORCHINDUCTOR_CACHE_DIR="$OUT/c0" $PY -c '
+import time, torch, torch._dynamo, torch._inductor.compile_fx
+from pt2kit.runtime.torchapi import warm_inductor
+t = time.time(); warm_inductor(); print(f"probes {time.time() - t:.1f} s")
+t = time.time(); f = torch.compile(lambda x: (x * 3 - 1).sigmoid()); f(torch.randn(64, 64)); print(f"compile after the probes {time.time() - t:.1f} s")'
   echo "== the script alone"; /usr/bin/time -f "script %e s" env TORCHINDUCTOR_CACHE_DIR="$OUT/c1" $PY "$S"
 } >"$OUT/summary.txt" 2>&1
 T0=$(date +%s.%N)

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from pt2kit.runtime.torchapi import warm_inductor  # noqa: F401  (the zygote's; runtime's workers warm with it too)
+
 # What a compile needs of torch beyond ``import torch``, imported once by the zygote before it forks.
 # Inductor's import asks CUDA for its devices where torch is built with CUDA, and a process that has
 # asked can no longer fork a child that uses CUDA (torch "poisons" the fork): on CPU builds only.
@@ -44,39 +46,6 @@ def in_bad_fork() -> bool:
     import torch
 
     return bool(getattr(torch.cuda, "_is_in_bad_fork", lambda: False)())
-
-
-def warm_inductor() -> None:
-    """Inductor's once-a-process probes, answered before forking so that no child pays them again:
-    the CPU's vector ISAs (a test compile per ISA its flags claim, each dlopened in a child Python:
-    1-1.4 s in turn on a 2-core machine) and the hashes of torch's and triton's sources that key its
-    caches (0.6 s). Each is a fact about this machine and installation, memoised in the process; a
-    fresh ``python repro.py`` computes the same answers itself. Each ISA is probed in a thread of its
-    own (each mostly waits on its child: 0.6 s at once), beside the hashing; all are joined before
-    this returns. On a torch without these names it does nothing (its children pay the probes)."""
-    import threading
-
-    try:
-        from torch._inductor import codecache, cpu_vec_isa
-
-        probes = (codecache.torch_key, codecache.CacheBase.get_system)
-        flags = cpu_vec_isa.x86_isa_checker() if hasattr(cpu_vec_isa, "x86_isa_checker") else []
-        # bool(isa) memoises its probe on the instance valid_vec_isa_list then asks again
-        claimed = [isa for isa in getattr(cpu_vec_isa, "supported_vec_isa_list", [])
-                   if flags and all(f in flags for f in str(isa).split())]
-        threads = [threading.Thread(target=bool, args=(isa,), daemon=True) for isa in claimed]
-    except Exception:  # another torch: its children pay the probes themselves
-        return
-    for t in threads:
-        t.start()
-    try:
-        for answer in probes:
-            answer()
-        for t in threads:
-            t.join()
-        cpu_vec_isa.valid_vec_isa_list()  # every ISA's answer is memoised by now: this assembles the list
-    except Exception:  # a probe that fails here fails in the child too, where it is reported
-        pass
 
 
 # -- PyTorch's compiler bisector (torch._inductor.compiler_bisector), driven one setting at a time ------

@@ -100,12 +100,14 @@ def stop(proc: subprocess.Popen[bytes], grace: float = GRACE) -> None:
 
 
 # what a tool's worker imports ahead of a piped model (Session.warm): on a 2-core box torch takes 2.3 s,
-# Dynamo 2.1 s and Inductor's compiler 1.8 s, which a compiling tool's job imports anyway
-COMPILER = ("torch", "torch._dynamo", "torch._inductor.compile_fx")
+# Dynamo 2.1 s and Inductor's compiler 1.8 s, which a compiling tool's job imports anyway; then Inductor's
+# once-a-process machine probes (torchapi.warm_inductor), which its first compile would pay
+COMPILER = ("torch", "torch._dynamo", "torch._inductor.compile_fx", "pt2kit.runtime.torchapi:warm_inductor")
 
 
 def start_worker(env: dict[str, str] | None = None, preload: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
-    """A ``python -m pt2kit.runtime.worker`` that imports ``preload`` at once, then waits for its job: the
+    """A ``python -m pt2kit.runtime.worker`` that imports ``preload`` at once (``module:function``: imports
+    the module and calls the function), then waits for its job: the
     import overlaps whatever the parent waits for before it knows the job (the user's script, in capture)."""
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("PYTHONUNBUFFERED", "1")

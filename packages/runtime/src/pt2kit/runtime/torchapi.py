@@ -75,6 +75,40 @@ def forget_vec_isa() -> None:
                     fn.cache_clear()
 
 
+def warm_inductor() -> None:
+    """(2.26) Inductor's once-a-process probes, answered now (in a worker started ahead of its job, before
+    a fork server forks) so that the job does not pay them: the CPU's vector ISAs (a test compile per ISA
+    its flags claim, each dlopened in a child Python: 1-1.4 s in turn on a 2-core machine) and the hashes
+    of torch's and triton's sources that key its caches (0.6 s). Each is a fact about this machine and
+    installation, memoised in the process; a fresh ``python repro.py`` computes the same answers itself.
+    Each ISA is probed in a thread of its own (each mostly waits on its child: 0.6 s at once), beside the
+    hashing; all are joined before this returns. On a torch without these names it does nothing (the
+    job pays the probes)."""
+    import threading
+
+    try:
+        from torch._inductor import codecache, cpu_vec_isa
+
+        probes = (codecache.torch_key, codecache.CacheBase.get_system)
+        flags = cpu_vec_isa.x86_isa_checker() if hasattr(cpu_vec_isa, "x86_isa_checker") else []
+        # bool(isa) memoises its probe on the instance valid_vec_isa_list then asks again
+        claimed = [isa for isa in getattr(cpu_vec_isa, "supported_vec_isa_list", [])
+                   if flags and all(f in flags for f in str(isa).split())]
+        threads = [threading.Thread(target=bool, args=(isa,), daemon=True) for isa in claimed]
+    except Exception:  # another torch: the job pays the probes itself
+        return
+    for t in threads:
+        t.start()
+    try:
+        for answer in probes:
+            answer()
+        for t in threads:
+            t.join()
+        cpu_vec_isa.valid_vec_isa_list()  # every ISA's answer is memoised by now: this assembles the list
+    except Exception:  # a probe that fails here fails in the job too, where it is reported
+        pass
+
+
 def dynamo_counts() -> tuple[int, list[str]]:
     """(graphs Dynamo has compiled in this process, the reasons it gave for code it would not trace, each
     in Dynamo's own words, oldest first): ``torch._dynamo.utils.counters``, which ``reset_dynamo`` keeps."""

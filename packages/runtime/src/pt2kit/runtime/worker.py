@@ -93,14 +93,17 @@ def _orphan_watch(parent: int, store: str) -> None:
 
 
 def _preload(argv: list[str]) -> None:
-    """``--preload a,b``: import them before the job comes (its parent started us early to overlap that);
-    one that fails to import fails again, reported, where the work imports it."""
+    """``--preload a,b,m:f``: import them (and call ``m.f()``) before the job comes (its parent started us
+    early to overlap that); one that fails fails again, reported, where the work imports or needs it."""
     if argv[:1] != ["--preload"] or len(argv) < 2:
         return
     with ahead_of_the_job():
         for name in argv[1].split(","):
+            module, _, call = name.partition(":")
             try:
-                importlib.import_module(name)
+                loaded = importlib.import_module(module)
+                if call:
+                    getattr(loaded, call)()
             except Exception:
                 pass
 
