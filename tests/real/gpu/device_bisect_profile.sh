@@ -4,13 +4,14 @@
 # function (the unit every step pays), then the pipeline with each tool's stderr stamped with seconds since
 # its start (timeline.txt, sorted). Installs nothing from the network (device_env.sh; carry .devrun).
 #
-#   OUT=/tmp/prof bash tests/real/gpu/device_bisect_profile.sh [NAME]
+#   OUT=/tmp/prof bash tests/real/gpu/device_bisect_profile.sh [NAME | PATH.py]   (KDIFF=0: capture | minify; PIPELINE_ONLY=1: no compile timings first)
 set -u
 cd "$(dirname "$0")/../../.."  # the repository root
 OUT=${OUT:-/tmp/gpu-bisect-profile}
 . tests/real/gpu/device_env.sh
 NAME=${1:-post_grad_pass}
 S="$PWD/tests/bisect/$NAME.py"
+case $NAME in *.py) S="$PWD/$NAME"; NAME=$(basename "$NAME" .py) ;; esac  # any script, e.g. tests/minifier/...
 FLAGS=""
 case $NAME in
   post_grad_pass) FLAGS="--config post_grad_custom_post_pass=$S:corrupt" ;;
@@ -22,7 +23,7 @@ stamp() { $PY -u -c 'import sys, time
 t0 = float(sys.argv[1])
 for line in sys.stdin:
     sys.stdout.write(f"{time.time() - t0:7.2f} {sys.argv[2]} {line}")' "$1" "$2"; }
-{ echo "== one cold compile of a 2-op function (fresh Inductor cache), then warm"
+[ "${PIPELINE_ONLY:-0}" = 1 ] || { echo "== one cold compile of a 2-op function (fresh Inductor cache), then warm"
   TORCHINDUCTOR_CACHE_DIR="$OUT/c0" $PY -c '
 import time, torch
 t = time.time(); f = torch.compile(lambda x: (x * 2 + 1).relu()); f(torch.randn(64, 64)); print(f"cold {time.time() - t:.1f} s")
@@ -40,7 +41,7 @@ t = time.time(); f = torch.compile(lambda x: (x * 3 - 1).sigmoid()); f(torch.ran
 T0=$(date +%s.%N)
 export TORCHINDUCTOR_CACHE_DIR="$OUT/c2"
 $PY -m pt2kit.capture -- $PY "$S" 2> >(stamp "$T0" C >>"$OUT/tl.txt") \
-  | $PY -m pt2kit.kdiff $FLAGS 2> >(stamp "$T0" K >>"$OUT/tl.txt") \
+  | if [ "${KDIFF:-1}" = 1 ]; then $PY -m pt2kit.kdiff $FLAGS 2> >(stamp "$T0" K >>"$OUT/tl.txt"); else cat; fi \
   | $PY -m pt2kit.minify $FLAGS -o "$OUT/repro.py" >"$OUT/minify.ndjson" 2> >(stamp "$T0" M >>"$OUT/tl.txt")
 echo "pipeline $($PY -c "import time; print(round(time.time() - $T0, 1))") s" >>"$OUT/summary.txt"
 sleep 1; sort -n "$OUT/tl.txt" >"$OUT/timeline.txt"
