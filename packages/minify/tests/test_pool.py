@@ -72,10 +72,10 @@ def test_verification_runs_are_forked_warm_without_pt2kit_variables_even_where_t
         pool.close()
 
 
-def test_a_fork_server_started_at_the_first_model_record_is_the_pools_and_one_nobody_takes_ends_at_once():
-    # minify starts its fork server when a model record arrives (in `kdiff | minify` torch's import overlaps
-    # kdiff's diff), never before: a stream naming no model costs no import; a stream with nothing to
-    # minify does not wait for an import nobody needs
+def test_a_fork_server_started_early_is_the_pools_and_one_nobody_takes_ends_at_once():
+    # minify starts its fork server at once when reading a pipe, else when a model record arrives (torch's
+    # import overlaps the tools upstream); a stream with nothing to minify does not wait for an import
+    # nobody needs
     import time
 
     from pt2kit.minify.pool import Early
@@ -167,3 +167,37 @@ def test_a_query_far_slower_than_the_others_beside_it_is_stopped_as_a_timeout(po
     assert [a["t"] for a in answers] == ["done", "done", "timeout"]
     assert 5 <= answers[2]["s"] < 30 and time.monotonic() - t0 < 60
     assert pool1.map("query", [quick])[0]["result"]["signature"] == "eager: RuntimeError: boom"  # a fresh worker
+
+
+def test_minify_reading_a_pipe_starts_its_fork_server_before_the_stream_comes_and_one_from_a_file_does_not(tmp_path):
+    # in `capture -- python s.py | minify` torch's import (7.5 s on the GPU machine's CPU) overlaps the script
+    import subprocess
+    import sys
+    import time
+
+    def servers(pid: int) -> int:
+        kids = subprocess.run(["ps", "-o", "args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+        return kids.count("pt2kit.minify.zygote")
+
+    up = subprocess.Popen(["sleep", "30"], stdout=subprocess.PIPE)
+    m = subprocess.Popen([sys.executable, "-m", "pt2kit.minify"], stdin=up.stdout, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=tmp_path)
+    up.stdout.close()
+    try:
+        deadline = time.monotonic() + 20
+        while not servers(m.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert servers(m.pid) == 1  # started while the tool upstream has written nothing yet
+    finally:
+        up.kill()
+        up.wait()
+    out, err = m.communicate(timeout=60)
+    assert m.returncode == 0 and b"no model records on stdin" in err and out.count(b"\n") == 1  # its header
+    (tmp_path / "empty.ndjson").write_bytes(b"")
+    with open(tmp_path / "empty.ndjson", "rb") as f:
+        m = subprocess.Popen([sys.executable, "-m", "pt2kit.minify"], stdin=f, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, cwd=tmp_path)
+        time.sleep(1)
+        started = servers(m.pid)
+        m.communicate(timeout=60)
+    assert started == 0

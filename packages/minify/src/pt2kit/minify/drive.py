@@ -18,7 +18,7 @@ from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 from pt2kit.runtime.flags import usable_cpus, worker_cap
 from pt2kit.runtime.modelfile import parse_spec
 from pt2kit.runtime.outcome import unrunnable
-from pt2kit.runtime.session import Session, torch_version
+from pt2kit.runtime.session import Session, stdin_is_pipe, torch_version
 from pt2kit.runtime.writes import check_output, write_output
 
 from . import __version__, ir, original, repro
@@ -77,7 +77,9 @@ def _inputs(job: Job) -> list[tuple[str, str]]:
 
 
 def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
-    early = Early()  # started at the first model record: torch's import overlaps the rest of the stream
+    early = Early()  # torch's import overlaps the tools upstream, or the rest of the stream
+    if stdin_is_pipe():
+        early.start()
     try:
         return _targets(s, job, inputs, early)
     finally:

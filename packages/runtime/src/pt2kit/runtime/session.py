@@ -85,6 +85,16 @@ def _lazy(fn: Callable[[Any], Iterable[str]], arg: Any) -> Iterator[str]:
     yield from fn(arg)
 
 
+def stdin_is_pipe() -> bool:
+    """(2.26) Whether stdin is a pipe: a tool there waits on the one upstream, time to start its workers in."""
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 class Session:
     """One invocation of a tool: its writer, its store, its stderr voice and its exit code."""
 
@@ -295,15 +305,9 @@ class Session:
         pipe (a file's records are all there at once) and the tool runs its workers in this process's
         environment; the next :meth:`run_child` without ``env`` takes it, and one never taken is stopped
         on exit."""
-        import stat
-
         from .child import start_worker
 
-        try:
-            fifo = stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode)
-        except (OSError, ValueError, AttributeError):
-            fifo = False
-        if fifo and self._spare is None:
+        if stdin_is_pipe() and self._spare is None:
             self._spare = start_worker(preload=preload)
 
     def _take_spare(self, env: dict[str, str] | None) -> Any:
