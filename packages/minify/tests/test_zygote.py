@@ -2,6 +2,7 @@
 environment, and nothing left running after close."""
 
 import os
+from pathlib import Path
 import signal
 import time
 
@@ -93,3 +94,48 @@ def test_a_child_has_inductors_machine_probes_answered(server, tmp_path):
     code, out, err = _run(server, tmp_path, body)
     cpu_build = __import__("torch").version.cuda is None
     assert (code, out) == (0, "1 1\n" if cpu_build else "0 0\n"), err
+
+
+def test_the_server_lets_ctrl_c_pass_and_a_run_it_forks_takes_ctrl_c_as_python_does(server, tmp_path):
+    # Ctrl-C reaches the whole group: minify stops and kills the server, which prints no traceback of its
+    # own; a repro run it forks gets SIGINT as `python repro.py` would (KeyboardInterrupt)
+    import signal
+
+    body = "import signal\nprint(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+    assert _run(server, tmp_path, body)[:2] == (0, "True\n")  # the server is up and serving
+    server.proc.send_signal(signal.SIGINT)
+    code, out, _ = _run(server, tmp_path, body)
+    assert (code, out) == (0, "True\n") and server.proc.poll() is None
+
+
+def test_ctrl_c_in_a_pipeline_leaves_one_line_from_minify_and_no_traceback(tmp_path):
+    # `capture -- python s.py | minify` and Ctrl-C while the script runs: minify's fork server is already up
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from pt2kit.testkit import popen
+
+    # as a user's shell starts it (SIGINT at its default, whatever started the test run ignores)
+    p = popen(["sh", "-c", f"sleep 60 | {sys.executable} -m pt2kit.minify"], start_new_session=True,
+              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    pid = None
+    while pid is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+        ps = subprocess.run(["ps", "-o", "pid=,args=", "-g", str(p.pid)], capture_output=True, text=True).stdout
+        pid = next((int(line.split()[0]) for line in ps.splitlines() if "pt2kit.minify.zygote" in line), None)
+
+    def cpu() -> int:  # the server's CPU ticks so far: still for a second once its imports are done
+        return sum(int(x) for x in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13])
+
+    before = -1
+    while cpu() != before:  # waiting on its socket, where a KeyboardInterrupt printed a traceback
+        assert time.monotonic() < deadline
+        before = cpu()
+        time.sleep(1)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert err.decode().strip().splitlines() == ["minify: interrupted"], err.decode()

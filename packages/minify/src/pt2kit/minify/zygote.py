@@ -178,6 +178,7 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         for c in closing:
             c.close() if hasattr(c, "close") else os.close(c)
         for i, fd in enumerate(fds):
@@ -230,6 +231,10 @@ def fork_poisoned() -> bool:
 
 
 def main(fd: int) -> int:
+    # Ctrl-C reaches the whole process group, this server too: minify, its parent, stops and kills it,
+    # so a KeyboardInterrupt here would only print a traceback on the user's terminal (each child it
+    # forks gets Python's own handler back, as a fresh interpreter has it)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=fd)
     import importlib
     import warnings
