@@ -2,9 +2,9 @@
 environment, and nothing left running after close."""
 
 import os
-from pathlib import Path
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
