@@ -301,7 +301,8 @@ class Session:
     def warm(self, preload: tuple[str, ...]) -> None:
         """(2.26) Start the first model's worker now, importing ``preload`` (torch, the tool's work module)
         at a lower priority while stdin still waits on the tool upstream: in ``capture | kdiff`` that import
-        (3 s on a 2-core box) overlaps the user's script instead of following it. Only where stdin is a
+        (about 6 s on a 2-core box, torch, Dynamo and Inductor) overlaps the user's script instead of
+        following it. Only where stdin is a
         pipe (a file's records are all there at once) and the tool runs its workers in this process's
         environment; the next :meth:`run_child` without ``env`` takes it, and one never taken is stopped
         on exit."""
