@@ -176,7 +176,7 @@ def test_minify_reading_a_pipe_starts_its_fork_server_before_the_stream_comes_an
     import time
 
     def servers(pid: int) -> int:
-        kids = subprocess.run(["ps", "-o", "args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+        kids = subprocess.run(["ps", "-ww", "-o", "args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
         return kids.count("pt2kit.minify.zygote")
 
     up = subprocess.Popen(["sleep", "30"], stdout=subprocess.PIPE)

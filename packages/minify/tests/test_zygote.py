@@ -125,7 +125,7 @@ def test_ctrl_c_in_a_pipeline_leaves_one_line_from_minify_and_no_traceback(tmp_p
     while pid is None:
         assert time.monotonic() < deadline
         time.sleep(0.2)
-        ps = subprocess.run(["ps", "-o", "pid=,args=", "-g", str(p.pid)], capture_output=True, text=True).stdout
+        ps = subprocess.run(["ps", "-ww", "-o", "pid=,args=", "-g", str(p.pid)], capture_output=True, text=True).stdout
         pid = next((int(line.split()[0]) for line in ps.splitlines() if "pt2kit.minify.zygote" in line), None)
 
     def cpu() -> int:  # the server's CPU ticks so far: still for a second once its imports are done
