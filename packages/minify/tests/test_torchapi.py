@@ -35,15 +35,6 @@ def test_in_bad_fork_is_false_in_a_process_that_never_asked_cuda_before_forking(
     assert out == "False\n"
 
 
-def test_warm_inductor_answers_the_machine_probes_in_this_process():
-    # if torch renames a probe, the answers stay unmemoised here and every forked child pays them again
-    code = ("import torch\nfrom pt2kit.minify import torchapi\nfrom torch._inductor import codecache, cpu_vec_isa\n"
-            "torchapi.warm_inductor()\n"
-            "print(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, "
-            "codecache.CacheBase.get_system.cache_info().currsize)")
-    assert _in_fresh_python(code) == "1 1\n"
-
-
 def test_bisect_plan_is_torchs_own_list_of_inductors_subsystems_in_its_order():
     names = [s["name"] for s in torchapi.bisect_plan("inductor")]
     assert names.index("post_grad_passes") < names.index("inductor_fallback_random") < names.index("lowerings")

@@ -13,8 +13,6 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from pt2kit.runtime.torchapi import warm_inductor  # noqa: F401  (the zygote's; runtime's workers warm with it too)
-
 # What a compile needs of torch beyond ``import torch``, imported once by the zygote before it forks.
 # Inductor's import asks CUDA for its devices where torch is built with CUDA, and a process that has
 # asked can no longer fork a child that uses CUDA (torch "poisons" the fork): on CPU builds only.

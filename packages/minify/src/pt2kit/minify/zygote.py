@@ -5,7 +5,7 @@ not three interpreters).
 
 Guarantees:
 - a forked process has run nothing but imports and Inductor's once-a-process probes of the machine
-  (:func:`.torchapi.warm_inductor`): no tensor op, no compile of a graph, no CUDA, no thread of ours.
+  (:func:`pt2kit.runtime.torchapi.warm_inductor`): no tensor op, no compile of a graph, no CUDA, no thread of ours.
   A repro run forked here runs as ``__main__``, with ``sys.argv`` and ``sys.path[0]`` as
   ``python repro.py`` sets them;
 - each child gets its own stdin, stdout and stderr (pipes the parent made, passed over a Unix
@@ -246,7 +246,9 @@ def main(fd: int) -> int:
     with ahead_of_the_job():  # minify starts beside the tools upstream: their script keeps the cores
         import torch
 
-        from .torchapi import preload, warm_inductor
+        from pt2kit.runtime.torchapi import warm_inductor
+
+        from .torchapi import preload
 
         cpu_build = torch.version.cuda is None and torch.version.hip is None
         preload(cpu_build)
