@@ -86,7 +86,7 @@ def _lazy(fn: Callable[[Any], Iterable[str]], arg: Any) -> Iterator[str]:
 
 
 def stdin_is_pipe() -> bool:
-    """(2.26) Whether stdin is a pipe: a tool there waits on the one upstream, time to start its workers in."""
+    """(2.27) Whether stdin is a pipe: a tool there waits on the one upstream, time to start its workers in."""
     import stat
 
     try:

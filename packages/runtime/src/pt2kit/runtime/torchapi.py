@@ -76,7 +76,7 @@ def forget_vec_isa() -> None:
 
 
 def warm_inductor() -> None:
-    """(2.26) Inductor's once-a-process probes, answered now (in a worker started ahead of its job, before
+    """(2.27) Inductor's once-a-process probes, answered now (in a worker started ahead of its job, before
     a fork server forks) so that the job does not pay them: the CPU's vector ISAs (a test compile per ISA
     its flags claim, each dlopened in a child Python: 1-1.4 s in turn on a 2-core machine) and the hashes
     of torch's and triton's sources that key its caches (0.6 s). Each is a fact about this machine and
