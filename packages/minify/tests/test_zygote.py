@@ -38,10 +38,11 @@ def test_exit_code_stdout_argv_and_cwd(server, tmp_path):
 
 
 def test_a_child_runs_as_main_with_torch_imported_but_nothing_compiled(server, tmp_path):
-    body = ("import sys\nassert __name__ == '__main__'\nimport torch._dynamo.utils as u\n"
-            "print(sorted(u.counters), 'torch' in sys.modules)\n")
+    # the server imported with torch asking NVML about CUDA; the child has the environment it was given
+    body = ("import os, sys\nassert __name__ == '__main__'\nimport torch._dynamo.utils as u\n"
+            "print(sorted(u.counters), 'torch' in sys.modules, os.environ.get('PYTORCH_NVML_BASED_CUDA_CHECK'))\n")
     code, out, err = _run(server, tmp_path, body)
-    assert (code, out) == (0, "[] True\n"), err
+    assert (code, out) == (0, "[] True None\n"), err
 
 
 def test_a_signal_reads_as_popen_does_and_the_environment_is_the_one_given(server, tmp_path):
@@ -92,8 +93,25 @@ def test_a_child_has_inductors_machine_probes_answered(server, tmp_path):
             "print(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, "
             "codecache.CacheBase.get_system.cache_info().currsize)\n")
     code, out, err = _run(server, tmp_path, body)
+    # on a CUDA build the system probe is left to the child: it initialises CUDA, which would spoil the fork
     cpu_build = __import__("torch").version.cuda is None
-    assert (code, out) == (0, "1 1\n" if cpu_build else "0 0\n"), err
+    assert (code, out) == (0, "1 1\n" if cpu_build else "1 0\n"), err
+
+
+def _cuda() -> bool:
+    import torch
+
+    # device_count asks NVML where it can, so this test process's own forks stay good for the test above
+    return torch.cuda.device_count() > 0
+
+
+@pytest.mark.skipif(not _cuda(), reason="needs a GPU (the device machine runs it)")
+def test_on_a_cuda_build_a_forked_child_compiles_and_runs_a_cuda_kernel(server, tmp_path):
+    # the server imported Inductor and probed the CPU without asking the CUDA driver, so its fork is good
+    body = ("import torch\nf = torch.compile(lambda x: (x * 2 + 1).relu())\n"
+            "print(float(f(torch.ones(4, device='cuda')).sum()), torch.cuda.is_available())\n")
+    code, out, err = _run(server, tmp_path, body)
+    assert (code, out) == (0, "12.0 True\n"), err
 
 
 def test_the_server_lets_ctrl_c_pass_and_a_run_it_forks_takes_ctrl_c_as_python_does(server, tmp_path):

@@ -234,3 +234,30 @@ def test_warm_inductor_answers_the_machine_probes_in_this_process():
             "print(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, "
             "codecache.CacheBase.get_system.cache_info().currsize)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "1 1\n"
+
+
+def test_cuda_asked_by_nvml_sets_torchs_switch_inside_and_leaves_it_as_it_was(monkeypatch):
+    import os
+
+    for before in (None, "0"):
+        if before is None:
+            monkeypatch.delenv("PYTORCH_NVML_BASED_CUDA_CHECK", raising=False)
+        else:
+            monkeypatch.setenv("PYTORCH_NVML_BASED_CUDA_CHECK", before)
+        with torchapi.cuda_asked_by_nvml():
+            # torch's own reader of the switch: if torch renames it, the fork server's imports poison its forks
+            assert torch.cuda._nvml_based_avail() is True
+        assert os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK") == before
+
+
+def test_warm_inductor_for_a_fork_server_answers_the_probes_a_fork_may_keep():
+    # on a CUDA build the system probe initialises CUDA, so a fork server leaves it to each child; a child
+    # forked afterwards may use CUDA (exit 0: not in torch's bad fork)
+    code = ("import os, torch\nfrom pt2kit.runtime import torchapi\nfrom torch._inductor import codecache, cpu_vec_isa\n"
+            "torchapi.warm_inductor(fork_safe=True)\n"
+            "pid = os.fork()\nif pid == 0:\n    os._exit(3 if torch.cuda._is_in_bad_fork() else 0)\n"
+            "print(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, "
+            "codecache.CacheBase.get_system.cache_info().currsize, os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))")
+    gpu_build = torch.version.cuda is not None
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == ("1 0 0\n" if gpu_build else "1 1 0\n")

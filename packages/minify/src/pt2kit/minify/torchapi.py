@@ -16,15 +16,15 @@ from typing import Any
 # What a compile needs of torch beyond ``import torch``, imported once by the zygote before it forks.
 # Inductor's import asks CUDA for its devices where torch is built with CUDA, and a process that has
 # asked can no longer fork a child that uses CUDA (torch "poisons" the fork): on CPU builds only.
-PRELOAD = ("torch._dynamo",)
-PRELOAD_CPU_BUILD = ("torch._inductor.compile_fx",)
+PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx")
 
 
-def preload(cpu_build: bool) -> None:
-    """Import Dynamo (and, on a CPU build, Inductor's compiler), so a forked child does not."""
+def preload() -> None:
+    """Import Dynamo and Inductor's compiler, so a forked child does not (on a CUDA build, inside
+    ``pt2kit.runtime.torchapi.cuda_asked_by_nvml``: Inductor's imports ask whether CUDA is there)."""
     import importlib
 
-    for name in PRELOAD + (PRELOAD_CPU_BUILD if cpu_build else ()):
+    for name in PRELOAD:
         importlib.import_module(name)
 
 

@@ -5,7 +5,8 @@ not three interpreters).
 
 Guarantees:
 - a forked process has run nothing but imports and Inductor's once-a-process probes of the machine
-  (:func:`pt2kit.runtime.torchapi.warm_inductor`): no tensor op, no compile of a graph, no CUDA, no thread of ours.
+  (:func:`pt2kit.runtime.torchapi.warm_inductor`, where CUDA is asked only through NVML): no tensor op, no
+  compile of a graph, no CUDA context, no thread of ours.
   A repro run forked here runs as ``__main__``, with ``sys.argv`` and ``sys.path[0]`` as
   ``python repro.py`` sets them;
 - each child gets its own stdin, stdout and stderr (pipes the parent made, passed over a Unix
@@ -15,9 +16,10 @@ Guarantees:
 
 Not guaranteed:
 - that a child is a fresh interpreter in every respect: more than torch is imported already (Dynamo,
-  Inductor's compiler on a CPU build, minify's worker modules), and what torch read from the
-  environment while importing (a ``TORCHINDUCTOR_*`` variable read into a config default) is the
-  server's, not the environment the child is given. Callers fork a repro run only where its
+  Inductor's compiler, minify's worker modules), and what torch read from the environment while
+  importing (a ``TORCHINDUCTOR_*`` variable read into a config default) is the server's, not the
+  environment the child is given (the server imports with ``PYTORCH_NVML_BASED_CUDA_CHECK=1``, which
+  torch reads at each call, not into a default; a child has the variable as it was). Callers fork a repro run only where its
   environment is the one the server imported under, less pt2kit's own ``PT2KIT*`` variables (torch
   reads none), and start ``python repro.py`` otherwise;
 - that the probes' answers are the child's own: they are the server's, computed once (a fact about
@@ -241,23 +243,20 @@ def main(fd: int) -> int:
 
     # Python 3.12 warns on every fork of a process with threads; torch's own (OpenMP's) are fork-aware
     warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
+    from pt2kit.runtime.torchapi import cuda_asked_by_nvml, warm_inductor
     from pt2kit.runtime.worker import ahead_of_the_job
 
-    with ahead_of_the_job():  # minify starts beside the tools upstream: their script keeps the cores
-        import torch
+    from .torchapi import preload
 
-        from pt2kit.runtime.torchapi import warm_inductor
-
-        from .torchapi import preload
-
-        cpu_build = torch.version.cuda is None and torch.version.hip is None
-        preload(cpu_build)
+    # minify starts beside the tools upstream: their script keeps the cores. On a CUDA build, torch asks
+    # NVML, not the driver, whether CUDA is there: asking the driver would mark every fork bad.
+    with ahead_of_the_job(), cuda_asked_by_nvml():
+        preload()
         for name in PRELOAD:
             importlib.import_module(name)
-        if cpu_build:
-            # not beside the imports: two threads importing torch's modules at once can see one half
-            # initialised (an intermittent ImportError that ended this server, seen once in 3 test runs)
-            warm_inductor()
+        # not beside the imports: two threads importing torch's modules at once can see one half
+        # initialised (an intermittent ImportError that ended this server, seen once in 3 test runs)
+        warm_inductor(fork_safe=True)
     if fork_poisoned():
         sock.send(json.dumps({"unusable": "CUDA was initialised while importing"}).encode())
         return 0

@@ -15,9 +15,10 @@ names below are pt2kit's internals, not a library API for users.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 # torch API pt2kit_portable wraps (minify's repros and capture's boot carry it): one copy, used from there
@@ -35,9 +36,9 @@ from pt2kit_portable import (
     tree_map,
 )
 
-__all__ = ["CONFIG_MODULES", "aot_autograd", "backward_compiler", "boxed", "config_defaults", "config_module", "dispatch_mode",
-           "forget_vec_isa", "generate_code", "hop_name", "is_hop", "is_mutable", "is_op_overload", "left_out_of_repros",
-           "min_cut_partition", "pytree_key_children", "reset_dynamo", "run_backward", "tree_map"]
+__all__ = ["CONFIG_MODULES", "aot_autograd", "backward_compiler", "boxed", "config_defaults", "config_module",
+           "cuda_asked_by_nvml", "dispatch_mode", "forget_vec_isa", "generate_code", "hop_name", "is_hop", "is_mutable",
+           "is_op_overload", "left_out_of_repros", "min_cut_partition", "pytree_key_children", "reset_dynamo", "run_backward", "tree_map"]
 
 
 def config_module(path: str) -> Any:
@@ -75,21 +76,50 @@ def forget_vec_isa() -> None:
                     fn.cache_clear()
 
 
-def warm_inductor() -> None:
+@contextlib.contextmanager
+def cuda_asked_by_nvml() -> Iterator[None]:
+    """(2.28) While inside, ``torch.cuda.is_available()`` counts devices through NVML, torch's own switch
+    for it (``PYTORCH_NVML_BASED_CUDA_CHECK=1``, read at each call), instead of asking the CUDA driver,
+    which marks every later fork of the process unable to use CUDA. Inductor's modules and its CPU probes
+    ask it (a C++ build's options import ``torch.utils.cpp_extension``, which looks for CUDA_HOME), so a
+    process that forks workers on a CUDA build does its imports and :func:`warm_inductor` in here. The
+    variable is as it was afterwards; where NVML cannot count, torch asks the driver as before (and the
+    fork is bad: callers check)."""
+    import os
+
+    before = os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")
+    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTORCH_NVML_BASED_CUDA_CHECK", None)
+        else:
+            os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = before
+
+
+def warm_inductor(fork_safe: bool = False) -> None:
     """(2.27) Inductor's once-a-process probes, answered now (in a worker started ahead of its job, before
     a fork server forks) so that the job does not pay them: the CPU's vector ISAs (a test compile per ISA
-    its flags claim, each dlopened in a child Python: 1-1.4 s in turn on a 2-core machine) and the hashes
-    of torch's and triton's sources that key its caches (0.6 s). Each is a fact about this machine and
-    installation, memoised in the process; a fresh ``python repro.py`` computes the same answers itself.
-    Each ISA is probed in a thread of its own (each mostly waits on its child: 0.6 s at once), beside the
-    hashing; all are joined before this returns. On a torch without these names it does nothing (the
-    job pays the probes)."""
+    its flags claim, each dlopened in a child Python: 1-1.4 s in turn on a 2-core machine, 5-17 s each on
+    a 16-core GPU machine) and the hashes of torch's and triton's sources that key its caches (0.6 s).
+    Each is a fact about this machine and installation, memoised in the process; a fresh ``python
+    repro.py`` computes the same answers itself. Each ISA is probed in a thread of its own (each mostly
+    waits on its child: 0.6 s at once), beside the hashing; all are joined before this returns. On a
+    torch without these names it does nothing (the job pays the probes).
+
+    ``fork_safe`` (2.28): for a process that forks workers afterwards. On a CUDA or ROCm build it leaves
+    out the system probe (it initialises CUDA to read the device's properties: each child asks it, 0.7 s)
+    and runs the rest under :func:`cuda_asked_by_nvml`; on a CPU build it changes nothing."""
     import threading
 
     try:
+        import torch
         from torch._inductor import codecache, cpu_vec_isa
 
-        probes = (codecache.torch_key, codecache.CacheBase.get_system)
+        gpu_build = torch.version.cuda is not None or torch.version.hip is not None
+        probes = (codecache.torch_key,) if fork_safe and gpu_build else (codecache.torch_key,
+                                                                          codecache.CacheBase.get_system)
         flags = cpu_vec_isa.x86_isa_checker() if hasattr(cpu_vec_isa, "x86_isa_checker") else []
         # bool(isa) memoises its probe on the instance valid_vec_isa_list then asks again
         claimed = [isa for isa in getattr(cpu_vec_isa, "supported_vec_isa_list", [])
@@ -97,16 +127,17 @@ def warm_inductor() -> None:
         threads = [threading.Thread(target=bool, args=(isa,), daemon=True) for isa in claimed]
     except Exception:  # another torch: the job pays the probes itself
         return
-    for t in threads:
-        t.start()
-    try:
-        for answer in probes:
-            answer()
+    with cuda_asked_by_nvml() if fork_safe else contextlib.nullcontext():
         for t in threads:
-            t.join()
-        cpu_vec_isa.valid_vec_isa_list()  # every ISA's answer is memoised by now: this assembles the list
-    except Exception:  # a probe that fails here fails in the job too, where it is reported
-        pass
+            t.start()
+        try:
+            for answer in probes:
+                answer()
+            for t in threads:
+                t.join()
+            cpu_vec_isa.valid_vec_isa_list()  # every ISA's answer is memoised by now: this assembles the list
+        except Exception:  # a probe that fails here fails in the job too, where it is reported
+            pass
 
 
 def dynamo_counts() -> tuple[int, list[str]]:
