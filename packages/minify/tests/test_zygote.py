@@ -88,10 +88,14 @@ def test_a_fork_after_the_preload_is_not_poisoned_for_cuda():
 
 
 def test_a_child_has_inductors_machine_probes_answered(server, tmp_path):
-    # warm_inductor's private torch API: if torch renames it, this fails (and children pay the probes again)
+    # the probes' private torch API: if torch renames it, this fails (and children pay the probes again)
     body = ("import torch\nfrom torch._inductor import codecache, cpu_vec_isa\n"
             "print(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, "
             "codecache.CacheBase.get_system.cache_info().currsize)\n")
+    deadline = time.monotonic() + 120  # the server's prober answers them while the server serves
+    while not server.warm and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert server.warm
     code, out, err = _run(server, tmp_path, body)
     # on a CUDA build the system probe is left to the child: it initialises CUDA, which would spoil the fork
     cpu_build = __import__("torch").version.cuda is None

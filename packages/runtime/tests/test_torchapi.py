@@ -250,14 +250,23 @@ def test_cuda_asked_by_nvml_sets_torchs_switch_inside_and_leaves_it_as_it_was(mo
         assert os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK") == before
 
 
-def test_warm_inductor_for_a_fork_server_answers_the_probes_a_fork_may_keep():
-    # on a CUDA build the system probe initialises CUDA, so a fork server leaves it to each child; a child
-    # forked afterwards may use CUDA (exit 0: not in torch's bad fork)
-    code = ("import os, torch\nfrom pt2kit.runtime import torchapi\nfrom torch._inductor import codecache, cpu_vec_isa\n"
-            "torchapi.warm_inductor(fork_safe=True)\n"
-            "pid = os.fork()\nif pid == 0:\n    os._exit(3 if torch.cuda._is_in_bad_fork() else 0)\n"
-            "print(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, "
-            "codecache.CacheBase.get_system.cache_info().currsize, os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))")
-    gpu_build = torch.version.cuda is not None
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out == ("1 0 0\n" if gpu_build else "1 1 0\n")
+def test_vec_isa_answers_replayed_in_another_process_memoise_its_probes_without_building():
+    import os
+
+    # a fork server's prober computes the answers, the server memoises them and builds nothing; if torch's
+    # probe moves, the replay finds no answers and children pay the probes again
+    code = ("import json, os, torch\nfrom pt2kit.runtime import torchapi\nfrom torch._inductor import cpu_vec_isa\n"
+            "r, w = os.pipe()\nif os.fork() == 0:\n"
+            "    os.write(w, json.dumps(torchapi.vec_isa_answers()).encode()); os._exit(0)\n"
+            "os.close(w); answers = json.loads(os.fdopen(r).read())\n"
+            "built = []\nreal = cpu_vec_isa.VecISA.check_build\n"
+            "cpu_vec_isa.VecISA.check_build = lambda self, code: built.append(self) or real(self, code)\n"
+            "torchapi.replay_vec_isa_answers(answers)\n"
+            "print(len(answers) > 0, built, cpu_vec_isa.valid_vec_isa_list.cache_info().currsize,\n"
+            "      [str(i) for i in cpu_vec_isa.valid_vec_isa_list()] == json.loads(os.environ['WANT']))")
+    want = subprocess.run([sys.executable, "-c", "import json\nfrom torch._inductor import cpu_vec_isa\n"
+                           "print(json.dumps([str(i) for i in cpu_vec_isa.valid_vec_isa_list()]))"],
+                          capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "WANT": want}).stdout
+    assert out == "True [] 1 True\n"

@@ -4,9 +4,12 @@ worker a segfault killed is back in milliseconds, and three verification runs co
 not three interpreters).
 
 Guarantees:
-- a forked process has run nothing but imports and Inductor's once-a-process probes of the machine
-  (:func:`pt2kit.runtime.torchapi.warm_inductor`, where CUDA is asked only through NVML): no tensor op, no
-  compile of a graph, no CUDA context, no thread of ours.
+- a forked process has run nothing but imports, what keys Inductor's caches
+  (:func:`pt2kit.runtime.torchapi.inductor_cache_keys`) and the memoising of the answers to Inductor's
+  probes of the CPU, which a fork of the server computes (:func:`pt2kit.runtime.torchapi.vec_isa_answers`,
+  replayed here), CUDA asked only through NVML: no tensor op, no compile of a graph, no CUDA context, no
+  thread of ours. A child forked before the answers came probes for itself, as ``python repro.py`` would
+  (:attr:`Zygote.warm` says they came).
   A repro run forked here runs as ``__main__``, with ``sys.argv`` and ``sys.path[0]`` as
   ``python repro.py`` sets them;
 - each child gets its own stdin, stdout and stderr (pipes the parent made, passed over a Unix
@@ -22,8 +25,8 @@ Not guaranteed:
   torch reads at each call, not into a default; a child has the variable as it was). Callers fork a repro run only where its
   environment is the one the server imported under, less pt2kit's own ``PT2KIT*`` variables (torch
   reads none), and start ``python repro.py`` otherwise;
-- that the probes' answers are the child's own: they are the server's, computed once (a fact about
-  the machine and installation, unless either changes while minify runs);
+- that the probes' answers are the child's own: they are the server's prober's, computed once (a fact
+  about the machine and installation, unless either changes while minify runs);
 - that a child's own children are stopped: close kills the processes it forked, not what they
   started; and where the server itself is killed (SIGKILL), its children are left running while
   :meth:`Child.poll` already reads ``-SIGKILL`` and :meth:`Child.kill` does nothing (a worker still
@@ -93,6 +96,7 @@ class Zygote:
         self.exits: dict[int, int] = {}
         self.replies: list[dict[str, Any]] = []
         self.gone = False
+        self.warm = False
         threading.Thread(target=self._listen, daemon=True).start()
 
     def _listen(self) -> None:
@@ -109,6 +113,8 @@ class Zygote:
                 msg = json.loads(data)
                 if "unusable" in msg:  # the server cannot fork safely here: callers start plain processes
                     self.gone = True
+                elif "warm" in msg:  # Inductor's CPU probes are answered in the server: its children have them
+                    self.warm = True
                 elif "exit" in msg:
                     self.exits[msg["exit"]] = msg["code"]
                 else:
@@ -232,6 +238,41 @@ def fork_poisoned() -> bool:
     return os.waitstatus_to_exitcode(status) != 0
 
 
+def _probe_in_a_fork(closing: list[Any]) -> tuple[int, int]:
+    """(pid, the read end its answers come on): a fork of this server that runs Inductor's CPU probes
+    (:func:`pt2kit.runtime.torchapi.vec_isa_answers`) at a low priority and writes their answers as JSON."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.close(r)
+            for c in closing:
+                c.close() if hasattr(c, "close") else os.close(c)
+            os.nice(10)  # beside the script upstream and this server's own children
+            from pt2kit.runtime.torchapi import vec_isa_answers
+
+            with os.fdopen(w, "wb") as out:
+                out.write(json.dumps(vec_isa_answers()).encode())
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def _read_answers(fd: int) -> dict[str, bool]:
+    """The prober's answers ({} where it failed: each child then probes for itself)."""
+    with os.fdopen(fd, "rb") as f:
+        data = f.read()
+    try:
+        answers = json.loads(data)
+    except ValueError:
+        return {}
+    return answers if isinstance(answers, dict) else {}
+
+
 def main(fd: int) -> int:
     # Ctrl-C reaches the whole process group, this server too: minify, its parent, stops and kills it,
     # so a KeyboardInterrupt here would only print a traceback on the user's terminal (each child it
@@ -243,7 +284,7 @@ def main(fd: int) -> int:
 
     # Python 3.12 warns on every fork of a process with threads; torch's own (OpenMP's) are fork-aware
     warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
-    from pt2kit.runtime.torchapi import cuda_asked_by_nvml, warm_inductor
+    from pt2kit.runtime.torchapi import cuda_asked_by_nvml, inductor_cache_keys, replay_vec_isa_answers
     from pt2kit.runtime.worker import ahead_of_the_job
 
     from .torchapi import preload
@@ -254,42 +295,51 @@ def main(fd: int) -> int:
         preload()
         for name in PRELOAD:
             importlib.import_module(name)
-        # not beside the imports: two threads importing torch's modules at once can see one half
-        # initialised (an intermittent ImportError that ended this server, seen once in 3 test runs)
-        warm_inductor(fork_safe=True)
+        inductor_cache_keys(fork_safe=True)
     if fork_poisoned():
         sock.send(json.dumps({"unusable": "CUDA was initialised while importing"}).encode())
         return 0
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
+    # Inductor's CPU probes take seconds (a minute on a GPU machine's cold cache) and need threads, which a
+    # process that forks must not run: a fork of this server probes, and this one memoises its answers
+    # when they come, serving meanwhile (a child forked before then probes for itself, as python would)
+    prober, answers_r = _probe_in_a_fork([sock, wake_r, wake_w])
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: set[int] = set()
+    waiting = [sock, wake_r, answers_r]
 
     def reap() -> None:
-        while children:
+        while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
-            children.discard(pid)
-            sock.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+            if pid in children:
+                children.discard(pid)
+                sock.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
 
     try:
         while True:
-            ready, _, _ = select.select([sock, wake_r], [], [])
+            ready, _, _ = select.select(waiting, [], [])
             if wake_r in ready:
                 os.read(wake_r, 4096)
                 reap()
+            if answers_r in ready:
+                waiting.remove(answers_r)
+                with cuda_asked_by_nvml():
+                    replay_vec_isa_answers(_read_answers(answers_r))
+                sock.send(json.dumps({"warm": True}).encode())
             if sock in ready:
                 data, fds, _, _ = socket.recv_fds(sock, 65536, 3)
                 if not data:
                     return 0
                 pid = os.fork()
                 if pid == 0:
-                    _child(json.loads(data), fds, [sock, wake_r, wake_w])
+                    _child(json.loads(data), fds, [sock, wake_r, wake_w, *waiting[2:]])
                 for f in fds:
                     os.close(f)
                 children.add(pid)
@@ -297,7 +347,7 @@ def main(fd: int) -> int:
     except (BrokenPipeError, ConnectionResetError):
         return 0
     finally:
-        for pid in children:
+        for pid in (*children, prober):
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:

@@ -37,8 +37,9 @@ from pt2kit_portable import (
 )
 
 __all__ = ["CONFIG_MODULES", "aot_autograd", "backward_compiler", "boxed", "config_defaults", "config_module",
-           "cuda_asked_by_nvml", "dispatch_mode", "forget_vec_isa", "generate_code", "hop_name", "is_hop", "is_mutable",
-           "is_op_overload", "left_out_of_repros", "min_cut_partition", "pytree_key_children", "reset_dynamo", "run_backward", "tree_map"]
+           "cuda_asked_by_nvml", "dispatch_mode", "forget_vec_isa", "generate_code", "hop_name", "inductor_cache_keys",
+           "is_hop", "is_mutable", "is_op_overload", "left_out_of_repros", "min_cut_partition", "pytree_key_children", "replay_vec_isa_answers",
+           "reset_dynamo", "run_backward", "tree_map", "vec_isa_answers"]
 
 
 def config_module(path: str) -> Any:
@@ -82,7 +83,7 @@ def cuda_asked_by_nvml() -> Iterator[None]:
     for it (``PYTORCH_NVML_BASED_CUDA_CHECK=1``, read at each call), instead of asking the CUDA driver,
     which marks every later fork of the process unable to use CUDA. Inductor's modules and its CPU probes
     ask it (a C++ build's options import ``torch.utils.cpp_extension``, which looks for CUDA_HOME), so a
-    process that forks workers on a CUDA build does its imports and :func:`warm_inductor` in here. The
+    process that forks workers on a CUDA build does its imports and probes in here. The
     variable is as it was afterwards; where NVML cannot count, torch asks the driver as before (and the
     fork is bad: callers check)."""
     import os
@@ -98,46 +99,112 @@ def cuda_asked_by_nvml() -> Iterator[None]:
             os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = before
 
 
-def warm_inductor(fork_safe: bool = False) -> None:
-    """(2.27) Inductor's once-a-process probes, answered now (in a worker started ahead of its job, before
-    a fork server forks) so that the job does not pay them: the CPU's vector ISAs (a test compile per ISA
-    its flags claim, each dlopened in a child Python: 1-1.4 s in turn on a 2-core machine, 5-17 s each on
-    a 16-core GPU machine) and the hashes of torch's and triton's sources that key its caches (0.6 s).
-    Each is a fact about this machine and installation, memoised in the process; a fresh ``python
-    repro.py`` computes the same answers itself. Each ISA is probed in a thread of its own (each mostly
-    waits on its child: 0.6 s at once), beside the hashing; all are joined before this returns. On a
-    torch without these names it does nothing (the job pays the probes).
+def warm_inductor() -> None:
+    """(2.27) Inductor's once-a-process probes, answered now (in a worker started ahead of its job) so that
+    the job does not pay them: the CPU's vector ISAs (:func:`vec_isa_answers`) and the hashes of torch's
+    and triton's sources that key its caches (0.6 s), and the system's description (on a CUDA build it
+    initialises CUDA). Each is a fact about this machine and installation, memoised in the process; a
+    fresh ``python repro.py`` computes the same answers itself. On a torch without these names it does
+    nothing (the job pays the probes). A process that forks afterwards warms as minify's fork server does
+    instead: :func:`vec_isa_answers` in a fork of its own, then :func:`replay_vec_isa_answers`."""
+    inductor_cache_keys()
+    vec_isa_answers()
 
-    ``fork_safe`` (2.28): for a process that forks workers afterwards. On a CUDA or ROCm build it leaves
-    out the system probe (it initialises CUDA to read the device's properties: each child asks it, 0.7 s)
-    and runs the rest under :func:`cuda_asked_by_nvml`; on a CPU build it changes nothing."""
+
+def inductor_cache_keys(fork_safe: bool = False) -> None:
+    """(2.28) What keys Inductor's caches, computed and memoised in this process now: the hash of torch's
+    and triton's sources (0.6 s on a 2-core machine) and the system's description. ``fork_safe``: on a
+    CUDA or ROCm build, not the description (it initialises CUDA, after which no fork may use it; each
+    child computes it, 0.7 s). Nothing on a torch without them (the job computes them)."""
+    try:
+        import torch
+        from torch._inductor import codecache
+
+        codecache.torch_key()
+        if not (fork_safe and (torch.version.cuda is not None or torch.version.hip is not None)):
+            codecache.CacheBase.get_system()
+    except Exception:  # another torch, or a probe that fails here and fails in the job too, where it is reported
+        pass
+
+
+def _vec_isa_key(isa: Any, code: str) -> str:
+    import hashlib
+
+    return f"{type(isa).__name__} {isa.build_arch_flags()} {hashlib.sha256(code.encode()).hexdigest()[:16]}"
+
+
+def _claimed_vec_isas() -> list[Any]:
+    from torch._inductor import cpu_vec_isa
+
+    flags = cpu_vec_isa.x86_isa_checker() if hasattr(cpu_vec_isa, "x86_isa_checker") else []
+    return [isa for isa in getattr(cpu_vec_isa, "supported_vec_isa_list", [])
+            if flags and all(f in flags for f in str(isa).split())]
+
+
+def vec_isa_answers() -> dict[str, bool]:
+    """(2.28) Inductor's probes of the CPU's vector ISAs, run here and memoised in this process: for each
+    ISA the CPU's flags claim, a test compile dlopened in a child Python (1-1.4 s each on a 2-core machine,
+    5-17 s on a 16-core GPU machine with a cold cache), each in a thread of its own (each mostly waits on
+    its child), all joined before this returns. Returns every build check's answer, keyed by the ISA, its
+    flags and the code built, for :func:`replay_vec_isa_answers` in another process; {} on a torch without
+    these names. Runs under :func:`cuda_asked_by_nvml` (a C++ build's options look for CUDA)."""
     import threading
 
     try:
-        import torch
-        from torch._inductor import codecache, cpu_vec_isa
+        from torch._inductor import cpu_vec_isa
 
-        gpu_build = torch.version.cuda is not None or torch.version.hip is not None
-        probes = (codecache.torch_key,) if fork_safe and gpu_build else (codecache.torch_key,
-                                                                          codecache.CacheBase.get_system)
-        flags = cpu_vec_isa.x86_isa_checker() if hasattr(cpu_vec_isa, "x86_isa_checker") else []
-        # bool(isa) memoises its probe on the instance valid_vec_isa_list then asks again
-        claimed = [isa for isa in getattr(cpu_vec_isa, "supported_vec_isa_list", [])
-                   if flags and all(f in flags for f in str(isa).split())]
-        threads = [threading.Thread(target=bool, args=(isa,), daemon=True) for isa in claimed]
+        real = cpu_vec_isa.VecISA.check_build
+        claimed = _claimed_vec_isas()
     except Exception:  # another torch: the job pays the probes itself
-        return
-    with cuda_asked_by_nvml() if fork_safe else contextlib.nullcontext():
-        for t in threads:
-            t.start()
-        try:
-            for answer in probes:
-                answer()
+        return {}
+    answers: dict[str, bool] = {}
+
+    def recorded(isa: Any, code: str) -> bool:
+        ok = real(isa, code)
+        answers[_vec_isa_key(isa, code)] = bool(ok)
+        return ok
+
+    # bool(isa) memoises its probe on the instance valid_vec_isa_list then asks again
+    threads = [threading.Thread(target=bool, args=(isa,), daemon=True) for isa in claimed]
+    cpu_vec_isa.VecISA.check_build = recorded
+    try:
+        with cuda_asked_by_nvml():
+            for t in threads:
+                t.start()
             for t in threads:
                 t.join()
             cpu_vec_isa.valid_vec_isa_list()  # every ISA's answer is memoised by now: this assembles the list
-        except Exception:  # a probe that fails here fails in the job too, where it is reported
-            pass
+    except Exception:  # a probe that fails here fails in the job too, where it is reported
+        pass
+    finally:
+        cpu_vec_isa.VecISA.check_build = real
+    return answers
+
+
+def replay_vec_isa_answers(answers: dict[str, bool]) -> None:
+    """(2.28) Memoise :func:`vec_isa_answers`'s answers, computed in another process on this machine, as if
+    this process had probed: no compile, no child, no thread. A check it has no answer for is run."""
+    try:
+        from torch._inductor import cpu_vec_isa
+
+        real = cpu_vec_isa.VecISA.check_build
+        claimed = _claimed_vec_isas()
+    except Exception:
+        return
+
+    def replayed(isa: Any, code: str) -> bool:
+        key = _vec_isa_key(isa, code)
+        return answers[key] if key in answers else real(isa, code)
+
+    cpu_vec_isa.VecISA.check_build = replayed
+    try:
+        for isa in claimed:
+            bool(isa)
+        cpu_vec_isa.valid_vec_isa_list()
+    except Exception:
+        pass
+    finally:
+        cpu_vec_isa.VecISA.check_build = real
 
 
 def dynamo_counts() -> tuple[int, list[str]]:
