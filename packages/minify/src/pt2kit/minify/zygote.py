@@ -249,6 +249,12 @@ def _probe_in_a_fork(closing: list[Any]) -> tuple[int, int]:
             os.close(r)
             for c in closing:
                 c.close() if hasattr(c, "close") else os.close(c)
+            # its compilers and probe children hold no pipe of the user's (a pipeline's stderr would wait on
+            # them) and die with it: the server kills the group
+            os.setpgid(0, 0)
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
             os.nice(10)  # beside the script upstream and this server's own children
             from pt2kit.runtime.torchapi import vec_isa_answers
 
@@ -258,6 +264,10 @@ def _probe_in_a_fork(closing: list[Any]) -> tuple[int, int]:
             code = 1
         finally:
             os._exit(code)
+    try:
+        os.setpgid(pid, pid)  # as the child does: whichever runs first, the group exists before a kill
+    except OSError:
+        pass
     os.close(w)
     return pid, r
 
@@ -347,11 +357,15 @@ def main(fd: int) -> int:
     except (BrokenPipeError, ConnectionResetError):
         return 0
     finally:
-        for pid in (*children, prober):
+        for pid in children:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        try:
+            os.killpg(prober, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 if __name__ == "__main__":
