@@ -82,10 +82,16 @@ def priority(payload, chan):
 
 
 def probed(payload, chan):
-    """Whether Inductor's once-a-process machine probes were answered when the job came."""
+    """Whether Inductor's once-a-process machine probes were answered when the job came (the system's), and
+    within payload["wait"] seconds of it without the job asking (the CPU's ISAs: a warmed worker answers
+    them in a thread of its own)."""
     import sys
+    import time
 
     mod = sys.modules.get("torch._inductor.cpu_vec_isa")
     codecache = sys.modules.get("torch._inductor.codecache")
-    return {"isa": bool(mod and mod.valid_vec_isa_list.cache_info().currsize),
-            "system": bool(codecache and codecache.CacheBase.get_system.cache_info().currsize)}
+    system = bool(codecache and codecache.CacheBase.get_system.cache_info().currsize)
+    deadline = time.monotonic() + payload["wait"]
+    while not (mod and mod.valid_vec_isa_list.cache_info().currsize) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return {"isa": bool(mod and mod.valid_vec_isa_list.cache_info().currsize), "system": system}

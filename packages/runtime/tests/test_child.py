@@ -162,7 +162,7 @@ def test_a_compiling_tools_worker_has_inductors_machine_probes_answered_before_i
     from pt2kit.runtime.child import COMPILER, start_worker
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
-    res, _ = go("probed", {}, tmp_path, proc=start_worker(env, preload=COMPILER))
+    res, _ = go("probed", {"wait": 120}, tmp_path, proc=start_worker(env, preload=COMPILER))
     assert res.ok and res.value == {"isa": True, "system": True}
-    res, _ = go("probed", {}, tmp_path)  # a worker not warmed: nothing answered yet
+    res, _ = go("probed", {"wait": 2}, tmp_path)  # a worker not warmed: nothing answered, nor being answered
     assert res.ok and res.value == {"isa": False, "system": False}

@@ -230,7 +230,7 @@ def test_warm_inductor_answers_the_machine_probes_in_this_process():
     # if torch renames a probe, the answers stay unmemoised here and every forked child or warmed worker pays
     # them again at its first compile
     code = ("import torch\nfrom pt2kit.runtime import torchapi\nfrom torch._inductor import codecache, cpu_vec_isa\n"
-            "torchapi.warm_inductor()\n"
+            "torchapi.warm_inductor().join()  # the ISA probes go on in a thread of their own\n"
             "print(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, "
             "codecache.CacheBase.get_system.cache_info().currsize)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "1 1\n"

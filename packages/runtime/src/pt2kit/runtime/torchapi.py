@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -99,20 +100,37 @@ def cuda_asked_by_nvml() -> Iterator[None]:
             os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = before
 
 
-def warm_inductor() -> None:
-    """(2.27) Inductor's once-a-process probes, answered now (in a worker started ahead of its job) so that
-    the job does not pay them: the CPU's vector ISAs (:func:`vec_isa_answers`) and the hashes of torch's
-    and triton's sources that key its caches (0.6 s), and the system's description (on a CUDA build it
-    initialises CUDA). Each is a fact about this machine and installation, memoised in the process; a
-    fresh ``python repro.py`` computes the same answers itself. On a torch without these names it does
-    nothing (the job pays the probes). A process that forks afterwards warms as minify's fork server does
-    instead: :func:`vec_isa_answers` in a fork of its own, then :func:`replay_vec_isa_answers`."""
+def warm_inductor() -> threading.Thread | None:
+    """(2.27) Inductor's once-a-process probes, answered in a worker started ahead of its job so that the
+    job does not pay them: what keys its caches (:func:`inductor_cache_keys`), then the CPU's vector ISAs
+    (:func:`vec_isa_answers`). Each is a fact about this machine and installation, memoised in the
+    process; a fresh ``python repro.py`` computes the same answers itself.
+
+    (2.29) The ISA probes go on in a thread of their own once this returns (returned, to join), so a job
+    that needs no Inductor does not wait on them: 1-2 s on a 2-core machine, 20 s and more on a GPU
+    machine's cold cache. A job that compiles meanwhile meets them where it asks: each ISA's answer is
+    memoised as it comes, and a build both ask for is built once (Inductor's file lock). The modules they
+    need are imported before the thread starts (two threads importing torch's modules at once can see one
+    half initialised); on a CUDA build that import asks the CUDA driver, which is fine in a process that
+    does not fork. None on a torch without these names (the job pays the probes). Not for a process
+    that forks afterwards: minify's fork server runs :func:`vec_isa_answers` in a fork of its own and
+    memoises the answers with :func:`replay_vec_isa_answers`."""
     inductor_cache_keys()
-    vec_isa_answers()
+    try:
+        for name in ("torch._inductor.cpu_vec_isa", "torch._inductor.cpp_builder", "torch.utils.cpp_extension"):
+            importlib.import_module(name)
+        claimed = _claimed_vec_isas()
+    except Exception:  # another torch: the job pays the probes itself
+        return None
+    # not vec_isa_answers: it records through a patched class and sets torch's NVML switch, which a job
+    # running beside must not see
+    probing = threading.Thread(target=_probe, args=(claimed,), name="pt2kit-inductor-probes", daemon=True)
+    probing.start()
+    return probing
 
 
 def inductor_cache_keys(fork_safe: bool = False) -> None:
-    """(2.28) What keys Inductor's caches, computed and memoised in this process now: the hash of torch's
+    """(2.29) What keys Inductor's caches, computed and memoised in this process now: the hash of torch's
     and triton's sources (0.6 s on a 2-core machine) and the system's description. ``fork_safe``: on a
     CUDA or ROCm build, not the description (it initialises CUDA, after which no fork may use it; each
     child computes it, 0.7 s). Nothing on a torch without them (the job computes them)."""
@@ -142,14 +160,12 @@ def _claimed_vec_isas() -> list[Any]:
 
 
 def vec_isa_answers() -> dict[str, bool]:
-    """(2.28) Inductor's probes of the CPU's vector ISAs, run here and memoised in this process: for each
+    """(2.29) Inductor's probes of the CPU's vector ISAs, run here and memoised in this process: for each
     ISA the CPU's flags claim, a test compile dlopened in a child Python (1-1.4 s each on a 2-core machine,
     5-17 s on a 16-core GPU machine with a cold cache), each in a thread of its own (each mostly waits on
     its child), all joined before this returns. Returns every build check's answer, keyed by the ISA, its
     flags and the code built, for :func:`replay_vec_isa_answers` in another process; {} on a torch without
     these names. Runs under :func:`cuda_asked_by_nvml` (a C++ build's options look for CUDA)."""
-    import threading
-
     try:
         from torch._inductor import cpu_vec_isa
 
@@ -164,25 +180,33 @@ def vec_isa_answers() -> dict[str, bool]:
         answers[_vec_isa_key(isa, code)] = bool(ok)
         return ok
 
-    # bool(isa) memoises its probe on the instance valid_vec_isa_list then asks again
-    threads = [threading.Thread(target=bool, args=(isa,), daemon=True) for isa in claimed]
     cpu_vec_isa.VecISA.check_build = recorded
     try:
         with cuda_asked_by_nvml():
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            cpu_vec_isa.valid_vec_isa_list()  # every ISA's answer is memoised by now: this assembles the list
-    except Exception:  # a probe that fails here fails in the job too, where it is reported
-        pass
+            _probe(claimed)
     finally:
         cpu_vec_isa.VecISA.check_build = real
     return answers
 
 
+def _probe(claimed: list[Any]) -> None:
+    """Each claimed ISA probed in a thread of its own (each mostly waits on its child), all joined, then
+    the list assembled from the memoised answers (bool(isa) memoises on the instance the list asks)."""
+    try:
+        from torch._inductor import cpu_vec_isa
+
+        threads = [threading.Thread(target=bool, args=(isa,), daemon=True) for isa in claimed]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        cpu_vec_isa.valid_vec_isa_list()
+    except Exception:  # a probe that fails here fails in the job too, where it is reported
+        pass
+
+
 def replay_vec_isa_answers(answers: dict[str, bool]) -> None:
-    """(2.28) Memoise :func:`vec_isa_answers`'s answers, computed in another process on this machine, as if
+    """(2.29) Memoise :func:`vec_isa_answers`'s answers, computed in another process on this machine, as if
     this process had probed: no compile, no child, no thread. A check it has no answer for is run."""
     try:
         from torch._inductor import cpu_vec_isa
