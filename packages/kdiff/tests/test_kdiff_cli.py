@@ -382,3 +382,16 @@ def test_any_name_torch_registers_and_aoti_are_a_backend_under_test():
         Job(model="m.py", test="aoti", mode="train")
     with pytest.raises(UsageError, match=r"^--grad with backend aoti"):
         Job(model="m.py", test="aoti", grad=True)
+
+
+def test_what_a_backend_file_sets_at_its_top_level_is_compiled_under(kdiff):
+    # as importing the file does in the user's script (there torch.compile with it gets the relu bug); before,
+    # kdiff put the setting back and said "1 of 1 leaves pass" on a real bug
+    r = kdiff(str(MODELS / "mlp.py"), "--backend", f"{MODELS / 'set_at_top.py'}:compiled")
+    assert r.code == 1, r.stderr
+    assert ("set_at_top.py sets inductor.cpp.inject_relu_bug_TESTING_ONLY=accuracy at its top level: every side "
+            "runs under it") in r.stderr
+    (m,) = r.kind("model")
+    assert m["settings"] == {"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}  # minify downstream keeps it
+    (v,) = r.kind("divergence")
+    assert v["op"] == "aten.relu.default" and v["source"] == f"{MODELS / 'mlp.py'}:13"

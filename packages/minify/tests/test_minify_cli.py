@@ -449,3 +449,20 @@ def test_a_tuple_setting_stays_a_tuple_in_every_worker_and_in_the_repro(minify, 
     _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
     p = run_repro(out)
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
+
+
+def test_what_a_backend_file_sets_at_its_top_level_is_compiled_under_and_carried_by_the_repro(minify, tmp_path):
+    # as importing the file does in the user's script; before, the setting was put back, so the warm worker
+    # and the repro disagreed: the search found the relu and 3 fresh runs passed (exit 3)
+    out = tmp_path / "repro.py"
+    backend = f"{MODELS / 'settings_backend.py'}:inductor_as_set"
+    r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--backend", backend, "-o", str(out), "--no-bisect")
+    assert r.code == 1, r.stderr
+    assert f"settings_backend.py sets inductor.{RELU_BUG}=accuracy at its top level: the run compiles under it" in r.stderr
+    (rep,) = r.kind("repro")
+    # a backend of the user's file is handed Dynamo's graph, so the cut is on it
+    assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.relu"] and rep["reproduced"] == 3, rep
+    assert f"CONFIG = {{'torch._inductor.config': {{'{RELU_BUG}': 'accuracy'}}}}" in out.read_text()
+    assert run_repro(out).returncode == 1
+    _switch_off(out, r"CONFIG = .*", "CONFIG = {}")  # the file's top level does not reach the repro: its CONFIG does
+    assert run_repro(out).returncode == 0

@@ -13,9 +13,10 @@ from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.backends import is_code
 from pt2kit.runtime.config import apply_config
 from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.modelfile import load_model, model_fields
+from pt2kit.runtime.modelfile import backend_callable, load_model, model_fields
 from pt2kit.runtime.outcome import CANNOT, CannotJudge, Compiled
 from pt2kit.runtime.outputs import flatten
 from pt2kit.runtime.precision import HARNESS, precision_state, reduced_modes, use_precision
@@ -92,12 +93,28 @@ def _load(job: Job, chan: Any, stack: contextlib.ExitStack) -> Any:
         if own:
             chan.note("precision_own", ", ".join(own))
         use_precision(HARNESS, inductor=False)  # the model file's own TF32 does not stand; --config's does
+    _backend_settings(job, chan, stack)
     if job.emit_model:  # its settings are the file's, the environment's, --config's: not the harness's
         with apply_config({"inductor.fallback_random": "false"} if harness else {}):
             chan.emit_new(Model, **model_fields(loaded, job.device, job.config), train=train)
     if train and "inductor.fallback_random" not in job.config:  # dropout drawn alike on every side
         stack.enter_context(apply_config({"inductor.fallback_random": "true"}))
     return loaded
+
+
+def _backend_settings(job: Job, chan: Any, stack: contextlib.ExitStack) -> None:
+    """The settings a backend file (``--backend FILE.py:NAME``) sets at its top level, on ``stack``: they
+    are the user's, as importing the file sets them in the script (a --config of the same key wins)."""
+    if not is_code(job.test):
+        return
+    own: dict[str, str] = {}
+    backend_callable(job.test, "--backend", settings=own)
+    own = {k: v for k, v in own.items() if k not in job.config}
+    if own:
+        stack.enter_context(apply_config(own))
+        chan.note("backend_settings", f"{job.test.rpartition(':')[0]} sets "
+                  + ", ".join(f"{k}={v}" for k, v in sorted(own.items()))
+                  + " at its top level: every side runs under it, as importing it does")
 
 
 def _diff(job: Job, loaded: Any, chan: Any) -> Summary:

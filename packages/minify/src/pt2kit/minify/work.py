@@ -19,7 +19,7 @@ from pt2kit.runtime.aotgraphs import forward_graphs
 from pt2kit.runtime.backends import check_registered
 from pt2kit.runtime.config import apply_config, from_literal, is_hook, kept_settings, literal, resolve, worker_settings
 from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.modelfile import exec_file, load_model, model_fields, parse_spec
+from pt2kit.runtime.modelfile import backend_callable, load_model, model_fields
 from pt2kit.runtime.outcome import Compiled
 from pt2kit.runtime.outputs import flatten
 from pt2kit.runtime.precision import HARNESS, precision_state, use_precision
@@ -59,6 +59,9 @@ def original(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     it judges next run under their own config only."""
     with kept_settings():
         job = msgspec.convert(payload, Job)
+        # the backend file's own settings are the user's, as importing it sets them in the script: the run
+        # compiles under them (--config's win), the search may drop them, the repro's CONFIG carries them
+        job = msgspec.structs.replace(job, config={**_backend_settings(job.backend, send), **job.config})
         loaded, config = _load(job, send)
         precision = _precision(job.precision)  # after the settings: the harness's fallback_random is not the file's
         send({"t": "stage", "stage": "capture"})
@@ -94,6 +97,19 @@ def _load(job: Job, send: Any) -> tuple[Any, dict[str, dict[str, str]]]:
         raise UsageError(f"{nested} is a torch.nested jagged tensor: torch.export, and so --backend aoti, takes none "
                          "(--backend inductor minifies the dense graph Inductor compiles from it)")
     return loaded, _resolved_config({**settings, **job.config})
+
+
+def _backend_settings(spec: str | None, send: Any) -> dict[str, str]:
+    """The settings a backend file (``FILE.py:NAME``, ``module:attr``) sets at its top level, said once."""
+    if ":" not in (spec or ""):
+        return {}
+    own: dict[str, str] = {}
+    backend_callable(spec, "--backend", settings=own)
+    if own:
+        words = ", ".join(f"{k}={v}" for k, v in sorted(own.items()))
+        send({"t": "stage", "stage": f"{spec.rpartition(':')[0]} sets {words} at its top level: the run compiles "
+                                     "under it, as importing it does (a --config of the same key wins)"})
+    return own
 
 
 def _searched_graphs(loaded: Any, job: Job) -> tuple[list[ir.Graph], list[Any]]:
@@ -277,8 +293,8 @@ def _backend(spec: str) -> Any:
     if ":" not in spec:  # a name torch registers (capture checked it), or aoti
         return spec
 
-    path, name = parse_spec(spec)
-    return getattr(exec_file(path.resolve()), name or "backend")
+    # its top level's settings put back: they are in the config each candidate is judged under (_load)
+    return backend_callable(spec, "--backend")
 
 
 def _module(source: str) -> Any:

@@ -56,30 +56,44 @@ def _user_line(e: BaseException, path: Path) -> str:
     return f"{path}:{frames[-1].lineno}" if frames else str(path)
 
 
-def backend_callable(spec: str, flag: str, what: str = "torch.compile backend") -> Any:
+def backend_callable(spec: str, flag: str, what: str = "torch.compile backend",
+                     settings: dict[str, str] | None = None) -> Any:
     """The torch.compile backend that ``FILE.py:NAME`` or ``module:attr`` names (given on the command
     line, as ``flag``; a stream never names one): a ModelFileError/UsageError in one line otherwise. What the
     file's top level does to the compiler's settings and Inductor's decomposition table is put back
     (pt2kit_portable's kept_compiler_state, as minify's repro loads it): a script that sets
     ``post_grad_custom_post_pass = corrupt`` there is handed over for its pass, which runs where a
-    ``--config`` applies it, not in every later compile of the process."""
+    ``--config`` applies it, not in every later compile of the process.
+
+    ``settings`` (2.30): filled with the settings the file's top level set (as
+    :func:`pt2kit.runtime.config.worker_settings` writes them: those a repro can carry), for the caller to
+    compile under, as importing the file does in the user's script; put back all the same."""
     import importlib
 
     from pt2kit_portable import kept_compiler_state
 
     from .errors import UsageError
 
+    def load(run: Any) -> Any:
+        with kept_compiler_state():
+            if settings is None:
+                return run()
+            from .config import worker_settings
+
+            before = worker_settings()
+            obj = run()
+            settings.update({k: v for k, v in worker_settings().items() if before.get(k) != v})
+            return obj
+
     head, _, attr = spec.rpartition(":")
     if head.endswith(".py"):
         path, _ = parse_spec(spec)
         if not path.is_file():
             raise UsageError(f"{flag} {spec}: no such file {path}")
-        with kept_compiler_state():
-            obj = getattr(exec_file(path.resolve()), attr, None)
+        obj = load(lambda: getattr(exec_file(path.resolve()), attr, None))
     else:
         try:
-            with kept_compiler_state():
-                obj = getattr(importlib.import_module(head), attr, None)
+            obj = load(lambda: getattr(importlib.import_module(head), attr, None))
         except ImportError as e:
             raise UsageError(f"{flag} {spec}: cannot import {head}: {e}") from None
     if obj is None or not callable(obj):
