@@ -65,8 +65,8 @@ def backend_callable(spec: str, flag: str, what: str = "torch.compile backend",
     ``post_grad_custom_post_pass = corrupt`` there is handed over for its pass, which runs where a
     ``--config`` applies it, not in every later compile of the process.
 
-    ``settings`` (2.30): filled with the settings the file's top level set (as
-    :func:`pt2kit.runtime.config.worker_settings` writes them: those a repro can carry), for the caller to
+    ``settings`` (2.30): filled with the settings the file's top level set (as pt2kit_portable's
+    collect_settings writes them, those a repro can carry), for the caller to
     compile under, as importing the file does in the user's script; put back all the same."""
     import importlib
 
@@ -74,15 +74,18 @@ def backend_callable(spec: str, flag: str, what: str = "torch.compile backend",
 
     from .errors import UsageError
 
+    def now() -> dict[str, str]:  # as config.worker_settings collects them (not imported: it imports us)
+        from pt2kit_portable import CONFIG_MODULES, collect_settings
+
+        return collect_settings({name: importlib.import_module(path) for name, path in CONFIG_MODULES.items()})
+
     def load(run: Any) -> Any:
         with kept_compiler_state():
             if settings is None:
                 return run()
-            from .config import worker_settings
-
-            before = worker_settings()
+            before = now()
             obj = run()
-            settings.update({k: v for k, v in worker_settings().items() if before.get(k) != v})
+            settings.update({k: v for k, v in now().items() if before.get(k) != v})
             return obj
 
     head, _, attr = spec.rpartition(":")
