@@ -150,7 +150,7 @@ def test_an_error_in_the_compiled_backward_names_the_graph_the_step_and_keeps_th
         {"model": None, "stage": "run", "exception": "OverflowError", "step": None, "phase": None},  # the script's end
     ]
     assert "backward.py[0/0@step2]: its compiled code raised in its backward at call 2: OverflowError" in err
-    # step 2's batch (scaled by 10) is its model's input, the one that makes the backward overflow
+    # step 2's batch (scaled by 100) is its model's input, the one that makes the backward overflow
     model = next(r for r in recs if r["kind"] == "model" and r["model"] == "backward.py[0/0@step2]")
     assert model["train"] and float(load_model(model["file"]).inputs[0].max()) > 5
     ops, run = repro(d, env, "backward", phase="backward")
