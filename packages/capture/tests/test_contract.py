@@ -56,7 +56,8 @@ def test_the_command_gets_the_contracts_variables():
 def test_a_process_killed_inside_a_compiled_call_names_that_graph_its_call_and_phase(tmp_path, monkeypatch):
     """The boot's running marker (pt2kit_capture_running) survives the process; the parent reads it back
     into one more line for the graph: a crash record naming it, the signal, the call and the phase."""
-    from pt2kit.capture.records import Process, killed_in_call, read_processes, run_crash_fields
+    from pt2kit.capture.crashes import run_crash_fields
+    from pt2kit.capture.records import Process, killed_in_call, read_processes
 
     monkeypatch.syspath_prepend(str(BOOT))
     monkeypatch.setenv(contract.ENV_DIR, str(tmp_path))
@@ -96,7 +97,8 @@ def test_a_process_killed_while_its_backend_compiles_a_graph_names_that_graph(tm
     """A signal in the backend's compile (its C++ code segfaults, it aborts): the graph's line is appended
     only once the compile returns, so the boot writes it to compiling-<N>.json first and marks the compile;
     the parent reads it back into the graph's line, and a crash record of stage compile names it."""
-    from pt2kit.capture.records import compile_crash_fields, killed_in_call, read_processes
+    from pt2kit.capture.crashes import compile_crash_fields
+    from pt2kit.capture.records import killed_in_call, read_processes
 
     monkeypatch.syspath_prepend(str(BOOT))
     monkeypatch.setenv(contract.ENV_DIR, str(tmp_path))

@@ -45,14 +45,12 @@ from pt2kit.schema import Crash, Model
 
 from . import outfile, runs, supervise
 from .boot import pt2kit_capture_contract as contract
+from .crashes import compile_crash_fields, crash_fields, export_crash_fields, run_crash_fields
 from .job import Job
 from .narrate import Narrator, Summary
 from .records import (
     Entry,
     Process,
-    compile_crash_fields,
-    crash_fields,
-    export_crash_fields,
     graph_of,
     killed_in_call,
     label,
@@ -60,7 +58,6 @@ from .records import (
     pick,
     read_markers,
     read_processes,
-    run_crash_fields,
     tag_processes,
     trace_logs,
 )

@@ -9,7 +9,7 @@ from pt2kit.runtime.narrate import Narrator as Base
 from pt2kit.runtime.text import summary_line
 from pt2kit.schema import Crash, Model
 
-from .records import RUN_STAGES, exit_code
+from .crashes import RUN_STAGES, exit_code
 
 
 @dataclass(frozen=True)
