@@ -1,3 +1,4 @@
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,20 @@ def run_repro(path: Path, **env: str) -> subprocess.CompletedProcess:
             f"runpy.run_path({str(path)!r}, run_name='__main__')")
     return subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd=path.parent,
                           env={**os.environ, **env}, timeout=300)
+
+
+def switch_off(path: Path, pattern: str, replacement: str) -> None:
+    """The repro's first line matching ``pattern`` rewritten (the planted bug switched off): it must be there."""
+    text = path.read_text()
+    new = re.sub(pattern, replacement, text, count=1)
+    assert new != text
+    path.write_text(new)
+
+
+def cannot_test(p: subprocess.CompletedProcess, why: str) -> None:
+    """Exit 125 (git bisect run's "cannot test this revision"), nothing on stdout, one line on stderr."""
+    assert p.returncode == 125 and p.stdout == "", p.stdout + p.stderr
+    assert p.stderr.startswith(f"repro: cannot test here: {why}") and len(p.stderr.splitlines()) == 1, p.stderr
 
 
 def pytest_configure(config):

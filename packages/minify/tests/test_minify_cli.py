@@ -4,20 +4,11 @@ times, is a handful of ops, and passes once the planted bug is switched off."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
-from conftest import MODELS, minify_in, run_repro
+from conftest import MODELS, cannot_test, minify_in, run_repro, switch_off
 
 RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
-
-
-def _switch_off(path, pattern: str, replacement: str) -> None:
-    text = path.read_text()
-    new = re.sub(pattern, replacement, text, count=1)
-    assert new != text
-    path.write_text(new)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +39,7 @@ def test_accuracy_bug_in_a_residual_net_is_cut_to_the_relu(relu_accuracy, tmp_pa
     assert re.search(r"# \S*resnet_mlp.py:\d+  x = torch.relu\(x\)\n", text)  # the user's line, as a comment
     p = run_repro(out)
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
-    _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
+    switch_off(out, r"CONFIG = .*", "CONFIG = {}")
     p = run_repro(out)
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
@@ -96,7 +87,7 @@ def test_compile_error_keeps_its_signature(minify, tmp_path):
     assert (b["subsystem"], b["application"], b["what"], b["found"]) == ("lowerings", 0, "relu: aten.relu.default", True)
     assert b["on"]["signature"] == rep["signature"] and b["off"]["signature"] == "passes"
     assert run_repro(out).returncode == 1
-    _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
+    switch_off(out, r"CONFIG = .*", "CONFIG = {}")
     assert run_repro(out).returncode == 0
 
 
@@ -114,15 +105,9 @@ def test_aot_inductor_bug_gives_a_repro_that_exports_packages_loads_and_runs(min
     assert re.search(r"^BACKEND = 'aoti'$", text, re.M) and "aoti_compile_and_package" in text
     p = run_repro(out)
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
-    _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
+    switch_off(out, r"CONFIG = .*", "CONFIG = {}")
     p = run_repro(out)
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
-
-
-def _cannot_test(p, why: str) -> None:
-    """Exit 125 (git bisect run's "cannot test this revision"), nothing on stdout, one line on stderr."""
-    assert p.returncode == 125 and p.stdout == "", p.stdout + p.stderr
-    assert p.stderr.startswith(f"repro: cannot test here: {why}") and len(p.stderr.splitlines()) == 1, p.stderr
 
 
 def test_a_backend_that_kills_the_process_is_a_crash_signature(minify, tmp_path):
@@ -141,15 +126,15 @@ def test_a_backend_that_kills_the_process_is_a_crash_signature(minify, tmp_path)
     assert f"the backend file {backend} (its aborting_backend)" in out.read_text().split('"""')[1].replace("\n", " ")
     # where it cannot run, the crash is neither found nor ruled out: no device, a child whose torch
     # does not import (it never reached the backend), the backend file gone
-    _cannot_test(run_repro(out, REPRO_DEVICE="cuda"), "REPRO_DEVICE=cuda is not available here")
+    cannot_test(run_repro(out, REPRO_DEVICE="cuda"), "REPRO_DEVICE=cuda is not available here")
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text("import os, sys\nif os.environ.get('_REPRO_CHILD'):\n"
                                            "    sys.modules['torch'] = None\n")
     child_only = run_repro(out, PYTHONPATH=str(site))  # the repro runs under -I: only its child reads PYTHONPATH
-    _cannot_test(child_only, "import torch: ModuleNotFoundError: import of torch halted")
+    cannot_test(child_only, "import torch: ModuleNotFoundError: import of torch halted")
     backend.unlink()
-    _cannot_test(run_repro(out), f"the backend file {backend} is missing")
+    cannot_test(run_repro(out), f"the backend file {backend} is missing")
 
 
 def test_a_backend_of_the_users_file_is_minified_on_the_graph_dynamo_hands_it(minify, tmp_path):
@@ -171,8 +156,8 @@ def test_a_backend_of_the_users_file_is_minified_on_the_graph_dynamo_hands_it(mi
         assert "the graph Dynamo hands the backend" in text and re.search(r"^        x = torch\.relu\(\w+\)$", text, re.M)
         assert run_repro(out).returncode == 1
         # on a device this torch lacks the output cannot be judged: 125, not "bug present" on a traceback
-        _cannot_test(run_repro(out, REPRO_DEVICE="cuda"), "REPRO_DEVICE=cuda is not available here")
-        _switch_off(out, r"BACKEND = \(.*\)", "BACKEND = 'eager'")
+        cannot_test(run_repro(out, REPRO_DEVICE="cuda"), "REPRO_DEVICE=cuda is not available here")
+        switch_off(out, r"BACKEND = \(.*\)", "BACKEND = 'eager'")
         p = run_repro(out)
         assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
@@ -188,7 +173,7 @@ def test_an_input_that_was_no_leaf_is_rebuilt_as_none_in_every_candidate_and_the
     assert rep["ops"] == ["torch.relu"] and rep["reproduced"] == 1 == rep["runs"], rep
     p = run_repro(out)
     assert p.returncode == 1 and "TestingOnlyCompileError" in p.stdout, p.stdout + p.stderr
-    _switch_off(out, r", 'non-leaf'\)", ")")  # the input made a leaf: the backend has nothing to refuse
+    switch_off(out, r", 'non-leaf'\)", ")")  # the input made a leaf: the backend has nothing to refuse
     p = run_repro(out)
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
@@ -201,7 +186,7 @@ def test_violation_keeps_the_denied_op_only(minify, tmp_path):
     assert rep["failure"] == "violation" and rep["ops"] == ["aten.convolution.default"]
     assert not r.kind("bisect") and "not bisected: a violation is the graph's, not a compiler stage's" in r.stderr
     assert run_repro(out).returncode == 1
-    _switch_off(out, r"'op': 'aten.convolution.default'", "'op': 'aten.convolution_backward.default'")
+    switch_off(out, r"'op': 'aten.convolution.default'", "'op': 'aten.convolution_backward.default'")
     assert run_repro(out).returncode == 0
 
 
@@ -266,39 +251,6 @@ def test_a_model_whose_own_eager_run_raises_is_bad_input_exit_2(minify):
     assert r.stderr.strip().splitlines()[-1] == f"minify: error: {e['message']}"
 
 
-def test_a_dynamic_shape_graph_gives_a_dynamic_repro_that_reproduces(minify, tmp_path):
-    out = tmp_path / "repro.py"
-    # --no-bisect: the relu bug's stage is test_the_relu_bug_is_bisected...'s; here no bisect record, no line
-    r = minify(f"{MODELS / 'dynamic_view.py'}:make", "--config", f"{RELU_BUG}=accuracy", "-o", str(out), "--no-bisect")
-    assert r.code == 1, r.stderr
-    assert not r.kind("bisect") and "bisect" not in r.stderr and "Stage (" not in out.read_text()
-    (rep,) = r.kind("repro")
-    assert rep["ops"] == ["aten.relu.default"] and rep["reproduced"] == 3
-    assert rep["inputs_after"] < rep["inputs_before"]  # sizes shrink in a dynamic graph too
-    text = out.read_text()
-    assert "dynamic shapes" in text and text.rstrip().endswith("dynamic=True, seed=0))")
-    p = run_repro(out)
-    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
-    _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
-    assert run_repro(out).returncode == 0
-
-
-def test_inputs_keep_the_range_of_the_real_values(minify, tmp_path):
-    """A NaN only the compiled side makes, on a log that eagerly reads values >= 1: fed standard normal
-    values the cut graph would make NaN eagerly too, a different signature; fed the real range it keeps
-    the failure."""
-    out = tmp_path / "repro.py"
-    r = minify(f"{MODELS / 'small.py'}:posnet", "--backend", f"{MODELS / 'small.py'}:nan_backend",
-               "-o", str(out), "--no-bisect")
-    assert r.code == 1, r.stderr
-    (rep,) = r.kind("repro")
-    assert rep["signature"] == "nan" and rep["ops"] == ["torch.log"] and rep["reproduced"] == 3
-    p = run_repro(out)
-    assert p.returncode == 1 and p.stdout.strip() == "repro: the bug is present: nan", p.stdout + p.stderr
-    _switch_off(out, r"BACKEND = .*", "BACKEND = 'inductor'")
-    assert run_repro(out).returncode == 0
-
-
 def test_accuracy_search_keeps_the_divergence_that_reaches_the_output(minify, tmp_path):
     """PyTorch's test_accuracy_vs_strict_accuracy: log1p and relu both add 1, but log1p feeds only the
     mask of where(b, r, r). The repro is the relu that makes the output wrong (was the log1p: the first
@@ -309,23 +261,6 @@ def test_accuracy_search_keeps_the_divergence_that_reaches_the_output(minify, tm
     (rep,) = r.kind("repro")
     assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.relu"] and rep["reproduced"] == 3, rep
     assert run_repro(out).returncode == 1
-
-
-def test_a_failure_that_needs_the_real_values_gets_them_embedded(minify, tmp_path):
-    """Tied votes: the backend's argmax picks the last of tied maxima. Seeded floats never tie (the old
-    minify ended in exit 3 here); the repro carries the real votes as literals, and only them."""
-    out, m = tmp_path / "repro.py", MODELS / "tied_votes.py"
-    r = minify(f"{m}:make", "--backend", f"{m}:last_of_ties", "-o", str(out), "--no-bisect")
-    assert r.code == 1, r.stderr
-    (rep,) = r.kind("repro")
-    assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.argmax"] and rep["reproduced"] == 3, rep
-    assert "seeded inputs pass: graph 0 with the real values of 4 small input(s)" in r.stderr
-    text = out.read_text()
-    (inputs,) = re.findall(r"^INPUTS = (.*?)\n[A-Za-z]", text, re.M | re.S)
-    assert inputs.count("'tensor'") == 1 and "[0.5, 0.5, 0.0, 0.0, 0.25, 0.25," in inputs, inputs
-    assert run_repro(out).returncode == 1
-    _switch_off(out, r"BACKEND = \(.*\)", "BACKEND = 'eager'")
-    assert run_repro(out).returncode == 0
 
 
 def test_fxcheck_rules_on_the_command_line_keep_their_first_violation(minify, tmp_path):
@@ -339,20 +274,6 @@ def test_fxcheck_rules_on_the_command_line_keep_their_first_violation(minify, tm
     assert r.code == 1 and r.kind("repro")[0]["ops"] == ["aten.convolution.default"], r.stderr
     r = minify(f"{MODELS / 'small.py'}:clean", "--align", "2")
     assert r.code == 0 and "no violation to minify" in r.stderr and not r.kind("repro")
-
-
-def test_inputs_become_float32_unless_the_bug_is_about_their_dtype(minify, tmp_path):
-    out = tmp_path / "repro.py"
-    r = minify(f"{MODELS / 'small.py'}:half", "--config", f"{RELU_BUG}=accuracy", "-o", str(out), "--no-bisect")
-    assert r.code == 1 and r.kind("repro")[0]["reproduced"] == 3 and not r.kind("bisect"), r.stderr
-    assert re.search(r"^INPUTS = \[\('tensor', \[[\d, ]+\], \[[\d, ]+\], 'float32'", out.read_text(), re.M)
-    assert run_repro(out).returncode == 1
-    r = minify(f"{MODELS / 'small.py'}:half", "--backend", f"{MODELS / 'small.py'}:no_bf16_backend", "-o", str(out),
-               "--no-bisect")
-    assert r.code == 1, r.stderr
-    assert r.kind("repro")[0]["signature"] == "NotImplementedError: bfloat16 is not supported by this backend"
-    assert "'bfloat16'" in out.read_text().split("INPUTS = ", 1)[1].splitlines()[0]
-    assert run_repro(out).returncode == 1
 
 
 def test_a_setting_the_stream_may_not_give_is_refused_from_the_header_of_the_run_that_failed(minify, tmp_path):
@@ -417,52 +338,5 @@ def test_repro_judges_under_the_harness_precision_and_as_configured_keeps_the_mo
         assert says in text and "'precision': {" in text
         assert ("'fallback_random': True" in text) == (precision == "harness")
         assert run_repro(out).returncode == 1
-        _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
+        switch_off(out, r"CONFIG = .*", "CONFIG = {}")
         assert run_repro(out).returncode == 0
-
-
-def test_a_tuple_setting_stays_a_tuple_in_every_worker_and_in_the_repro(minify, tmp_path):
-    # Inductor prints cpp.cxx into its error: were the tuple a list in the workers (JSON has no
-    # tuples), the signature would change and the failure "not reproduce"
-    out = tmp_path / "repro.py"
-    r = minify(f"{MODELS / 'small.py'}:clean", "--config", "cpp.cxx=('/nonexistent/cc',)",
-               "-o", str(out), "--no-bisect")
-    assert r.code == 1, r.stderr
-    (rep,) = r.kind("repro")
-    assert rep["signature"] == "InvalidCxxCompiler: No working C++ compiler found in torch._inductor.config.cpp.cxx: " \
-                              "('<path>',)" and rep["reproduced"] == 1 == rep["runs"], rep
-    assert rep["config"] == {"cpp.cxx": "('/nonexistent/cc',)"} and rep["ops"] == ["aten.relu.default"]
-    text = out.read_text()
-    assert "CONFIG = {'torch._inductor.config': {'cpp.cxx': ('/nonexistent/cc',)}}\n" in text
-    assert "the config it sets itself: cpp.cxx=('/nonexistent/cc',)" in text.split('"""')[1].replace("\n", " ")
-    p = run_repro(out)
-    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: compile-error"), p.stdout + p.stderr
-    # a revision where the repro cannot run is 125 with one line: no such device, a torch that does not
-    # import, an op this torch lacks (eager cannot run the graph)
-    _cannot_test(run_repro(out, REPRO_DEVICE="cuda"), "REPRO_DEVICE=cuda is not available here (AssertionError")
-    code = f"import sys, runpy; sys.modules['torch'] = None; runpy.run_path({str(out)!r}, run_name='__main__')"
-    _cannot_test(subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True),
-                 "import torch: ModuleNotFoundError: import of torch halted")
-    lacking = tmp_path / "lacking.py"
-    lacking.write_text(text.replace("torch.ops.aten.relu.default(", "torch.ops.aten.relu_not_in_this_torch.default("))
-    _cannot_test(run_repro(lacking), "eager cannot run the graph: AttributeError")
-    _switch_off(out, r"CONFIG = .*", "CONFIG = {}")
-    p = run_repro(out)
-    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
-
-
-def test_what_a_backend_file_sets_at_its_top_level_is_compiled_under_and_carried_by_the_repro(minify, tmp_path):
-    # as importing the file does in the user's script; before, the setting was put back, so the warm worker
-    # and the repro disagreed: the search found the relu and 3 fresh runs passed (exit 3)
-    out = tmp_path / "repro.py"
-    backend = f"{MODELS / 'settings_backend.py'}:inductor_as_set"
-    r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--backend", backend, "-o", str(out), "--no-bisect")
-    assert r.code == 1, r.stderr
-    assert f"settings_backend.py sets inductor.{RELU_BUG}=accuracy at its top level: the run compiles under it" in r.stderr
-    (rep,) = r.kind("repro")
-    # a backend of the user's file is handed Dynamo's graph, so the cut is on it
-    assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.relu"] and rep["reproduced"] == 3, rep
-    assert f"CONFIG = {{'torch._inductor.config': {{'{RELU_BUG}': 'accuracy'}}}}" in out.read_text()
-    assert run_repro(out).returncode == 1
-    _switch_off(out, r"CONFIG = .*", "CONFIG = {}")  # the file's top level does not reach the repro: its CONFIG does
-    assert run_repro(out).returncode == 0
