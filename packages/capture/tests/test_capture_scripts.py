@@ -93,6 +93,25 @@ def test_a_workers_segfault_in_compiled_code_names_the_workers_graph_though_the_
     assert b"capture: worker_segv.py[0/0]: killed by SIGSEGV in its compiled forward at call 1\n" in r.stderr
 
 
+def test_a_later_call_of_a_graph_made_dynamic_is_kept_with_its_own_batch_and_runs_here(store):
+    """Automatic dynamic recompiles the graph with a symbolic batch; its second call (batch 6) raises. The
+    `@step2` model file holds that call's inputs and gives a [6, 2] output: its run check compared that
+    with the compile's example ([4, 2]) and called it "does not run here", so kdiff and minify could not
+    judge it."""
+    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.schema import Crash, Model
+
+    r = capture(store, "--", sys.executable, "dynamic_later.py")
+    assert r.returncode == 1 and b"RuntimeError: picky kernel: batch 6" in r.stderr, r.stderr
+    recs = records(r.stdout)
+    models = {m.model: m for m in recs if isinstance(m, Model)}
+    assert sorted(models) == ["dynamic_later.py[0/0]", "dynamic_later.py[0/1@step2]", "dynamic_later.py[0/1]"]
+    later = models["dynamic_later.py[0/1@step2]"]
+    assert later.captured.unrunnable is None and b"does not run here" not in r.stderr, r.stderr
+    assert tuple(load_model(later.file).inputs[-1].shape) == (6, 8)
+    assert [(c.model, c.step) for c in recs if isinstance(c, Crash)][0] == ("dynamic_later.py[0/1@step2]", 2)
+
+
 def test_a_script_that_raises_exits_1_with_its_exception_its_output_untouched(store, tmp_path):
     out = tmp_path / "run.ndjson"
     r = capture(store, "--out", str(out), "--", sys.executable, "raises.py")

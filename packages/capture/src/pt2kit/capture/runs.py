@@ -2,8 +2,8 @@
 eagerly once, after the command has ended, before its record is written.
 
 A model file that calls ``torch.ops.prims.fma`` without the import that registers it, one whose load
-raises, or one whose outputs differ in number, shape or dtype from what Dynamo's example values say the
-graph gave, is no model a tool can judge the compiler on: its record says so (``captured.unrunnable``,
+raises, or one whose outputs differ in number, dtype or a static size from what Dynamo's example values say the
+graph gave (a symbolic size is any call's: a dynamic graph's later call gives its own), is no model a tool can judge the compiler on: its record says so (``captured.unrunnable``,
 one line), stderr says so, and kdiff and minify answer "cannot judge" instead of "the model's own eager
 run fails".
 
@@ -110,7 +110,8 @@ def _run_one(path: str, grad: bool, want: list[dict[str, Any] | None] | None) ->
         if not isinstance(g, torch.Tensor):
             return f"output {n} is a {type(g).__name__}, the graph gave a {w['dtype']} tensor"
         shape = [int(d) for d in g.shape]
-        if str(g.dtype) != w["dtype"] or (None not in w["shape"] and shape != w["shape"]):
+        if str(g.dtype) != w["dtype"] or len(shape) != len(w["shape"]) or any(
+                want is not None and d != want for d, want in zip(shape, w["shape"], strict=True)):
             return (f"output {n} is {str(g.dtype).removeprefix('torch.')}{shape}, the graph gave "
                     f"{w['dtype'].removeprefix('torch.')}{w['shape']}")
     return None

@@ -377,7 +377,9 @@ def _module_of(path: str) -> str | None:
 
 def output_meta(gm: Any) -> list[dict[str, Any] | None] | None:
     """Each leaf of the graph's output as Dynamo's example value says it ({"dtype", "shape"}; None for a
-    leaf that is no tensor), in pytree order; None where the output node holds no example values."""
+    leaf that is no tensor), in pytree order; None where the output node holds no example values. A
+    symbolic size is None in its shape: its example is the first call's, and a later call's (whose inputs
+    a ``@stepN`` model file holds) may differ where the graph is dynamic."""
     try:
         import torch
         from torch.utils._pytree import tree_leaves
@@ -389,7 +391,7 @@ def output_meta(gm: Any) -> list[dict[str, Any] | None] | None:
             val = (leaf.meta.get("val", leaf.meta.get("example_value")) if isinstance(leaf, torch.fx.Node) else leaf)
             if isinstance(leaf, torch.fx.Node) and val is None and "val" not in leaf.meta and "example_value" not in leaf.meta:
                 return None
-            metas.append({"dtype": str(val.dtype), "shape": [int_hint(d) for d in val.shape]}
+            metas.append({"dtype": str(val.dtype), "shape": [d if isinstance(d, int) else None for d in val.shape]}
                          if isinstance(val, torch.Tensor) else None)
         return metas
     except Exception:
