@@ -109,7 +109,7 @@ def test_a_later_call_of_a_graph_made_dynamic_is_kept_with_its_own_batch_and_run
     later = models["dynamic_later.py[0/1@step2]"]
     assert later.captured.unrunnable is None and b"does not run here" not in r.stderr, r.stderr
     assert tuple(load_model(later.file).inputs[-1].shape) == (6, 8)
-    assert [(c.model, c.step) for c in recs if isinstance(c, Crash)][0] == ("dynamic_later.py[0/1@step2]", 2)
+    assert next((c.model, c.step) for c in recs if isinstance(c, Crash)) == ("dynamic_later.py[0/1@step2]", 2)
 
 
 def test_a_script_that_raises_exits_1_with_its_exception_its_output_untouched(store, tmp_path):
