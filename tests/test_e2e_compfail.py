@@ -203,3 +203,20 @@ def test_check_nan_catches_a_nan_only_in_the_gradients_at_step_2_and_minify_cuts
     ops, run = repro(d, env, "nan", phase="backward")
     assert ops == ["aten.threshold_backward.default"]
     assert run.returncode == 1 and "nan" in (run.stdout + run.stderr).lower(), (run.stdout + run.stderr)[-2000:]
+
+
+def test_check_nan_piped_straight_into_minify_is_minified_in_the_backward(pipes):
+    """`pt2kit capture --check nan -- python backward.py nan | minify --backend ...`, no kdiff between: the
+    model record whose captured.check failed is the failure. minify said "no failing diff, crash, violation
+    or NaN/Inf kernel on stdin: nothing to minify" and exited 0."""
+    d, env, _, _ = pipes
+    m = subprocess.run(["minify", "--backend", f"{BACKWARD}:nan_backward", "--no-bisect", "-o", "repro-check.py"],
+                       stdin=(d / "nan.ndjson").open("rb"), capture_output=True, cwd=d, env=env, timeout=600)
+    err = m.stderr.decode()
+    assert m.returncode == 1, err[-3000:]
+    assert "minifying the nan failure of backward.py[0/0@step2]" in err, err[-3000:]
+    (rec,) = [r for r in map(msgspec.json.decode, m.stdout.splitlines()) if r["kind"] == "repro"]
+    assert rec["model"] == "backward.py[0/0@step2]" and rec["phase"] == "backward" and rec["reproduces"], rec
+    assert rec["ops"] == ["aten.threshold_backward.default"]
+    run = subprocess.run([sys.executable, "repro-check.py"], capture_output=True, text=True, cwd=d, env=env, timeout=600)
+    assert run.returncode == 1 and "nan" in (run.stdout + run.stderr).lower(), (run.stdout + run.stderr)[-2000:]

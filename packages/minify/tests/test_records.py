@@ -2,7 +2,7 @@
 
 import msgspec
 
-from pt2kit.minify.records import Want, wanted
+from pt2kit.minify.records import Want, checked, wanted
 from pt2kit.schema import Diff, Violation
 
 RUN = {"v": 1, "run": "20261123T000000Z-abcdef012345", "model": "m.py"}
@@ -61,3 +61,16 @@ def test_backend_takes_a_name_aoti_or_a_backend_file_and_refuses_module_attr():
         Job(model="m.py", backend="pkg.mod:fn")
     with pytest.raises(UsageError, match=r"^--backend /nope/b\.py:fn: no such file /nope/b\.py$"):
         Job(model="m.py", backend="/nope/b.py:fn")
+
+
+def test_a_failed_capture_check_is_a_nan_or_accuracy_failure_of_the_forward_or_the_backward():
+    class Captured(msgspec.Struct):
+        check: str | None = None
+
+    assert checked(Captured("nan: out[0]: 11 of 40 values non-finite (NaN or Inf) where eager's are finite")) == Want(kind="nan")
+    assert checked(Captured("nan: the gradient of input 0 (fn.0.weight): 128 of 128 values non-finite")) == Want(
+        kind="nan", phase="backward")
+    got = checked(Captured("accuracy: out[0]: 12 of 12 elements differ (RMSE vs float64 0.00592 > 3 x eager's)"))
+    assert (got.kind, got.ref, got.phase) == ("accuracy", "eager", None)
+    assert got.said == "pt2kit capture --check accuracy: out[0]: 12 of 12 elements differ (RMSE vs float64 0.00592 > 3 x eager's)"
+    assert checked(Captured()) is None and checked(None) is None and checked(Captured("later: other")) is None

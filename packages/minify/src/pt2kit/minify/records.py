@@ -81,6 +81,20 @@ def wanted(rec: Any) -> Want | None:
     return None
 
 
+def checked(captured: Any) -> Want | None:
+    """The failure ``pt2kit capture --check nan|accuracy`` found at a later call of a graph, as its model
+    record says it (``captured.check``: "nan: out[0]: 11 of 40 values non-finite ...", "accuracy: ...", "...:
+    the gradient of input 0 (...): ..." for its backward), or None: the record holds no failed check."""
+    check = getattr(captured, "check", None) or ""
+    kind, _, what = check.partition(": ")
+    if kind not in ("nan", "accuracy"):
+        return None
+    phase = "backward" if what.startswith("the gradient of input ") else None
+    if kind == "nan":
+        return Want(kind="nan", phase=phase)
+    return Want(kind="accuracy", ref="eager", said=f"pt2kit capture --check {check}", phase=phase)
+
+
 def diff_said(rec: Diff) -> str:
     """A failing diff's verdict, with its numbers: what minify's own run is held against."""
     m, a = rec.metrics, rec.accuracy

@@ -1,5 +1,7 @@
 """What a stream asks minify to minify: each model's first failure of each kind (a failing `diff`, a
-`crash`, a `violation`, a `kernel` with a NaN/Inf finding), as one typed :class:`Target` each.
+`crash`, a `violation`, a `kernel` with a NaN/Inf finding), as one typed :class:`Target` each; and a
+`model` record whose ``captured.check`` says ``pt2kit capture --check`` failed that call, where no `diff`
+of it came (kdiff, when it ran on it, judged it: its verdict stands).
 
 Guarantees: every line is forwarded as it is read (by the Session); a model file is run only once its
 `model` record passed the stream trust rules (pt2kit.runtime.trust); the config a target runs under is
@@ -15,10 +17,10 @@ from dataclasses import dataclass, field, replace
 
 from pt2kit.runtime.piped import PipedModel, read_piped
 from pt2kit.runtime.session import Session
-from pt2kit.schema import Crash, Diff, Error, Header, Kernel, Violation
+from pt2kit.schema import Crash, Diff, Error, Header, Kernel, Model, Violation
 
 from .job import Job
-from .records import Want, unkept, wanted
+from .records import Want, checked, unkept, wanted
 
 HINT = "give a MODEL.py, or pipe records: `kdiff m.py | minify`"
 Failing = Diff | Crash | Violation | Kernel
@@ -27,7 +29,7 @@ Failing = Diff | Crash | Violation | Kernel
 @dataclass(frozen=True)
 class Target:
     label: str  # the model, as the failing record names it
-    record: Failing  # the failing record it came with
+    record: Failing | Model  # the failing record it came with (a model record: its failed --check)
     where: str  # source:line of that record
     want: Want  # the failure minify keeps of it (:func:`.records.wanted`)
     seen: dict[str, str]  # the config the run that wrote it had (its header's, over this command line's)
@@ -59,6 +61,8 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
     out = Piped()
     found: list[Target] = []
     told: set[str] = set()
+    checks: list[tuple[PipedModel, str]] = []  # model records holding a call --check failed, and where
+    judged: set[str] = set()  # the models a diff judged
     runs: dict[str, tuple[dict[str, str], str]] = {}  # each upstream run's --config: its findings were seen so
     for line, model in read_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config,
                                   also=[Header, Diff, Crash, Violation, Kernel, Error]):
@@ -67,11 +71,15 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
         if model is not None:
             out.models[model.label] = model
             on_model(model)
+            if checked(model.record.captured) is not None:
+                checks.append((model, where))
         elif isinstance(rec, Header):
             runs[rec.run] = (dict(rec.config), where)
         elif isinstance(rec, Error):
             out.refused.append((where, rec.message))
         elif isinstance(rec, Failing):
+            if isinstance(rec, Diff):
+                judged.add(rec.model)
             why = unkept(rec)
             if why and why not in told:
                 told.add(why)
@@ -85,5 +93,10 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
                 found.append(Target(label, rec, where, w, stream_config_for(
                     run_cfg, job.config, run_where, use=job.stream_config,
                     what=f"the header of the run that wrote this {line.kind}")))
+    for model, where in checks:  # `capture --check nan | minify`: the check's failure, unless kdiff judged it
+        if model.label not in judged and not any(t.label == model.label for t in found):
+            run_cfg, run_where = runs.get(model.record.run, ({}, ""))
+            found.append(Target(model.label, model.record, where, checked(model.record.captured), stream_config_for(
+                run_cfg, job.config, run_where, use=job.stream_config, what="the header of the run that wrote this model")))
     out.targets = [replace(t, model=out.models.get(t.label)) for t in found]
     return out
