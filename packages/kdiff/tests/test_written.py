@@ -46,3 +46,22 @@ def test_a_forward_that_writes_its_input_is_judged_with_both_sides_starting_from
     assert {d["output"]: d["passed"] for d in r.kind("diff")} == {
         "out": True, "written.inputs[0]": True, "written.scale": True}
     assert "inplace_input.py: 3 of 3 leaves pass (aot_eager vs eager; 2 written in place;" in r.stderr
+
+
+@pytest.mark.xdist_group("kdiff_written_input")
+def test_a_training_step_judges_what_it_writes_into_its_input(tmp_path):
+    """The step runs on copies of the inputs (so its gradients never reach the model file's): kdiff read the
+    writes off the originals, which no side touched, and a backend writing the batch back wrong (outputs and
+    gradients right) got "4 of 4 leaves pass", exit 0, under --mode train; --mode infer found it."""
+    r = kdiff_in(tmp_path, str(MODELS / "inplace_input.py"), "--backend", f"{MODELS / 'inplace_input.py'}:bad_write",
+                 "--mode", "train")
+    assert r.code == 1, r.stderr
+    diffs = {d["output"]: d["passed"] for d in r.kind("diff")}
+    assert diffs == {"out": True, "written.inputs[0]": False, "written.scale": True, "grad.fc.weight": True,
+                     "grad.fc.bias": True}, diffs
+    (v,) = r.kind("divergence")
+    assert v["op"] == "aten.mul.Tensor" and v["source"] == f"{MODELS / 'inplace_input.py'}:14", v
+    good = f"{MODELS / 'inplace_input.py'}:good"  # the batch written back right: no false finding
+    healthy = kdiff_in(tmp_path, str(MODELS / "inplace_input.py"), "--backend", good, "--mode", "train")
+    assert healthy.code == 0 and f"5 of 5 leaves pass ({good} vs eager; 2 written in place;" in healthy.stderr, \
+        healthy.stderr

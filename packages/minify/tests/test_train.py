@@ -10,19 +10,13 @@ import shutil
 import msgspec
 import pytest
 import torch
-from conftest import MODELS, run_repro
+from conftest import MODELS, run_repro, switch_off
 
 NETS = MODELS / "train_nets.py"
 # the planted backward bugs live with kdiff's tests, once
 BUGS = MODELS.parents[2] / "kdiff" / "tests" / "models" / "backward_bugs.py"
+WRITES = MODELS.parents[2] / "kdiff" / "tests" / "models" / "inplace_input.py"  # a forward halving its batch in place
 RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
-
-
-def _switch_off(path, pattern: str, replacement: str) -> None:
-    text = path.read_text()
-    new = re.sub(pattern, replacement, text, count=1)
-    assert new != text
-    path.write_text(new)
 
 
 def _train_step(model, x, compiled: bool):
@@ -53,7 +47,7 @@ def _repro_fails_then_passes_fixed(out, fix: tuple[str, str], first: str, where=
     """The repro fails, then passes once ``fix`` is made in ``where`` (the repro itself, or a backend file)."""
     p = run_repro(out)
     assert p.returncode == 1 and p.stdout.startswith(f"repro: the bug is present: {first}"), p.stdout + p.stderr
-    _switch_off(where or out, *fix)
+    switch_off(where or out, *fix)
     p = run_repro(out)
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
@@ -206,3 +200,19 @@ def test_which_graphs_a_failure_of_the_backward_is_searched_in():
     assert wanted(v).op == "aten.gelu_backward.default" and wanted(v).phase == "backward"  # kept, no longer dropped
     with pytest.raises(UsageError, match="--mode train with --backend aoti"):
         Job(model="m.py", mode="train", backend="aoti")
+
+
+def test_a_training_step_that_writes_its_batch_back_wrong_is_cut_to_the_write(minify, tmp_path):
+    """Each step started from what the step before it left (the batch and the buffer halved once more) and
+    what a step wrote in place was never judged: `kdiff --mode train | minify` of a backend writing the batch
+    back wrong (its outputs and gradients right) said "nothing to minify", exit 0, after kdiff's FAIL
+    written.inputs[0]."""
+    out = tmp_path / "repro.py"
+    r = minify(str(WRITES), "--backend", f"{WRITES}:bad_write", "--mode", "train", "-o", str(out), "--no-bisect")
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["ops"] == ["Tensor.mul_"] and rep["phase"] == "forward" and rep["reproduces"], rep
+    p = run_repro(out)
+    assert p.returncode == 1, p.stdout + p.stderr
+    good = minify(str(WRITES), "--backend", f"{WRITES}:good", "--mode", "train")  # written back right: no finding
+    assert good.code == 0 and "no failure to minify" in good.stderr, good.stderr

@@ -33,14 +33,15 @@ def _parameters(fn: Any) -> list[tuple[str, Any]]:
         if isinstance(module, torch.nn.Module) else []
 
 
-def step(loaded: Any, fn: Any, inputs: Any = None, *, train: bool) -> tuple[Any, list[tuple[str, Any]]]:
+def step(loaded: Any, fn: Any, inputs: Any = None, *, train: bool, copied: bool = False) -> tuple[Any, list[tuple[str, Any]]]:
     """(the forward's output, the gradients) of one forward and backward of ``fn`` (see the module
-    docstring) on copies of ``inputs`` (default: the model's)."""
+    docstring) on copies of ``inputs`` (default: the model's); on ``inputs`` themselves where ``copied``
+    (the caller made them with ``step_inputs``, to see what the step wrote into them)."""
     from pt2kit.runtime.training import step_inputs, train_step
 
     inputs = loaded.inputs if inputs is None else inputs
     # a training step differentiates the inputs that required grad in the real step; --grad every floating one
-    inputs = step_inputs(inputs, every_floating=not train)
+    inputs = inputs if copied else step_inputs(inputs, every_floating=not train)
     params = _parameters(fn)
     with torch.enable_grad():
         if train:

@@ -179,6 +179,8 @@ class _Sides:
     def run(self, backend: Any, role: str) -> list[tuple[str, Any]]:
         import torch
 
+        from pt2kit.runtime.training import step_inputs
+
         from . import backends
         from .grads import step
 
@@ -195,8 +197,9 @@ class _Sides:
         compiled = Compiled() if backend.compile is not None and role == "test" else contextlib.nullcontext()
         try:
             with torch.no_grad(), backends.context(backend), watch, compiled:
-                if self.train:  # outputs and gradients of one training step
-                    out, self.trained[role] = _seeded(seed, lambda: step(loaded, fn, inputs, train=True))
+                if self.train:  # outputs and gradients of one training step, on the copies it writes into
+                    inputs = step_inputs(inputs)
+                    out, self.trained[role] = _seeded(seed, lambda: step(loaded, fn, inputs, train=True, copied=True))
                 else:
                     out = _seeded(seed, lambda: loaded.call(fn, inputs))
         except Exception as e:

@@ -5,8 +5,9 @@ each with the real arguments of its first call), and the compiled step is judged
 
 Guarantees: eager, float64 and compiled steps each start from the same seed and cleared gradients, so
 a dropout draws alike on every side where Inductor's ``fallback_random`` is on (the harness precision);
-a failure says the phase it shows in: ``forward`` (an error raised by the forward call, an output
-beyond the verdict or non-finite) or ``backward`` (an error raised by the backward, or only gradients
+a failure says the phase it shows in: ``forward`` (an error raised by the forward call, an output or
+what the step wrote in place into its inputs, parameters or buffers beyond the verdict or non-finite: each
+step starts from the model file's values, :class:`pt2kit.runtime.written.Start`) or ``backward`` (an error raised by the backward, or only gradients
 failing); outputs are judged before gradients, so a forward bug is never blamed on the backward. Not
 guaranteed: the user's own loss (the loss is each floating output's mean, summed).
 """
@@ -100,9 +101,12 @@ def judge(loaded: Any, job: Any, backend: Any, send: Any) -> dict[str, Any]:
     from pt2kit.runtime.errors import UsageError
     from pt2kit.runtime.text import exception_line
     from pt2kit.runtime.torchapi import reset_dynamo
+    from pt2kit.runtime.written import Start
 
+    start = Start(loaded.model, loaded.inputs)  # each step from here; what it writes in place is judged too
     try:
         eager = step(loaded, None, job.seed)
+        eager[0].extend(start.written(loaded.model, loaded.inputs))
     except UsageError:
         raise
     except Exception as e:  # the model's own bug, as kdiff says it: bad input, not a failure to minify
@@ -114,15 +118,19 @@ def judge(loaded: Any, job: Any, backend: Any, send: Any) -> dict[str, Any]:
         phase["now"] = m["phase"]
         send(m)
 
+    start.restore()
     try:
         reset_dynamo()
         with apply_config(job.config):
             test = step(loaded, torch.compile(loaded.model, backend=backend), job.seed, heard)
+            test[0].extend(start.written(loaded.model, loaded.inputs))
     except Exception as e:
         return {"kind": "compile-error", "signature": harness.exception_signature(e), "detail": str(e)[:2000],
                 "phase": phase["now"]}
     finally:
         reset_dynamo()
+        start.restore()  # the search's own runs start where the model file does
+    start.pair(eager[0], test[0])  # a write one side did alone, at its starting value on the other
     for where, (t_side, e_side) in (("forward", (test[0], eager[0])), ("backward", (test[1], eager[1]))):
         got = harness.nonfinite([t for _, t in t_side])
         if got and job.failure in ("auto", "nan") and not harness.nonfinite([t for _, t in e_side]):
@@ -130,7 +138,7 @@ def judge(loaded: Any, job: Any, backend: Any, send: Any) -> dict[str, Any]:
     pairs = list(zip(test[0] + test[1], eager[0] + eager[1], strict=False))
     if job.ref == "eager" and not any(harness.differs(t, r, None) for (_, t), (_, r) in pairs):
         return {"kind": None, "detail": "passes assert_close, outputs and gradients"}
-    fp64 = _float64_step(loaded, job.seed)
+    fp64 = _float64_step(loaded, job.seed, start)
     for (name, t), (_, r) in pairs:
         why = harness.differs(t, r, fp64.get(name), job.ref, job.rule)
         if why:
@@ -139,8 +147,9 @@ def judge(loaded: Any, job: Any, backend: Any, send: Any) -> dict[str, Any]:
     return {"kind": None, "detail": "passes the float64 rule, outputs and gradients"}
 
 
-def _float64_step(loaded: Any, seed: int) -> dict[str, Any]:
-    """Outputs and gradients of the training step of a float64 copy of the model (empty where it fails)."""
+def _float64_step(loaded: Any, seed: int, start: Any) -> dict[str, Any]:
+    """Outputs, what it wrote in place (``start``'s leaves) and gradients of the training step of a float64
+    copy of the model (empty where it fails)."""
     from pt2kit.runtime.accuracy import float64_copy, float64_mode
     from pt2kit.runtime.modelfile import LoadedModel
 
@@ -148,5 +157,5 @@ def _float64_step(loaded: Any, seed: int) -> dict[str, Any]:
         m64, in64 = float64_copy(loaded.model, loaded.inputs)
         with float64_mode():
             outs, grads = step(LoadedModel(m64, in64, loaded.file, loaded.entry, loaded.label), None, seed)
-        return dict(outs + grads)
+        return dict(outs + start.written(m64, in64) + grads)
     return {}
