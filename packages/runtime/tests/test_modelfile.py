@@ -81,3 +81,17 @@ def test_device_move_and_bad_device(tmp_path):
     assert m.inputs[0].device.type == "cpu"
     with pytest.raises(ModelFileError, match="--device banana"):
         load_model(str(p), device="banana")
+
+
+def test_a_backend_file_whose_top_level_raises_is_named_as_the_backend_file_with_the_guard_to_add(tmp_path):
+    """A user's script handed over as --backend FILE.py:NAME runs whole where its run has no __main__ guard:
+    the error said "loading the model file raised", of a file that was no model file."""
+    from pt2kit.runtime.pyfile import backend_callable
+
+    f = tmp_path / "train.py"
+    f.write_text("def fast(gm, example_inputs):\n    return gm\n\nraise RuntimeError('the training loop failed')\n")
+    with pytest.raises(ModelFileError) as e:
+        backend_callable(f"{f}:fast", "--backend")
+    assert str(e.value) == (f"{f}:4: loading train.py for --backend raised RuntimeError: the training loop failed "
+                            "(its top level runs when --backend loads it for fast: put the script's own run under "
+                            "`if __name__ == \"__main__\":`, or the backend in a file of its own)")

@@ -26,8 +26,9 @@ def parse_spec(spec: str) -> tuple[Path, str | None]:
     return Path(path), entry
 
 
-def exec_file(path: Path) -> Any:
-    """Import a Python file as a module (its directory on sys.path); any failure is a ModelFileError."""
+def exec_file(path: Path, role: str = "the model file", hint: str = "") -> Any:
+    """Import a Python file as a module (its directory on sys.path); any failure is a ModelFileError, naming
+    the file as ``role`` (what it was loaded as) and ending with ``hint`` where its code raised."""
     name = "pt2kit_model_" + "".join(c if c.isalnum() else "_" for c in path.stem)
     # Always as source: a file named *.pyc or *.so is never run as bytecode or as an extension.
     loader = importlib.machinery.SourceFileLoader(name, str(path))
@@ -47,7 +48,7 @@ def exec_file(path: Path) -> Any:
         if isinstance(e, ValueError) and "null bytes" in str(e):  # a binary file, on Python 3.11
             raise ModelFileError(f"{path}: not Python source (it holds NUL bytes)") from None
         line = _user_line(e, path)
-        raise ModelFileError(f"{line}: loading the model file raised {type(e).__name__}: {e}") from None
+        raise ModelFileError(f"{line}: loading {role} raised {type(e).__name__}: {e}{hint}") from None
     return module
 
 
@@ -93,7 +94,10 @@ def backend_callable(spec: str, flag: str, what: str = "torch.compile backend",
         path, _ = parse_spec(spec)
         if not path.is_file():
             raise UsageError(f"{flag} {spec}: no such file {path}")
-        obj = load(lambda: getattr(exec_file(path.resolve()), attr, None))
+        # a script handed over as a backend's file runs whole where its run is not under a __main__ guard
+        hint = f" (its top level runs when {flag} loads it for {attr}: put the script's own run under " \
+               "`if __name__ == \"__main__\":`, or the backend in a file of its own)"
+        obj = load(lambda: getattr(exec_file(path.resolve(), f"{path.name} for {flag}", hint), attr, None))
     else:
         try:
             obj = load(lambda: getattr(importlib.import_module(head), attr, None))
