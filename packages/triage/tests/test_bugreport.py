@@ -15,7 +15,7 @@ from pt2kit.triage.steps import Step
 REPRO = "import torch\nclass Repro(torch.nn.Module):\n    pass\n\n# ---- pt2kit_portable (version 6), verbatim\nHARNESS = 1\n"
 
 
-def _stream(tmp_path: Path, bisect: bool, divergence: bool = True) -> Path:
+def _stream(tmp_path: Path, bisect: bool, divergence: bool = True, backend: str = "inductor") -> Path:
     store = tmp_path / "store"
     sha = hashlib.sha256(REPRO.encode()).hexdigest()
     blob = store / "blobs" / sha[:2] / f"{sha}.py"
@@ -37,7 +37,7 @@ def _stream(tmp_path: Path, bisect: bool, divergence: bool = True) -> Path:
                       source=str(tmp_path / "train.py") + ":13", code="return x.relu() ``` # not markdown",
                       phase="forward")] if divergence else []),
         Repro(**env, model=label, path=ref, failure="accuracy", nodes_before=5, nodes_after=1, reproduces=True,
-              ops=["aten.relu.default"], reproduced=3, runs=3, config={"cpp.x": "accuracy"}, backend="inductor"),
+              ops=["aten.relu.default"], reproduced=3, runs=3, config={"cpp.x": "accuracy"}, backend=backend),
     ]
     if bisect:
         recs.append(Bisect(**env, model=label, backend="inductor", chain={"aot_eager": False, "inductor": True},
@@ -51,12 +51,12 @@ def _stream(tmp_path: Path, bisect: bool, divergence: bool = True) -> Path:
     return path
 
 
-def _report(tmp_path: Path, bisect: bool, divergence: bool = True) -> str:
+def _report(tmp_path: Path, bisect: bool, divergence: bool = True, backend: str = "inductor") -> str:
     steps = [Step("capture", ["pt2kit", "capture", "--", "python", "train.py"], code=0),
              Step("minify", ["minify", "-o", "t/repro.py"], tmp_path / "t" / "kdiff.ndjson",
                   tmp_path / "t" / "minify.ndjson", code=1)]
     facts = {"PyTorch version": "2.13.0+cpu", "OS": "Debian", "triton": "3.6.0", "interpreter": "/usr/bin/python3"}
-    return build(_stream(tmp_path, bisect, divergence), steps, facts, ["python", "train.py"], tmp_path, 1,
+    return build(_stream(tmp_path, bisect, divergence, backend), steps, facts, ["python", "train.py"], tmp_path, 1,
                  ["kdiff: skipped: `x` crashed"])
 
 
@@ -66,7 +66,8 @@ def test_the_report_says_what_fails_where_with_its_repro_bisection_versions_conf
     assert "  - in your code: `train.py:13`: ````return x.relu() ``` # not markdown````" in md
     assert "```python\nimport torch\nclass Repro(torch.nn.Module):\n    pass\n```" in md  # the head, inline
     assert "<details><summary>the whole repro.py" in md and "HARNESS = 1" in md  # and the whole file, folded
-    assert "in 3 of 3 fresh runs); cut from 5 to 1 nodes: `aten.relu.default`" in md
+    assert "needs torch alone and exits 1 while the bug is there (it failed the same way in 3 of 3 fresh runs); " \
+           "cut from 5 to 1 nodes: `aten.relu.default`" in md
     assert "- inductor's lowerings: application 0 of 1 (aten.relu.default)" in md
     assert "  - backends: `aot_eager` passes, `inductor` fails" in md
     assert "  - checked, culprit off: `TORCH_BISECT_MAX=-1` passes\n" in md  # not "passes (passes)"
@@ -96,3 +97,10 @@ def test_without_the_ops_own_line_the_report_says_the_line_is_the_call_of_the_co
     assert md.splitlines()[0] == "# [inductor] wrong results in aten.relu.default called at train.py:12 (train.py[0/0])"
     assert ("  - in your code: `train.py:12` (the call of the compiled code; the op's own line is not known)"
             in md.splitlines())
+
+
+def test_a_repro_of_a_backend_of_the_users_file_needs_that_file_and_says_so(tmp_path):
+    # the repro loads the backend from the user's file (its docstring says so): "torch alone" was false
+    md = _report(tmp_path, bisect=False, backend=f"{tmp_path / 'train.py'}:my_backend")
+    assert "needs torch and `train.py` (its backend `my_backend`, loaded from there) and exits 1" in md
+    assert "torch alone" not in md

@@ -155,7 +155,9 @@ def _repro(row: dict[str, Any] | None, c: Any, cwd: Path) -> list[str]:
         return [*out, "No repro: minify made none (nothing failed, or the failure could not be re-created)."]
     rep = row["repro"]["r"]
     where = _rel(rep.output, cwd) if rep.output else rep.path.path
-    out.append(f"{code('python ' + where)} needs torch alone and exits 1 while the bug is there (it failed the same way "
+    file, _, name = (rep.backend or "").rpartition(":")  # a backend of the user's file: the repro loads it
+    needs = f"torch and {code(_rel(file, cwd))} (its backend {code(name)}, loaded from there)" if file else "torch alone"
+    out.append(f"{code('python ' + where)} needs {needs} and exits 1 while the bug is there (it failed the same way "
                f"in {rep.reproduced} of {rep.runs} fresh runs); cut from {rep.nodes_before} to {rep.nodes_after} "
                f"nodes: {', '.join(code(o) for o in rep.ops) or 'no op'}"
                + (f", {rep.phase} graph" if rep.phase else "") + ".")
