@@ -170,3 +170,22 @@ def test_public_names_are_the_functions_the_docstring_promises():
     assert gs.__all__ == ["__version__", "analyze", "read_trace", "scan"]
     assert [(f.__name__, callable(f)) for f in (analyze, read_trace, scan)] == \
         [("analyze", True), ("read_trace", True), ("scan", True)]
+
+
+def test_a_float_specialised_again_names_the_users_line_never_torchs_parenthesised_one():
+    """A `.item()` float a graph break hands on recompiles at each new value; torch names its own line in
+    parentheses for the second and later ones. The recompile's source was "(_dynamo/output_graph.py:3375"."""
+    from pt2kit.guardscan.findings import Compile, Findings, _recompile
+
+    (g,) = parse_guards("+- LAMBDA_GUARD: L['___stack0'] == 0.25  # (_dynamo/output_graph.py:3375 in "
+                        "remove_tensorify_specialized_graphargs)")
+    assert (g.file, g.line) == ("_dynamo/output_graph.py", 3375)
+    first = ("1/0: ___stack0 == 0.15                         # print(\"scale\", round(s, 3))  # mp/t/s4.py:13 in "
+             "torch_dynamo_resume_in_forward_at_12\nUser stack trace:\n  File \"/tmp/t/s4.py\", line 13, in "
+             "torch_dynamo_resume_in_forward_at_12\n    print(\"scale\", round(s, 3))")
+    later = "1/1: ___stack0 == 0.25  # (_dynamo/output_graph.py:3375 in remove_tensorify_specialized_graphargs)"
+    c = Compile("1/2", 1, 2, reasons=[later, first])
+    rec = _recompile(c, "torch_dynamo_resume_in_forward_at_12 (/tmp/t/s4.py:12)", {}, Findings(files=["/tmp/t/s4.py"]))
+    assert (rec.source, rec.code, rec.user_code) == ("/tmp/t/s4.py:13", 'print("scale", round(s, 3))', True)
+    alone = _recompile(Compile("1/1", 1, 1, reasons=[later]), None, {}, Findings(files=["/tmp/t/s4.py"]))
+    assert alone.source == "_dynamo/output_graph.py:3375" and not alone.user_code  # torch's, said as torch's

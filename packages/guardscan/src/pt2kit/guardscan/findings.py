@@ -205,6 +205,23 @@ def _is_user(source: str | None, torch_dir: str | None) -> bool:
     return not (torch_dir and path.startswith(torch_dir)) and "/site-packages/torch/" not in path
 
 
+def _users_line(reasons: list[str], guard: str | None, known: list[str],
+                torch_dir: str | None) -> tuple[str, str | None, bool] | None:
+    """(the user's line, its code, True) from the first of the older cache entries' ``reasons`` whose guard
+    reads what ``guard`` reads (``___stack0 == 0.15``: the float a graph break handed on) and names a line of
+    the user's; None where none does."""
+    lhs = (guard or "").split(" ", 1)[0]
+    for reason in reasons:
+        text = _REASON_ID.sub(r"\g<text>", reason.strip())
+        expr, code, loc = split_comment(text)
+        if not lhs or expr.split(" ", 1)[0] != lhs or loc is None:
+            continue
+        source = f"{resolve_path(loc[0], known, torch_dir)}:{loc[1]}"
+        if _is_user(source, torch_dir):
+            return source, code, True
+    return None
+
+
 def _guard_line(compiles: dict[str, Compile], reason: str, tensor: str,
                 known: list[str], torch_dir: str | None) -> tuple[str | None, str | None]:
     """The user line that made the TENSOR_MATCH guard a tensor mismatch failed (from the failing entry)."""
@@ -321,6 +338,9 @@ def _recompile(c: Compile, where: str | None, compiles: dict[str, Compile], f: F
     if c.metrics.get("fail_type") and not rec.failed:  # the frame raised on the new input
         rec.raised = f"{c.metrics['fail_type']}: {_first_line(fail)}"
     rec.user_code = _is_user(rec.source, torch_dir)
+    if not rec.user_code:  # torch's own line (a float specialised again): where an older entry's same guard was made
+        rec.source, rec.code, rec.user_code = _users_line(c.reasons[1:], guard, known, torch_dir) or (
+            rec.source, rec.code, rec.user_code)
     if rec.source is None and tensor is not None:
         rec.source, rec.code = _guard_line(compiles, c.reasons[0], tensor, known, torch_dir)
     if kind == "size" and tensor is not None and dim is not None and f.automatic_dynamic:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 _NODE = re.compile(r"^(?P<indent>(?:\| )*)\+- (?P<kind>[A-Za-z_]+): ?(?P<rest>.*)$")
 _MANAGER_SOURCE = re.compile(r"source=(?P<source>.+?), accessed_by=")
-_LOCATION = re.compile(r"(?P<file><[^<>]+>|\S+):(?P<line>\d+) in (?P<func>[\w<>.]+)")
+# "file:line in func", alone or in torch's parentheses ("# (_dynamo/output_graph.py:3375 in remove_...)")
+_LOCATION = re.compile(r"\(?(?P<file><[^<>]+>|[^\s(]\S*):(?P<line>\d+) in (?P<func>[\w<>.]+)")
 _EXPR_SOURCE = re.compile(r"""((?:L|G)\[['"][^'"]+['"]\](?:\.[A-Za-z_]\w*|\[[^\]]*\])*?)(?=\.size\(\)|\.stride\(\)|\.storage_offset\(\)|$|[\s,)])""")
 
 
