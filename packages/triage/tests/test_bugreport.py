@@ -104,3 +104,23 @@ def test_a_repro_of_a_backend_of_the_users_file_needs_that_file_and_says_so(tmp_
     md = _report(tmp_path, bisect=False, backend=f"{tmp_path / 'train.py'}:my_backend")
     assert "needs torch and `train.py` (its backend `my_backend`, loaded from there) and exits 1" in md
     assert "torch alone" not in md
+
+
+def test_where_minify_stopped_the_report_says_what_it_said(tmp_path):
+    # it said "minify made none (nothing failed, or the failure could not be re-created)" after minify's
+    # one-line refusal, which the README says the report gives
+    from pt2kit.schema import Crash, Error
+
+    env, label = {"v": 1, "run": "r1"}, "t.py[0/0@step3]"
+    ref = BlobRef(path="blobs/ab/ab.py", sha256="ab" * 32, size=1, media_type="text/x-python")
+    why = f"{label}: cannot judge: the captured graph does not run here: output 0 is float32[6, 2]"
+    recs = [Header(**env, tool="minify", tool_version="0", argv=["minify"], time="t", host="h", python="3.11",
+                   store=str(tmp_path)),
+            Model(**env, model=label, file=str(tmp_path / "m.py"),
+                  captured=Captured(command=["python", "t.py"], compile_id="0/0", code=ref, backend="inductor")),
+            Crash(**env, model=label, stage="run", exception="RuntimeError", message="picky kernel", step=3),
+            Error(**env, model=label, message=why, exit_code=2)]
+    path = tmp_path / "minify.ndjson"
+    path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
+    md = build(path, [], {}, ["python", "t.py"], tmp_path, 2)
+    assert f"## Minimal repro\n\nNo repro: minify stopped: `{why}`" in md

@@ -149,9 +149,21 @@ def _repro_text(rep: Any, c: Any) -> str | None:
     return None
 
 
+def _minify_stopped(c: Any, model: str | None) -> str | None:
+    """What minify's `error` record said where it stopped on ``model`` (or on the stream as a whole)."""
+    runs = {h.run for h in c.of("header") if h.tool == "minify"}
+    for e in c.of("error"):
+        if e.run in runs and e.model in (model, None):
+            return e.message
+    return None
+
+
 def _repro(row: dict[str, Any] | None, c: Any, cwd: Path) -> list[str]:
     out = ["## Minimal repro", ""]
     if row is None or row["repro"] is None:
+        said = _minify_stopped(c, row["model"] if row else None)
+        if said:
+            return [*out, f"No repro: minify stopped: {code(said)}"]
         return [*out, "No repro: minify made none (nothing failed, or the failure could not be re-created)."]
     rep = row["repro"]["r"]
     where = _rel(rep.output, cwd) if rep.output else rep.path.path
