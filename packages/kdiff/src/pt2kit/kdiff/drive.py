@@ -42,7 +42,16 @@ def run(s: Any, job: Job) -> int:
         s.say(f"{m.where}: running model file {m.spec} named by the stream" + ("" if job.test else f" (backend {test})"))
         one = job.for_piped(m, mode=job.mode or ("train" if m.train else "infer"), test=test)
         try:
-            code = max(code, s.run_model(TARGET, one, Narrator(s.say, m.label, one)))
+            code = max(code, s.run_model(TARGET, one, Narrator(s.say, m.label, one, _called(m))))
         except CannotJudge as e:  # this graph cannot be judged (nothing to compare): the stream's next one can
             code = max(code, s.refuse(e, m.label))
     return code
+
+
+def _called(m: Any) -> tuple[str, str] | None:
+    """(the model file, the user's line that called its compiled code) of a graph ``pt2kit capture`` kept."""
+    from pt2kit.runtime.pyfile import parse_spec
+
+    cap = m.record.captured
+    line = (cap.called_from or cap.source) if cap is not None else None
+    return (str(parse_spec(m.spec)[0]), line) if line else None

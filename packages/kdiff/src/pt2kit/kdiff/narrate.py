@@ -14,9 +14,11 @@ from .work import Summary
 
 
 class Narrator(Base):
-    def __init__(self, say: Any, label: str, job: Any = None) -> None:
+    def __init__(self, say: Any, label: str, job: Any = None, captured: tuple[str, str] | None = None) -> None:
         super().__init__(say, label, job)
         self.failing: list[Diff] = []
+        # (the captured model file, the user's line that called the compiled code) of a piped capture record
+        self.captured = captured
 
     def on_diff(self, d: Diff) -> None:
         if d.passed and (d.note or "").startswith("the reference holds"):
@@ -37,6 +39,9 @@ class Narrator(Base):
         inside = f" in {v.subgraph}" if v.subgraph else ""
         if v.phase == "backward":  # the gradient of which forward op, at the user's line of that op
             inside += ", backward graph" + (f", the gradient of {v.forward_op}" if v.forward_op else "")
+        if self.captured and v.source and v.source.rpartition(":")[0] == self.captured[0]:
+            # a node with no line of the user's (torch's own module compiled whole: nn.Sequential)
+            where += f" (a line of the captured graph, none of yours; its compiled code was called at {self.captured[1]})"
         self.say(f"{self.label}: first divergence: {v.op or v.node} (node {v.node}{inside}){where}"
                  + (f"  {v.code}" if v.code else ""))
 
