@@ -107,5 +107,7 @@ def test_a_captured_step_that_scales_its_batch_in_place_trains_in_kdiff(tmp_path
     assert kd.returncode == 0, kd.stderr.decode()[-3000:]
     recs = list(map(msgspec.json.decode, kd.stdout.splitlines()))
     assert [r["train"] for r in recs if r["kind"] == "model"] == [True]
+    # what the step writes into its batch is judged too (it was not: the step ran on copies of the inputs
+    # and the writes were read off the originals)
     assert [(r["output"], r["passed"]) for r in recs if r["kind"] == "diff"] == [
-        ("out[0]", True), ("grad.fc.weight", True), ("grad.fc.bias", True)]
+        ("out[0]", True), ("written.inputs[0]", True), ("grad.fc.weight", True), ("grad.fc.bias", True)]
