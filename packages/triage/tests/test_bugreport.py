@@ -124,3 +124,19 @@ def test_where_minify_stopped_the_report_says_what_it_said(tmp_path):
     path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
     md = build(path, [], {}, ["python", "t.py"], tmp_path, 2)
     assert f"## Minimal repro\n\nNo repro: minify stopped: `{why}`" in md
+
+
+def test_where_kdiff_could_not_judge_a_graph_the_report_never_says_every_graph_passed(tmp_path):
+    # a graph kdiff refused ("cannot judge", exit 2) was reported as "every compiled graph kdiff judged passed"
+    from pt2kit.schema import Error
+
+    env, label = {"v": 1, "run": "r1"}, "t.py[0/0]"
+    why = f"{label}: cannot judge: the captured graph does not run here: output 0 is float32[32, 10]"
+    recs = [Header(**env, tool="kdiff", tool_version="0", argv=["kdiff"], time="t", host="h", python="3.11",
+                   store=str(tmp_path)),
+            Error(**env, model=label, message=why, exit_code=2)]
+    path = tmp_path / "kdiff.ndjson"
+    path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
+    md = build(path, [], {}, ["python", "t.py"], tmp_path, 2)
+    assert f"No tool found a failure, but not every graph was judged:\n\n- kdiff stopped: `{why}`" in md
+    assert "every compiled graph kdiff judged passed" not in md

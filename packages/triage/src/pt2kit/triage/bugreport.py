@@ -121,6 +121,10 @@ def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture:
     out = ["## What fails", "", f"Running {code(' '.join(command))} under `torch.compile`"
            + (f" (the script exited {capture.code})." if capture and capture.code else " (the script itself exited 0).")]
     if not rows:
+        stopped = _stopped(c)
+        if stopped:  # a graph no tool judged is no pass
+            return [*out, "", "No tool found a failure, but not every graph was judged:", "",
+                    *(f"- {tool} stopped: {code(e.message)}" for tool, e in stopped)]
         return [*out, "", "No tool found a failure: every compiled graph kdiff judged passed, and nothing crashed."]
     for r in rows:
         out += ["", f"- {code(r['model'])}: " + "; ".join(r["what"] or ["fails"])]
@@ -149,13 +153,15 @@ def _repro_text(rep: Any, c: Any) -> str | None:
     return None
 
 
+def _stopped(c: Any) -> list[tuple[str, Any]]:
+    """(tool, `error` record) of every tool that stopped on a graph or on the stream, in stream order."""
+    tools = {h.run: h.tool for h in c.of("header")}
+    return [(tools.get(e.run, "?"), e) for e in c.of("error")]
+
+
 def _minify_stopped(c: Any, model: str | None) -> str | None:
     """What minify's `error` record said where it stopped on ``model`` (or on the stream as a whole)."""
-    runs = {h.run for h in c.of("header") if h.tool == "minify"}
-    for e in c.of("error"):
-        if e.run in runs and e.model in (model, None):
-            return e.message
-    return None
+    return next((e.message for tool, e in _stopped(c) if tool == "minify" and e.model in (model, None)), None)
 
 
 def _repro(row: dict[str, Any] | None, c: Any, cwd: Path) -> list[str]:
