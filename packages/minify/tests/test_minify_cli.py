@@ -340,3 +340,23 @@ def test_repro_judges_under_the_harness_precision_and_as_configured_keeps_the_mo
         assert run_repro(out).returncode == 1
         switch_off(out, r"CONFIG = .*", "CONFIG = {}")
         assert run_repro(out).returncode == 0
+
+
+def test_a_command_that_failed_before_any_graph_was_kept_is_one_line_and_exit_2(minify, tmp_path):
+    """`pt2kit capture -- python t.py | minify` where Dynamo raised before handing a backend any graph
+    (fullgraph=True over a break): a crash naming no graph, no model record, the header naming the trace
+    (guardscan's work). minify exited 0 in silence."""
+    from pt2kit.schema import BlobRef, Crash, Header
+    from pt2kit.schema.stream import encode
+
+    env = {"v": 1, "run": "r1"}
+    trace = BlobRef(path="blobs/ab/ab.log", sha256="ab" * 32, size=1, media_type="text/plain")
+    recs = [Header(**env, tool="capture", tool_version="0", argv=["pt2kit", "capture"], time="t", host="h",
+                   python="3.11", store=str(tmp_path / "store"), traces=[trace]),
+            Crash(**env, stage="run", exitcode=1, exception="Unsupported",
+                  message="Failed to trace builtin operator\n  Explanation: Dynamo does not know how to trace print")]
+    r = minify(stdin=b"".join(encode(x) + b"\n" for x in recs))
+    assert r.code == 2, r.stderr
+    assert r.stderr.splitlines()[-1] == (
+        "minify: error: <stdin>:2: Unsupported: Failed to trace builtin operator (the command failed and no graph "
+        "was kept, so there is no graph to cut: capture keeps one once torch.compile hands it to a backend)")

@@ -51,6 +51,9 @@ class Piped:
     # what a tool before minify stopped on (("SOURCE:LINE", message) each): its error record says that it
     # judged nothing (or not everything), so an empty stream of failures is no all-clear
     refused: list[tuple[str, str]] = field(default_factory=list)
+    # a crash naming no graph (the command's own end, "SOURCE:LINE: Exception: message" each): with no model
+    # record beside it, the command failed before any graph was kept
+    unnamed: list[str] = field(default_factory=list)
 
 
 def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m: None) -> Piped:
@@ -88,6 +91,9 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
             label = getattr(rec, "model", None)
             if isinstance(rec, Crash) and rec.stage == "export" and label is None:
                 out.graphless.append(f"{where}: {rec.exception}: {rec.message}")
+            elif isinstance(rec, Crash) and label is None:  # the command's own end: no graph named
+                first = (rec.message or "").strip().split("\n", 1)[0]
+                out.unnamed.append(f"{where}: " + ": ".join(x for x in (rec.exception, first) if x))
             if w and label and not any(t.label == label and t.want.kind == w.kind for t in found):
                 run_cfg, run_where = runs.get(rec.run, ({}, ""))
                 found.append(Target(label, rec, where, w, stream_config_for(

@@ -171,7 +171,8 @@ def upstream_end(last: Line | None) -> str | None:
         return None
     where = f"{last.source}:{last.lineno}"
     if last.kind == "crash":
-        why = ": ".join(str(x) for x in (r.get("exception") or r.get("signal"), r.get("message")) if x)
+        first = str(r.get("message") or "").strip().split("\n", 1)[0]  # an error is one line: its first
+        why = ": ".join(str(x) for x in (r.get("exception") or r.get("signal"), first) if x)
         return (f"{where}: the run upstream crashed during {r.get('stage') or 'its work'}"
                 + (f" of {r['model']}" if r.get("model") else "") + (f" ({why})" if why else "")
                 + " before writing one")
