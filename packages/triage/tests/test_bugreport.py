@@ -140,3 +140,17 @@ def test_where_kdiff_could_not_judge_a_graph_the_report_never_says_every_graph_p
     md = build(path, [], {}, ["python", "t.py"], tmp_path, 2)
     assert f"No tool found a failure, but not every graph was judged:\n\n- kdiff stopped: `{why}`" in md
     assert "every compiled graph kdiff judged passed" not in md
+
+
+def test_a_crash_naming_no_graph_is_titled_so_never_with_a_placeholder_name(tmp_path):
+    # fullgraph=True over a graph break: Dynamo raised before any backend got a graph; the title ended "((model))"
+    from pt2kit.schema import Crash
+
+    env = {"v": 1, "run": "r1"}
+    recs = [Header(**env, tool="capture", tool_version="0", argv=["pt2kit", "capture"], time="t", host="h",
+                   python="3.11", store=str(tmp_path)),
+            Crash(**env, stage="run", exitcode=1, exception="Unsupported", message="Failed to trace builtin operator")]
+    path = tmp_path / "capture.ndjson"
+    path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
+    title = build(path, [], {}, ["python", "t.py"], tmp_path, 2).splitlines()[0]
+    assert title == "# [torch.compile] Unsupported during run: Failed to trace builtin operator (no graph was kept)"

@@ -47,7 +47,8 @@ def test_the_scripts_stdout_stays_on_stdout_and_its_own_failure_is_exit_2(tmp_pa
     assert r.stdout == b"mine\n"  # the user's, as capture --out leaves it
     assert r.code == 2, r.stderr
     assert "triage: capture: exit 4 (the script exited 4)" in r.stderr
-    assert "triage: the script failed (exit 4) before torch.compile handed a backend any graph: its own failure" in r.stderr
+    assert "triage: the script failed (exit 4) before torch.compile handed a backend any graph (its stderr above says why)" \
+        in r.stderr
     out = tmp_path / "triage-1"
     assert sorted(p.name for p in out.iterdir() if p.name != "store") == \
         ["bug-report.md", "capture.ndjson", "report.html", "reportgen.ndjson"]

@@ -112,8 +112,9 @@ def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
     mine = user_line(row, c)
     where = _rel(mine, cwd)
     at = "at" if _op_line(row, mine) else "called at"  # the call of the compiled code is not the op's line
-    return (f"[{_backend(c, row)}] {kind}" + (f" in {op}" if op else "") + (f" {at} {where}" if where else "")
-            + f" ({row['model']})")
+    # a crash naming no graph (the script's end) has no model record: reportgen's row has a placeholder name
+    graph = f" ({row['model']})" if _model(c, row["model"]) is not None else " (no graph was kept)"
+    return f"[{_backend(c, row)}] {kind}" + (f" in {op}" if op else "") + (f" {at} {where}" if where else "") + graph
 
 
 def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture: Step | None,

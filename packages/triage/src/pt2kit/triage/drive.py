@@ -95,8 +95,10 @@ class Pipeline:
             return capture.code or 2
         seen = streams.read(last)
         if not seen.models and capture.code:
-            say.line(f"the script failed (exit {capture.code}) before torch.compile handed a backend any graph: its "
-                     "own failure, not the compiler's (its stderr above says why); no further tool has a graph to judge")
+            # whose failure it is, its stderr says: the script's own, or Dynamo's raising while it traced
+            # (fullgraph=True over a graph break) before any backend got a graph
+            say.line(f"the script failed (exit {capture.code}) before torch.compile handed a backend any graph (its "
+                     "stderr above says why); no further tool has a graph to judge")
         if seen.models or seen.traces:
             self.go(Step("guardscan", [], last, out / "guardscan.ndjson"))
             last = out / "guardscan.ndjson"
