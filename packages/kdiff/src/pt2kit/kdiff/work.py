@@ -268,6 +268,7 @@ class _Locator:
     def __init__(self, job: Job, loaded: Any, ref: Any, test: Any, rule: str, chan: Any, start: Any) -> None:
         self.loaded, self.chan, self.seed, self.train = loaded, chan, job.seed, job.mode == "train"
         self.start = start
+        self.said = False  # a note said why localisation could not tell
         self.kw = {"ref": ref, "test": test, "atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan,
                    "fp64_rule": rule == "fp64", "on_step": chan.stage, "seed": job.seed if self.train else None}
 
@@ -285,6 +286,7 @@ class _Locator:
             return (localize_backward if backward else localize)(loaded.model, run, **self.kw)
         except LocalizeError as e:
             self.chan.note("localize", str(e))
+            self.said = True
             return None
 
 
@@ -301,6 +303,9 @@ def _divergence(locate: _Locator, failed: list[dict[str, Any]], label: str, chan
             chan.emit_new(Divergence, model=label, **divergence_fields(located, failed_outputs[0]["output"]))
             if located.note:
                 chan.note("localize", located.note)
+        elif not locate.said:  # searched, and no node was it: never a silent end
+            chan.note("localize", "no node of the graph leaves tolerance when fed the reference's values: the "
+                      "difference comes from outside the graph's ops (a backend's own code around them, say)")
         return located
     if not failed:
         return None
