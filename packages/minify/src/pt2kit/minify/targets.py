@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from pt2kit.runtime.piped import PipedModel, read_piped
 from pt2kit.runtime.session import Session
+from pt2kit.runtime.text import summary_line
 from pt2kit.schema import Crash, Diff, Error, Header, Kernel, Model, Violation
 
 from .job import Job
@@ -64,7 +65,7 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
     out = Piped()
     found: list[Target] = []
     told: set[str] = set()
-    checks: list[tuple[PipedModel, str]] = []  # model records holding a call --check failed, and where
+    checks: list[tuple[PipedModel, str, Want]] = []  # model records holding a call --check failed: where, what
     judged: set[str] = set()  # the models a diff judged
     runs: dict[str, tuple[dict[str, str], str]] = {}  # each upstream run's --config: its findings were seen so
     for line, model in read_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config,
@@ -74,8 +75,9 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
         if model is not None:
             out.models[model.label] = model
             on_model(model)
-            if checked(model.record.captured) is not None:
-                checks.append((model, where))
+            check = checked(model.record.captured)
+            if check is not None:
+                checks.append((model, where, check))
         elif isinstance(rec, Header):
             runs[rec.run] = (dict(rec.config), where)
         elif isinstance(rec, Error):
@@ -92,17 +94,16 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
             if isinstance(rec, Crash) and rec.stage == "export" and label is None:
                 out.graphless.append(f"{where}: {rec.exception}: {rec.message}")
             elif isinstance(rec, Crash) and label is None:  # the command's own end: no graph named
-                first = (rec.message or "").strip().split("\n", 1)[0]
-                out.unnamed.append(f"{where}: " + ": ".join(x for x in (rec.exception, first) if x))
+                out.unnamed.append(f"{where}: " + ": ".join(x for x in (rec.exception, summary_line(rec.message or "")) if x))
             if w and label and not any(t.label == label and t.want.kind == w.kind for t in found):
                 run_cfg, run_where = runs.get(rec.run, ({}, ""))
                 found.append(Target(label, rec, where, w, stream_config_for(
                     run_cfg, job.config, run_where, use=job.stream_config,
                     what=f"the header of the run that wrote this {line.kind}")))
-    for model, where in checks:  # `capture --check nan | minify`: the check's failure, unless kdiff judged it
+    for model, where, check in checks:  # `capture --check nan | minify`: the check's failure, unless kdiff judged it
         if model.label not in judged and not any(t.label == model.label for t in found):
             run_cfg, run_where = runs.get(model.record.run, ({}, ""))
-            found.append(Target(model.label, model.record, where, checked(model.record.captured), stream_config_for(
+            found.append(Target(model.label, model.record, where, check, stream_config_for(
                 run_cfg, job.config, run_where, use=job.stream_config, what="the header of the run that wrote this model")))
     out.targets = [replace(t, model=out.models.get(t.label)) for t in found]
     return out

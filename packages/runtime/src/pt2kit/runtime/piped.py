@@ -25,6 +25,7 @@ from pt2kit.schema.stream import Line
 
 from .backends import inductor_options
 from .errors import UsageError
+from .text import summary_line
 from .trust import check_model_file, stream_config_for, stream_settings
 
 __all__ = ["PipedModel", "read_piped", "each_piped", "upstream_end", "piped", "piped_models", "piped_labelled"]
@@ -171,8 +172,8 @@ def upstream_end(last: Line | None) -> str | None:
         return None
     where = f"{last.source}:{last.lineno}"
     if last.kind == "crash":
-        first = str(r.get("message") or "").strip().split("\n", 1)[0]  # an error is one line: its first
-        why = ": ".join(str(x) for x in (r.get("exception") or r.get("signal"), first) if x)
+        # an error is one line: a many-line message is said by its summary line
+        why = ": ".join(str(x) for x in (r.get("exception") or r.get("signal"), summary_line(r.get("message") or "")) if x)
         return (f"{where}: the run upstream crashed during {r.get('stage') or 'its work'}"
                 + (f" of {r['model']}" if r.get("model") else "") + (f" ({why})" if why else "")
                 + " before writing one")

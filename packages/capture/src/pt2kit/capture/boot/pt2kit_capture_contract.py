@@ -76,7 +76,7 @@ class OutputLine(TypedDict):
     """One leaf of a graph's output, as its example value says it: what the model file must give."""
 
     dtype: str  # "torch.float32"
-    shape: list[int | None]  # None: a symbolic size (any call's), or one no hint is known of
+    shape: list[int | None]  # None: a symbolic size (a later call's may differ)
 
 
 class Line(TypedDict):
