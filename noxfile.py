@@ -1,4 +1,4 @@
-"""pt2kit's sessions. `nox -s lint floors tests e2e real browser` is the test command (what .ci/run runs, after
+"""pt2kit's sessions. `nox -s lint floors newest tests e2e real browser` is the test command (what .ci/run runs, after
 installing nox and uv, in the README's one line); `nox -s demo` the main job.
 
 Every package is tested in a virtualenv of its own holding only what it declares (plus its test
@@ -257,6 +257,27 @@ def floors(session: nox.Session, package: str) -> None:
     tests = PACKAGES[package] / "tests"
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
                 *(str(tests / t) for t in FLOOR_TESTS[package]), *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def newest(session: nox.Session) -> None:
+    """Every package with the newest versions its ranges allow (no constraints file but torch's pin: an
+    unpinned torch is the newest CUDA build, gigabytes), then each command's --help and each package's
+    FLOOR_TESTS: a release of typer, click, msgspec or rich that breaks us fails here, not at a user's
+    first `pip install` (typer 0.29 dropped click and click_type, and every tool died at import)."""
+    pin = Path(session.create_tmp()) / "torch-only.txt"
+    pin.write_text(next(line for line in (ROOT / "constraints.txt").read_text().splitlines()
+                        if line.startswith("torch==")) + "\n")
+    session.install("-c", str(pin), "--upgrade", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    session.run("python", "-m", "pip", "list", "--format=freeze", silent=False, success_codes=[0, 1])
+    for name, directory in PACKAGES.items():
+        module = "pt2kit." + name.removeprefix("pt2kit-")
+        session.run("python", "-c", f"import {module} as m; [getattr(m, n) for n in getattr(m, '__all__', ())]")
+        for script in _project(directory)["project"].get("scripts", {}):
+            session.run(script, "--help", silent=True)
+    for name, tests in FLOOR_TESTS.items():  # a run each: two packages' test_parsers.py are two modules
+        session.run("pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
+                    *(str(PACKAGES[name] / "tests" / t) for t in tests), *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -27,7 +27,7 @@ from typing import Annotated
 import typer
 
 from pt2kit.runtime.config import parse_config
-from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, choice, command, tool_app
+from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, one_of, tool_app
 from pt2kit.runtime.session import Session
 
 from . import __version__, drive
@@ -39,11 +39,11 @@ app = tool_app("aotiprint", __doc__ or "")
 @command(app)
 def aotiprint(
     target: Annotated[str, typer.Argument(metavar="MODEL.py[:NAME] | PACKAGE.pt2", show_default=False)],
-    detail: Annotated[str | None, typer.Option("--detail",
-        click_type=choice(DETAILS), show_default=False,
+    detail: Annotated[one_of(DETAILS) | None, typer.Option("--detail",
+        show_default=False,
         help="What the printer records [default: stats; names with --ima].")] = None,
-    mode: Annotated[str | None, typer.Option(
-        "--mode", click_type=choice(DETAILS), hidden=True, help="--detail's old name.")] = None,
+    mode: Annotated[one_of(DETAILS) | None, typer.Option(
+        "--mode", hidden=True, help="--detail's old name.")] = None,
     kernels: Annotated[str | None, typer.Option("--kernels",
         metavar="K1,K2", show_default=False, help="Only these kernels (names as the printer shows them).")] = None,
     jit: Annotated[bool, typer.Option(

@@ -32,7 +32,7 @@ from typing import Annotated
 
 import typer
 
-from pt2kit.runtime.options import Debug, Quiet, Store, Version, choice, command, tool_app
+from pt2kit.runtime.options import Debug, Quiet, Store, Version, command, one_of, tool_app
 from pt2kit.runtime.session import Session
 
 from . import __version__, drive
@@ -50,7 +50,7 @@ def capture(
         metavar="all|first|failing|IDS", help="Which graphs to keep: all, each process's first, those whose backend "
         "raised, or a comma list of compile ids (0/1,3/0).")] = "all",
     rank: Annotated[str, typer.Option("--rank", metavar="R|all", help="Keep this torchrun rank's graphs, or all ranks'.")] = "0",
-    values: Annotated[str, typer.Option("--values", click_type=choice(VALUES), help="Which inputs keep their real "
+    values: Annotated[one_of(VALUES), typer.Option("--values", help="Which inputs keep their real "
         "values: small (up to --max-value-bytes in all, the rest drawn in their range), all (weights too), none."
         )] = "small",
     max_value_bytes: Annotated[int, typer.Option("--max-value-bytes", metavar="N", help="--values small's budget, in bytes.")
@@ -61,7 +61,7 @@ def capture(
         "with --values all.")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Stop the command (its whole process "
                                                  "tree) after this long; a crash record says so.")] = None,
-    check: Annotated[str | None, typer.Option("--check", click_type=choice(CHECKS), show_default=False,
+    check: Annotated[one_of(CHECKS) | None, typer.Option("--check", show_default=False,
         help="Judge every call of every compiled graph in the script's process, and keep the inputs (weights "
         "too) of each graph's first call that fails, as a model record of its own naming its step: nan "
         "(non-finite outputs where eager's are finite; cheap), accuracy (compiled vs eager by kdiff's rule; "

@@ -27,8 +27,8 @@ from pt2kit.runtime.options import (
     Store,
     Timeout,
     Version,
-    choice,
     command,
+    one_of,
     tool_app,
 )
 from pt2kit.runtime.session import Session
@@ -55,8 +55,8 @@ def fxcheck(
                                               help="Dimensions of size > 1 must be multiples of N.")] = None,
     align_min_size: Annotated[int | None, typer.Option("--align-min-size", metavar="N", show_default=False,
                                                        help="Exempt dimensions smaller than N [default: 2].")] = None,
-    align_scope: Annotated[str | None, typer.Option("--align-scope",
-        click_type=choice(("tiled", "all")), show_default=False,
+    align_scope: Annotated[one_of(("tiled", "all")) | None, typer.Option("--align-scope",
+        show_default=False,
         help="tiled: the tensors hardware tiles (activations, so GEMM M/N/K and conv channels), not parameters or "
         "conv kernels' spatial dims; all: every dimension of every tensor [default: tiled].")] = None,
     max_tensor_bytes: Annotated[str | None, typer.Option("--max-tensor-bytes",

@@ -36,8 +36,8 @@ from pt2kit.runtime.options import (
     Store,
     Timeout,
     Version,
-    choice,
     command,
+    one_of,
     tool_app,
 )
 from pt2kit.runtime.session import Session
@@ -53,16 +53,15 @@ app = tool_app("kdiff", __doc__ or "")
 @command(app)
 def kdiff(
     model: Annotated[str | None, typer.Argument(metavar="[MODEL.py[:NAME]]", show_default=False)] = None,
-    ref: Annotated[str, typer.Option("--ref", click_type=choice(REFS),
-                                     help="The reference: eager64 runs a float64 copy, to tell rounding noise from bugs."
+    ref: Annotated[one_of(REFS), typer.Option("--ref", help="The reference: eager64 runs a float64 copy, to tell rounding noise from bugs."
                                      )] = "eager",
     backend: Annotated[str | None, typer.Option("--backend",
         metavar="BACKEND", show_default=False, help="The backend under test: any name torch registers (inductor, "
         "aot_eager, eager, cudagraphs, a TESTING_ONLY one, a third-party one), aoti (AOT Inductor), or FILE.py:NAME or "
         "module:attr (any torch.compile backend) [default: a piped record's script's backend, else inductor].")] = None,
     test: Annotated[str | None, typer.Option("--test", hidden=True, help="--backend's old name.")] = None,
-    verdict: Annotated[str | None, typer.Option("--verdict",
-        click_type=choice(("fp64", "close")), show_default=False,
+    verdict: Annotated[one_of(("fp64", "close")) | None, typer.Option("--verdict",
+        show_default=False,
         help="fp64: PyTorch's accuracy rule against a float64 run; close: assert_close against the reference alone "
         "[default: fp64, close when --atol/--rtol is given].")] = None,
     atol: Annotated[float | None, typer.Option("--atol", help="Absolute tolerance [default: assert_close's for the dtype].",
@@ -74,8 +73,8 @@ def kdiff(
         "harness; the model made it, and a passing leaf says so.")] = True,
     grad: Annotated[bool, typer.Option("--grad", help="Also compare parameter and input gradients; a failure in them "
                                        "alone is localised in the backward graph.")] = False,
-    mode: Annotated[str | None, typer.Option("--mode",
-        click_type=choice(("infer", "train")), show_default=False,
+    mode: Annotated[one_of(("infer", "train")) | None, typer.Option("--mode",
+        show_default=False,
         help="train: run each side as a training step (train mode, loss = each floating output's mean, summed, "
         "backward), dropout drawn alike, and compare outputs and gradients [default: a piped model record's, "
         "else infer].")] = None,

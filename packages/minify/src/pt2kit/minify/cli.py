@@ -38,8 +38,8 @@ from pt2kit.runtime.options import (
     Store,
     Timeout,
     Version,
-    choice,
     command,
+    one_of,
     tool_app,
 )
 from pt2kit.runtime.session import Session
@@ -55,14 +55,12 @@ app = tool_app("minify", __doc__ or "")
 @command(app)
 def minify(
     model: Annotated[str | None, typer.Argument(metavar="[MODEL.py[:NAME]]", show_default=False)] = None,
-    failure: Annotated[str, typer.Option("--failure", click_type=choice(FAILURES),
-                                         help="The failure to keep; auto takes what the original run shows.")] = "auto",
+    failure: Annotated[one_of(FAILURES), typer.Option("--failure", help="The failure to keep; auto takes what the original run shows.")] = "auto",
     backend: Annotated[str | None, typer.Option("--backend", metavar="BACKEND", show_default=False,
         help="Any name torch registers (inductor, aot_eager, cudagraphs, a TESTING_ONLY one, a third-party one), aoti "
         "(export, package, load, run) or FILE.py:NAME [default: a piped record's script's backend, else inductor]."
                                                 )] = None,
-    ref: Annotated[str, typer.Option("--ref", click_type=choice(("eager", "eager64")),
-                                     help="Accuracy: the reference the compiled output is held against (eager64: a "
+    ref: Annotated[one_of(("eager", "eager64")), typer.Option("--ref", help="Accuracy: the reference the compiled output is held against (eager64: a "
                                      "float64 run; a stream's diff brings its own).")] = "eager",
     deny: Annotated[str | None, typer.Option("--deny", metavar="OP", help="Keep a violation: the aten op (aten.convolution) "
                                              "must stay in the graph.", show_default=False)] = None,
@@ -82,7 +80,7 @@ def minify(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the repro here (never over an "
                                                 "input: the model, the stream, a backend or profile file).",
                                                 show_default=False)] = None,
-    mode: Annotated[str | None, typer.Option("--mode", click_type=choice(("infer", "train")), show_default=False,
+    mode: Annotated[one_of(("infer", "train")) | None, typer.Option("--mode", show_default=False,
                                              help="train: run the model as a training step (forward, loss, backward) "
                                              "and minify failures of its backward too; default: a piped model "
                                              "record's, else infer.")] = None,

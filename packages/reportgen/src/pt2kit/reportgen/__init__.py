@@ -10,6 +10,10 @@ Public (everything else is private):
   model (``model``, ``what``, ``where``, ``code``, ``op``, ``stage``, ``repro``: ``{"r": the repro
   record, "file": blob(record, its path)}``), in the order the stream first names each; what
   ``pt2kit triage``'s bug-report.md is written from.
+* ``md_text(x)``, ``md_code(x, table=False)``, ``md_block(s, lang="")``: (1.6.2) record text as Markdown
+  text, an inline code span, a fenced block: the one escaping every pt2kit Markdown goes through, so a
+  record can neither format, link, embed HTML nor close a span or fence early; a newline in a one-line
+  field is shown as ``\\n``.
 
 Library use::
 
@@ -22,8 +26,9 @@ Importing this package imports neither; each name is imported when first used.
 
 from pt2kit.runtime.api import exports
 
-__version__ = "1.6.1"
+__version__ = "1.6.2"
 
-_PUBLIC = {"collect": ".collection", "render": ".formats", "what_fails": ".failures:failures"}
+_PUBLIC = {"collect": ".collection", "render": ".formats", "what_fails": ".failures:failures",
+           "md_text": ".markdown:text", "md_code": ".markdown:code", "md_block": ".markdown:block"}
 __all__ = ["__version__", *_PUBLIC]
 __getattr__, __dir__ = exports(__name__, _PUBLIC)

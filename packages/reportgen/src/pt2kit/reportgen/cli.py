@@ -20,7 +20,7 @@ from typing import Annotated
 
 import typer
 
-from pt2kit.runtime.options import Debug, Quiet, Store, Version, choice, command, tool_app
+from pt2kit.runtime.options import Debug, Quiet, Store, Version, command, one_of, tool_app
 from pt2kit.runtime.session import Session
 
 from . import __version__, drive
@@ -34,8 +34,8 @@ def reportgen(
     inputs: Annotated[list[str] | None, typer.Argument(metavar="[FILE|DIR|-]...", show_default=False)] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", dir_okay=False, show_default=False, help="Write the report here.")] = None,
-    fmt: Annotated[str | None, typer.Option(
-        "--format", click_type=choice(["html", "json", "md", "text"]), show_default=False,
+    fmt: Annotated[one_of(["html", "json", "md", "text"]) | None, typer.Option(
+        "--format", show_default=False,
         help="Report format [default: from -o's suffix, else html].")] = None,
     title: Annotated[str | None, typer.Option("--title", help="The page's title.", show_default=False)] = None,
     compare: Annotated[bool, typer.Option(

@@ -14,8 +14,8 @@ Guarantees:
 * The same on every typer the packages accept (click's exceptions and choices are taken from the click
   typer parses with: its own copy since typer 0.26, which no longer installs click), and every option
   names its flag, since typer
-  0.27 makes ``--BACKEND`` of an option that gives a metavar and no name. Tools take :func:`choice`
-  from here.
+  0.27 makes ``--BACKEND`` of an option that gives a metavar and no name. Tools take :func:`one_of`
+  from here, as an option's annotation (``Annotated[one_of(("a", "b")), typer.Option("--x")]``).
 * Shell completion is available (``--install-completion``, ``--show-completion``), never
   installed unasked.
 """
@@ -24,28 +24,36 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from .errors import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_USAGE
 
-# typer 0.26 and later parse with a copy of click of their own (and no longer install click): its
-# exceptions are the ones raised, and its choices are typer's. Private names, kept here alone.
+# typer 0.26 and later parse with a copy of click of their own (and no longer install click; before 0.26
+# typer requires click, so the fallback's import is typer's declared dependency): its exceptions are the ones
+# raised. Private names, kept here alone.
 try:
     from typer._click.exceptions import ClickException, NoArgsIsHelpError
 except ImportError:
     from click.exceptions import ClickException, NoArgsIsHelpError
-try:
-    from typer._types import TyperChoice as _Choice
-except ImportError:
-    from click import Choice as _Choice
+
+
+def one_of(values: Any) -> Any:
+    """The annotation of an option that takes one of ``values``: a ``Literal``, which typer reads as a choice
+    since 0.19 (``click_type=`` is gone from typer 0.29's Option)."""
+    return Literal[tuple(values)]
 
 
 def choice(values: Any) -> Any:
-    """The type of an option that takes one of ``values``, on every typer the packages accept."""
-    return _Choice(list(values))
+    """``click_type=`` for an option taking one of ``values``: the tools before runtime 2.31 pass it (their
+    range accepts this runtime), on the typers before 0.29 that take a click type."""
+    try:
+        from typer._types import TyperChoice
+    except ImportError:
+        from click import Choice as TyperChoice  # typer before 0.26 requires click
+    return TyperChoice(list(values))
 
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -79,7 +87,9 @@ def _one_line(name: str, run: Any) -> Any:
         typer.echo(e.ctx.get_help() if e.ctx else str(e), err=True)
         raise SystemExit(EXIT_USAGE) from None
     except ClickException as e:
-        print(printable(f"{name}: error: {e.format_message()}  (see {name} --help)"), file=sys.stderr)
+        # typer 0.29 words a bad choice through pydantic-style "Value error, ": the same line on every typer
+        said = e.format_message().replace(": Value error, ", ": ")
+        print(printable(f"{name}: error: {said}  (see {name} --help)"), file=sys.stderr)
         raise SystemExit(EXIT_USAGE) from None
     except (typer.Abort, KeyboardInterrupt):
         print(f"{name}: interrupted", file=sys.stderr)
@@ -158,9 +168,8 @@ Timeout = Annotated[float | None, typer.Option(
 NoStreamConfig = Annotated[bool, typer.Option(
     "--no-config-from-stream", help="Ignore the config that piped `model` records carry; only --config settings apply.")]
 PRECISIONS = ("harness", "as-configured")
-Precision = Annotated[str, typer.Option(
-    "--precision", click_type=choice(PRECISIONS),
-    help="The float32 settings accuracy is judged under. harness: PyTorch's accuracy harness's (TF32 off for "
+Precision = Annotated[one_of(PRECISIONS), typer.Option(
+    "--precision", help="The float32 settings accuracy is judged under. harness: PyTorch's accuracy harness's (TF32 off for "
     "matmul and cuDNN, deterministic cuDNN, no cuDNN benchmark, CUBLAS_WORKSPACE_CONFIG=:4096:8, Inductor's "
     "fallback_random), in the reference and the compiled run; as-configured: the model's own, with the modes "
     "each side ran with reported.")]
