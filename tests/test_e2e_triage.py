@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from pt2kit.reportgen import md_text
+
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = "pt2kit triage -- python examples/train.py --planted-bug"
 
@@ -68,10 +70,10 @@ def test_the_bug_report(run):
     md = (cwd / "triage-1" / "bug-report.md").read_text()
     # line 32 is `model(x)`, the call of the compiled code (the divergence's line is the captured graph's)
     assert md.splitlines()[0] == ("# [inductor] wrong results in aten.relu.default called at examples/train.py:32 "
-                                  "(train.py[0/0])")
+                                  "(train.py\\[0/0\\])")  # record text, escaped
     assert ("  - in your code: `examples/train.py:32` (the call of the compiled code; the op's own line is not known)"
             in md.splitlines())
-    assert "fail against the reference (out[0]" in md
+    assert "fail against the reference \\(out\\[0\\]" in md
     head = (cwd / "triage-1" / "repro.py").read_text().split("\n# ---- pt2kit_portable")[0]
     assert f"```python\n{head.rstrip()}\n```" in md  # the repro, inline
     assert "relu = torch.ops.aten.relu.default(" in md
@@ -80,7 +82,7 @@ def test_the_bug_report(run):
     stream = [json.loads(x) for x in (cwd / "triage-1" / "minify.ndjson").read_text().splitlines()]
     bisect = [r for r in stream if r["kind"] == "bisect"]
     if bisect:  # minify's answer, and the two runs that check it
-        assert f"## Bisection\n\n- {bisect[0]['verdict']}\n" in md
+        assert f"## Bisection\n\n- {md_text(bisect[0]['verdict'])}\n" in md
         if bisect[0].get("off"):
             assert f"  - checked, culprit off: `{bisect[0]['off']['setting']}` passes" in md
     else:

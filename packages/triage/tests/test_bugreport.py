@@ -5,11 +5,13 @@ record in a code span or block, so a record cannot write markdown."""
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
+from pt2kit.reportgen import md_code as code
 from pt2kit.schema import Bisect, BisectRun, BlobRef, Captured, Diff, Divergence, Header, Metrics, Model, Repro
 from pt2kit.schema.stream import encode
-from pt2kit.triage.bugreport import build, code
+from pt2kit.triage.bugreport import build
 from pt2kit.triage.steps import Step
 
 REPRO = "import torch\nclass Repro(torch.nn.Module):\n    pass\n\n# ---- pt2kit_portable (version 6), verbatim\nHARNESS = 1\n"
@@ -62,13 +64,13 @@ def _report(tmp_path: Path, bisect: bool, divergence: bool = True, backend: str 
 
 def test_the_report_says_what_fails_where_with_its_repro_bisection_versions_config_and_commands(tmp_path):
     md = _report(tmp_path, bisect=True)
-    assert md.splitlines()[0] == "# [inductor] wrong results in aten.relu.default at train.py:13 (train.py[0/0])"
+    assert md.splitlines()[0] == "# [inductor] wrong results in aten.relu.default at train.py:13 (train.py\\[0/0\\])"
     assert "  - in your code: `train.py:13`: ````return x.relu() ``` # not markdown````" in md
     assert "```python\nimport torch\nclass Repro(torch.nn.Module):\n    pass\n```" in md  # the head, inline
     assert "<details><summary>the whole repro.py" in md and "HARNESS = 1" in md  # and the whole file, folded
     assert "needs torch alone and exits 1 while the bug is there (it failed the same way in 3 of 3 fresh runs); " \
            "cut from 5 to 1 nodes: `aten.relu.default`" in md
-    assert "- inductor's lowerings: application 0 of 1 (aten.relu.default)" in md
+    assert "- inductor's lowerings: application 0 of 1 \\(aten.relu.default\\)" in md  # escaped, shown as is
     assert "  - backends: `aot_eager` passes, `inductor` fails" in md
     assert "  - checked, culprit off: `TORCH_BISECT_MAX=-1` passes\n" in md  # not "passes (passes)"
     assert "  - checked, culprit on: `TORCH_BISECT_MAX=0` fails (accuracy)\n" in md
@@ -87,14 +89,14 @@ def test_without_a_bisect_record_the_report_says_not_bisected(tmp_path):
 def test_a_code_span_outlasts_the_backticks_it_holds():
     assert code("a`b") == "``a`b``"
     assert code("`x`") == "`` `x` ``"
-    assert code("two\nlines") == "`two lines`"
+    assert code("two\nlines") == "`two\\nlines`"  # one line, its newline shown
 
 
 def test_without_the_ops_own_line_the_report_says_the_line_is_the_call_of_the_compiled_code(tmp_path):
     # a compile error has no divergence: the line known is the one that called the compiled function, which
     # the title gave as the op's own ("... in torch.sigmoid at s4.py:42", the op being at line 25)
     md = _report(tmp_path, bisect=False, divergence=False)
-    assert md.splitlines()[0] == "# [inductor] wrong results in aten.relu.default called at train.py:12 (train.py[0/0])"
+    assert md.splitlines()[0] == "# [inductor] wrong results in aten.relu.default called at train.py:12 (train.py\\[0/0\\])"
     assert ("  - in your code: `train.py:12` (the call of the compiled code; the op's own line is not known)"
             in md.splitlines())
 
@@ -154,3 +156,44 @@ def test_a_crash_naming_no_graph_is_titled_so_never_with_a_placeholder_name(tmp_
     path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
     title = build(path, [], {}, ["python", "t.py"], tmp_path, 2).splitlines()[0]
     assert title == "# [torch.compile] Unsupported during run: Failed to trace builtin operator (no graph was kept)"
+
+
+HEADINGS = ("What fails", "Minimal repro", "Bisection", "Error / verdict", "Versions", "Non-default config",
+            "How to rerun each step")
+
+
+def test_a_hostile_script_path_and_exception_message_write_no_markdown_or_html(tmp_path):
+    # issue 55: a path with a newline and "<!--", an exception message with <details>, a link and a comment
+    # landed raw in the title, "What fails" and the bisection: GitHub folded 5 of the 7 sections into a
+    # comment and showed a link the user never wrote
+    from markdown_it import MarkdownIt
+
+    from pt2kit.schema import Crash
+
+    env, label = {"v": 1, "run": "r1"}, "t.py[0/0]"
+    script = str(tmp_path / "evil\n<!--dir") + "/t.py:12"
+    message = "boom <details><summary>x</summary> [click here](https://evil.example/) <!-- hidden"
+    ref = BlobRef(path="blobs/ab/ab.py", sha256="ab" * 32, size=1, media_type="text/x-python")
+    recs = [Header(**env, tool="minify", tool_version="0", argv=["minify"], time="t", host="h", python="3.11",
+                   store=str(tmp_path)),
+            Model(**env, model=label, file=str(tmp_path / "m.py"),
+                  captured=Captured(command=["python", "t.py"], compile_id="0/0", code=ref, backend="inductor",
+                                    function="forward", source=script)),
+            Crash(**env, model=label, stage="run\n<!--", exception="RuntimeError", message=message),
+            Bisect(**env, model=label, verdict=f"no stage told: {message}", found=False, subsystem="a\n```x")]
+    path = tmp_path / "minify.ndjson"
+    path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
+    md = build(path, [], {"error": message}, ["python", "t.py"], tmp_path, 1)
+    lines = md.splitlines()
+    for heading in HEADINGS:
+        assert f"## {heading}" in lines
+    # the record's text is there, visibly, but never as markup: outside code spans no "<" and no "[text]("
+    prose = re.sub(r"^(`{3,})[^\n]*\n.*?^\1$", "", md, flags=re.M | re.S)  # fenced blocks, then code spans
+    prose = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", prose.replace("\\`", ""))
+    assert "<!--" not in prose and "<details>" not in prose and "](" not in prose.replace("\\](", "")
+    assert "\\[click here\\]\\(https://evil.example/\\)" in md
+    assert "evil\\\\n&lt;\\!\\-\\-dir" in lines[0]  # the newline in a one-line field is a visible \n
+    html = MarkdownIt("commonmark").enable("table").render(md)
+    assert re.findall(r"<h2>(.*?)</h2>", html) == list(HEADINGS)
+    assert html.count("<h1>") == 1 and "&lt;!--" in html
+    assert "<a " not in html and "<details" not in html and "<!--" not in html and "<summary" not in html

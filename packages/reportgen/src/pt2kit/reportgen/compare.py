@@ -25,7 +25,7 @@ from typing import Any
 from pt2kit.runtime.text import printable
 
 from .collection import Collection, speedup_text
-from .summary import _md
+from .markdown import text as md_text
 
 
 @dataclass
@@ -158,7 +158,7 @@ def to_text(cmp: Comparison, *, markdown: bool = False) -> str:
         for c in rows:
             mark = {"regression": "REGRESSION", "improvement": "improved"}.get(c.verdict, c.verdict)
             if markdown:
-                lines.append("| " + " | ".join(_md(x) for x in (mark, c.key, c.before, c.after, c.note)) + " |")
+                lines.append("| " + " | ".join(md_text(x) for x in (mark, c.key, c.before, c.after, c.note)) + " |")
             else:
                 lines.append(f"  {mark:<11} {c.key}: {c.before} -> {c.after}" + (f"  ({c.note})" if c.note else ""))
         lines.append("")

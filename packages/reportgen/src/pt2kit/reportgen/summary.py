@@ -1,8 +1,8 @@
 """The non-HTML formats: `json` (one summary document), `md` (to paste into a GitHub issue),
 `text` (a terminal summary). Plain string building: no plots, no templates.
 
-Every field in `md` is escaped (:func:`_md` for text, :func:`_code` for code spans, fences longer
-than any backtick run), so a record cannot format, link or inject HTML into an issue; `text` shows
+Every field in `md` is written by :mod:`.markdown` (text, code spans, fences), so a record cannot format,
+link or inject HTML into an issue; `text` shows
 control characters as escapes (:func:`pt2kit.runtime.session.printable`).
 """
 
@@ -26,6 +26,7 @@ from .collection import (
     kernel_nonfinite,
     speedup_text,
 )
+from .markdown import block, code, text
 
 MAX_ROWS = 20
 
@@ -69,55 +70,12 @@ def to_json(c: Collection) -> str:
     return msgspec.json.format(msgspec.json.encode(doc), indent=2).decode() + "\n"
 
 
-_MD_SPECIAL = set("\\`*_{}[]()#+-!|<>~&")
-
-
-def _md(x: Any) -> str:
-    """Record text as Markdown text: every character Markdown or HTML would read is escaped, so a
-    field can neither format, link, embed HTML nor break a table row."""
-    out = []
-    for ch in " ".join(str(x).split()):
-        if ch == "<":
-            out.append("&lt;")
-        elif ch == ">":
-            out.append("&gt;")
-        elif ch == "&":
-            out.append("&amp;")
-        elif ch in _MD_SPECIAL:
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _fence(text: str, char: str = "`") -> str:
-    """A backtick run longer than any inside ``text`` (CommonMark: such a span cannot be closed early)."""
-    longest = run = 0
-    for ch in text:
-        run = run + 1 if ch == char else 0
-        longest = max(longest, run)
-    return char * (longest + 1)
-
-
-def _code(x: Any) -> str:
-    """Record text as an inline code span; ``|`` stays escaped for the table it may sit in."""
-    text = " ".join(str(x).split()).replace("|", "\\|")
-    fence = _fence(text)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _block(text: str) -> list[str]:
-    fence = _fence(text)
-    return [max(fence, "```"), text, max(fence, "```")]
-
-
 def to_markdown(c: Collection) -> str:
     n = counts(c)
     env = environment(c)
     out = ["## pt2kit report", ""]
-    out.append(f"{n['records']} records from {n['runs']} run(s): {_md(', '.join(env['tools']) or '-')}; "
-               f"torch {_md(', '.join(env['torch']) or '-')}; device {_md(', '.join(env['devices']) or '-')}")
+    out.append(f"{n['records']} records from {n['runs']} run(s): {text(', '.join(env['tools']) or '-')}; "
+               f"torch {text(', '.join(env['torch']) or '-')}; device {text(', '.join(env['devices']) or '-')}")
     out.append("")
     out.append("| findings | failing diffs | graph breaks | recompiles | NaN/Inf kernels | crashes | errors |")
     out.append("|---|---|---|---|---|---|---|")
@@ -126,14 +84,14 @@ def to_markdown(c: Collection) -> str:
     captured = captured_models(c)
     if captured:
         out += ["", "### Graphs from the script (pt2kit capture)", ""]
-        out += [f"- {_md(m.model)}: {_md(captured_line(m))}" for m in captured[:MAX_ROWS]]
+        out += [f"- {text(m.model)}: {text(captured_line(m))}" for m in captured[:MAX_ROWS]]
     groups = [(m["model"], g) for m in group_violations(c) for g in m["groups"]]
     if groups:
         out += ["", "### Violations", "", "| model | constraint | op | count | first at |", "|---|---|---|---|---|"]
         for model, g in groups[:MAX_ROWS]:
             first = g["findings"][0]
-            out.append(f"| {_md(model)} | {_md(g['constraint'])} | {_code(g['op'])} | {len(g['findings'])} | "
-                       f"{_code(_where(first))} |")
+            out.append(f"| {text(model)} | {text(g['constraint'])} | {code(g['op'], table=True)} | {len(g['findings'])} | "
+                       f"{code(_where(first), table=True)} |")
         if len(groups) > MAX_ROWS:
             out.append(f"\n… and {len(groups) - MAX_ROWS} more groups")
     failing = [d for d in c.of("diff") if not d.passed]
@@ -143,31 +101,31 @@ def to_markdown(c: Collection) -> str:
         for d in failing[:MAX_ROWS]:
             m = d.metrics
             worst = "[" + ", ".join(map(str, d.worst_index)) + "]" if d.worst_index is not None else ""
-            out.append(f"| {_md(d.model or '')} | {_code(d.output)} | {_md(fmt(m.max_abs)) if m else ''} | "
-                       f"{_md(fmt(m.max_rel)) if m else ''} | {_md(worst)} | "
-                       f"{_md(fmt(d.worst_ref))} · {_md(fmt(d.worst_test))} |")
+            out.append(f"| {text(d.model or '')} | {code(d.output, table=True)} | {text(fmt(m.max_abs)) if m else ''} | "
+                       f"{text(fmt(m.max_rel)) if m else ''} | {text(worst)} | "
+                       f"{text(fmt(d.worst_ref))} · {text(fmt(d.worst_test))} |")
     for v in c.of("divergence"):
-        out += ["", f"First divergence: {_code(v.op or v.node)} at {_code(v.source or v.node)}"]
+        out += ["", f"First divergence: {code(v.op or v.node)} at {code(v.source or v.node)}"]
     breaks = c.of("graph_break")
     if breaks:
         out += ["", "### Graph breaks", ""]
-        out += [f"- {_code(b.source or '?')}: {_md(b.reason)}" for b in breaks[:MAX_ROWS]]
+        out += [f"- {code(b.source or '?')}: {text(b.reason)}" for b in breaks[:MAX_ROWS]]
     benches = c.of("bench")
     if benches:
         out += ["", "### Benchmarks", "", "| model | backend | eager ms | compiled ms | speedup [95% CI] | "
                 "compile s cold · warm | accuracy |", "|---|---|---|---|---|---|---|"]
         for b in benches[:MAX_ROWS]:
-            out.append(f"| {_md(b.model or '')} | {_md(b.backend)} | {_md(_ms(b.eager))} | {_md(_ms(b.latency))} | "
-                       f"{_md(speedup_text(b))} | {_md(_compile(b))} | {_md(b.accuracy or '')} |")
+            out.append(f"| {text(b.model or '')} | {text(b.backend)} | {text(_ms(b.eager))} | {text(_ms(b.latency))} | "
+                       f"{text(speedup_text(b))} | {text(_compile(b))} | {text(b.accuracy or '')} |")
     for cr in c.of("crash"):
         what = cr.signal or cr.exception or f"exit {cr.exitcode}"
-        out += ["", f"### Crash: {_md(cr.model or 'model')} ({_md(what)} during {_md(cr.stage)})", ""]
+        out += ["", f"### Crash: {text(cr.model or 'model')} ({text(what)} during {text(cr.stage)})", ""]
         if cr.message:
-            out.append(_md(cr.message))
+            out.append(text(cr.message))
         if cr.stderr_tail:
-            out += ["", *_block("\n".join(cr.stderr_tail.splitlines()[-15:]))]
+            out += ["", block("\n".join(cr.stderr_tail.splitlines()[-15:]))]
     for e in c.of("error"):
-        out += ["", f"- error (exit {e.exit_code}): {_md(e.message)}"]
+        out += ["", f"- error (exit {e.exit_code}): {text(e.message)}"]
     return "\n".join(out) + "\n"
 
 

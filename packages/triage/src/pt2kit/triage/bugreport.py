@@ -5,8 +5,10 @@ record, or "not bisected" where there is none); the error or verdict; the versio
 and each step's command to run it again.
 
 What fails is reportgen's rule (:func:`pt2kit.reportgen.what_fails`, what the page leads with), so the page
-and the report never disagree; this module only writes it as a report. Every string from a record is put
-in a code span or a fenced block (its backticks counted), so nothing a stream holds becomes markdown.
+and the report never disagree; this module only writes it as a report. Every string from a record goes
+through reportgen's escaping (``md_text``, ``md_code``, ``md_block``: the one every pt2kit Markdown uses),
+so nothing a stream holds becomes markdown or HTML: a path holding a newline and ``<!--`` would fold the
+rest of the report into a comment, a message holding ``[text](url)`` would put a link in it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from pt2kit.reportgen import collect, what_fails
+from pt2kit.reportgen import md_block as block
+from pt2kit.reportgen import md_code as code
+from pt2kit.reportgen import md_text as text
 from pt2kit.schema import read_stream
 
 from .steps import Step, rel
@@ -27,32 +32,6 @@ FAILURE = {"accuracy": "wrong results", "compile-error": "compile error", "crash
 VERSIONS = ("PyTorch version", "Is debug build", "CUDA used to build PyTorch", "ROCM used to build PyTorch",
             "OS", "Libc version", "Python version", "Python platform", "Is CUDA available", "CUDA runtime version",
             "GPU models", "cuDNN version", "CPU", "triton", "numpy", "Git version", "interpreter", "error")
-
-
-def code(text: Any) -> str:
-    """``text`` as an inline code span, one line, whatever backticks it holds."""
-    s = " ".join(str(text).split())
-    run = max((len(part) for part in _backtick_runs(s)), default=0)
-    fence = "`" * (run + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
-
-
-def block(text: str, lang: str = "") -> str:
-    """``text`` as a fenced block whose fence is longer than any backtick run inside it."""
-    fence = "`" * max(3, max((len(r) for r in _backtick_runs(text)), default=0) + 1)
-    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
-
-
-def _backtick_runs(s: str) -> list[str]:
-    runs, cur = [], ""
-    for ch in s:
-        if ch == "`":
-            cur += ch
-        elif cur:
-            runs.append(cur)
-            cur = ""
-    return [*runs, cur] if cur else runs
 
 
 def _rel(path: str | None, cwd: Path) -> str | None:
@@ -113,8 +92,9 @@ def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
     where = _rel(mine, cwd)
     at = "at" if _op_line(row, mine) else "called at"  # the call of the compiled code is not the op's line
     # a crash naming no graph (the script's end) has no model record: reportgen's row has a placeholder name
-    graph = f" ({row['model']})" if _model(c, row["model"]) is not None else " (no graph was kept)"
-    return f"[{_backend(c, row)}] {kind}" + (f" in {op}" if op else "") + (f" {at} {where}" if where else "") + graph
+    graph = f" ({text(row['model'])})" if _model(c, row["model"]) is not None else " (no graph was kept)"
+    return (f"[{text(_backend(c, row))}] {text(kind)}" + (f" in {text(op)}" if op else "")
+            + (f" {at} {text(where)}" if where else "") + graph)
 
 
 def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture: Step | None,
@@ -125,10 +105,10 @@ def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture:
         stopped = _stopped(c)
         if stopped:  # a graph no tool judged is no pass
             return [*out, "", "No tool found a failure, but not every graph was judged:", "",
-                    *(f"- {tool} stopped: {code(e.message)}" for tool, e in stopped)]
+                    *(f"- {text(tool)} stopped: {code(e.message)}" for tool, e in stopped)]
         return [*out, "", "No tool found a failure: every compiled graph kdiff judged passed, and nothing crashed."]
     for r in rows:
-        out += ["", f"- {code(r['model'])}: " + "; ".join(r["what"] or ["fails"])]
+        out += ["", f"- {code(r['model'])}: " + "; ".join(map(text, r["what"] or ["fails"]))]
         if r["op"]:
             out.append(f"  - the op: {code(r['op'])}")
         mine = user_line(r, c)
@@ -140,7 +120,7 @@ def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture:
         if r["where"] and r["where"] != mine:
             out.append(f"  - in the captured graph: {code(_rel(r['where'], cwd))}" + (f": {code(r['code'])}" if r["code"] else ""))
         if r["stage"]:
-            out.append(f"  - the stage: {r['stage']}")
+            out.append(f"  - the stage: {text(r['stage'])}")
         m = _model(c, r["model"])
         if m is not None and m.captured is not None and m.captured.source and m.captured.source != mine:
             out.append(f"  - the compiled code: {code(m.captured.function or '?')} at {code(_rel(m.captured.source, cwd))}")
@@ -179,17 +159,17 @@ def _repro(row: dict[str, Any] | None, c: Any, cwd: Path) -> list[str]:
     out.append(f"{code('python ' + where)} needs {needs} and exits 1 while the bug is there (it failed the same way "
                f"in {rep.reproduced} of {rep.runs} fresh runs); cut from {rep.nodes_before} to {rep.nodes_after} "
                f"nodes: {', '.join(code(o) for o in rep.ops) or 'no op'}"
-               + (f", {rep.phase} graph" if rep.phase else "") + ".")
-    text = _repro_text(rep, c)
-    if text is None:
+               + (f", {text(rep.phase)} graph" if rep.phase else "") + ".")
+    source = _repro_text(rep, c)
+    if source is None:
         return [*out, "", "(the repro file is missing from the store)"]
     # what a reader reads: the graph, its inputs, backend, config and failure; the harness minify embeds
     # after them (the verdict, verbatim) is in the whole file below, folded
-    head = text.split(HARNESS, 1)[0]
+    head = source.split(HARNESS, 1)[0]
     out += ["", block(head, "python")]
-    if head != text:
+    if head != source:
         out += ["", "<details><summary>the whole repro.py (with the harness it judges by, embedded verbatim)"
-                    "</summary>", "", block(text, "python"), "", "</details>"]
+                    "</summary>", "", block(source, "python"), "", "</details>"]
     return out
 
 
@@ -201,7 +181,7 @@ def _bisection(row: dict[str, Any] | None, c: Any) -> list[str]:
         return [*out, "Not bisected: the stream holds no `bisect` record (minify bisects the repro it made; "
                       "it made none, or this minify does not bisect)."]
     for b in found:
-        out.append(f"- {b.verdict or ('found' if b.found else 'no stage told')}")
+        out.append(f"- {text(b.verdict) or ('found' if b.found else 'no stage told')}")
         if b.chain:
             out.append("  - backends: " + ", ".join(f"{code(k)} {'fails' if v else 'passes'}" for k, v in b.chain.items()))
         if b.subsystem:
@@ -217,7 +197,7 @@ def _bisection(row: dict[str, Any] | None, c: Any) -> list[str]:
                 out.append(f"  - checked, culprit {name}: {code(run.setting)} "
                            f"{'fails' if run.fails else 'passes'}"
                            # a passing run's signature is only "passes" again: the failure's kind is what tells
-                           + (f" ({run.signature})" if run.signature and run.fails else ""))
+                           + (f" ({text(run.signature)})" if run.signature and run.fails else ""))
     return out
 
 
@@ -230,10 +210,11 @@ def _error(row: dict[str, Any] | None, c: Any) -> list[str]:
         out += ["| output | max abs error | mismatched | reference | compiled | rule |", "|---|---|---|---|---|---|"]
         for d in bad[:12]:
             m = d.metrics
-            out.append(f"| {code(d.output)} | {m.max_abs if m else ''} | {f'{m.mismatches} of {m.numel}' if m else ''} "
-                       f"| {code(d.ref)} | {code(d.test)} | {d.rule or '-'} |")
+            out.append(f"| {code(d.output, table=True)} | {m.max_abs if m else ''} "
+                       f"| {f'{m.mismatches} of {m.numel}' if m else ''} | {code(d.ref, table=True)} "
+                       f"| {code(d.test, table=True)} | {text(d.rule) if d.rule else '-'} |")
     for x in (x for x in c.of("crash") if x.model == row["model"]):
-        out += ["", f"{x.stage}: {code(x.exception or x.signal or 'crash')}" + (f" {code(x.message)}" if x.message else "")]
+        out += ["", f"{text(x.stage)}: {code(x.exception or x.signal or 'crash')}" + (f" {code(x.message)}" if x.message else "")]
         if x.stderr_tail:
             out += ["", block("\n".join(x.stderr_tail.splitlines()[-20:]))]
     rep = row["repro"]["r"] if row["repro"] else None
