@@ -128,6 +128,21 @@ def test_with_stderr_closed_the_command_runs_sees_it_closed_and_stdout_holds_rec
     assert header.tool == "capture"
 
 
+def test_with_stdout_closed_the_records_need_out_and_the_command_sees_it_closed(tmp_path):
+    # `pt2kit capture -- CMD >&-` (issue 55) ran the command and threw the records away, exit 0
+    code = "import sys; open('saw', 'w').write(str(sys.stdout is None))"
+    r = subprocess.run(["bash", "-c", '"$@" >&-', "-", *CAPTURE, "--store", "store", "--", sys.executable, "-c", code],
+                       capture_output=True, cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (2, b"capture: error: stdout is closed: the records have nowhere to go\n")
+    assert not (tmp_path / "saw").exists()  # nothing ran
+    r = subprocess.run(["bash", "-c", '"$@" >&-', "-", *CAPTURE, "--store", "store", "--out", "rec.ndjson", "--",
+                        sys.executable, "-c", code], capture_output=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "saw").read_text() == "True"  # the command's stdout is closed, as without capture
+    [header] = records((tmp_path / "rec.ndjson").read_bytes())
+    assert header.tool == "capture"
+
+
 def test_why_nothing_was_kept_python_I_and_the_users_sitecustomize_stays_the_sitecustomize(tmp_path):
     r = capture(tmp_path, "--", sys.executable, "-I", "-c", "pass")
     assert r.returncode == 0 and r.stderr.endswith(

@@ -251,6 +251,22 @@ def test_a_model_whose_own_eager_run_raises_is_bad_input_exit_2(minify):
     assert r.stderr.strip().splitlines()[-1] == f"minify: error: {e['message']}"
 
 
+def test_with_stderr_closed_minify_works_and_says_nothing(tmp_path):
+    # `minify ... 2>&-` (issue 55): its workers found fd 2 closed and died, and minify called that a crash
+    # (exit 3, no record after its header); a tool with stderr closed only cannot speak
+    import subprocess
+    import sys
+
+    from pt2kit.schema import Error, decode
+
+    r = subprocess.run(["bash", "-c", 'exec 2>&-; "$@" > out.ndjson; echo "rc=$?"', "-", sys.executable, "-m",
+                        "pt2kit.minify", f"{MODELS / 'small.py'}:raises", "--store", "store"],
+                       capture_output=True, cwd=tmp_path, timeout=400)
+    assert r.stdout == b"rc=2\n", r.stdout
+    last = decode((tmp_path / "out.ndjson").read_bytes().splitlines()[-1])
+    assert isinstance(last, Error) and last.message.endswith("RuntimeError: the model blew up")
+
+
 def test_accuracy_search_keeps_the_divergence_that_reaches_the_output(minify, tmp_path):
     """PyTorch's test_accuracy_vs_strict_accuracy: log1p and relu both add 1, but log1p feeds only the
     mask of where(b, r, r). The repro is the relu that makes the output wrong (was the log1p: the first

@@ -55,6 +55,13 @@ def test_broken_pipe_exits_141_without_traceback():
     assert r.returncode == 141 and b"Traceback" not in r.stderr
 
 
+def test_a_closed_stdout_is_one_line_and_exit_2(tmp_path):
+    # `tool >&-` (issue 55): the records went to the /dev/null held on fd 1, and the tool exited 0
+    r = subprocess.run(["bash", "-c", '"$@" >&-', "-", sys.executable, "-m", "pt2kit.runtime", "cat"], input=GRAPH,
+                       capture_output=True)
+    assert (r.returncode, r.stderr) == (2, b"pt2kit: error: stdout is closed: the records have nowhere to go\n")
+
+
 def test_cat_appending_to_its_own_input_is_refused_before_it_reads(tmp_path):
     stream = tmp_path / "run.ndjson"
     stream.write_bytes(GRAPH)

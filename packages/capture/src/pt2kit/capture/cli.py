@@ -73,7 +73,7 @@ def capture(
     debug: Debug = False,
     version: Version = False,
 ) -> None:
-    with Session("capture", __version__, store=store, quiet=quiet, debug=debug) as s:
+    with Session("capture", __version__, store=store, quiet=quiet, debug=debug, records_on_stdout=out is None) as s:
         job = Job(command=cmd or [], graphs=parse_graphs(graphs), rank=parse_rank(rank), values=values,
                   max_value_bytes=max_value_bytes, max_run_bytes=max_run_bytes, timeout=timeout, out=out,
                   check=check)

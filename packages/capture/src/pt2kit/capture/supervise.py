@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pt2kit.runtime.stdio import held
 from pt2kit_portable import GRACE  # seconds between SIGTERM and SIGKILL, as every pt2kit parent gives
 
 FORWARD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
@@ -63,6 +64,9 @@ def spawn(argv: list[str], env: dict[str, str], stdout_fd: int | None) -> int:
     """Start ``argv`` (searched on PATH) with capture's fds, group and terminal; its pid."""
     _subreaper()
     actions = [(os.POSIX_SPAWN_DUP2, stdout_fd, 1)] if stdout_fd is not None else []
+    # a stdio fd closed when capture started is the command's closed again (every tool holds /dev/null there,
+    # inherited, for its own children): after the dup2, which may read it
+    actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in sorted(held())]
     default = [s for s in (signal.SIGPIPE, getattr(signal, "SIGXFSZ", None)) if s is not None]
     return os.posix_spawnp(argv[0], argv, env, file_actions=actions, setsigmask=(), setsigdef=default)
 

@@ -30,6 +30,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from .errors import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_USAGE
+from .stdio import hold_closed_stdio
 
 # typer 0.26 and later parse with a copy of click of their own (and no longer install click; before 0.26
 # typer requires click, so the fallback's import is typer's declared dependency): its exceptions are the ones
@@ -57,24 +58,6 @@ def choice(values: Any) -> Any:
 
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def hold_closed_stdio() -> None:
-    """A tool started with fd 0, 1 or 2 closed (``2>&-``) gets /dev/null there, close-on-exec: its own
-    lines go nowhere instead of onto the record stream (``print(file=None)`` writes to stdout), no file
-    it opens lands on a stdio number, and a command it runs (``pt2kit capture``'s) still sees it closed."""
-    import os
-
-    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
-        try:
-            os.fstat(fd)
-            continue
-        except OSError:
-            pass
-        if os.open(os.devnull, os.O_RDWR) != fd:  # the lowest free number: this one, the lower ones are open
-            continue
-        if getattr(sys, name) is None:
-            setattr(sys, name, open(fd, mode, closefd=False))
 
 
 def _one_line(name: str, run: Any) -> Any:

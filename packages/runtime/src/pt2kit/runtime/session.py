@@ -10,7 +10,10 @@ and ``s.piped_models`` are their tuple forms, for tools released before runtime 
 * Errors the user can fix are one line on stderr and exit 2; ``--debug`` adds the traceback.
   When the tool's header is out, an ``error`` record follows it, so the stream says why it ended.
 * Ctrl-C exits 130, SIGTERM 143, each with a line on stderr and the worker stopped with it; a
-  closed stdout (``tool ... | head -1``) exits 141 without a traceback.
+  closed stdout (``tool ... | head -1``) exits 141 without a traceback. A tool started with stdout
+  closed (``tool >&-``) says ``stdout is closed: the records have nowhere to go`` and exits 2 before any
+  work, unless its records go elsewhere (``records_on_stdout=False``); one started with stderr closed
+  works, saying nothing (:mod:`.stdio`).
 * Text that came from a stream or a model reaches the terminal only through :func:`printable`:
   escape sequences and other control characters are shown, never obeyed.
 * This module imports neither torch nor anything heavy: ``--help`` stays instant.
@@ -46,6 +49,7 @@ from .errors import (
     UsageError,
 )
 from .narrate import Narrator
+from .stdio import stdout_closed
 from .text import exception_line, printable, summary_line
 
 __all__ = ["Session", "exception_line", "printable", "summary_line", "torch_version"]
@@ -108,6 +112,7 @@ class Session:
         debug: bool = False,
         stdout: Any = None,
         precision: str | None = None,
+        records_on_stdout: bool = True,
     ) -> None:
         self.tool = tool
         self.version = version
@@ -119,9 +124,13 @@ class Session:
         self.precision = precision  # --precision, for the header of a tool that judges accuracy
         self.exit_code = 0
         self._spare: Any = None  # a worker started before its job was known (:meth:`warm`)
+        # (2.31.1) False where this run's records go elsewhere (capture --out, triage's folder)
+        self._records_nowhere = records_on_stdout and stdout is None and stdout_closed()
 
     # -- the command body: ``with Session(...) as s: s.done(work(s, job))`` ------------------
     def __enter__(self) -> Session:
+        if self._records_nowhere:  # `tool >&-`: all the work would be thrown away, and exit 0 said it went well
+            raise SystemExit(self._fail("stdout is closed: the records have nowhere to go", EXIT_USAGE))
         _terminate_like_interrupt()
         return self
 

@@ -49,7 +49,8 @@ def triage(
     debug: Debug = False,
     version: Version = False,
 ) -> None:
-    with Session("triage", __version__, store=store, quiet=quiet, debug=debug) as s:
+    # its records go into the folder; stdout is the command's
+    with Session("triage", __version__, store=store, quiet=quiet, debug=debug, records_on_stdout=False) as s:
         job = Job(command=cmd or [], out=out, store=str(store) if store else None, timeout=timeout)
         s.done(drive.run(s, job))
 
