@@ -103,7 +103,8 @@ def test_bad_usage_is_one_line_exit_2_and_nothing_runs(tmp_path):
          "ids such as 0/1,3/0 (not '0-1')"),
         (["--rank", "-1", "--", "true"], "capture: error: --rank -1: expected >= 0"),
         ([], "capture: error: no command to run: give it after --, e.g. pt2kit capture -- python train.py"),
-        (["--", "no-such-command-here"], "capture: error: no-such-command-here: no such command"),
+        (["--", "no-such-command-here"], "capture: error: no-such-command-here: command not found"),
+        (["--", f"{tmp_path}/nope.py"], f"capture: error: {tmp_path}/nope.py: no such file or directory"),
     ):
         r = capture(tmp_path / "s", *args)
         assert (r.returncode, r.stdout, r.stderr.decode()) == (2, b"", line + "\n")

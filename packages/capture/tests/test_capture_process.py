@@ -148,6 +148,15 @@ def test_why_nothing_was_kept_python_I_and_the_users_sitecustomize_stays_the_sit
     assert r.returncode == 0 and r.stderr.endswith(
         b"capture: no graph was captured: capture's boot never loaded in the command's Python (python -I and -E "
         b"ignore PYTHONPATH, through which capture hooks in; run python without them)\n"), r.stderr
+    # no Python at all (issue 55: `ls` and a shell script whose comment says python were told about -I and -E)
+    (tmp_path / "run.sh").write_text("#!/bin/sh\n# not python3 -I\ntrue\n")
+    (tmp_path / "run.sh").chmod(0o755)
+    for cmd in ("ls", "./run.sh"):
+        r = capture(tmp_path, "--", cmd)
+        assert r.returncode == 0 and r.stderr.endswith(
+            f"capture: no graph was captured: {cmd} is not Python, and it started no Python that loaded capture's "
+            "boot (capture keeps what torch.compile compiles in the Python processes a command starts)\n".encode()
+        ), r.stderr
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text("X = 42\n")
     r = capture(tmp_path, "--out", "r.ndjson", "--", sys.executable, "-c",

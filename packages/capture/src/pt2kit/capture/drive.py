@@ -47,7 +47,7 @@ from . import outfile, runs, supervise
 from .boot import pt2kit_capture_contract as contract
 from .crashes import compile_crash_fields, crash_fields, export_crash_fields, run_crash_fields
 from .job import Job
-from .narrate import Narrator, Summary
+from .narrate import Narrator, Summary, not_runnable
 from .records import (
     Entry,
     Process,
@@ -72,7 +72,7 @@ def run(s: Session, job: Job) -> int:
     """Run ``job``'s command under capture and write its records: the command's exit code (0 when it
     succeeded, whether or not it compiled anything)."""
     if shutil.which(job.command[0]) is None:
-        raise UsageError(f"{job.command[0]}: no such command")
+        raise UsageError(not_runnable(job.command[0]))
     target = outfile.prepare(job.out, job.command)
     try:
         s.store.root.mkdir(parents=True, exist_ok=True)

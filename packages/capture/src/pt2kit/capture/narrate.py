@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from pt2kit.runtime.narrate import Narrator as Base
+from pt2kit.runtime.pythonrun import python_run
 from pt2kit.runtime.text import summary_line
 from pt2kit.schema import Crash, Model
 
@@ -80,7 +82,7 @@ class Narrator(Base):
             self.say(f"{len(s.unreadable)} graph line(s) capture could not read are left out ({s.unreadable[0]}): "
                      "a fault of pt2kit capture, please report it")
         if not s.compiled:
-            self.say(_why_none(s))
+            self.say(_why_none(s, self.job.command if self.job is not None else []))
         else:
             kept = "" if s.kept == s.compiled else f", {s.kept} kept (--graphs)"
             failed = f"; {s.failed} failed --check (a record of the failing call's values each)" if s.failed else ""
@@ -89,16 +91,16 @@ class Narrator(Base):
         return exit_code(s.returncode)
 
 
-def _why_none(s: Summary) -> str:
-    """Why no graph was kept, as the boot's markers tell it: the boot never loaded, torch came past its
-    hook, --rank dropped them all, or nothing was compiled."""
+def _why_none(s: Summary, command: list[str]) -> str:
+    """Why no graph was kept, as the boot's markers tell it: the boot never loaded (in a Python whose flags
+    explain it, a Python, or no Python at all), torch came past its hook, --rank dropped them all, or
+    nothing was compiled."""
     if s.skipped:
         ranks = ",".join(sorted({str(r or 0) for r in s.skipped}, key=int))
         return (f"{len(s.skipped)} graph{'s' * (len(s.skipped) != 1)} compiled on rank{'s' * (',' in ranks)} {ranks}; "
                 f"--rank {s.rank} kept none (--rank all keeps every rank's)")
     if not s.booted:
-        return ("no graph was captured: capture's boot never loaded in the command's Python (python -I and -E "
-                "ignore PYTHONPATH, through which capture hooks in; run python without them)")
+        return _never_booted(command)
     if s.unhooked and not s.hooked:
         return ("no graph was captured: torch was imported before capture could hook it, in "
                 f"{s.unhooked} process{'es' * (s.unhooked != 1)}")
@@ -109,3 +111,35 @@ def _why_none(s: Summary) -> str:
     return ("no graph was compiled (torch.compile handed its backend none: the command called no compiled "
             "function, or Dynamo ran every frame eagerly; " + ("`| guardscan` reads the script's trace, kept in the "
             "stream's header, and says why)" if s.traces else "TORCH_LOGS=graph_breaks says why)"))
+
+
+def _never_booted(command: list[str]) -> str:
+    """No process loaded the boot: said of what the command is (its argv and first line), since `ls`, a
+    missing Python and ``python -I`` look alike from the markers (there are none)."""
+    run = python_run(command)
+    name = command[0] if command else "the command"
+    if run is None:  # `ls`, a shell script: it ran, and no Python it started compiled anything
+        return (f"no graph was captured: {name} is not Python, and it started no Python that loaded capture's boot "
+                "(capture keeps what torch.compile compiles in the Python processes a command starts)")
+    flags = run.ignores()
+    if "I" in flags or "E" in flags:
+        return ("no graph was captured: capture's boot never loaded in the command's Python (python -I and -E "
+                "ignore PYTHONPATH, through which capture hooks in; run python without them)")
+    if flags:
+        return ("no graph was captured: capture's boot never loaded in the command's Python (python -S skips the "
+                "site module, which loads capture's sitecustomize; run python without it)")
+    return (f"no graph was captured: capture's boot never loaded in {run.exe} (it loads through PYTHONPATH's "
+            "sitecustomize.py in Python 3.10 or newer: an older Python, or a run that resets PYTHONPATH, is not "
+            "hooked)")
+
+
+def not_runnable(program: str) -> str:
+    """Why ``program`` cannot be started (PATH has no such command, or the path names no executable file),
+    in the shell's words."""
+    if "/" not in program:
+        return f"{program}: command not found"
+    if not os.path.exists(program):
+        return f"{program}: no such file or directory"
+    if os.path.isdir(program):
+        return f"{program}: is a directory"
+    return f"{program}: permission denied (it is not executable)"

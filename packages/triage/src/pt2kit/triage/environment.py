@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
-from pathlib import Path
+
+from pt2kit.runtime.pythonrun import python_run
 
 # torch and the standard library only: it runs in the user's interpreter, where pt2kit may not be installed
 PROBE = r'''
@@ -59,29 +58,14 @@ else:
 print(json.dumps(out))
 '''
 
-PYTHON = re.compile(r"python[0-9.]*$")
-
-
 def interpreter(command: list[str]) -> tuple[str, str | None]:
-    """The interpreter the command's Python runs in, and why, where it is not the command's own ``python``."""
-    exe = shutil.which(command[0])
-    if exe and PYTHON.match(Path(command[0]).name):
-        return exe, None
-    if exe:
-        try:
-            with open(exe, "rb") as f:
-                first = f.readline(512).decode(errors="replace")
-        except OSError:
-            first = ""
-        if first.startswith("#!") and "python" in first:
-            words = first[2:].split()
-            if words and Path(words[0]).name == "env" and len(words) > 1:
-                found = shutil.which(words[1])
-                if found:
-                    return found, f"the interpreter {command[0]}'s first line names"
-            elif words:
-                return words[0], f"the interpreter {command[0]}'s first line names"
-    return sys.executable, f"triage's own: {command[0]} is no python"
+    """The interpreter the command's Python runs in, and why, where it is not the command's own ``python``:
+    a script's first line read as the kernel reads it (:func:`pt2kit.runtime.pythonrun.python_run`), so a
+    bash script whose first line or comments mention python never gets the probe's Python run by bash."""
+    run = python_run(command)
+    if run is None:
+        return sys.executable, f"triage's own: {command[0]} is no python"
+    return run.exe, f"the interpreter {command[0]}'s first line names" if run.shebang else None
 
 
 def start(command: list[str]) -> tuple[subprocess.Popen[bytes] | None, str, str | None]:
