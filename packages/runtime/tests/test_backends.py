@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from pt2kit.runtime.backends import check_registered, handover, inductor_options, piped_backend, registered
+from pt2kit.runtime.backends import (
+    check_registered,
+    handover,
+    inductor_options,
+    piped_backend,
+    registered,
+    stream_backend,
+)
 from pt2kit.runtime.errors import UsageError
 from pt2kit.schema import BlobRef, Captured
 
@@ -76,6 +83,32 @@ def test_a_backend_that_is_code_is_never_taken_from_a_stream_the_line_says_what_
         "give --backend '/w/my lib.py:NAME'")
     inline = captured(backend="f", backend_code="<string>:f", backend_in_script=True)
     assert handover(inline, "t.py[0/0]", "minify").endswith("put it in a file and give --backend FILE.py:NAME")
+
+
+@pytest.mark.parametrize("named", ["/some/dir/evil.py:bk", "evil:bk", "this:s", "os.system", "../evil.py", "evil.py"])
+def test_a_record_whose_backend_names_code_is_refused_and_nothing_is_imported(named):
+    """Issue 55, finding 1: a record's captured.backend edited to FILE.py:NAME, module:attr or a dotted name
+    (backend_code null) was handed to the worker as a --backend, which imported it. The one rule
+    (stream_backend) every tool asks: only a name torch registers travels; the user's --backend wins."""
+    c = captured(backend=named)
+    with pytest.raises(UsageError) as e:
+        piped_backend(None, c, "<stdin>:2: t.py[0/0]", "kdiff")
+    assert str(e.value) == (
+        f"<stdin>:2: t.py[0/0]: the stream names code as its backend ({named}), which kdiff will not import: a "
+        "stream names only a backend torch registers; to test your own, give --backend FILE.py:NAME")
+    with pytest.raises(UsageError) as e:
+        stream_backend(named, "t.py[0/0]", "minify", diff=True)  # a failing diff's own --backend, to minify
+    assert str(e.value) == (f"t.py[0/0]: the diff compiled it with --backend {named}, code a stream does not run: "
+                            f"give minify --backend {named}")
+    # the user names it on the command line: theirs, as given (equal to the stream's word or not)
+    assert piped_backend(named, c, "t.py[0/0]", "kdiff") == named
+
+
+def test_a_name_of_a_registered_backends_shape_travels_and_is_looked_up_in_torchs_registry():
+    for name in [*registered(), "aoti", "my-entry-point_backend"]:
+        assert stream_backend(name, "t.py[0/0]", "kdiff") == name
+    with pytest.raises(UsageError, match="torch registers no backend of that name"):
+        check_registered("my-entry-point_backend")  # the worker's lookup, before anything compiles with it
 
 
 def test_code_the_script_installed_into_the_compiler_is_named_with_the_flag_that_hands_it_over():

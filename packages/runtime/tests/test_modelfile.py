@@ -84,14 +84,16 @@ def test_device_move_and_bad_device(tmp_path):
 
 
 def test_a_backend_file_whose_top_level_raises_is_named_as_the_backend_file_with_the_guard_to_add(tmp_path):
-    """A user's script handed over as --backend FILE.py:NAME runs whole where its run has no __main__ guard:
-    the error said "loading the model file raised", of a file that was no model file."""
+    """A file handed over as --backend FILE.py:NAME whose top level raises (a definition of it: a script's
+    own run no longer runs, pt2kit.runtime.toplevel refuses it first): the error said "loading the model
+    file raised", of a file that was no model file."""
     from pt2kit.runtime.pyfile import backend_callable
 
     f = tmp_path / "train.py"
-    f.write_text("def fast(gm, example_inputs):\n    return gm\n\nraise RuntimeError('the training loop failed')\n")
+    f.write_text("def fast(gm, example_inputs):\n    return gm\n\nSTEPS = int('the training loop failed')\n")
     with pytest.raises(ModelFileError) as e:
         backend_callable(f"{f}:fast", "--backend")
-    assert str(e.value) == (f"{f}:4: loading train.py for --backend raised RuntimeError: the training loop failed "
+    assert str(e.value) == (f"{f}:4: loading train.py for --backend raised ValueError: invalid literal for int() "
+                            "with base 10: 'the training loop failed' "
                             "(its top level runs when --backend loads it for fast: put the script's own run under "
                             "`if __name__ == \"__main__\":`, or the backend in a file of its own)")

@@ -132,6 +132,31 @@ def test_a_backend_of_the_scripts_own_code_is_handed_over_and_said(tmp_path):
     assert say.notes == said  # and bug-report.md lists them beside the commands
 
 
+def test_a_backend_whose_script_runs_at_import_is_not_handed_over_and_the_run_says_so(tmp_path):
+    """Issue 55, finding 4: a script without a __main__ guard whose backend is its own function ran whole in
+    kdiff's and minify's workers (12 times in all). triage asks the loader's rule before it hands the flag
+    over: one line, neither tool runs, exit 2 (the run is incomplete) unless a worse step says otherwise."""
+    from pt2kit.triage.drive import _backend, worst
+    from pt2kit.triage.narrate import Narrator
+    from pt2kit.triage.streams import Seen
+
+    script = tmp_path / "train.py"
+    script.write_text("import torch\n\n\ndef my_backend(gm, example_inputs):\n    return gm.forward\n\n\n"
+                      "def train():\n    for _ in range(3):\n        pass\n\n\ntrain()\n")
+    said: list[str] = []
+    say = Narrator(said.append, tmp_path, tmp_path / "t")
+    assert _backend(Seen(backend_code={f"{script}:my_backend"}), say) is None
+    assert said == ["kdiff, minify: skipped: train.py runs code at import (line 13: `train()`), so its backend "
+                    "my_backend cannot be loaded from it without running the script again: put the backend in a file "
+                    "of its own and pass --backend FILE.py:my_backend, or put the script's run under if __name__ == "
+                    "\"__main__\":"]
+    assert worst(_steps(0, 0, 0), compiled=True, refused=True) == 2
+    assert worst(_steps(0, 1, 0), compiled=True, refused=True) == 1  # a graph break found stays the answer
+    # guarded, it is handed over as before
+    script.write_text(script.read_text().replace("train()\n", "if __name__ == \"__main__\":\n    train()\n"))
+    assert _backend(Seen(backend_code={f"{script}:my_backend"}), say) == ["--backend", f"{script}:my_backend"]
+
+
 def test_help_imports_no_torch():
     code = ("import sys\nfrom pt2kit.triage.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
             "import pt2kit.triage.drive, pt2kit.triage.bugreport\nassert 'torch' not in sys.modules, 'torch'\n")

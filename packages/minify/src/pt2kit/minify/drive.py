@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from pt2kit.runtime.backends import INDUCTOR, is_code, piped_backend
+from pt2kit.runtime.backends import INDUCTOR, piped_backend, stream_backend
 from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 from pt2kit.runtime.flags import usable_cpus, worker_cap
 from pt2kit.runtime.modelfile import parse_spec
@@ -143,10 +143,7 @@ def _backend(job: Job, t: Any) -> str:
     label, captured = f"{t.model.where}: {t.label}", t.model.record.captured
     tested = t.want.backend if job.backend is None else None
     if tested and tested != ((captured.backend if captured is not None else None) or INDUCTOR):
-        if is_code(tested):  # a stream never makes a tool import code: the user hands it over
-            raise UsageError(f"{label}: the diff compiled it with --backend {tested}, code a stream does not run: "
-                             f"give minify --backend {tested}")
-        return tested
+        return stream_backend(tested, label, "minify", diff=True)  # a stream never makes a tool import code
     return piped_backend(job.backend, captured, label, "minify", config=job.config)
 
 

@@ -1,11 +1,14 @@
 """The torch.compile backend a tool tests: ``--backend`` as given, else the one the script behind a piped
 `model` record compiled with (``pt2kit capture``'s ``captured.backend``), else Inductor.
 
-Trust (:mod:`.trust`): a stream names a backend, it never hands one over. A name torch registers
-(:func:`registered`: built-in, debug and TESTING_ONLY ones, third-party ones installed through torch's
-``torch_dynamo_backends`` entry points) and ``aoti`` travel; a backend that is code (the script's
-function, an ``aot_autograd`` object) is never imported because a stream names it: the tool says in
-one line which backend the script used and the ``--backend`` that hands it over, and exits 2.
+Trust (:mod:`.trust`): a stream names a backend, it never hands one over. :func:`stream_backend` is the one
+rule for what a stream may name: a name torch registers (:func:`registered`: built-in, debug and
+TESTING_ONLY ones, third-party ones installed through torch's ``torch_dynamo_backends`` entry points) and
+``aoti`` travel; a backend that is code (the script's function, an ``aot_autograd`` object, a record's
+``backend`` edited to ``FILE.py:NAME``, ``module:attr`` or a dotted name) is never imported because a
+stream names it: the tool says in one line what the stream named and the ``--backend`` that hands it over,
+and exits 2. The user's own ``--backend`` on the command line is theirs: it wins, and is never checked
+here.
 
 Guarantees: never Inductor in place of the script's backend; :func:`piped_backend` and
 :func:`handover` are torch-free (a tool's parent calls them); :func:`check_registered` asks torch (a
@@ -15,6 +18,7 @@ worker calls it) and refuses a name torch does not register here, so an unknown 
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -24,7 +28,11 @@ INDUCTOR = "inductor"
 AOTI = "aoti"  # AOT Inductor: torch.export, aoti_compile_and_package, load, run; not a torch.compile name
 
 __all__ = ["AOTI", "DECOMPOSITION", "INDUCTOR", "check_registered", "code_handover", "handover", "inductor_options", "is_code", "piped_backend",
-           "registered"]
+           "registered", "stream_backend"]
+
+# what a backend name torch registers looks like (torch's own, an entry point's): never a path, a
+# module:attr or a dotted name, which a worker would import as code
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
 def is_code(spec: str) -> bool:
@@ -32,11 +40,29 @@ def is_code(spec: str) -> bool:
     return ":" in spec
 
 
+def stream_backend(name: str, label: str, tool: str, diff: bool = False) -> str:
+    """``name``, a backend a stream names (a `model` record's ``captured.backend``, a failing diff's ``test``),
+    where a stream may name it: the one rule every tool asks. Only a name torch registers travels: a word
+    of that shape here (torch-free: a tool's parent asks), then looked up in torch's registry, never
+    imported, by :func:`check_registered` in the worker before anything compiles with it. Anything else (a
+    path, ``module:attr``, a dotted name) is code the stream would make ``tool`` import: UsageError, one
+    line naming it and the ``--backend`` the user gives to hand code over. ``diff``: the name is the
+    --backend a diff upstream compiled with (``kdiff --backend FILE.py:NAME | minify``), said as such."""
+    if _NAME.fullmatch(name):
+        return name
+    if diff:
+        raise UsageError(f"{label}: the diff compiled it with --backend {name}, code a stream does not run: "
+                         f"give {tool} --backend {shlex.quote(name)}")
+    raise UsageError(f"{label}: the stream names code as its backend ({name}), which {tool} will not import: a "
+                     "stream names only a backend torch registers; to test your own, give --backend FILE.py:NAME")
+
+
 def piped_backend(given: str | None, captured: Any, label: str, tool: str, warn: Any = None,
                   config: dict[str, str] | None = None) -> str:
     """The backend to test a piped model record with: ``given`` (``--backend``, the user's word wins),
     else the name its script compiled with (``captured``: the record's :class:`~pt2kit.schema.Captured`,
-    or None), else Inductor. A script's backend that is code: UsageError, the :func:`handover` line.
+    or None), else Inductor. A script's backend that is code: UsageError, the :func:`handover` line; a
+    ``captured.backend`` no registered name (:func:`stream_backend`): UsageError, its line.
     torch.compile's ``mode`` and ``options`` travel as the Inductor settings they are (:func:`inductor_options`);
     one that cannot (not a literal, or given to another backend): UsageError saying which. Code the script
     installed into the compiler (``captured.code_settings``) that ``config`` (the command line's --config)
@@ -49,6 +75,7 @@ def piped_backend(given: str | None, captured: Any, label: str, tool: str, warn:
         return INDUCTOR
     if captured.backend_code:
         raise UsageError(handover(captured, label, tool))
+    stream_backend(captured.backend, label, tool)
     applied = inductor_options(captured)
     lost = [f"mode={captured.mode}"] if captured.mode and not captured.mode_options else []
     lost += [f"option {k}={v}" for k, v in sorted({**captured.mode_options, **captured.options}.items())

@@ -1,6 +1,7 @@
 """A Python file run as a module, and ``FILE.py:NAME`` names in it: what a model file, a ``--backend
 FILE.py:NAME`` and a ``--config HOOK=FILE.py:NAME`` (a compiler pass) are loaded by. A leaf: it imports
-nothing of the runtime but its errors, so the config module can load a hook without importing modelfile.
+nothing of the runtime but its errors and :mod:`.toplevel` (a leaf too, the rule a backend's file is
+loaded under), so the config module can load a hook without importing modelfile.
 """
 
 from __future__ import annotations
@@ -60,7 +61,10 @@ def _user_line(e: BaseException, path: Path) -> str:
 def backend_callable(spec: str, flag: str, what: str = "torch.compile backend",
                      settings: dict[str, str] | None = None) -> Any:
     """The torch.compile backend that ``FILE.py:NAME`` or ``module:attr`` names (given on the command
-    line, as ``flag``; a stream never names one): a ModelFileError/UsageError in one line otherwise. What the
+    line, as ``flag``; a stream never names one): a ModelFileError/UsageError in one line otherwise. A
+    ``FILE.py`` whose top level runs more than definitions (:func:`.toplevel.runs_at_import`: a script whose
+    run has no ``__main__`` guard) is refused before any of it runs, its one line saying how to hand the
+    backend over instead: loading it would run the script again in every worker. What the
     file's top level does to the compiler's settings and Inductor's decomposition table is put back
     (pt2kit_portable's kept_compiler_state, as minify's repro loads it): a script that sets
     ``post_grad_custom_post_pass = corrupt`` there is handed over for its pass, which runs where a
@@ -74,6 +78,7 @@ def backend_callable(spec: str, flag: str, what: str = "torch.compile backend",
     from pt2kit_portable import kept_compiler_state
 
     from .errors import UsageError
+    from .toplevel import unguarded
 
     def now() -> dict[str, str]:  # as config.worker_settings collects them (not imported: it imports us)
         from pt2kit_portable import CONFIG_MODULES, collect_settings
@@ -94,7 +99,11 @@ def backend_callable(spec: str, flag: str, what: str = "torch.compile backend",
         path, _ = parse_spec(spec)
         if not path.is_file():
             raise UsageError(f"{flag} {spec}: no such file {path}")
-        # a script handed over as a backend's file runs whole where its run is not under a __main__ guard
+        # importing a script whose own run is not under a __main__ guard would run it again, in every worker
+        refused = unguarded(path, attr, flag.strip(), "backend" if flag.strip() == "--backend" else "code")
+        if refused:
+            raise UsageError(f"{flag} {spec}: {refused}")
+        # what the rule let through (definitions) can still raise: said as the backend's file's, not a model file's
         hint = f" (its top level runs when {flag} loads it for {attr}: put the script's own run under " \
                "`if __name__ == \"__main__\":`, or the backend in a file of its own)"
         obj = load(lambda: getattr(exec_file(path.resolve(), f"{path.name} for {flag}", hint), attr, None))

@@ -15,6 +15,8 @@ Guarantees:
   stream never makes a tool import) is handed to kdiff and minify with ``--backend FILE.py:NAME``, and an
   Inductor hook the script set to code (``captured.code_settings``) with ``--config KEY=FILE.py:NAME``, each
   said in one line and written in their command lines: the user named the script on triage's command line.
+  Not a backend whose file runs more than definitions at import (a script without a ``__main__`` guard): each
+  tool loading it would run the script again; one line says how to hand it over, neither runs, exit 2.
 * The folder is new or empty (never one holding files); on Ctrl-C or SIGTERM the step running ends as
   that tool ends on it, no further step runs, and what was written stays (stderr says where); exit 130/143.
 * Exit: the most severe step's: 3 a crash (a tool's or the compiler's, or the script's own that no tool
@@ -118,7 +120,8 @@ class Pipeline:
         self.go(Step("reportgen", ["-o", self.rel(out / "report.html"), self.rel(last)], None,
                      out / "reportgen.ndjson", files=[out / "report.html"]))
         facts = environment.finish(*probe)
-        code = worst(self.steps, bool(seen.models))
+        # a backend that cannot be loaded without running the script again left kdiff and minify unrun: incomplete
+        code = worst(self.steps, bool(seen.models), refused=backend is None and _unloadable(seen) is not None)
         report = bugreport.build(last, self.steps, facts, job.command, self.cwd, code, say.notes)
         (out / "bug-report.md").write_text(report)
         return say.finish(self.steps, code)
@@ -164,7 +167,9 @@ def _code_settings(seen: streams.Seen, say: Narrator, backend: bool) -> list[str
 
 def _backend(seen: streams.Seen, say: Narrator) -> list[str] | None:
     """kdiff's and minify's ``--backend`` for a script that compiled with its own code: ``[]`` for a backend
-    torch registers (the stream names it), None where its graphs used several of code (one per run)."""
+    torch registers (the stream names it), None where its graphs used several of code (one per run) or its
+    file runs more than definitions at import (:func:`_unloadable`: handing it over would run the script
+    again in each tool)."""
     codes = sorted(seen.backend_code)
     if not codes:
         return []
@@ -172,9 +177,23 @@ def _backend(seen: streams.Seen, say: Narrator) -> list[str] | None:
         say.line(f"kdiff, minify: skipped: the script's graphs compiled with {len(codes)} backends of its own code "
                  f"({', '.join(codes)}); run each graph's with its --backend by hand")
         return None
+    refused = _unloadable(seen)
+    if refused is not None:
+        say.line(f"kdiff, minify: skipped: {refused}")
+        return None
     say.line(f"the script compiled with its own backend {codes[0]}: triage hands it to kdiff and minify as "
              f"--backend {codes[0]} (a stream alone never makes a tool import code; you named the script)")
     return ["--backend", codes[0]]
+
+
+def _unloadable(seen: streams.Seen) -> str | None:
+    """The line saying why the script's one backend of code cannot be handed over: its file runs more than
+    definitions at import (pt2kit.runtime.toplevel, the rule kdiff's and minify's loader keeps), so each
+    tool loading it would run the script again; None where it can be (or is not one file's name)."""
+    from pt2kit.runtime.toplevel import unguarded
+
+    file, _, name = next(iter(seen.backend_code)).rpartition(":") if len(seen.backend_code) == 1 else ("", "", "")
+    return unguarded(Path(file), name) if file.endswith(".py") and name.isidentifier() else None
 
 
 # each tool's exit code by how much a user must know of it, least first: clean, a step that refused its
@@ -183,12 +202,14 @@ def _backend(seen: streams.Seen, say: Narrator) -> list[str] | None:
 SEVERITY = (0, 2, 1, 3)
 
 
-def worst(steps: list[Step], compiled: bool) -> int:
+def worst(steps: list[Step], compiled: bool, refused: bool = False) -> int:
     """The run's exit code: the most severe step's (:data:`SEVERITY`: 3, then 1, then 2, then 0). The
     script's own failing exit counts where no tool found a failure to explain it: 2 (the model's own
     failure) where it failed before any graph was compiled, else 3 (it died with graphs compiled, and no
-    tool re-created how)."""
+    tool re-created how). ``refused``: triage itself left a step unrun that the streams called for (its
+    line said why), which counts as that step's refusal: 2."""
     codes = [min(st.code, 3) if st.code is not None and st.code >= 0 else 3 for st in steps if st.name != "capture"]
+    codes += [2] if refused else []
     code = max(codes, key=SEVERITY.index, default=0)
     capture = next((st for st in steps if st.name == "capture"), None)
     if capture is not None and capture.code not in (0, None) and code == 0:
