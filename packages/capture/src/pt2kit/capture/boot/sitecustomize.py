@@ -5,14 +5,18 @@ at all without PT2KIT_CAPTURE_DIR), then runs the ``sitecustomize`` this one sha
 the distro's), as ``site`` would have.
 
 Guarantees: stdlib only here; an error in the capture's start is swallowed; an error in the shadowed
-sitecustomize is reported the way ``site`` reports it, and the program goes on.
+sitecustomize is reported the way ``site`` reports it, and the program goes on. Every Python that runs
+the command parses this file, python2.7 too (a script that starts one): it is written in the syntax
+Python 2 and 3 share (no annotations, no f-strings), and does nothing, silently, on Python 2; on a
+Python 3 older than 3.10 it starts no capture (the boot is written for 3.10 and newer) and only runs
+the shadowed sitecustomize. Not guaranteed: a shadowed sitecustomize runs under Python 2.
 """
 
 import os
 import sys
 
 
-def _start() -> None:
+def _start():
     try:
         import pt2kit_capture_boot
 
@@ -21,7 +25,7 @@ def _start() -> None:
         pass
 
 
-def _chain() -> None:
+def _chain():
     import importlib.machinery
     import importlib.util
 
@@ -41,8 +45,14 @@ def _chain() -> None:
         if ours is not None:
             sys.modules["sitecustomize"] = ours
         if sys.stderr is not None:
-            sys.stderr.write(f"Error in sitecustomize; set PYTHONVERBOSE for traceback:\n{type(err).__name__}: {err}\n")
+            # no f-string: Python 2 parses this file too
+            sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n" + type(err).__name__
+                             + ": " + str(err) + "\n")
 
 
-_start()
-_chain()
+# the user's Python, not pt2kit's (3.11): the boot is written for 3.10 and newer (zip(strict=)), the
+# chain for 3.5 (importlib.util.module_from_spec)
+if sys.version_info >= (3, 10):  # noqa: UP036
+    _start()
+if sys.version_info >= (3, 5):  # noqa: UP036
+    _chain()
