@@ -11,6 +11,8 @@ import pytest
 from pt2kit.runtime.errors import UsageError
 from pt2kit.runtime.writes import check_output, check_stdout, write_output
 
+REPRO = '#!/usr/bin/env python3\n"""A standalone repro made by pt2kit minify 0.10.10 on torch 2.13.\n'
+
 
 @pytest.fixture
 def model(tmp_path):
@@ -37,14 +39,14 @@ def test_an_input_is_refused_by_name_link_and_hard_link(tmp_path, model):
         check_output("-o", model, [("the model file", str(tmp_path / "link.py"))])
     assert model.read_text() == "model = 1\n"
     other = tmp_path / "other.py"
-    other.write_text("x")
-    assert check_output("-o", other, inputs) == other  # an existing file that is no input may be replaced
+    other.write_text(REPRO)
+    assert check_output("-o", other, inputs) == other  # pt2kit's own earlier output, no input: may be replaced
     assert check_output("-o", tmp_path / "new.py", inputs) == tmp_path / "new.py"
 
 
 def test_stdins_file_is_an_input(tmp_path, monkeypatch):
     stream = tmp_path / "run.ndjson"
-    stream.write_text("{}\n")
+    stream.write_text('{"kind":"header","v":1}\n')  # a stream: pt2kit's, which an -o may replace
     with open(stream) as f:
         monkeypatch.setattr(sys, "stdin", f)
         with pytest.raises(UsageError) as e:
@@ -95,7 +97,7 @@ def test_stdout_into_an_input_is_refused(tmp_path, monkeypatch):
 
 def test_write_keeps_the_users_link_and_leaves_no_temp(tmp_path):
     real = tmp_path / "real.py"
-    real.write_text("old")
+    real.write_text(REPRO)  # an earlier run's repro: replaced
     link = tmp_path / "link.py"
     link.symlink_to(real)
     write_output(link, "new")
