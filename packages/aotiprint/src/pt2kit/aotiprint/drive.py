@@ -57,7 +57,7 @@ def run(s: Session, job: Job) -> int:
         one = replace(job, device=device, label=label, log=os.path.join(tmp, "printer.log"), workdir=tmp)
         code = _one(s, one, env)
         if job.save_package is not None:
-            _keep_package(s, Path(tmp) / "model.pt2", Path(job.save_package))
+            code = max(code, _keep_package(s, Path(tmp) / "model.pt2", Path(job.save_package)))
         return code
 
 
@@ -122,17 +122,22 @@ def _aoti_kernels(s: Session, job: Job, res: Any, value: Result | None) -> tuple
     return log, wrapper, targets, [s.emit(Kernel, model=job.label, **f.as_dict()) for f in fields]
 
 
-def _keep_package(s: Session, built: Path, dest: Path) -> None:
+def _keep_package(s: Session, built: Path, dest: Path) -> int:
     """The compiled package, moved from the worker's folder to --save-package through a rename; if it
-    cannot be written there now, it stays in the store and stderr says where."""
+    cannot be written there now, it stays in the store and stderr says where (exit 2 where the path was
+    refused at the write: a file made there since)."""
     if not built.is_file():
-        return  # the compile never finished: the crash record says at which stage
+        return 0  # the compile never finished: the crash record says at which stage
     data = built.read_bytes()
     try:
-        write_output(dest, data)
+        write_output(dest, data, flag="--save-package")  # checked again now: a file made since is not ours
+    except UsageError as e:  # refused at the write: one line, and the package stays in the store
+        return s.refuse(UsageError(f"{e}; the package is in the store: "
+                                   f"{s.store.path(s.store.put(data, 'application/zip', '.pt2'))}"), None)
     except OSError as e:
         s.warn(f"--save-package {dest}: cannot write it now ({e.strerror or e}); the package is in the store: "
                f"{s.store.path(s.store.put(data, 'application/zip', '.pt2'))}")
+    return 0
 
 
 def _package_detail(s: Session, package: str, detail: str) -> str:

@@ -117,6 +117,8 @@ def _deliver(s: Session, target: outfile.Target) -> None:
     s.writer.out = open(os.devnull, "wb")  # what the Session flushes at the end
     try:
         outfile.deliver(target, data)
+    except UsageError as e:  # the command made a file at --out while it ran: never replaced
+        s.say(f"{e}; the records are kept in {outfile.keep(s.store.root, s.writer.run, data)}")
     except OSError as e:
         kept = outfile.keep(s.store.root, s.writer.run, data)
         where = f"--out {target.path}" if target.path else "stdout"

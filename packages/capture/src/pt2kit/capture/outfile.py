@@ -18,8 +18,11 @@ Guarantees:
   ``capture-<run>.ndjson`` (else in the temporary directory) and capture says where: records are
   never lost once the command ran, and capture still exits with the command's code.
 
-Not guaranteed: durability across a power loss (nothing is fsynced); that a path checked before a
-week-long run is still the same path at its end (someone may replace it meanwhile).
+* At the end the path is checked again, as it is written (runtime.writes): a file the command made there
+  while it ran (it was not there at the check) is never replaced, whatever it holds, nor one that no longer
+  carries pt2kit's marker; the records are kept as above instead, and one line says why.
+
+Not guaranteed: durability across a power loss (nothing is fsynced).
 """
 
 from __future__ import annotations
@@ -27,16 +30,13 @@ from __future__ import annotations
 import errno
 import os
 import secrets
-import shutil
 import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import msgspec
-
 from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.writes import check_output
+from pt2kit.runtime.writes import check_output, command_files, is_stream, same_input, write_output
 
 
 @dataclass
@@ -64,12 +64,16 @@ def prepare(out: str | None, command: list[str]) -> Target:
             and not stat.S_ISCHR(st.st_mode):
         raise UsageError(f"--out {out}: is the same file as capture's stdout, where the command's own output "
                          "goes; send one of them elsewhere")
-    check_output("--out", out, _named_files(command))
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        return Target(path=out, fd=_open_device(out))
-    if st is not None and st.st_size and not _is_stream(out):
+    named = command_files(command)
+    # capture replaces only a stream (runtime.writes would replace any pt2kit output): said first, unless
+    # the file is one the command names, which check_output says
+    if st is not None and stat.S_ISREG(st.st_mode) and st.st_size and not is_stream(out) \
+            and same_input(st, named) is None:
         raise UsageError(f"--out {out}: exists and is not a pt2kit record stream; capture replaces only a "
                          "stream: remove it or name another file")
+    check_output("--out", out, named)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return Target(path=out, fd=_open_device(out))
     folder = Path(os.path.abspath(out)).parent
     if not folder.is_dir():
         raise UsageError(f"--out {out}: no such directory {folder}")
@@ -79,16 +83,6 @@ def prepare(out: str | None, command: list[str]) -> Target:
     except OSError as e:
         raise UsageError(f"--out {out}: cannot write in {folder}: {e.strerror or e}") from None
     return Target(path=out, tmp=tmp)
-
-
-def _named_files(command: list[str]) -> list[tuple[str, str]]:
-    """The files the command names: its program and every argument (``--cfg=x.yaml``'s value too)."""
-    named = [("the command", shutil.which(command[0]) or command[0])]
-    for arg in command[1:]:
-        named.append(("the command's argument", arg))
-        if arg.startswith("-") and "=" in arg:
-            named.append(("the command's argument", arg.split("=", 1)[1]))
-    return named
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -103,16 +97,6 @@ def _fstat(fd: int) -> os.stat_result | None:
         return os.fstat(fd)
     except OSError:
         return None
-
-
-def _is_stream(path: str) -> bool:
-    try:
-        with open(path, "rb") as f:
-            first = f.readline(1 << 16)
-        line = msgspec.json.decode(first)
-    except (OSError, msgspec.DecodeError):
-        return False
-    return isinstance(line, dict) and isinstance(line.get("kind"), str) and "v" in line
 
 
 def _open_device(out: str) -> int | None:
@@ -142,15 +126,12 @@ def _probe(fd: int, what: str) -> None:
 
 
 def deliver(target: Target, data: bytes) -> None:
-    """Write the records where they go; OSError when that failed (the caller keeps them)."""
+    """Write the records where they go; OSError when that failed, UsageError when the path may not be
+    written now (the command made a file there: runtime.writes); the caller keeps them."""
     if target.tmp is not None:
-        try:
-            with open(target.tmp, "wb") as f:
-                f.write(data)
-            os.replace(target.tmp, target.path)  # the checked path: a link put there since is replaced, not followed
-        except BaseException:
-            target.tmp.unlink(missing_ok=True)
-            raise
+        target.tmp.unlink(missing_ok=True)  # the check's probe: writing goes through runtime.writes, checked now
+        target.tmp = None
+        write_output(target.path, data, flag="--out")
         return
     fd = target.fd if target.fd is not None else os.open(target.path, os.O_WRONLY | os.O_CLOEXEC)
     try:

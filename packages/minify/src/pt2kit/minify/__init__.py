@@ -7,6 +7,6 @@ Session, capture, HOP descent) and on fxcheck's public names (resolve_profile, p
 graph_view, run_checks) for a violation's checks.
 """
 
-__version__ = "0.10.11"
+__version__ = "0.10.12"
 
 __all__ = ["__version__"]

@@ -19,7 +19,7 @@ from pt2kit.runtime.flags import usable_cpus, worker_cap
 from pt2kit.runtime.modelfile import parse_spec
 from pt2kit.runtime.outcome import unrunnable
 from pt2kit.runtime.session import Session, stdin_is_pipe, torch_version
-from pt2kit.runtime.writes import check_output, write_output
+from pt2kit.runtime.writes import check_output, named_by, write_output
 
 from . import __version__, ir, original, repro
 from .ahead import Ahead, accuracy_failure, worth_it
@@ -106,8 +106,10 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         return EXIT_OK
     o, n = Path(job.output) if job.output else None, len(got.targets)
     outs = [None if o is None else str(o if n == 1 else o.with_name(f"{o.stem}-{i + 1}{o.suffix}")) for i in range(n)]
-    # the stream's model files are inputs too: every -o name is checked against them before anything runs
-    inputs = inputs + [("the model file", str(parse_spec(m.spec)[0])) for m in got.models.values()]
+    # the files the stream names (its model files, the captured script and its arguments, a backend's file)
+    # are inputs too: every -o name (repro-N.py each) is checked against them before anything runs
+    inputs = inputs + [x for m in got.models.values() for x in
+                       [("the model file", str(parse_spec(m.spec)[0])), *named_by(m.record)]]
     for out in outs:
         if out is not None:
             check_output("-o", out, inputs)
@@ -155,21 +157,27 @@ def _one(s: Session, job: Job, want: Want | None, narrator: Narrator, early: Ear
     with Progress("minify", quiet=s.quiet).task(narrator.label) as task:
         o = minify_one(job, want=want, stage=task.stage, torch_version=torch_version(),
                        on_model=partial(_model_record, s), early=early)
-    written = None
+    written, refused = None, EXIT_OK
     if o.text is not None:
         try:
             if job.output is not None:
-                write_output(job.output, o.text)
+                write_output(job.output, o.text, flag="-o")  # checked again now: a file made since is not ours
                 written = job.output
+        except UsageError as e:  # refused at the write: one line, and the repro stays in the store
+            refused = s.refuse(UsageError(f"{e}; the repro is in the store: {_kept(s, o.text)}"), narrator.label)
         except OSError as e:  # checked before the run, gone since: the repro stays in the store, the record says where
             s.warn(f"-o {job.output}: cannot write it now ({e.strerror or e}); the repro is in the store: "
-                   f"{s.store.path(s.store.put_text(o.text, 'text/x-python', '.py'))}")
+                   f"{_kept(s, o.text)}")
         narrator.on(s.emit(Repro, **repro_fields(o.fields, o.text, s.store, narrator.label, written)))
         if o.bisect is not None:
             from pt2kit.schema import Bisect
 
             narrator.on(s.emit(Bisect, **o.bisect, model=narrator.label))
-    return narrator.finish(o)
+    return max(narrator.finish(o), refused)
+
+
+def _kept(s: Session, text: str) -> Path:
+    return s.store.path(s.store.put_text(text, "text/x-python", ".py"))
 
 
 def _model_record(s: Session, fields: dict[str, Any]) -> None:

@@ -170,15 +170,18 @@ def to_text(cmp: Comparison, *, markdown: bool = False) -> str:
 def to_json(cmp: Comparison) -> str:
     import msgspec
 
-    doc = {"before": cmp.before, "after": cmp.after, "regressions": len(cmp.regressions),
+    # its first key is pt2kit's marker: a later `reportgen --compare -o` may replace the file (runtime.writes)
+    doc = {"pt2kit_comparison": 1, "before": cmp.before, "after": cmp.after, "regressions": len(cmp.regressions),
            "changes": [c.__dict__ for c in cmp.changes]}
     return msgspec.json.format(msgspec.json.encode(doc).decode(), indent=1) + "\n"
 
 
 def to_html(cmp: Comparison, title: str) -> str:
+    from . import __version__
     from .html import CSP, _env
 
-    return _env().get_template("compare.html.j2").render(cmp=cmp, sections=SECTIONS, title=title, csp=CSP)
+    return _env().get_template("compare.html.j2").render(cmp=cmp, sections=SECTIONS, title=title, csp=CSP,
+                                                         version=__version__)
 
 
 def to_format(cmp: Comparison, fmt: str, title: str) -> str:

@@ -1,9 +1,9 @@
 """reportgen's one call: read the streams, collect them, write the report (or the comparison).
 
--o is checked before anything is read (its directory, that it is none of the inputs, and that its suffix
-names a format reportgen writes, never a stream's), and
-written atomically, so a bad input leaves no page behind. With -o and stdout not a terminal, a
-`header` and a `report` record go to stdout.
+-o is checked before anything is read (its directory, that it is none of the inputs nor a file of the
+user's, and that its suffix names a format reportgen writes, never a stream's), and again when it is
+written (against the files the streams name too: runtime.writes), atomically, so a bad input leaves no
+page behind. With -o and stdout not a terminal, a `header` and a `report` record go to stdout.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ import os
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from pt2kit.runtime.session import Session
-from pt2kit.runtime.writes import check_output, write_output
+from pt2kit.runtime.writes import check_output, named_by, write_output
 
 from .job import Job
 
@@ -41,7 +42,7 @@ def report(s: Session, job: Job) -> int:
         s.warn("no records in the input: the report is empty")
     text = render(c, fmt, store=job.store, out_dir=job.output.parent if job.output else None,
                   title=job.title or "pt2kit report")
-    _write(s, job.output, text, fmt, c.total, f"wrote {job.output} ({fmt}, {c.total} records)")
+    _write(s, job.output, text, fmt, c.total, f"wrote {job.output} ({fmt}, {c.total} records)", [c])
     return EXIT_OK
 
 
@@ -56,19 +57,20 @@ def comparison(s: Session, job: Job) -> int:
     cmp = compare(sides[0], sides[1], (before, after))
     text = to_format(cmp, fmt, job.title or "pt2kit comparison")
     s.say(f"{len(cmp.regressions)} regression(s) from {before} to {after}")
-    _write(s, job.output, text, fmt, sides[0].total + sides[1].total, f"wrote {job.output} ({fmt})")
+    _write(s, job.output, text, fmt, sides[0].total + sides[1].total, f"wrote {job.output} ({fmt})", sides)
     return EXIT_FINDINGS if cmp.regressions else EXIT_OK
 
 
-def _write(s: Session, output: Path | None, text: str, fmt: str, records: int, said: str) -> None:
+def _write(s: Session, output: Path | None, text: str, fmt: str, records: int, said: str, read: list[Any]) -> None:
     """``text`` to stdout, or to ``output`` (then ``said`` on stderr and, when stdout is not a terminal,
-    a header and a `report` record on stdout)."""
+    a header and a `report` record on stdout). The files the collections ``read`` name (a captured
+    script, model files outside the store) are inputs the page may not land on."""
     if output is None:
         sys.stdout.write(text)
         return
     from pt2kit.schema import Report
 
-    write_output(output, text)
+    write_output(output, text, flag="-o", inputs=[x for c in read for m in c.of("model") for x in named_by(m)])
     s.say(said)
     if not sys.stdout.isatty():
         s.header()
