@@ -17,8 +17,14 @@ Guarantees:
   said in one line and written in their command lines: the user named the script on triage's command line.
   Not a backend whose file runs more than definitions at import (a script without a ``__main__`` guard): each
   tool loading it would run the script again; one line says how to hand it over, neither runs, exit 2.
-* The folder is new or empty (never one holding files); on Ctrl-C or SIGTERM the step running ends as
-  that tool ends on it, no further step runs, and what was written stays (stderr says where); exit 130/143.
+* The folder is new or empty (never one holding files, a link that dangles or loops, or where stdout or
+  stderr goes); on Ctrl-C or SIGTERM the step running ends as that tool ends on it, no further step runs, and
+  what was written stays (stderr says where); exit 130/143.
+* Every file triage writes into it is new: before each step (and right after the script ran) the names it
+  will write are checked free, its streams are made with O_EXCL and bug-report.md is linked into place (never
+  over a name made since), and each tool checks its own -o when it writes (runtime.writes). A file the
+  script made under one of those names, or a folder the script removed or swapped, stops the run in one line,
+  exit 2, with what was written kept.
 * Exit: the most severe step's: 3 a crash (a tool's or the compiler's, or the script's own that no tool
   reproduced), then 1 a finding or a repro that reproduces, then 2 a step that refused its input (a bug
   found stays the answer where a later step refused), then 0 nothing found.
@@ -26,6 +32,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 from pathlib import Path
@@ -33,9 +40,10 @@ from pathlib import Path
 from pt2kit.runtime.backends import DECOMPOSITION
 from pt2kit.runtime.errors import Terminated, UsageError
 from pt2kit.runtime.session import Session
+from pt2kit.runtime.writes import Outputs
 
 from . import bugreport, environment, streams
-from .job import Job, fresh_folder
+from .job import Job, fresh_folder, make_folder
 from .narrate import Narrator
 from .steps import MODULES, Step, command, rel
 from .steps import run as run_step
@@ -46,9 +54,9 @@ def run(s: Session, job: Job) -> int:
     if shutil.which(job.command[0]) is None:
         raise UsageError(f"{job.command[0]}: no such command")
     cwd = Path.cwd()
-    out = fresh_folder(job.out, cwd).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    pipeline = Pipeline(s, job, tools, cwd, out)
+    out = fresh_folder(job.out, cwd)
+    made = make_folder(out, job.out)
+    pipeline = Pipeline(s, job, tools, cwd, Path(os.path.realpath(out)), made)
     try:
         return pipeline.run()
     except KeyboardInterrupt:  # Ctrl-C between two steps (one during a step was said already)
@@ -61,8 +69,10 @@ class Pipeline:
     """One triage run: its folder, the steps run so far, and what they share (the store, the flags)."""
 
     def __init__(self, s: Session, job: Job, tools: dict[str, tuple[list[str], list[str]]], cwd: Path,
-                 out: Path) -> None:
+                 out: Path, made: os.stat_result) -> None:
         self.job, self.tools, self.cwd, self.out = job, tools, cwd, out
+        self.folder = (made.st_dev, made.st_ino)  # the folder triage made or checked: a swapped one is not it
+        self.writes = Outputs()
         self.say = Narrator(s.say, cwd, out)
         self.steps: list[Step] = []
         # each step runs here with the paths it is shown with (relative where they lie under here), so the
@@ -78,12 +88,14 @@ class Pipeline:
         """Run one step as said; a Ctrl-C or SIGTERM during it ends the run, what was written kept."""
         shown, runs = self.tools[step.name if step.name != "capture" else "pt2kit capture"]
         step.argv, step.run_as = [*shown, *self.common, *step.argv], [*runs, *self.common, *step.argv]
+        self.free([p.name for p in (step.stdout, *step.files) if p is not None])
         self.say.start(step, len(self.steps) + 1)
-        self.steps.append(run_step(step))
+        self.steps.append(run_step(step, self.writes))
         self.say.end(step)
         if step.stop is not None:
             self.say.interrupted(self.steps)
             raise KeyboardInterrupt() if step.stop == signal.SIGINT else Terminated()
+        self.here()
         return step
 
     def run(self) -> int:
@@ -95,6 +107,8 @@ class Pipeline:
         last = out / "capture.ndjson"
         if not last.is_file():  # capture refused the command before it ran: its line said why
             return capture.code or 2
+        # what the script made in the folder under a name triage writes stops the run now, not minutes later
+        self.free([*WRITES, *(p.name for p in out.glob("repro-*.py"))])
         seen = streams.read(last)
         if not seen.models and capture.code:
             # whose failure it is, its stderr says: the script's own, or Dynamo's raising while it traced
@@ -123,8 +137,34 @@ class Pipeline:
         # a backend that cannot be loaded without running the script again left kdiff and minify unrun: incomplete
         code = worst(self.steps, bool(seen.models), refused=backend is None and _unloadable(seen) is not None)
         report = bugreport.build(last, self.steps, facts, job.command, self.cwd, code, say.notes)
-        (out / "bug-report.md").write_text(report)
+        self.free(["bug-report.md"])
+        self.writes.write("", self.rel(out / "bug-report.md"), report)
         return say.finish(self.steps, code)
+
+    def here(self) -> None:
+        """The folder is still the one triage made or checked, after the step just run (capture ran the
+        script; kdiff and minify may run its backend): one line, exit 2, where it was removed or swapped."""
+        try:
+            st = os.stat(self.out)
+            gone = (st.st_dev, st.st_ino) != self.folder
+        except OSError:
+            gone = True
+        if gone:
+            step = self.steps[-1].name
+            who = "the script" if step == "capture" else f"the code {step} ran"
+            raise UsageError(f"{who} removed triage's folder {self.rel(self.out)} while it ran")
+
+    def free(self, names: list[str]) -> None:
+        """Each name triage is about to write into its folder is free: a file there now was made by the
+        script (or code a step ran), and triage writes over no file it did not write."""
+        for name in names:
+            path = self.out / name
+            if os.path.lexists(path):
+                step = self.steps[-1].name if self.steps else None
+                who = "the script" if step in (None, "capture") else f"the code {step} ran"
+                raise UsageError(f"{self.rel(path)}: {who} made it in triage's folder while it ran, and triage "
+                                 f"writes over no file it did not write: it stops here, what was written stays in "
+                                 f"{self.rel(self.out)} (give triage a folder of its own: another --out)")
 
 
 def _handover(seen: streams.Seen, say: Narrator) -> list[str] | None:
@@ -195,6 +235,10 @@ def _unloadable(seen: streams.Seen) -> str | None:
     file, _, name = next(iter(seen.backend_code)).rpartition(":") if len(seen.backend_code) == 1 else ("", "", "")
     return unguarded(Path(file), name) if file.endswith(".py") and name.isidentifier() else None
 
+
+# every name triage writes into its folder after capture's stream (minify's repro-N.py for several failures)
+WRITES = ("guardscan.ndjson", "kdiff.ndjson", "minify.ndjson", "repro.py", "reportgen.ndjson", "report.html",
+          "bug-report.md")
 
 # each tool's exit code by how much a user must know of it, least first: clean, a step that refused its
 # input (the run is incomplete: its line says why), a finding (a bug found stays found whatever a later step

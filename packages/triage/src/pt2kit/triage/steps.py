@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pt2kit.runtime.writes import Outputs
+
 SI_KERNEL = 0x80  # si_code of a signal the kernel sent: the terminal's Ctrl-C
 
 
@@ -69,8 +71,9 @@ def command(name: str) -> tuple[list[str], list[str]]:
     return [Path(sys.executable).name, "-m", MODULES[name]], [sys.executable, "-m", MODULES[name]]
 
 
-def run(step: Step) -> Step:
-    """Run ``step`` to its end; its exit code (and the signal that stopped the run) land on it."""
+def run(step: Step, writes: Outputs) -> Step:
+    """Run ``step`` to its end; its exit code (and the signal that stopped the run) land on it. Its stdout
+    is a new file (``writes`` makes it: an existing name, a link included, is one line)."""
     sigs = {s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is not signal.SIG_IGN}
     sigs.add(signal.SIGCHLD)
     signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
@@ -81,7 +84,7 @@ def run(step: Step) -> Step:
             fds.append(os.open(step.stdin, os.O_RDONLY | os.O_CLOEXEC))
             actions.append((os.POSIX_SPAWN_DUP2, fds[-1], 0))
         if step.stdout is not None:  # a new file: the folder was new or empty
-            fds.append(os.open(step.stdout, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
+            fds.append(writes.create("", rel(step.stdout, Path.cwd())))
             actions.append((os.POSIX_SPAWN_DUP2, fds[-1], 1))
         argv = step.run_as or step.argv
         pid = os.posix_spawn(argv[0], argv, dict(os.environ), file_actions=actions, setsigmask=(),
