@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -205,6 +206,27 @@ def test_a_nested_jagged_input_is_written_as_the_scripts_tensor_and_gives_the_sc
     assert torch.equal(got, out)
     assert work({"files": [{"file": str(path), "grad": False,
                             "outputs": [{"dtype": "torch.float32", "shape": [3, 3]}]}]}, _Chan()) == [None]
+
+
+def test_a_graph_that_returns_a_jagged_tensor_runs_here(tmp_path):
+    """Issue 55: the run check read each output's sizes with int(), which a jagged output's ragged size (its
+    nested int, j1) refuses: the model file ran, and the check called it unrunnable. A ragged size is
+    compared as a symbolic one is: not at all (each call has its own)."""
+    from pt2kit.capture.runs import work
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 3)
+    nt = torch.nested.nested_tensor([torch.randn(n, 4) for n in (2, 5, 3)], layout=torch.jagged)
+    with torch.no_grad():
+        out, path, _ = _captured(tmp_path, lambda t: torch.relu(lin(t)), nt)
+        (got,) = load_model(str(path)).call()
+    assert got.is_nested and torch.equal(got.values(), out.values())
+    # the output as Dynamo's example value gives it (torchapi.output_meta): the ragged size has no int
+    meta = [{"dtype": "torch.float32", "shape": [3, None, 3]}]
+    assert work({"files": [{"file": str(path), "grad": False, "outputs": meta}]}, _Chan()) == [None]
+    meta = [{"dtype": "torch.float32", "shape": [3, None, 5]}]  # a static size that differs is still told
+    (why,) = work({"files": [{"file": str(path), "grad": False, "outputs": meta}]}, _Chan())
+    assert re.fullmatch(r"output 0 is float32\[3, j\d+, 3\], the graph gave float32\[3, None, 5\]", why), why
 
 
 def test_a_flex_attention_graphs_model_file_compiles_as_the_script_did(tmp_path):
