@@ -1,6 +1,6 @@
 """pt2kit_portable: the rules every pt2kit process applies, in one file that also runs where pt2kit is not installed.
 
-Version 7 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
+Version 8 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
 functions that use it, imported there. No package-relative import, no ``from __future__``, no msgspec,
 nothing else of pt2kit. The same text is used three ways, so a rule changed here changes everywhere:
 
@@ -53,6 +53,9 @@ Guarantees:
   (:func:`literal`), skipping what torch's own repro writer skips and any value whose text would not
   come back from :func:`coerce_setting` as the same value of the same type; ``inf`` and ``nan``, alone
   or nested, come back (``1e999``, ``float('nan')``: text :func:`from_literal` reads and ``repr`` does not).
+* :func:`autocast_now` reads the ambient ``torch.autocast`` a graph is called under (capture's boot, at the
+  compiled call) and :class:`under_autocast` enters it again (every tool's model-file loader, minify's
+  candidates and every repro.py), so a graph compiled under ``with torch.autocast(...)`` runs under it.
 * :class:`kept_compiler_state` puts the compiler's process-wide state (every setting of those configs, and
   Inductor's decomposition table) back as it was before a block of code: a user's file run as a module
   (a pass's, a backend's), or one candidate in a warm worker, leaves no setting behind for the next.
@@ -66,7 +69,7 @@ import math
 import signal
 from dataclasses import dataclass
 
-VERSION = 7
+VERSION = 8
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -376,6 +379,93 @@ def forget_decompositions():
     cached = getattr(decomposition, "fast_random_decomps", None)
     if hasattr(cached, "cache_clear"):
         cached.cache_clear()
+
+
+# -- the ambient torch.autocast a graph was compiled under ---------------------------------------------
+
+# the device types autocast keeps a state for that Dynamo's global-state guard reads (a graph compiled under one
+# of them enabled is compiled again when that changes)
+AUTOCAST_DEVICES = ("cpu", "cuda", "xpu", "mps", "hpu")
+
+
+def autocast_now():
+    """The ambient ``torch.autocast`` state, as the arguments that enter it again: one entry per device type it
+    is enabled for (``[{"device_type": "cuda", "dtype": "float16", "cache_enabled": True}]``); ``[]`` where it
+    is off (``autocast(enabled=False)`` nested inside an enabled one included). What Dynamo compiled a graph
+    under when ``with torch.autocast(...): model(x)`` calls it: its ops' dtypes follow it, so the graph only
+    runs as in the script under it (capture records it with the graph; every tool and repro enters it)."""
+    import torch
+
+    try:
+        cache = bool(torch.is_autocast_cache_enabled())
+    except Exception:
+        cache = True
+    out = []
+    for device in AUTOCAST_DEVICES:
+        try:
+            if torch.is_autocast_enabled(device):
+                dtype = str(torch.get_autocast_dtype(device)).removeprefix("torch.")
+                out.append({"device_type": device, "dtype": dtype, "cache_enabled": cache})
+        except Exception:  # a device type this torch keeps no autocast state for
+            continue
+    return out
+
+
+def autocast_entries(state):
+    """``state`` (:func:`autocast_now`'s form) checked: a list of entries, each a known device type, a floating
+    dtype's name and a bool cache flag; ValueError naming what is wrong (a model file's or a record's value)."""
+    import torch
+
+    if not isinstance(state, (list, tuple)):
+        raise ValueError(f"a list of torch.autocast arguments, not {type(state).__name__}")
+    out = []
+    for s in state:
+        if not isinstance(s, dict) or not {"device_type", "dtype"} <= set(s) or not set(s) <= {
+                "device_type", "dtype", "cache_enabled"}:
+            raise ValueError(f"{s!r}: not a dict of device_type, dtype and cache_enabled")
+        dtype = getattr(torch, s["dtype"], None) if isinstance(s["dtype"], str) else None
+        if s["device_type"] not in AUTOCAST_DEVICES or not isinstance(dtype, torch.dtype) \
+                or not dtype.is_floating_point or not isinstance(s.get("cache_enabled", True), bool):
+            raise ValueError(f"{s!r}: no autocast of that device type, dtype or cache flag")
+        out.append({"device_type": s["device_type"], "dtype": s["dtype"],
+                    "cache_enabled": s.get("cache_enabled", True)})
+    return out
+
+
+def autocast_words(state):
+    """``state`` (entries as dicts, or Structs with those fields) in words: ``torch.autocast(cpu, bfloat16)``,
+    several joined by "and"; "" for none."""
+    out = []
+    for s in state or ():
+        get = s.get if isinstance(s, dict) else (lambda key, default=None, s=s: getattr(s, key, default))
+        cache = "" if get("cache_enabled", True) else ", cache_enabled=False"
+        out.append(f"torch.autocast({get('device_type')}, {get('dtype')}{cache})")
+    return " and ".join(out)
+
+
+class under_autocast:  # a context manager, named as one is used
+    """``torch.autocast`` entered as ``state`` (:func:`autocast_now`'s entries) says, each device type's in
+    turn, left on exit; nothing for ``[]`` or None. Around a graph's call only, as the script's ``with``
+    was: its backward runs outside it, as ``loss.backward()`` after the block does."""
+
+    def __init__(self, state):
+        self.state = list(state or ())
+
+    def __enter__(self):
+        import torch
+
+        self._entered = []
+        for s in self.state:
+            ctx = torch.autocast(s["device_type"], dtype=getattr(torch, s["dtype"]),
+                                 cache_enabled=s.get("cache_enabled", True))
+            ctx.__enter__()
+            self._entered.append(ctx)
+        return self
+
+    def __exit__(self, *exc):
+        while self._entered:
+            self._entered.pop().__exit__(*exc)
+        return False
 
 
 def tree_map(fn, tree):

@@ -97,3 +97,47 @@ def test_a_backend_file_whose_top_level_raises_is_named_as_the_backend_file_with
                             "with base 10: 'the training loop failed' "
                             "(its top level runs when --backend loads it for fast: put the script's own run under "
                             "`if __name__ == \"__main__\":`, or the backend in a file of its own)")
+
+
+def test_a_model_file_called_under_its_autocast_state_gives_the_dtypes_the_script_saw(tmp_path):
+    # what `pt2kit capture` writes for a graph the script called inside `with torch.autocast(...)`: the
+    # graph's linear is a bfloat16 op only under it (before, every tool called it in float32, and capture's
+    # own check said "output 0 is float32[2, 3], the graph gave bfloat16[2, 3]")
+    p = write(tmp_path, """
+        import torch
+        model = torch.nn.Linear(4, 3)
+        example_inputs = (torch.randn(2, 4),)
+        autocast_state = [{'device_type': 'cpu', 'dtype': 'bfloat16', 'cache_enabled': True}]
+    """)
+    m = load_model(str(p))
+    assert m.call().dtype == torch.bfloat16 and m.call(inputs=(torch.randn(1, 4),)).dtype == torch.bfloat16
+    assert not torch.is_autocast_enabled("cpu")  # entered around the call only
+    (a,) = model_fields(m, "cpu", {})["autocast"]
+    assert (a.device_type, a.dtype, a.cache_enabled) == ("cpu", "bfloat16", True)
+    with m.ambient():  # nested autocast, the inner one's float16, read back as the boot reads it
+        with torch.autocast("cpu", dtype=torch.float16, cache_enabled=False):
+            from pt2kit_portable import autocast_now
+
+            assert autocast_now() == [{"device_type": "cpu", "dtype": "float16", "cache_enabled": False}]
+        from pt2kit_portable import autocast_now
+
+        assert autocast_now() == [{"device_type": "cpu", "dtype": "bfloat16", "cache_enabled": True}]
+        with torch.autocast("cpu", enabled=False):
+            assert autocast_now() == []
+    plain = write(tmp_path, "import torch\nmodel = torch.nn.Linear(4, 3)\nexample_inputs = (torch.randn(2, 4),)\n",
+                  name="plain.py")
+    assert load_model(str(plain)).call().dtype == torch.float32 and model_fields(load_model(str(plain)), "cpu", {})[
+        "autocast"] == []
+
+
+def test_a_bad_autocast_state_is_one_line(tmp_path):
+    p = write(tmp_path, """
+        import torch
+        model = torch.nn.Linear(4, 3)
+        example_inputs = (torch.randn(2, 4),)
+        autocast_state = [{'device_type': 'cpu', 'dtype': 'int8'}]
+    """)
+    with pytest.raises(ModelFileError) as e:
+        load_model(str(p))
+    assert str(e.value).startswith(f"{p.resolve()}: autocast_state: {{'device_type': 'cpu', 'dtype': 'int8'}}: no "
+                                   "autocast of that device type, dtype or cache flag") and "\n" not in str(e.value)

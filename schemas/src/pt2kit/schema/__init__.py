@@ -22,6 +22,7 @@ from .records import (
     Accuracy,
     Advice,
     AnyRecord,
+    Autocast,
     Bench,
     Bisect,
     BisectRun,
@@ -59,10 +60,10 @@ from .records import (
 from .store import BlobError, Store
 from .stream import StreamError, decode, encode, read_stream
 
-__version__ = "1.30.0"
+__version__ = "1.31.0"
 
 __all__ = [
-    "__version__", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Bench", "Bisect", "BisectRun", "BlobError", "BlobRef",
+    "__version__", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Autocast", "Bench", "Bisect", "BisectRun", "BlobError", "BlobRef",
     "Captured", "CompileTime", "Crash", "Diff", "Divergence", "Error", "Graph", "GraphBreak", "Guard", "Header", "Kernel",
     "KernelArg", "KernelTime", "Latency", "Memory", "Metrics", "Model", "Num", "Precision", "Profile", "Record",
     "Recompile", "Report", "Repro", "Stats", "Store", "StreamError", "TensorMeta", "Tie", "Variant", "Violation",

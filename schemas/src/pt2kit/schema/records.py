@@ -156,6 +156,14 @@ class Precision(_Struct):
     source: str | None = None  # its file:line
 
 
+class Autocast(_Struct):
+    """(1.31) One device type's ``torch.autocast`` a model is called under: the arguments that enter it."""
+
+    device_type: str  # "cpu", "cuda"
+    dtype: str  # "bfloat16", "float16"
+    cache_enabled: bool = True
+
+
 class Record(msgspec.Struct, tag_field="kind", omit_defaults=True, kw_only=True):
     """Fields every record carries."""
 
@@ -262,6 +270,10 @@ class Model(Record, tag="model", kw_only=True):
     # mean), backward; what `--mode train` gives (kdiff, minify, benchrun) and what a downstream tool keeps
     train: bool = False
     captured: Captured | None = None  # (1.11) the graph came from `pt2kit capture`: where, and how compiled
+    # (1.31) the torch.autocast every tool calls the model under, each enabled device type's: what the model
+    # file's `autocast_state` says (pt2kit capture writes the one the script's compiled call ran under, `with
+    # torch.autocast("cuda", dtype=torch.bfloat16): loss = model(x)`); [] none
+    autocast: list[Autocast] = []
 
 
 class Graph(Record, tag="graph", kw_only=True):

@@ -10,6 +10,7 @@ from pt2kit.runtime.narrate import Narrator as Base
 from pt2kit.runtime.pythonrun import python_run
 from pt2kit.runtime.text import summary_line
 from pt2kit.schema import Crash, Model
+from pt2kit_portable import autocast_words
 
 from .crashes import RUN_STAGES, exit_code
 
@@ -45,7 +46,8 @@ class Narrator(Base):
         where = " ".join(x for x in (c.function, f"at {c.source}" if c.source else None) if x)
         if c.called_from and (c.source or "").rpartition(":")[0] != c.called_from.rpartition(":")[0]:
             where += f", called from {c.called_from}"  # a library's function (a wrapper): the user's line
-        how = ", ".join(x for x in (c.backend, f"mode={c.mode}" if c.mode else None, "grad" if c.grad else None) if x)
+        how = ", ".join(x for x in (c.backend, f"mode={c.mode}" if c.mode else None, "grad" if c.grad else None,
+                                    f"under {autocast_words(m.autocast)}" if m.autocast else None) if x)
         line = f"{m.model}: {where or 'graph'} ({how or 'backend unknown'}), {len(m.inputs)} inputs"
         line += f", {m.parameters} parameter elements" if m.parameters else ""
         if c.check:  # --check failed a call of the graph; this record holds that call's values

@@ -26,7 +26,7 @@ from typing import Any
 import msgspec
 
 from pt2kit.runtime.tensors import TENSOR_MEDIA_TYPE
-from pt2kit.schema import BlobRef, Captured, Store, TensorMeta
+from pt2kit.schema import Autocast, BlobRef, Captured, Store, TensorMeta
 from pt2kit_portable import signal_name
 
 from .boot import pt2kit_capture_contract as contract
@@ -95,6 +95,7 @@ class Entry(msgspec.Struct, kw_only=True):
     source: str | None = None
     called_from: str | None = None
     grad: bool = False
+    autocast: list[Autocast] = []  # the ambient torch.autocast of the compiled call (pt2kit_portable.autocast_now)
     settings: dict[str, str] = {}
     code_settings: dict[str, str] = {}  # hooks and decompositions the script installed (pt2kit_capture_backend)
     tensors: list[str] = []
@@ -342,6 +343,8 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
         # the script trained through this graph: downstream tools run it as a training step (kdiff compares
         # gradients too, minify searches the backward), unless told --mode infer
         "train": entry.grad,
+        # the script called it under torch.autocast: its model file enters it for every tool (autocast_state)
+        "autocast": list(entry.autocast),
         "captured": Captured(
             command=list(job.command), compile_id=entry.compile_id or "?", code=code, backend=entry.backend,
             backend_code=entry.backend_code, backend_in_script=entry.backend_in_script,

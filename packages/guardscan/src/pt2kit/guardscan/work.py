@@ -35,9 +35,10 @@ def run(payload: dict[str, Any], chan: Any) -> Any:
         torchapi.quiet_dynamo()
         result = Scan()
         try:
-            scan(loaded.model, loaded.inputs, variants, backend=job.backend, dynamic=job.dynamic,
-                 recompile_limit=job.recompile_limit, result=result,
-                 before_call=lambda label: chan.stage(label if label.startswith("eager") else f"compile and run ({label})"))
+            with loaded.ambient():  # the model file's autocast, which Dynamo guards on: called under it as in the script
+                scan(loaded.model, loaded.inputs, variants, backend=job.backend, dynamic=job.dynamic,
+                     recompile_limit=job.recompile_limit, result=result,
+                     before_call=lambda label: chan.stage(label if label.startswith("eager") else f"compile and run ({label})"))
         except Exception as e:  # the model's own failure (its eager run fails too) is not the compiler's
             raise model_or_compiler(loaded.label, "eager run", e, lambda: loaded.call(loaded.model, loaded.inputs)) \
                 from None

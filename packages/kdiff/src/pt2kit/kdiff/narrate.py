@@ -64,6 +64,7 @@ class Narrator(Base):
         extra += [f"{v.by_fp64} within float64 noise"] if v.by_fp64 else []
         extra += [f"{v.ties} after a near-tie"] if v.ties else []
         extra += [f"{v.precision} only with the model's precision modes"] if v.precision else []
+        extra += [notes["autocast"]] if "autocast" in notes else []
         # fallback_random said: a model that draws random numbers passes because the compiled side draws eager's
         # (a script comparing them itself, without it, sees Inductor's own numbers differ: tests/bisect/fallback_random.py)
         extra += [notes["precision"] if "precision" in notes

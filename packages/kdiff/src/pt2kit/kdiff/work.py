@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.accuracy import float64_reference_refused
 from pt2kit.runtime.backends import is_code
 from pt2kit.runtime.config import apply_config
 from pt2kit.runtime.errors import UsageError
@@ -25,7 +26,7 @@ from pt2kit.runtime.text import exception_line as _why
 from pt2kit.runtime.torchapi import reset_dynamo
 from pt2kit.runtime.training import check_trainable
 from pt2kit.schema import Diff, Divergence, Model
-from pt2kit_portable import copy_inputs
+from pt2kit_portable import autocast_words, copy_inputs
 
 from .job import Job
 from .modes import as_configured
@@ -84,6 +85,11 @@ def _load(job: Job, chan: Any, stack: contextlib.ExitStack) -> Any:
     Inductor's fallback_random on ``stack`` (a dropout drawn alike on every side)."""
     harness, train = job.precision == "harness", job.mode == "train"
     loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
+    refused = float64_reference_refused(loaded.label, job.ref, loaded.autocast)
+    if refused:
+        raise UsageError(refused)
+    if loaded.autocast:  # every side's call enters it (LoadedModel.call), as the script's `with` did
+        chan.note("autocast", f"every side under {autocast_words(loaded.autocast)}, as the model file says")
     if train:  # a function has no mode and trains only its inputs that require grad
         check_trainable(loaded.model, loaded.inputs, loaded.label)
         if hasattr(loaded.model, "train"):

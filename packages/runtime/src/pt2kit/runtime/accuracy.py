@@ -42,7 +42,23 @@ from pt2kit_portable import (
 )
 
 __all__ = ["RuleResult", "accuracy_rule", "agreeing_nonfinite", "default_tolerances", "differs", "float64_copy",
-           "float64_mode", "judge_leaves", "multiplier_for", "rmse", "to_float64", "tol_for"]
+           "float64_mode", "float64_reference_refused", "judge_leaves", "multiplier_for", "rmse", "to_float64",
+           "tol_for"]
+
+
+def float64_reference_refused(label: str, ref: str, autocast: list[Any]) -> str | None:
+    """The one line why ``--ref eager64`` cannot judge a model called under ``autocast`` (its model file's
+    autocast_state), None where it can. autocast leaves float64 tensors alone, so a float64 copy runs in
+    float64 through the very ops autocast runs in bfloat16 or float16 on the compiled side: every leaf would
+    differ by that rounding. Said, never swapped for another reference (the user chose both)."""
+    from pt2kit_portable import autocast_words
+
+    if ref != "eager64" or not autocast:
+        return None
+    return (f"{label}: --ref eager64 cannot judge a model called under {autocast_words(autocast)} (as the script "
+            "called it): autocast leaves a float64 copy in float64, so it holds no reference for the ops autocast "
+            "runs in lower precision; give --ref eager (the default: eager under the same autocast, judged by "
+            "PyTorch's rule against a float64 run)")
 
 
 def judge_leaves(test: list[tuple[str, Any]], baseline: list[tuple[str, Any]],

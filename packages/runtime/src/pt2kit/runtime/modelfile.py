@@ -2,14 +2,18 @@
 
 ``FILE.py:NAME`` names a zero-argument function in the file that returns ``(model, example_inputs)``.
 ``example_inputs`` is a tuple (or list) of positional arguments, or a dict of keyword arguments; a
-single tensor is taken as a one-element tuple. Every way a file can be wrong is a
+single tensor is taken as a one-element tuple. A module-level ``autocast_state`` (a list of
+``torch.autocast`` arguments, ``[{"device_type": "cpu", "dtype": "bfloat16", "cache_enabled": True}]``:
+what ``pt2kit capture`` writes for a graph the script called under ``with torch.autocast(...)``) is
+entered around every call of the model (:meth:`LoadedModel.call`), as the script's ``with`` was: a
+graph compiled under autocast gives its dtypes only under it. Every way a file can be wrong is a
 :class:`ModelFileError`: one line, exit 2.
 """
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +32,25 @@ class LoadedModel:
     file: Path
     entry: str | None
     label: str
+    autocast: list[dict[str, Any]] = field(default_factory=list)  # the file's autocast_state, checked
 
     @property
     def kwargs(self) -> bool:
         return isinstance(self.inputs, dict)
 
+    def ambient(self) -> Any:
+        """The ``torch.autocast`` the model is called under (the file's ``autocast_state``), as a context."""
+        from pt2kit_portable import under_autocast
+
+        return under_autocast(self.autocast)
+
     def call(self, fn: Any = None, inputs: Any = None) -> Any:
-        """Call ``fn`` (default: the model) with the example inputs."""
+        """Call ``fn`` (default: the model) with the example inputs, under the file's autocast (a backward
+        taken from the result runs outside it, as the script's ``loss.backward()`` after its ``with``)."""
         fn = self.model if fn is None else fn
         inputs = self.inputs if inputs is None else inputs
-        return fn(**inputs) if isinstance(inputs, dict) else fn(*inputs)
+        with self.ambient():
+            return fn(**inputs) if isinstance(inputs, dict) else fn(*inputs)
 
 
 def label_of(path: Path, entry: str | None) -> str:
@@ -101,13 +114,41 @@ def load_model(spec: str, device: str | None = None, *, from_stream: bool = Fals
     if not callable(model):
         raise ModelFileError(f"{path}: `model` is a {type(model).__name__}, not a module or callable")
     inputs = _normalise_inputs(inputs, str(path))
-    loaded = LoadedModel(model, inputs, path, entry, label or label_of(path, entry))
+    loaded = LoadedModel(model, inputs, path, entry, label or label_of(path, entry), _autocast(module, path))
     if device:
         to_device(loaded, device)
     return loaded
 
 
+def _autocast(module: Any, path: Path) -> list[dict[str, Any]]:
+    """The file's ``autocast_state`` checked (pt2kit_portable's autocast_entries); [] where it has none."""
+    from pt2kit_portable import autocast_entries
+
+    state = getattr(module, "autocast_state", None)
+    if state is None:
+        return []
+    try:
+        return autocast_entries(state)
+    except ValueError as e:
+        raise ModelFileError(f"{path}: autocast_state: {e} (a list of torch.autocast arguments, "
+                             '[{"device_type": "cpu", "dtype": "bfloat16", "cache_enabled": True}])') from None
+
+
+def _device_type(loaded: LoadedModel) -> str | None:
+    """The device type the model's first tensor (a parameter, else an input) is on."""
+    import torch
+
+    params = getattr(loaded.model, "parameters", None)
+    first = next(iter(params()), None) if isinstance(loaded.model, torch.nn.Module) else None
+    if first is None:
+        first = next((x for x in (loaded.inputs.values() if isinstance(loaded.inputs, dict) else loaded.inputs)
+                      if isinstance(x, torch.Tensor)), None)
+    return first.device.type if first is not None else None
+
+
 def to_device(loaded: LoadedModel, device: str) -> None:
+    """Move the model and its inputs to ``device``; the autocast of the device type they were on moves with
+    them (a graph called under CPU autocast, moved to CUDA, runs under CUDA's: its ops keep their dtypes)."""
     import torch
 
     try:
@@ -116,6 +157,9 @@ def to_device(loaded: LoadedModel, device: str) -> None:
         raise ModelFileError(f"--device {device}: {e}") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ModelFileError(f"--device {device}: CUDA is not available on this machine")
+    was = _device_type(loaded)
+    if was and was != dev.type and not any(a["device_type"] == dev.type for a in loaded.autocast):
+        loaded.autocast = [dict(a, device_type=dev.type) if a["device_type"] == was else a for a in loaded.autocast]
     if isinstance(loaded.model, torch.nn.Module):
         loaded.model = loaded.model.to(dev)
     loaded.inputs = tree_map(lambda x: x.to(dev) if isinstance(x, torch.Tensor) else x, loaded.inputs)
@@ -138,6 +182,8 @@ def parameter_counts(model: Any) -> tuple[int, int, int]:
 def model_fields(loaded: LoadedModel, device: str, config: dict[str, str]) -> dict[str, Any]:
     """The fields of a `model` record: enough for another tool to load and run it again. Called once the
     file has run, under ``--config``: its ``settings`` are what the worker then has."""
+    from pt2kit.schema import Autocast
+
     from .config import worker_settings
     from .outputs import flatten
     from .tensors import tensor_meta
@@ -155,4 +201,5 @@ def model_fields(loaded: LoadedModel, device: str, config: dict[str, str]) -> di
         "parameters": total,
         "trainable": trainable,
         "frozen": frozen,
+        "autocast": [Autocast(**a) for a in loaded.autocast],
     }

@@ -14,7 +14,7 @@ user's interpreter has no pt2kit, nor msgspec), the parent and the tests' stand-
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, TypedDict
 
 ENV_DIR = "PT2KIT_CAPTURE_DIR"  # the scratch dir; unset: the boot does nothing
 ENV_VALUES = "PT2KIT_CAPTURE_VALUES"  # small | all | none
@@ -99,6 +99,9 @@ class Line(TypedDict):
     source: str | None  # "/abs/path.py:LINE"
     called_from: str | None  # the user's own line that called into the compiled code (no library's)
     grad: bool
+    # the ambient torch.autocast of the call that compiled it, one entry per enabled device type
+    # (pt2kit_portable.autocast_now: {"device_type", "dtype", "cache_enabled"}); [] none
+    autocast: list[dict[str, Any]]
     settings: dict[str, str]
     code_settings: dict[str, str]  # hooks and decompositions the script installed: FILE.py:QUALNAME each
     file: str | None  # the model file, relative to p<pid>/; None: not written (capture_error, or not selected)

@@ -24,7 +24,7 @@ import pt2kit_capture_contract as contract
 
 # pt2kit's one-line name of an exception, and which exceptions are Dynamo tracing again (the rule fxcheck's
 # backend applies too); pt2kit capture copies the module beside this folder
-from pt2kit_portable import exception_line, is_dynamo_restart
+from pt2kit_portable import autocast_now, exception_line, is_dynamo_restart
 
 # exceptions that say the generated code did not build (C++ or a GPU kernel's compiler), or a lowering failed
 BUILD = {"CppCompileError", "CUDACompileError", "CompilationError", "TritonCompilationError"}
@@ -139,7 +139,7 @@ def new_line(backend: str) -> dict[str, Any]:
         "compile_id": None, "rank": boot.rank(), "world": boot.env_int("WORLD_SIZE"), "pid": os.getpid(),
         "argv": list(sys.argv), "backend": backend, "backend_code": None, "backend_in_script": False, "mode": None, "mode_options": {},
         "options": {}, "dynamic": None,
-        "function": None, "source": None, "called_from": None, "grad": False, "settings": {}, "code_settings": {}, "file": None, "tensors": [],
+        "function": None, "source": None, "called_from": None, "grad": False, "autocast": [], "settings": {}, "code_settings": {}, "file": None, "tensors": [],
         "inputs": [], "nodes": 0, "ops": {}, "values": values if values in contract.VALUES else contract.DEFAULT_VALUES, "error": None,
         "capture_error": None, "selected": True, "over_run_budget": False, "stage": None, "call": None, "phase": None, "seq": 0, "of": None,
         "check": None,
@@ -182,7 +182,8 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
     run = run_budget()
     run.spent = False
     line["file"], line["tensors"], line["inputs"] = write.write(
-        gm, args, where, stem, header, line["values"], contract.DEFAULT_MAX_VALUE_BYTES if budget is None else budget, names, run)
+        gm, args, where, stem, header, line["values"], contract.DEFAULT_MAX_VALUE_BYTES if budget is None else budget, names, run,
+        line.get("autocast") or [])
     line["over_run_budget"] = run.spent
     line["outputs"] = api.output_meta(gm)
 
@@ -216,6 +217,8 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | Non
         line["called_from"] = api.call_site()
         line["grad"] = torch.is_grad_enabled() and any(
             isinstance(a, torch.Tensor) and a.requires_grad for a in args)
+        # what Dynamo compiled it under (its guards hold it): the graph's ops give their dtypes only under it
+        line["autocast"] = autocast_now()
         record(line, gm, ddp.real_inputs(gm, list(args)), "torch.compile handed its backend")
     except Exception as e:
         line["capture_error"] = exception_line(e)

@@ -303,6 +303,17 @@ def jagged_inputs(placeholders: list[Any], args: list[Any], tensors: Tensors,
     return out, sizes
 
 
+def _autocast_lines(autocast: list[dict[str, Any]]) -> list[str]:
+    """``autocast_state = [...]``, where the script called the graph under torch.autocast: every tool's loader
+    calls ``model`` under it (its ops give the dtypes they gave in the script only so); nothing otherwise."""
+    if not autocast:
+        return []
+    entries = ", ".join("{" + ", ".join(f"{literal(k)}: {literal(a[k])}" for k in ("device_type", "dtype", "cache_enabled"))
+                        + "}" for a in autocast)
+    return ["# the script called this graph under torch.autocast (these arguments): pt2kit's tools call `model` under it",
+            f"autocast_state = [{entries}]"]
+
+
 def _fetch(gm: Any, target: str) -> Any:
     obj = gm
     for name in target.split("."):
@@ -311,10 +322,11 @@ def _fetch(gm: Any, target: str) -> Any:
 
 
 def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], values: str, budget: int,
-          names: dict[str, str] | None = None, run: RunBudget | None = None,
+          names: dict[str, str] | None = None, run: RunBudget | None = None, autocast: list[dict[str, Any]] = (),
           ) -> tuple[str, list[str], list[dict[str, Any]]]:
     """Write ``<stem>.py`` and its tensors; (file, tensor files, the inputs' manifest entries). ``names``: a parameter's path by placeholder name, where Dynamo's sources do not say
-    it (an exported program); ``run``: the run's budget, shared by every graph of every process."""
+    it (an exported program); ``run``: the run's budget, shared by every graph of every process;
+    ``autocast``: the ambient torch.autocast of the call that compiled it, the file's ``autocast_state``."""
     import torch
 
     tensors = Tensors(pdir, values, budget, run)
@@ -390,7 +402,7 @@ def write(gm: Any, args: list[Any], pdir: Path, stem: str, header: list[str], va
                       "", AS_INPUT,
                       *("\n" + c for c in classes), "", *model, "", "", "model = Model()", *shared.lines,
                       *(line for _, line, _ in jagged.values()), "example_inputs = (",
-                      *examples, ")", ""])
+                      *examples, ")", *_autocast_lines(autocast), ""])
     text = "\n".join(line.rstrip() for line in text.split("\n")) + "\n"
     name = f"{stem}.py"
     (pdir / name).write_text(text, encoding="utf-8")
