@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 from pt2kit.kdiff import backends  # noqa: E402
 from pt2kit.minify import harness  # noqa: E402
-from pt2kit.minify.repro import embedded_source  # noqa: E402
+from pt2kit.minify.embed import closure  # noqa: E402
 
 # as minify writes a candidate: an aten graph as a module, its constants fed in as inputs
 MODELS = textwrap.dedent('''
@@ -67,7 +67,7 @@ REPRO_MAIN = '''
 if __name__ == "__main__":
     out = {}
     for name, inputs in torch.load(sys.argv[1], weights_only=True).items():
-        out[name] = run_eager(globals()[name](), fresh(inputs), float64=True)
+        out[name] = run_float64(globals()[name](), fresh(inputs), eager_outputs)
     torch.save(out, sys.argv[2])
 '''
 
@@ -77,10 +77,11 @@ def repro_values(tmp_path_factory):
     d = tmp_path_factory.mktemp("repro")
     torch.save(_inputs(), d / "inputs.pt")
     script = d / "reference.py"
-    # what repro.py holds, with every import of pt2kit made to fail: the repro must not need it
+    # what repro.py holds of the float64 run (embedded by source), with every import of pt2kit made to fail:
+    # the repro must not need it
+    check = closure([harness.run_float64, harness.fresh, harness.eager_outputs])
     script.write_text("import sys\nsys.modules['pt2kit'] = sys.modules['pt2kit_portable'] = None\n"
-                      "import math\nimport operator\nfrom dataclasses import dataclass\nfrom typing import Any\n"
-                      "import torch\n\n" + MODELS + "\n\n" + embedded_source() + REPRO_MAIN)
+                      + "\n".join(check.imports) + "\n\n" + MODELS + "\n\n" + check.source() + REPRO_MAIN)
     p = subprocess.run([sys.executable, str(script), str(d / "inputs.pt"), str(d / "out.pt")],
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
@@ -96,7 +97,7 @@ def _bits(t):
 def test_kdiffs_minifys_and_the_repros_float64_references_are_the_same_bits(name, repro_values):
     inputs = _inputs()[name]
     kdiff = _kdiff(name, inputs)
-    minify = harness.run_eager(namespace[name](), harness.fresh(inputs), float64=True)
+    minify = harness.run_float64(namespace[name](), harness.fresh(inputs), harness.eager_outputs)
     repro = repro_values[name]
     assert len(kdiff) == len(minify) == len(repro)
     for i, (k, m, r) in enumerate(zip(kdiff, minify, repro, strict=True)):

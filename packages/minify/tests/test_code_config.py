@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 import torch._inductor.config as inductor
 
-from pt2kit.minify import harness
+from pt2kit.minify import loading
 from pt2kit.minify.work import _resolved_config, _typed
 
 
@@ -18,8 +18,8 @@ def test_a_pass_given_as_file_and_name_travels_by_name_and_is_the_function_where
     f.write_text("def corrupt(graph):\n    return None\n")
     config = _resolved_config({"post_grad_custom_post_pass": f"{f}:corrupt"})
     assert config == {"torch._inductor.config": {
-        "post_grad_custom_post_pass": repr((harness.CODE, str(f), "corrupt"))}}
-    with harness.apply_config(_typed(config)):
+        "post_grad_custom_post_pass": repr((loading.CODE, str(f), "corrupt"))}}
+    with loading.apply_code_config(_typed(config)):
         hook = inductor.post_grad_custom_post_pass
         assert callable(hook) and hook.__name__ == "corrupt" and hook.__code__.co_filename == str(f)
     assert inductor.post_grad_custom_post_pass is None
@@ -36,7 +36,7 @@ def test_a_pass_file_that_sets_the_pass_at_its_top_level_leaves_it_off_outside_t
     script = str(BISECT / "post_grad_pass.py")
     config = _resolved_config({"post_grad_custom_post_pass": f"{script}:corrupt"})
     assert inductor.post_grad_custom_post_pass is None
-    with harness.apply_config(_typed(config)):
+    with loading.apply_code_config(_typed(config)):
         assert inductor.post_grad_custom_post_pass.__name__ == "corrupt"
     assert inductor.post_grad_custom_post_pass is None
 
@@ -46,5 +46,5 @@ def test_a_backend_file_that_installs_a_decomposition_at_its_top_level_leaves_in
 
     silu = torch.ops.aten.silu.default
     before = decompositions.get(silu)
-    backend = harness.load_file_attr(str(BISECT / "wrong_decomp.py"), "inductor_with_wrong_silu", "backend")
+    backend = loading.load_file_attr(str(BISECT / "wrong_decomp.py"), "inductor_with_wrong_silu", "backend")
     assert callable(backend) and decompositions.get(silu) is before

@@ -2,7 +2,8 @@
 
 import torch
 
-from pt2kit.minify.harness import dense, exception_signature, fresh, make_inputs, outcome
+from pt2kit.minify.harness import dense, fresh, make_inputs
+from pt2kit.minify.verdicts import exception_signature, outcome
 
 ACCURACY = {"kind": "accuracy", "signature": "accuracy"}
 
@@ -106,28 +107,22 @@ def test_the_cpu_isa_probe_is_made_before_the_lock_and_kept_for_the_compile():
     assert runs == ["0\n", "1\n"]  # made by warm_cpu_isa, and cached where aoti_compile_and_package asks
 
 
-def test_the_parts_a_repro_embeds_define_no_name_twice():
-    """repro.py carries pt2kit_portable (the verdict included), precision, harness and answer in one namespace:
-    a name two parts defined would silently be the later one's in the repro and the earlier one's in a
-    query (a candidate judged by one float64 reference, its repro by another)."""
-    import ast
+def test_every_check_a_repro_can_be_handed_embeds_without_a_name_twice_and_compiles():
+    """Each plan a repro can get (every kind; forward, backward, training step; a named backend, aoti, a
+    backend file; a config with code or none) embeds by source without two definitions under one name (the
+    embedder refuses one: in a repro it would silently be the later one's), and compiles; an accuracy check
+    carries the float64 reference and the verdict once, any other none of it."""
+    from pt2kit.minify import embed, plan
 
-    from pt2kit.minify import repro
-
-    parts = {"pt2kit_portable": repro.PORTABLE.read_text(), "precision": repro.PRECISION.read_text(),
-             "harness+answer": repro._embedded()}
-    owner = {}
-    for part, text in parts.items():
-        for node in ast.parse(text).body:  # top level only: a guarded fallback (if "x" not in globals()) defines nothing twice
-            if isinstance(node, ast.FunctionDef | ast.ClassDef):
-                names = [node.name]
-            elif isinstance(node, ast.Assign):
-                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-            else:
-                continue
-            for name in names:
-                assert owner.setdefault(name, part) == part, f"{name} is defined by {owner[name]} and {part}"
-    assert {"float64_mode", "float64_copy", "loss_of", "exception_line", "differs"} <= {n for n, p in owner.items()
-                                                                             if p == "pt2kit_portable"}
-    assert repro.embedded_source().count("def float64_mode(") == 1
-    assert repro.embedded_source().count("def differs(") == 1
+    code = {"torch._inductor.config": {"post_grad_custom_post_pass": ("pt2kit:code", "/f.py", "p")}}
+    for kind in ("accuracy", "nan", "compile-error", "crash", "violation"):
+        for backend in ("inductor", "aoti", ("/b.py", "be")):
+            for phase, train in (({}, False), ({"phase": "backward"}, False), ({}, True)):
+                for config in ({}, code):
+                    how = plan.repro({"kind": kind, **phase}, backend, config, train)
+                    c = embed.closure([(plan.ANSWER, "main"), *how.values()], docstrings=False)
+                    compile(c.source(), "<check>", "exec")
+                    assert set(how) <= {"judge", "backend_of", "side", "compiled", "configured", "verdict", "signature"}
+                    assert all(name in c.names for _, name in how.values())
+                    assert c.source().count("def float64_mode(") == c.source().count("def differs(") == (
+                        kind == "accuracy")

@@ -11,6 +11,7 @@ import sys
 from conftest import MODELS, cannot_test, run_repro, switch_off
 
 RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
+MAX_LINES = 720  # a 1-op accuracy repro's, its check by source (issue 58)
 
 
 def test_a_dynamic_shape_graph_gives_a_dynamic_repro_that_reproduces(minify, tmp_path):
@@ -24,6 +25,13 @@ def test_a_dynamic_shape_graph_gives_a_dynamic_repro_that_reproduces(minify, tmp
     assert rep["inputs_after"] < rep["inputs_before"]  # sizes shrink in a dynamic graph too
     text = out.read_text()
     assert "dynamic shapes" in text and text.rstrip().endswith("dynamic=True, seed=0))")
+    # issue 58: a 1-op repro was 1,595 lines, five files embedded whole; now the graph first, its inputs, then
+    # only what its check reaches, by source (the float64 reference, PyTorch's rule and the precision are most)
+    assert len(text.splitlines()) <= MAX_LINES, len(text.splitlines())
+    assert text.index("class Repro(") < text.index("INPUTS = ") < text.index("\n# ---- the check") \
+        < text.index('if __name__ == "__main__":')
+    for unreached in ("def violations(", "def aoti_run(", "def gradients(", "def load_file_attr(", "def _in_child("):
+        assert unreached not in text, unreached  # an accuracy bug of an inference graph through inductor
     p = run_repro(out)
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
     switch_off(out, r"CONFIG = .*", "CONFIG = {}")

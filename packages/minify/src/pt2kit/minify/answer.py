@@ -1,5 +1,5 @@
-"""The repro's main: embedded in every repro.py after :mod:`.harness`, verbatim but for the import of
-harness's names below (the repro defines them above it).
+"""The repro's main and its judges: a repro.py embeds by source what of this its main is handed reaches
+(:mod:`.embed`; :func:`.plan.repro` picks, by the rule minify's workers judge by).
 
 Guarantees: exit 1 (the failure is present) and 0 (gone) with one line on stdout, and only where every
 side the failure needs ran to its verdict; 125, what ``git bisect run`` reads as "cannot test this
@@ -14,17 +14,11 @@ import sys
 
 import torch
 
-from .harness import (
-    UNTESTABLE,
-    Untestable,
-    escape,
-    exception_line,
-    load_file_attr,
-    make_inputs,
-    outcome,
-    signal_name,
-    violations,
-)
+from pt2kit_portable import escape, exception_line, signal_name
+
+from .harness import make_inputs
+from .loading import UNTESTABLE, Untestable, load_file_attr
+from .verdicts import judged, violations
 
 
 def check_devices(specs, device):
@@ -38,13 +32,19 @@ def check_devices(specs, device):
             raise Untestable(f"{where} is not available here ({exception_line(e)})") from None
 
 
-def load_backend(backend):
-    """A backend by name as it is (Untestable where torch registers no such name here: a third-party one
-    not installed); (file, name) the user's torch.compile backend NAME in that file."""
-    if not isinstance(backend, (tuple, list)):
-        if backend != "aoti" and backend not in torch._dynamo.list_backends(exclude_tags=()):
-            raise Untestable(f"torch registers no backend {backend!r} here (not installed here?)")
-        return backend
+def named_backend(backend):
+    """A backend by name as it is; Untestable where torch registers no such name here (a third-party one
+    not installed)."""
+    if backend != "aoti" and backend not in torch._dynamo.list_backends(exclude_tags=()):
+        raise Untestable(f"torch registers no backend {backend!r} here (not installed here?)")
+    return backend
+
+
+def file_backend(backend):
+    """(file, name): the user's torch.compile backend NAME in that file; a name (BACKEND edited to one, to
+    see the bug gone without the user's backend) as :func:`named_backend` takes it."""
+    if not isinstance(backend, tuple | list):
+        return named_backend(backend)
     path, name = backend
     return load_file_attr(path, name, "backend")
 
@@ -67,24 +67,13 @@ def _in_child(failure):
     raise Untestable(f"the child process ended with {died} before the crash could be judged: {last[:300]}")
 
 
-def _judge(module_cls, specs, backend, config, failure, dynamic, seed, train, grad):
+def judge_outcome(module_cls, specs, backend, config, failure, dynamic, seed, grad, how):
+    """Exit 1 where the two sides' results still fail so (:func:`.verdicts.judged`), else 0."""
     device = os.environ.get("REPRO_DEVICE") or None
     check_devices(specs, device)
-    backend = load_backend(backend)
-    if failure["kind"] == "crash" and not os.environ.get("_REPRO_CHILD"):
-        return _in_child(failure)  # the bug kills the process: run it in a child, judge by how it died
+    backend = how["backend_of"](backend)
     inputs = make_inputs(specs, seed, device)
-    module = module_cls()
-    if failure["kind"] == "violation":
-        found = violations(module, inputs, failure)
-        if found:
-            print(f"repro: the bug is present: {failure['constraint']}: {failure['op']} in the graph ({found[0]})")
-            return 1
-        print(f"repro: no {failure['op']}{' with a misaligned output' if failure.get('align') else ''} in the graph: "
-              "fixed")
-        return 0
-    fails, sig, detail = outcome(module, inputs, backend, config, failure, dynamic, strict=True, train=train,
-                                 grad=grad)
+    fails, sig, detail = judged(module_cls(), inputs, backend, config, failure, dynamic, True, grad, how)
     if fails:
         what = failure["kind"] if sig == failure["kind"] else f"{failure['kind']}: {sig}"
         print(f"repro: the bug is present: {what}" + (f": {detail.splitlines()[0]}" if detail else ""))
@@ -93,13 +82,36 @@ def _judge(module_cls, specs, backend, config, failure, dynamic, seed, train, gr
     return 0
 
 
-def main(module_cls, specs, backend, config, failure, dynamic=False, seed=0, train=False, grad=None):
+def judge_crash(module_cls, specs, backend, config, failure, dynamic, seed, grad, how):
+    """The bug kills the process: run this file in a child, judge by how it died; the child runs the sides."""
+    if os.environ.get("_REPRO_CHILD"):
+        return judge_outcome(module_cls, specs, backend, config, failure, dynamic, seed, grad, how)
+    check_devices(specs, os.environ.get("REPRO_DEVICE") or None)
+    how["backend_of"](backend)
+    return _in_child(failure)
+
+
+def judge_violation(module_cls, specs, backend, config, failure, dynamic, seed, grad, how):
+    """Exit 1 where the op (and dtype, and misaligned size) the violation names is still in the aten graph."""
+    device = os.environ.get("REPRO_DEVICE") or None
+    check_devices(specs, device)
+    how["backend_of"](backend)
+    found = violations(module_cls(), make_inputs(specs, seed, device), failure)
+    if found:
+        print(f"repro: the bug is present: {failure['constraint']}: {failure['op']} in the graph ({found[0]})")
+        return 1
+    print(f"repro: no {failure['op']}{' with a misaligned output' if failure.get('align') else ''} in the graph: "
+          "fixed")
+    return 0
+
+
+def main(module_cls, specs, backend, config, failure, dynamic=False, seed=0, grad=None, **how):
     """Exit 1 with one line while the failure is present, 0 once it is gone, 125 with one line on
-    stderr where it cannot be judged here (git bisect run then skips the revision). ``train``: the graph
-    runs as a training step (forward, loss, backward) and the gradients of the inputs ``grad`` marks
-    (one bool per spec; None: every floating one) are judged."""
+    stderr where it cannot be judged here (git bisect run then skips the revision). ``how``: the
+    functions that judge it, by role (:func:`.plan.repro`); ``grad``: which inputs a training step differentiates
+    (one bool per spec; None: every floating one)."""
     try:
-        return _judge(module_cls, specs, backend, config, failure, dynamic, seed, train, grad)
+        return how["judge"](module_cls, specs, backend, config, failure, dynamic, seed, grad, how)
     except Untestable as e:
         why = str(e)
     except Exception as e:  # setup that broke some other way (an op this torch lacks): not a verdict

@@ -1,38 +1,31 @@
-"""What runs a candidate graph and says whether it still fails: minify's workers import it, and every
-repro.py embeds this file's text verbatim, so a query and the repro it becomes run the same code (the
-user's files and the config it compiles under are loaded by :mod:`.loading`, embedded just above it).
+"""What runs a candidate graph: its inputs, its eager, float64 and compiled sides. minify's workers
+import it, and every repro.py embeds by source the functions of it its check reaches (:mod:`.embed`), so a
+query and the repro it becomes run the same code; :mod:`.verdicts` says whether a run still fails.
 
-Guarantees (the repro's contract): imports only torch and the standard library; inputs come from a
-seeded generator and the specs written in the repro, or, where the failure needs them, a small input's
-real values written there as literals (never a pickle); the verdict of an accuracy
-failure is kdiff's (torch.testing.assert_close's tolerances, then PyTorch's float64 RMSE rule from
-torch._dynamo.utils.same, so rounding noise is not a failure; pt2kit.runtime.accuracy.differs, NaN on
-both sides agreeing), against kdiff's float64 reference (pt2kit_portable's float64_copy and float64_mode,
-embedded in the repro too); a training step's loss is pt2kit_portable's loss_of, every --mode train
-run's; a failure's signature is an exception's type and normalised message, a signal, a non-finite kind, or a constraint and op; the
-repro's answer is 1 (the failure is present) or 0 (it ran, and the failure is gone) only where every
-side the failure needs ran to its verdict (:mod:`.answer`); anything else is 125.
+Guarantees (the repro's contract): imports only torch and the standard library besides pt2kit's, whose
+names a repro carries by source; inputs come from a seeded generator and the specs written in the repro,
+or, where the failure needs them, a small input's real values written there as literals (never a pickle);
+the float64 reference is kdiff's (pt2kit_portable's float64_copy and float64_mode); a training step's loss
+is pt2kit_portable's loss_of, every --mode train run's. Each side is one function of one signature
+(``side(module, inputs, grad)``, ``compiled(module, inputs, backend, dynamic, grad)``), so a repro is
+handed only the ones its failure runs (:mod:`.plan`).
 """
 
 import contextlib
-import importlib
 import os
-import re
 import tempfile
 
 import torch
 
-from .loading import CODE, UNTESTABLE, Untestable, apply_config, load_code, load_file_attr  # noqa: F401
-
-if "use_precision" not in globals():  # in minify's workers; a repro carries its text above this file's
-    use_precision = importlib.import_module("pt2kit.runtime.precision").use_precision
-if "float64_mode" not in globals():  # in minify's workers; a repro carries pt2kit_portable's text above this file's
-    _portable = importlib.import_module("pt2kit_portable")  # not an import statement: a repro has none of ours
-    exception_line, float64_copy, float64_mode = _portable.exception_line, _portable.float64_copy, _portable.float64_mode
-    loss_of, signal_name = _portable.loss_of, _portable.signal_name  # signal_name: answer.py's, from here
-    escape = _portable.escape  # answer.py's too: a path in its one stderr line
-    as_input, is_leaf = _portable.as_input, _portable.is_leaf  # an input rebuilt as it was: leaf or not
-    backward_compiler, run_backward = _portable.backward_compiler, _portable.run_backward
+from pt2kit_portable import (
+    as_input,
+    backward_compiler,
+    float64_copy,
+    float64_mode,
+    is_leaf,
+    loss_of,
+    run_backward,
+)
 
 # -- inputs ------------------------------------------------------------------------------------
 
@@ -115,18 +108,25 @@ def dense(outputs):
     return [t.values() if isinstance(t, torch.Tensor) and t.layout == torch.jagged else t for t in outputs]
 
 
-def run_eager(module, inputs, float64=False, train=False, grad=None):
-    """The outputs of ``module`` on ``inputs`` (``train``: the gradients of a training step, :func:`gradients`);
-    ``float64``: the float64 reference kdiff judged the failure against (pt2kit_portable's float64_copy
-    and float64_mode)."""
-    if float64:
-        module, inputs = float64_copy(module, inputs)
-    with float64_mode() if float64 else contextlib.nullcontext():
-        if train:
-            out = gradients(module, inputs, grad)
-        else:
-            with torch.no_grad():
-                out = list(module(*inputs))
+def eager_outputs(module, inputs, grad=None):
+    """``module`` run on ``inputs`` under no_grad: its outputs, a list (``grad``: as :func:`gradients` takes it)."""
+    with torch.no_grad():
+        return list(module(*inputs))
+
+
+def run_eager(module, inputs, side, grad=None):
+    """What ``side`` (:func:`eager_outputs`, or :func:`gradients` for a training step) gives eagerly."""
+    out = side(module, inputs, grad)
+    sync()
+    return dense(out)
+
+
+def run_float64(module, inputs, side, grad=None):
+    """:func:`run_eager` on the float64 reference kdiff judged the failure against (pt2kit_portable's
+    float64_copy of module and inputs, run under its float64_mode)."""
+    module, inputs = float64_copy(module, inputs)
+    with float64_mode():
+        out = side(module, inputs, grad)
     sync()
     return dense(out)
 
@@ -157,28 +157,48 @@ def sync():
         torch.cuda.synchronize()
 
 
-def compile_and_run(module, inputs, backend, dynamic=False, train=False, grad=None, backward=False):
-    """The compiled side: a torch.compile backend (name or callable), or "aoti" (export, package, load, run).
-    ``train``: a training step through the compiled module (the backend compiles its backward too), the
-    gradients of the inputs ``grad`` marks (:func:`gradients`). ``backward``: the module is a backward
-    graph, which an ``aot_autograd`` backend's backward compiler compiles, as AOTAutograd hands it one
-    (compiled as an inference graph it would reach the forward compiler alone); other backends as above."""
+# -- the compiled side: one function per way of running it (plan.compiled_side picks) ---------
+
+
+def compile_and_run(module, inputs, backend, dynamic=False, grad=None):
+    """The outputs of ``module`` compiled by a torch.compile backend (name or callable), under no_grad."""
     torch._dynamo.reset()
-    bw = backward_compiler(backend) if backward else None
-    if bw is not None:
-        out = dense(run_backward(bw, module, inputs))
-        sync()
-        return out
-    if train:
-        out = dense(gradients(torch.compile(module, backend=backend, dynamic=dynamic or None), inputs, grad))
-        sync()
-        torch._dynamo.reset()
-        return out
     with torch.no_grad():
-        if backend == "aoti":
-            out = aoti_run(torch.export.export(module, tuple(inputs)), inputs)
-        else:
-            out = torch.compile(module, backend=backend, dynamic=dynamic or None)(*inputs)
+        out = torch.compile(module, backend=backend, dynamic=dynamic or None)(*inputs)
+        out = dense(out) if isinstance(out, (list, tuple)) else dense([out])
+        sync()
+    torch._dynamo.reset()
+    return out
+
+
+def compile_train(module, inputs, backend, dynamic=False, grad=None):
+    """A training step through the compiled module (the backend compiles its backward too): the
+    gradients of the inputs ``grad`` marks (:func:`gradients`)."""
+    torch._dynamo.reset()
+    out = dense(gradients(torch.compile(module, backend=backend, dynamic=dynamic or None), inputs, grad))
+    sync()
+    torch._dynamo.reset()
+    return out
+
+
+def compile_backward(module, inputs, backend, dynamic=False, grad=None):
+    """``module``, a backward graph, compiled by an ``aot_autograd`` backend's backward compiler as
+    AOTAutograd hands it one (compiled as an inference graph it would reach the forward compiler alone);
+    by other backends as :func:`compile_and_run` compiles it."""
+    bw = backward_compiler(backend)
+    if bw is None:
+        return compile_and_run(module, inputs, backend, dynamic)
+    torch._dynamo.reset()
+    out = dense(run_backward(bw, module, inputs))
+    sync()
+    return out
+
+
+def compile_aoti(module, inputs, backend="aoti", dynamic=False, grad=None):
+    """The outputs of ``module`` exported, packaged by AOT Inductor, loaded and run, under no_grad."""
+    torch._dynamo.reset()
+    with torch.no_grad():
+        out = aoti_run(torch.export.export(module, tuple(inputs)), inputs)
         out = dense(out) if isinstance(out, (list, tuple)) else dense([out])
         sync()
     torch._dynamo.reset()
@@ -226,158 +246,3 @@ def _machine_lock(name):
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
-
-
-# -- verdicts ----------------------------------------------------------------------------------
-
-if "differs" not in globals():  # in minify's workers; a repro carries accuracy's verdict above this file's text
-    differs = importlib.import_module("pt2kit.runtime.accuracy").differs  # kdiff's and benchrun's verdict too
-
-
-def nonfinite(outputs):
-    """"nan", "inf", "nan+inf" or "" for the outputs together."""
-    kinds = set()
-    for t in outputs:
-        if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
-            if bool(torch.isnan(t).any()):
-                kinds.add("nan")
-            if bool(torch.isinf(t).any()):
-                kinds.add("inf")
-    return "+".join(sorted(kinds))
-
-
-_WRAPPERS = ("BackendCompilerFailed", "InductorError", "LoweringException", "InternalTorchDynamoError")
-
-
-def _subprocess_error(details, kind, text):
-    """(type, message) of the error in a compile worker's traceback (``SubprocException.details``, the
-    text of ``traceback.format_exc()``): the first line after the last frame; else (kind, text)."""
-    lines = details.splitlines() if isinstance(details, str) else []
-    last = max((i for i, ln in enumerate(lines) if ln.startswith("  ")), default=-1)
-    for i in range(last + 1, len(lines)):
-        m = re.match(r"([A-Za-z_][\w.]*): ?(.*)", lines[i])
-        if m:
-            return m.group(1).rsplit(".", 1)[-1], "\n".join([m.group(2), *lines[i + 1:]])
-    return kind, text
-
-
-def exception_signature(e):
-    """``Type: message`` of the error that matters, numbers, addresses, paths and names normalised, so
-    the same bug on a smaller graph or smaller shapes has the same signature."""
-    kind, text = type(e).__name__, str(e)
-    for _ in range(4):  # torch wraps the backend's error; the innermost named error is the bug
-        inner = e.__cause__ or e.__context__
-        if kind in _WRAPPERS and inner is not None:
-            e, kind, text = inner, type(inner).__name__, str(inner)
-            continue
-        m = re.match(r"\s*(?:backend='[^']*' raised:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Failure)):\s*(.*)", text,
-                     re.S)
-        if kind in _WRAPPERS and m:
-            kind, text = m.group(1).rsplit(".", 1)[-1], m.group(2)
-            continue
-        break
-    if kind == "SubprocException":  # Inductor's compile worker raised it: its error, not the wrapper
-        kind, text = _subprocess_error(getattr(e, "details", ""), kind, text)
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    first = lines[0] if lines else ""
-    first = re.sub(r"(/[^\s:'\"]+)+", "<path>", first)
-    first = re.sub(r"0x[0-9a-fA-F]+", "<addr>", first)
-    first = re.sub(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b", "<n>", first)
-    first = re.sub(r"'[A-Za-z_]\w*'", "'<name>'", first)
-    return f"{kind}: {first[:200]}"
-
-
-def settle(failure):
-    """Run under the precision settings the failure was judged under (PyTorch's accuracy harness's, or the
-    model's own), if it names them."""
-    if failure.get("precision"):
-        use_precision(failure["precision"])
-
-
-def is_backward(failure, train=False):
-    """Whether the graph a failure is judged on is a backward graph run alone: a failure of the backward
-    (``phase``) judged on no training step (which is a joint graph's)."""
-    return failure.get("phase") == "backward" and not train
-
-
-def outcome(module, inputs, backend, config, failure, dynamic=False, strict=False, train=False, grad=None):
-    """(fails, signature, detail) of one candidate against the failure it must still show. ``strict``
-    (the repro's own run): a side that cannot run raises Untestable rather than not failing: eager
-    always, the compiled side where the failure is in what it computes, not in its compile. ``train``:
-    each side runs a training step, and what is judged is the gradients of the inputs ``grad`` marks."""
-    kind = failure["kind"]
-    settle(failure)
-    try:
-        torch.manual_seed(0)  # each side from one seed: a random op (dropout) draws alike, as in the original run
-        eager = run_eager(module, fresh(inputs), train=train, grad=grad)
-    except Exception as e:  # a candidate the eager side cannot run is no repro of anything
-        if strict:
-            raise Untestable(f"eager cannot run the graph: {exception_line(e)}") from None
-        return False, "eager: " + exception_signature(e), "eager fails"
-    fp64 = None
-    if kind == "accuracy":
-        try:
-            torch.manual_seed(0)
-            fp64 = run_eager(module, fresh(inputs), float64=True, train=train, grad=grad)
-        except Exception:
-            fp64 = None
-    try:
-        with apply_config(config):
-            torch.manual_seed(0)
-            test = compile_and_run(module, fresh(inputs), backend, dynamic, train, grad, is_backward(failure, train))
-    except Exception as e:
-        sig, detail = exception_signature(e), str(e).strip()[:2000]
-        if strict and kind != "compile-error":
-            raise Untestable(f"the compiled side raised {exception_line(e)}, so its {kind} cannot be judged") from None
-        if failure.get("check_str"):
-            return kind == "compile-error" and failure["check_str"] in f"{sig} {detail}", sig, detail
-        return kind == "compile-error" and sig == failure["signature"], sig, detail
-    if kind == "nan":
-        got = nonfinite(test)
-        eager_too = bool(nonfinite(eager))
-        sig = f"{got} (eager too)" if got and eager_too else got
-        return bool(got) and sig == failure["signature"], sig or "finite", ""
-    if kind == "accuracy":
-        for i, (t, r) in enumerate(zip(test, eager, strict=False)):
-            why = differs(t, r, fp64[i] if fp64 is not None and i < len(fp64) else None, failure.get("ref", "eager"),
-                          failure.get("rule", "fp64"))
-            if why:
-                return True, "accuracy", f"output {i}: {why}"
-        return False, "passes", ""
-    return False, "passes", ""
-
-
-def _misaligned(val, n, min_size=2):
-    """fxcheck's align rule on one tensor: the dims (of at least ``min_size``) not a multiple of n."""
-    shape = getattr(val, "shape", None)
-    if shape is None:
-        return []
-    return [f"dim {i} of size {int(d)}" for i, d in enumerate(shape)
-            if isinstance(d, int) and d >= min_size and d % n]
-
-
-def violations(module, inputs, failure):
-    """Where, in the aten graph the backend is handed, the violation still holds: the op (and dtype)
-    it names, and for an ``align`` violation, only where that op's output has a dimension that is not
-    a multiple of the tile size."""
-    from torch._dynamo.backends.common import aot_autograd
-
-    op, dtype, align = failure["op"], failure.get("dtype"), failure.get("align")
-    seen = []
-
-    def fw(gm, example):
-        for n in gm.graph.nodes:
-            val = n.meta.get("val")
-            if n.op == "call_function" and str(n.target) in (op, op.rsplit(".", 1)[0]) and (
-                    dtype is None or str(getattr(val, "dtype", "")).replace("torch.", "") == dtype):
-                if not align:
-                    seen.append(n.name)
-                elif _misaligned(val, align):
-                    seen.append(f"{n.name}: {', '.join(_misaligned(val, align))} not a multiple of {align}")
-        return gm.forward
-
-    torch._dynamo.reset()
-    with torch.no_grad():
-        torch.compile(module, backend=aot_autograd(fw_compiler=fw))(*inputs)
-    torch._dynamo.reset()
-    return seen

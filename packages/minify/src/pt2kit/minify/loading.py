@@ -1,11 +1,10 @@
 """What a query and its repro load before they judge: the user's files (a backend, a pass handed over as
 ``--config HOOK=FILE.py:NAME``) and the config a candidate compiles under; ``Untestable``, what a repro
-that cannot judge here raises (exit :data:`UNTESTABLE`). Split from :mod:`.harness`, which judges.
+that cannot judge here raises (exit :data:`UNTESTABLE`). Split from :mod:`.harness`, which runs the sides.
 
-Embedded in every repro.py verbatim, before harness.py (:func:`.repro.embedded_source`), as harness is:
-imports only the standard library (torch's config modules by name, where a config is applied); its
-pt2kit_portable names come from the repro's text above it, or, in minify's workers, from pt2kit_portable.
-harness imports its names (the repro drops that one import line: they are defined above it).
+Imports only the standard library besides pt2kit_portable (torch's config modules by name, where a config
+is applied): a repro embeds by source what of it its check reaches (:mod:`.embed`), and only a config that
+holds code reaches the file loading (:func:`apply_code_config`; :func:`apply_config` alone otherwise).
 """
 
 import contextlib
@@ -13,9 +12,7 @@ import importlib
 import importlib.util
 import os
 
-if "kept_compiler_state" not in globals():  # in minify's workers; a repro carries pt2kit_portable's text above this
-    _portable_now = importlib.import_module("pt2kit_portable")  # not an import statement: a repro has none of ours
-    exception_line, kept_compiler_state = _portable_now.exception_line, _portable_now.kept_compiler_state
+from pt2kit_portable import exception_line, kept_compiler_state
 
 UNTESTABLE = 125  # what `git bisect run` reads as "this revision cannot be tested": neither good nor bad
 
@@ -58,12 +55,20 @@ def load_code(path, name):
     return _loaded_code[(path, name)]
 
 
+def is_code(value):
+    """Whether a setting's value is code handed over as FILE.py:NAME (("pt2kit:code", FILE, NAME))."""
+    return isinstance(value, tuple) and len(value) == 3 and value[0] == CODE
+
+
 def apply_config(config):
-    """{module: {key: value}} (torch._inductor.config ...), as context managers; a value ("pt2kit:code",
-    FILE, NAME) is that code (:func:`load_code`)."""
+    """{module: {key: value}} (torch._inductor.config ...), as context managers."""
     stack = contextlib.ExitStack()
     for module, settings in config.items():
-        settings = {k: load_code(v[1], v[2]) if isinstance(v, tuple) and len(v) == 3 and v[0] == CODE else v
-                    for k, v in settings.items()}
         stack.enter_context(importlib.import_module(module).patch(settings))
     return stack
+
+
+def apply_code_config(config):
+    """:func:`apply_config`, each value ("pt2kit:code", FILE, NAME) first loaded as that code (:func:`load_code`)."""
+    return apply_config({module: {k: load_code(v[1], v[2]) if is_code(v) else v for k, v in settings.items()}
+                         for module, settings in config.items()})

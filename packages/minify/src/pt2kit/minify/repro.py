@@ -1,13 +1,14 @@
-"""repro.py as text: the minimal graph as module code (the user's lines as comments), its input specs,
-backend, config and failure, then ``pt2kit_portable`` (the float64 reference, the verdict on a leaf, the
-loss, exception and signal names), pt2kit.runtime.precision, :mod:`.harness` and :mod:`.answer`, each
-verbatim (:func:`embedded_source`).
+"""repro.py as text, read top to bottom: the minimal graph as module code (the user's lines as comments),
+its input specs, backend, config and failure, then the check: only the functions its ``main`` is handed
+(:func:`.answer.plan`) and what they reach, embedded by source (:mod:`.embed`), then the call.
 
 Guarantees: the repro imports only torch and the standard library, and its docstring names all else it
 needs (the torch it was made on, the device, a backend file, the config it sets); it exits 1 while the
 failure is present, 0 once it is gone, 125 (``git bisect run``'s "cannot test") where it cannot run.
 Nothing a record or a name holds becomes code: each string enters the docstring or a comment through
-pt2kit_portable's ``escape`` (the boot's model files are written by it too), a value as a literal."""
+pt2kit_portable's ``escape`` (the boot's model files are written by it too), a value as a literal.
+The check starts at the line :data:`CHECK` begins (a bug report may show what is above it alone).
+"""
 
 from __future__ import annotations
 
@@ -21,38 +22,31 @@ import pt2kit_portable
 from pt2kit.runtime import precision
 from pt2kit.runtime.config import from_literal, literal
 
-from . import ir
+from . import embed, ir, plan
 from .records import config_strings
 
-PORTABLE = Path(pt2kit_portable.__file__)
-HARNESS = Path(__file__).with_name("harness.py")
-PRECISION = Path(precision.__file__)
-ANSWER = Path(__file__).with_name("answer.py")
-LOADING = Path(__file__).with_name("loading.py")
+CHECK = "# ---- the check"  # the line the embedded check starts with: what is above it is the graph and its data
 
 
-def _embedded() -> str:
-    """loading.py, harness.py without its import of loading's names, then answer.py without its import of
-    harness's names (each defined just above the file that imports them)."""
-    harness = re.sub(r"^from \.loading import (\([^)]*\)|.*)\n", "", HARNESS.read_text(), count=1, flags=re.M)
-    answer = re.sub(r"^from \.harness import (\([^)]*\)|.*)\n", "", ANSWER.read_text(), count=1, flags=re.M)
-    return LOADING.read_text() + "\n\n" + harness + "\n\n" + answer
+def check(how: dict[str, plan.Role], tool_version: str) -> tuple[list[str], str]:
+    """(the imports, the text) of the check a repro handed ``how`` (:func:`.plan.repro`) runs: main and
+    those functions, with what they reach, by source (:mod:`.embed`), under a comment that says where from."""
+    c = embed.closure([(plan.ANSWER, "main"), *how.values()], docstrings=False)
+    whence = ", ".join(m if m != "pt2kit_portable" else f"{m} (version {pt2kit_portable.VERSION})" for m in c.origins())
+    head = textwrap.fill(f"{CHECK}: pt2kit minify {_doc(tool_version)}'s, by source: main and the code it reaches, "
+                         f"no more (each function's docstring is in its module: {whence}) ----", 110,
+                         subsequent_indent="# ", break_long_words=False, break_on_hyphens=False)
+    return c.imports, head + "\n" + c.source()
 
 
-def embedded_source() -> str:
-    """What every repro.py carries verbatim below its graph and data: the code a query ran, in the order
-    each part needs the one before (harness takes the float64 run and the verdict from pt2kit_portable, the
-    precision settings from precision). The parts share one namespace: their names differ."""
-    return "\n".join([
-        f"# ---- pt2kit_portable (version {pt2kit_portable.VERSION}), verbatim: the float64 reference and the "
-        "verdict on an output leaf kdiff judged by, the loss, exception and signal names ----",
-        PORTABLE.read_text(),
-        "# ---- pt2kit.runtime.precision, verbatim: the precision settings FAILURE['precision'] names ----",
-        PRECISION.read_text(),
-        "# ---- pt2kit minify's loading.py, harness.py and answer.py, verbatim: files, inputs, runs, verdicts, "
-        "exit codes ----",
-        _embedded(),
-        ""])
+def _imports(imports: list[str], graph: str) -> tuple[list[str], list[str]]:
+    """(the standard library's imports, at the top; torch's other than ``import torch``, after it): what the
+    check needs and what the graph names (math.inf, operator.getitem)."""
+    wanted = list(imports) + [f"import {m}" for m in ("math", "operator") if re.search(rf"\b{m}\.", graph)]
+    torch_ = sorted({i for i in wanted if re.match(r"(import|from) torch\b", i)} - {"import torch"})
+    std = sorted({i for i in wanted if not re.match(r"(import|from) torch\b", i)},
+                 key=lambda i: (i.startswith("from"), i))
+    return ["import sys", *(i for i in std if i != "import sys")], torch_
 
 
 def _backend_file(backend: str) -> tuple[str, str] | None:
@@ -130,6 +124,10 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     needs = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
                           break_long_words=False, break_on_hyphens=False)  # never inside an escape
+    how = plan.repro(failure, file or backend, {m: {k: from_literal(v) for k, v in kv.items()} for m, kv in config.items()},
+                     train=phase == "joint")
+    imports, checked = check(how, tool_version)
+    std, torch_ = _imports(imports, c.source)
     head = f'''#!/usr/bin/env python3
 """A standalone repro made by pt2kit minify {_doc(tool_version)} on torch {_doc(torch_version)}.
 
@@ -142,34 +140,76 @@ Backend: {_doc(backend)}{", dynamic shapes" if dynamic else ""}.{_doc(_precision
 where it cannot run here (no such device, torch or the backend file missing or not loading, eager
 unable to run the graph): what `git bisect run python repro.py` reads as "cannot test this revision".
 """
-import math
-import operator
-import sys
-from dataclasses import dataclass
-from typing import Any
+{chr(10).join(std)}
 
 try:
     import torch
 except Exception as e:  # a torch that does not import (a broken build in a bisect): cannot test here
     print(f"repro: cannot test here: import torch: {{type(e).__name__}}: {{e}}".splitlines()[0], file=sys.stderr)
     raise SystemExit(125) from None
-
+{"".join(i + chr(10) for i in torch_)}
 
 '''
+    # main is handed the functions that judge this failure by name: what a reader reads next, top to bottom
+    call = _call([f"{role}={name}" for role, (_, name) in how.items()]
+                 + [("grad=GRAD, " if phase == "joint" else "") + f"dynamic={bool(dynamic)!r}, seed={int(seed)!r}))"])
     body = [c.source,
-            "# harness.make_inputs specs: (\"tensor\", shape, stride, dtype, device, low, high[, real values]) or "
-            "(\"scalar\", value); (\"jagged\", <a tensor's spec of its values>, offsets, ragged_dim[, real values])",
+            "# the inputs, made by make_inputs below: (\"tensor\", shape, stride, dtype, device, low, high[, real "
+            "values]) or (\"scalar\", value); (\"jagged\", <a tensor's spec of its values>, offsets, ragged_dim[, "
+            "real values])",
             "INPUTS = " + pprint.pformat([s.as_tuple() for s in c.inputs], width=110, compact=True),
             *(["# which INPUTS the training step differentiates: those that required grad in the real run",
                "GRAD = " + pprint.pformat(c.grad, width=110, compact=True)] if phase == "joint" else []),
             "# the torch.compile backend the failure was seen with" + (": (file, name), loaded by main" if file else ""),
             f"BACKEND = {file or backend!r}",
             _config_line(config),
-            "FAILURE = " + pprint.pformat(failure, width=110),
+            "FAILURE = " + _wrapped(failure),
             "", "",
-            embedded_source(),
+            checked,
+            "",
             'if __name__ == "__main__":',
-            f"    raise SystemExit(main(Repro, INPUTS, BACKEND, CONFIG, FAILURE, dynamic={bool(dynamic)!r}, seed={int(seed)!r}"
-            + (", train=True, grad=GRAD" if phase == "joint" else "") + "))",
+            call,
             ""]
     return head + "\n".join(body)
+
+
+def _call(args: list[str], width: int = 110) -> str:
+    """``raise SystemExit(main(Repro, INPUTS, BACKEND, CONFIG, FAILURE, ARGS...`` filled to ``width``, each
+    argument whole (the last one ends the call)."""
+    lines = ["    raise SystemExit(main(Repro, INPUTS, BACKEND, CONFIG, FAILURE,"]
+    indent = " " * len("    raise SystemExit(main(")
+    for i, a in enumerate(args):
+        a += "" if i == len(args) - 1 else ","
+        if len(lines) == 1 or len(lines[-1]) + 1 + len(a) > width:
+            lines.append(indent + a)
+        else:
+            lines[-1] += " " + a
+    return "\n".join(lines)
+
+
+def _tokens(value: Any) -> list[str]:
+    """A literal as pieces that may each end a line: a dict's or list's items, nested ones' too."""
+    if isinstance(value, dict | list) and value:
+        items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
+        out: list[str] = []
+        for i, (k, v) in enumerate(items):
+            sub = _tokens(v)
+            sub[0] = (f"{k!r}: " if k is not None else "") + sub[0]
+            out += sub
+            out[-1] += ", " if i < len(items) - 1 else ""
+        brackets = "{}" if isinstance(value, dict) else "[]"
+        return [brackets[0] + out[0], *out[1:-1], out[-1] + brackets[1]] if len(out) > 1 else \
+            [brackets[0] + out[0] + brackets[1]]
+    return [repr(value)]
+
+
+def _wrapped(value: Any, width: int = 110, indent: int = 4) -> str:
+    """``value``'s literal filled to ``width``, broken only after an item's comma (inside brackets, so it
+    is one expression): a failure's precision settings take 2 lines, not pprint's one a key."""
+    lines = [""]
+    for t in _tokens(value):
+        if lines[-1].strip() and len(lines[-1]) + len(t.rstrip()) > width:
+            lines[-1] = lines[-1].rstrip()
+            lines.append(" " * indent)
+        lines[-1] += t
+    return "\n".join(lines)

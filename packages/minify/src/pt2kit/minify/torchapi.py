@@ -2,7 +2,8 @@
 
 Checked on torch 2.13 (CPU, CI) and 2.11 (the GPU machine); where a name is missing on another torch,
 each says what it falls back to. Imports torch only inside each function: the parent stays torch-free.
-Exempt by contract: harness.py and answer.py, the code a repro.py embeds (torch alone, no pt2kit).
+Exempt by contract: answer.py, verdicts.py, harness.py and loading.py, whose code a repro.py embeds by
+source (torch alone, no pt2kit).
 """
 
 from __future__ import annotations

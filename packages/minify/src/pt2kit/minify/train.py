@@ -17,7 +17,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from . import harness, ir
+from pt2kit.runtime.accuracy import differs
+
+from . import harness, ir, verdicts
 from .toir import to_ir
 
 
@@ -70,7 +72,7 @@ def graphs(loaded: Any, job: Any, backend: Any = None) -> tuple[list[ir.Graph], 
     from pt2kit.runtime.training import train_step
 
     # an aot_autograd backend of the user's file compiles aten graphs too: a backward one with its
-    # bw_compiler (harness.compile_and_run), so its backward bug is searched in the backward graph
+    # bw_compiler (harness.compile_backward), so its backward bug is searched in the backward graph
     users = job.backend not in ("inductor", "aot_eager") and backward_compiler(backend) is None
     dynamo: list[Any] = []
     params = [p for _, p in _params(loaded.model)]
@@ -125,22 +127,22 @@ def judge(loaded: Any, job: Any, backend: Any, send: Any) -> dict[str, Any]:
             test = step(loaded, torch.compile(loaded.model, backend=backend), job.seed, heard)
             test[0].extend(start.written(loaded.model, loaded.inputs))
     except Exception as e:
-        return {"kind": "compile-error", "signature": harness.exception_signature(e), "detail": str(e)[:2000],
+        return {"kind": "compile-error", "signature": verdicts.exception_signature(e), "detail": str(e)[:2000],
                 "phase": phase["now"]}
     finally:
         reset_dynamo()
         start.restore()  # the search's own runs start where the model file does
     start.pair(eager[0], test[0])  # a write one side did alone, at its starting value on the other
     for where, (t_side, e_side) in (("forward", (test[0], eager[0])), ("backward", (test[1], eager[1]))):
-        got = harness.nonfinite([t for _, t in t_side])
-        if got and job.failure in ("auto", "nan") and not harness.nonfinite([t for _, t in e_side]):
+        got = verdicts.nonfinite([t for _, t in t_side])
+        if got and job.failure in ("auto", "nan") and not verdicts.nonfinite([t for _, t in e_side]):
             return {"kind": "nan", "signature": got, "phase": where}
     pairs = list(zip(test[0] + test[1], eager[0] + eager[1], strict=False))
-    if job.ref == "eager" and not any(harness.differs(t, r, None) for (_, t), (_, r) in pairs):
+    if job.ref == "eager" and not any(differs(t, r, None) for (_, t), (_, r) in pairs):
         return {"kind": None, "detail": "passes assert_close, outputs and gradients"}
     fp64 = _float64_step(loaded, job.seed, start)
     for (name, t), (_, r) in pairs:
-        why = harness.differs(t, r, fp64.get(name), job.ref, job.rule)
+        why = differs(t, r, fp64.get(name), job.ref, job.rule)
         if why:
             return {"kind": "accuracy", "signature": "accuracy", "detail": f"{name}: {why}",
                     "phase": "backward" if name.startswith("grad.") else "forward"}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from pt2kit.runtime.accuracy import differs
 from pt2kit.runtime.aotgraphs import forward_graphs
 from pt2kit.runtime.backends import check_registered
 from pt2kit.runtime.config import apply_config, from_literal, is_hook, kept_settings, literal, resolve, worker_settings
@@ -27,7 +28,7 @@ from pt2kit.runtime.tensors import first_jagged, unjag
 from pt2kit.runtime.text import exception_line
 from pt2kit.runtime.torchapi import reset_dynamo
 
-from . import harness, ir
+from . import harness, ir, loading, plan, verdicts
 from .job import Job
 from .toir import inside, to_ir
 
@@ -44,7 +45,7 @@ def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, str]]:
             if getattr(value, "__code__", None) is None:
                 raise UsageError(f"--config {key}: minify carries a pass that is a function of a file into its "
                                  f"candidates and repro, not a {type(value).__name__} object")
-            value = (harness.CODE, value.__code__.co_filename, value.__name__)
+            value = (loading.CODE, value.__code__.co_filename, value.__name__)
         out.setdefault(module.__name__, {})[key] = literal(value)
     return out
 
@@ -153,28 +154,28 @@ def _judge(loaded: Any, job: Job) -> dict[str, Any]:
         with Compiled() as watched:
             test = _compiled_outputs(loaded, job, backend) + start.written(loaded.model, loaded.inputs)
     except Exception as e:
-        return {"kind": "compile-error", "signature": harness.exception_signature(e), "detail": str(e)[:2000]}
+        return {"kind": "compile-error", "signature": verdicts.exception_signature(e), "detail": str(e)[:2000]}
     if watched.nothing and backend != "aoti":  # the compiled run was eager code: no compiler failure is in it
         return {"kind": None, "detail": "passes", "nothing_compiled": watched.nothing}
-    got = harness.nonfinite([t for _, t in test])
-    if got and (job.failure in ("auto", "nan")) and not harness.nonfinite([t for _, t in eager]):
+    got = verdicts.nonfinite([t for _, t in test])
+    if got and (job.failure in ("auto", "nan")) and not verdicts.nonfinite([t for _, t in eager]):
         return {"kind": "nan", "signature": got}
     if job.failure == "nan" and got:
         return {"kind": "nan", "signature": f"{got} (eager too)"}
     start.pair(eager, test)  # a write one side did alone, at its starting value on the other; eager's order
     start.restore()
     pairs = list(zip(test, eager, strict=False))
-    if job.ref == "eager" and not any(harness.differs(t, r, None) for (_, t), (_, r) in pairs):
+    if job.ref == "eager" and not any(differs(t, r, None) for (_, t), (_, r) in pairs):
         return {"kind": None, "detail": "passes assert_close"}  # no float64 run needed to say so
     fp64 = _float64_outputs(loaded, job.seed, start)
     start.restore()  # the search's own runs start where the model file does
     for (name, t), (_, r) in pairs:
-        why = harness.differs(t, r, fp64.get(name), job.ref, job.rule)
+        why = differs(t, r, fp64.get(name), job.ref, job.rule)
         if why:
             return {"kind": "accuracy", "signature": "accuracy", "detail": f"{name}: {why}",
                     "verdicts": f"{name}: {_verdicts(t, r, fp64.get(name))}"}
     return {"kind": None, "detail": next((f"{n}: {_verdicts(t, r, fp64.get(n))}" for (n, t), (_, r) in pairs
-                                          if harness.differs(t, r, None)), "passes")}
+                                          if differs(t, r, None)), "passes")}
 
 
 def _outputs(out: Any) -> list[tuple[str, Any]]:
@@ -213,7 +214,7 @@ def _verdicts(test: Any, eager: Any, fp64: Any) -> str:
     said = f"fails assert_close, {100 * bad / max(eager.numel(), 1):.3g}% of elements" if bad else "passes assert_close"
     if not isinstance(fp64, torch.Tensor) or fp64.shape != test.shape:
         return said + " (no float64 run)"
-    within = not harness.differs(test, eager, fp64)
+    within = not differs(test, eager, fp64)
     r = accuracy_rule(test.to(eager.device), eager, fp64)  # the RMSEs differs judged by (agreeing NaN left out)
     rmse = f"compiled RMSE {r.rmse_test:.3g} vs eager {r.rmse_baseline:.3g}"
     return f"{said}, {'but is within' if within and bad else 'and is within' if within else 'and fails'} " \
@@ -313,9 +314,9 @@ def query(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     failure = payload["failure"]
     inputs = harness.make_inputs([tuple(s) for s in payload["inputs"]], payload.get("seed", 0))
     if failure["kind"] == "violation":
-        found = harness.violations(cls(), inputs, failure)
+        found = verdicts.violations(cls(), inputs, failure)
         return {"fails": bool(found), "signature": "violation" if found else "clean", "detail": ""}
-    fails, sig, detail = harness.outcome(cls(), inputs, _backend(payload["backend"]), _typed(payload["config"]), failure,
+    fails, sig, detail = verdicts.outcome(cls(), inputs, _backend(payload["backend"]), _typed(payload["config"]), failure,
                                          payload.get("dynamic", False), train=payload.get("train", False),
                                          grad=payload.get("grad"))
     return {"fails": fails, "signature": sig, "detail": detail[:2000]}
@@ -325,23 +326,24 @@ def localize(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     """The first node, in graph order, whose compiled value fails the accuracy verdict (one compile of
     the candidate with every tensor node an output)."""
     cls = _module(payload["source"])
-    harness.settle(payload["failure"])
+    verdicts.settle(payload["failure"])
     inputs = harness.make_inputs([tuple(s) for s in payload["inputs"]], payload.get("seed", 0))
     names = payload["names"]
-    eager = harness.run_eager(cls(), harness.fresh(inputs))
-    fp64 = harness.run_eager(cls(), harness.fresh(inputs), float64=True)
-    with harness.apply_config(_typed(payload["config"])):
-        test = harness.compile_and_run(cls(), harness.fresh(inputs), _backend(payload["backend"]),
-                                       payload.get("dynamic", False), backward=harness.is_backward(payload["failure"]))
+    eager = harness.run_eager(cls(), harness.fresh(inputs), harness.eager_outputs)
+    fp64 = harness.run_float64(cls(), harness.fresh(inputs), harness.eager_outputs)
+    backend = _backend(payload["backend"])
+    with loading.apply_code_config(_typed(payload["config"])):
+        run = getattr(harness, plan.compiled_side(backend, backward=plan.is_backward(payload["failure"]))[1])
+        test = run(cls(), harness.fresh(inputs), backend, payload.get("dynamic", False))
     ref, rule = payload["failure"].get("ref", "eager"), payload["failure"].get("rule", "fp64")
     at = {name: i for i, name in enumerate(names)}
-    bad = [(name, t) for name, t, r, f in zip(names, test, eager, fp64, strict=False) if harness.differs(t, r, f, ref, rule)]
+    bad = [(name, t) for name, t, r, f in zip(names, test, eager, fp64, strict=False) if differs(t, r, f, ref, rule)]
     failing = [name for name, _ in bad if name in set(payload.get("outputs") or ())]
     if not bad or not failing:
         return {"node": bad[0][0] if bad else None}
 
     def fails(name: str, value: Any) -> bool:
-        return bool(harness.differs(value, eager[at[name]], fp64[at[name]], ref, rule))
+        return bool(differs(value, eager[at[name]], fp64[at[name]], ref, rule))
 
     return {"node": _reaching(cls(), harness.fresh(inputs), names, bad, failing, fails) or bad[0][0]}
 

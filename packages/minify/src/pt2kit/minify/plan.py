@@ -1,0 +1,63 @@
+"""Which functions judge a failure, by role: the one rule both minify's workers (:func:`.verdicts.outcome`)
+and every repro.py (its main is handed them by name, and embeds only their code: :mod:`.embed`) follow.
+Torch-free, so minify's parent writes a repro's main from it: a role is a (module, name) pair.
+
+Roles: ``judge`` (a crash is judged by how a child process dies, a violation in the graph the backend is
+handed, the rest by the two sides' results); ``backend_of`` (a name torch registers, or the user's file's
+NAME); ``side`` (what a run of the graph gives: its outputs, or a training step's gradients); ``compiled``
+(how the compiled side runs); ``configured`` (how the config is applied: code handed over as FILE.py:NAME
+loaded first, where it holds some); ``verdict`` (what is judged on the two sides' results); ``signature``
+(an error's: what a compile error is judged by, and what a query says of a side that raised).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .loading import CODE
+
+ANSWER, HARNESS, LOADING, VERDICTS = (f"pt2kit.minify.{m}" for m in ("answer", "harness", "loading", "verdicts"))
+Role = tuple[str, str]
+
+
+def is_backward(failure: dict[str, Any], train: bool = False) -> bool:
+    """Whether the graph a failure is judged on is a backward graph run alone: a failure of the backward
+    (``phase``) judged on no training step (which is a joint graph's)."""
+    return failure.get("phase") == "backward" and not train
+
+
+def compiled_side(backend: Any, train: bool = False, backward: bool = False) -> Role:
+    """A training step through the compiled module (``train``), a backward graph as AOTAutograd compiles one
+    (``backward``), an AOT Inductor package (backend "aoti"), else torch.compile under no_grad."""
+    aoti = isinstance(backend, str) and backend == "aoti"
+    if backward and not aoti:
+        return HARNESS, "compile_backward"
+    if train:
+        return HARNESS, "compile_train"
+    return HARNESS, "compile_aoti" if aoti else "compile_and_run"
+
+
+def sides(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], train: bool = False) -> dict[str, Role]:
+    """The roles a run of both sides needs (``config``: typed, a code value a tuple ("pt2kit:code", FILE, NAME))."""
+    code = any(isinstance(v, tuple) and len(v) == 3 and v[0] == CODE for s in config.values() for v in s.values())
+    verdict = {"accuracy": "accuracy_verdict", "nan": "nonfinite_verdict"}.get(failure["kind"], "passes")
+    return {"side": (HARNESS, "gradients" if train else "eager_outputs"),
+            "compiled": compiled_side(backend, train, is_backward(failure, train)),
+            "configured": (LOADING, "apply_code_config" if code else "apply_config"),
+            "verdict": (VERDICTS, verdict),
+            "signature": (VERDICTS, "exception_signature")}
+
+
+def repro(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], train: bool = False) -> dict[str, Role]:
+    """What a repro's main is handed: the judge, how the backend is had, and where the judge runs both sides,
+    :func:`sides` (without ``signature`` but for a compile error: the repro's own run is strict, an error in
+    any other failure cannot be judged, and is said in one line)."""
+    judge = {"crash": "judge_crash", "violation": "judge_violation"}.get(failure["kind"], "judge_outcome")
+    how = {"judge": (ANSWER, judge),
+           "backend_of": (ANSWER, "file_backend" if isinstance(backend, tuple | list) else "named_backend")}
+    if failure["kind"] == "violation":
+        return how
+    run = sides(failure, backend, config, train)
+    if failure["kind"] != "compile-error":
+        del run["signature"]
+    return {**how, **run}

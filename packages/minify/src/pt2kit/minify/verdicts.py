@@ -1,0 +1,186 @@
+"""Whether a run of a candidate still fails as the failure it must show: the verdict of each kind, and
+:mod:`.plan` names the functions that judge one failure. minify's workers judge every candidate by
+:func:`outcome`; a repro's main is handed the same functions by name and embeds only those
+(:mod:`.embed`), so a query and the repro it becomes run the same code.
+
+Guarantees: the verdict of an accuracy failure is kdiff's (torch.testing.assert_close's tolerances, then
+PyTorch's float64 RMSE rule from torch._dynamo.utils.same, so rounding noise is not a failure;
+pt2kit_portable's differs, NaN on both sides agreeing), against kdiff's float64 reference; a failure's
+signature is an exception's type and normalised message, a signal, a non-finite kind, or a constraint and
+op; a side that cannot run in the repro's own (``strict``) run is :class:`.loading.Untestable`, never a
+verdict.
+"""
+
+import importlib
+import re
+
+import torch
+
+from pt2kit.runtime.precision import use_precision
+from pt2kit_portable import differs, exception_line
+
+from . import plan
+from .harness import fresh, run_eager, run_float64
+from .loading import Untestable
+
+
+def outcome(module, inputs, backend, config, failure, dynamic=False, strict=False, train=False, grad=None):
+    """(fails, signature, detail) of one candidate against the failure it must still show, judged by the
+    functions :func:`.plan.sides` names (:func:`judged`). ``train``: each side runs a training step, and what is judged
+    is the gradients of the inputs ``grad`` marks."""
+    how = {role: getattr(importlib.import_module(m), name) for role, (m, name) in plan.sides(failure, backend, config,
+                                                                                          train).items()}
+    return judged(module, inputs, backend, config, failure, dynamic, strict, grad, how)
+
+
+def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how):
+    """(fails, signature, detail): eager, then the compiled side (each from one seed, on its own copy of the
+    inputs), then ``how["verdict"]``; a compile error is judged by its signature. ``strict`` (the repro's own
+    run): a side that cannot run raises Untestable rather than not failing: eager always, the compiled side
+    where the failure is in what it computes, not in its compile."""
+    kind = failure["kind"]
+    settle(failure)
+    try:
+        torch.manual_seed(0)  # each side from one seed: a random op (dropout) draws alike, as in the original run
+        eager = run_eager(module, fresh(inputs), how["side"], grad)
+    except Exception as e:  # a candidate the eager side cannot run is no repro of anything
+        if strict:
+            raise Untestable(f"eager cannot run the graph: {exception_line(e)}") from None
+        return False, "eager: " + how["signature"](e), "eager fails"
+    try:
+        with how["configured"](config):
+            torch.manual_seed(0)
+            test = how["compiled"](module, fresh(inputs), backend, dynamic, grad)
+    except Exception as e:
+        if strict and kind != "compile-error":
+            raise Untestable(f"the compiled side raised {exception_line(e)}, so its {kind} cannot be judged") from None
+        sig, detail = how["signature"](e), str(e).strip()[:2000]
+        if failure.get("check_str"):
+            return kind == "compile-error" and failure["check_str"] in f"{sig} {detail}", sig, detail
+        return kind == "compile-error" and sig == failure["signature"], sig, detail
+    return how["verdict"](module, inputs, eager, test, failure, how["side"], grad)
+
+
+def accuracy_verdict(module, inputs, eager, test, failure, side, grad=None):
+    """Whether an output of the compiled side fails pt2kit_portable's differs against eager and the float64
+    reference (None where that cannot run: differs says so where it needed one)."""
+    try:
+        torch.manual_seed(0)
+        fp64 = run_float64(module, fresh(inputs), side, grad)
+    except Exception:
+        fp64 = None
+    for i, (t, r) in enumerate(zip(test, eager, strict=False)):
+        why = differs(t, r, fp64[i] if fp64 is not None and i < len(fp64) else None, failure.get("ref", "eager"),
+                      failure.get("rule", "fp64"))
+        if why:
+            return True, "accuracy", f"output {i}: {why}"
+    return False, "passes", ""
+
+
+def nonfinite_verdict(module, inputs, eager, test, failure, side, grad=None):
+    """Whether the compiled side still holds the NaN/Inf of the failure (and eager too, where it did)."""
+    got = nonfinite(test)
+    eager_too = bool(nonfinite(eager))
+    sig = f"{got} (eager too)" if got and eager_too else got
+    return bool(got) and sig == failure["signature"], sig or "finite", ""
+
+
+def passes(module, inputs, eager, test, failure, side, grad=None):
+    """The compiled side ran: a compile error (or a crash) that did not happen."""
+    return False, "passes", ""
+
+
+def nonfinite(outputs):
+    """"nan", "inf", "nan+inf" or "" for the outputs together."""
+    kinds = set()
+    for t in outputs:
+        if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
+            if bool(torch.isnan(t).any()):
+                kinds.add("nan")
+            if bool(torch.isinf(t).any()):
+                kinds.add("inf")
+    return "+".join(sorted(kinds))
+
+
+_WRAPPERS = ("BackendCompilerFailed", "InductorError", "LoweringException", "InternalTorchDynamoError")
+
+
+def _subprocess_error(details, kind, text):
+    """(type, message) of the error in a compile worker's traceback (``SubprocException.details``, the
+    text of ``traceback.format_exc()``): the first line after the last frame; else (kind, text)."""
+    lines = details.splitlines() if isinstance(details, str) else []
+    last = max((i for i, ln in enumerate(lines) if ln.startswith("  ")), default=-1)
+    for i in range(last + 1, len(lines)):
+        m = re.match(r"([A-Za-z_][\w.]*): ?(.*)", lines[i])
+        if m:
+            return m.group(1).rsplit(".", 1)[-1], "\n".join([m.group(2), *lines[i + 1:]])
+    return kind, text
+
+
+def exception_signature(e):
+    """``Type: message`` of the error that matters, numbers, addresses, paths and names normalised, so
+    the same bug on a smaller graph or smaller shapes has the same signature."""
+    kind, text = type(e).__name__, str(e)
+    for _ in range(4):  # torch wraps the backend's error; the innermost named error is the bug
+        inner = e.__cause__ or e.__context__
+        if kind in _WRAPPERS and inner is not None:
+            e, kind, text = inner, type(inner).__name__, str(inner)
+            continue
+        m = re.match(r"\s*(?:backend='[^']*' raised:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Failure)):\s*(.*)", text,
+                     re.S)
+        if kind in _WRAPPERS and m:
+            kind, text = m.group(1).rsplit(".", 1)[-1], m.group(2)
+            continue
+        break
+    if kind == "SubprocException":  # Inductor's compile worker raised it: its error, not the wrapper
+        kind, text = _subprocess_error(getattr(e, "details", ""), kind, text)
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    first = lines[0] if lines else ""
+    first = re.sub(r"(/[^\s:'\"]+)+", "<path>", first)
+    first = re.sub(r"0x[0-9a-fA-F]+", "<addr>", first)
+    first = re.sub(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b", "<n>", first)
+    first = re.sub(r"'[A-Za-z_]\w*'", "'<name>'", first)
+    return f"{kind}: {first[:200]}"
+
+
+def settle(failure):
+    """Run under the precision settings the failure was judged under (PyTorch's accuracy harness's, or the
+    model's own), if it names them."""
+    if failure.get("precision"):
+        use_precision(failure["precision"])
+
+
+def _misaligned(val, n, min_size=2):
+    """fxcheck's align rule on one tensor: the dims (of at least ``min_size``) not a multiple of n."""
+    shape = getattr(val, "shape", None)
+    if shape is None:
+        return []
+    return [f"dim {i} of size {int(d)}" for i, d in enumerate(shape)
+            if isinstance(d, int) and d >= min_size and d % n]
+
+
+def violations(module, inputs, failure):
+    """Where, in the aten graph the backend is handed, the violation still holds: the op (and dtype)
+    it names, and for an ``align`` violation, only where that op's output has a dimension that is not
+    a multiple of the tile size."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    op, dtype, align = failure["op"], failure.get("dtype"), failure.get("align")
+    seen = []
+
+    def fw(gm, example):
+        for n in gm.graph.nodes:
+            val = n.meta.get("val")
+            if n.op == "call_function" and str(n.target) in (op, op.rsplit(".", 1)[0]) and (
+                    dtype is None or str(getattr(val, "dtype", "")).replace("torch.", "") == dtype):
+                if not align:
+                    seen.append(n.name)
+                elif _misaligned(val, align):
+                    seen.append(f"{n.name}: {', '.join(_misaligned(val, align))} not a multiple of {align}")
+        return gm.forward
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(module, backend=aot_autograd(fw_compiler=fw))(*inputs)
+    torch._dynamo.reset()
+    return seen
