@@ -33,7 +33,8 @@ def test_the_page_leads_with_what_fails_its_line_stage_and_repro(tmp_path):
     assert len(rows) == 1 and rows[0].startswith("<td>m.py</td>")  # one row a failing model, not one a record
     for shown in ("1 of 2 outputs and gradients fail against the reference (out[0])",
                   "kernel cpp_fused_log_1 writes NaN/Inf", "SIGSEGV during run",
-                  "<code>aten.relu.default</code> at <code>/src/m.py:9</code>", "y = torch.relu(x)",
+                  # the user's own line first (the divergence's, here the op's own), then the op
+                  '<code class="mine">/src/m.py:9</code><br><code>aten.relu.default</code>', "y = torch.relu(x)",
                   "40 → 2 ops (<code>aten.relu.default, aten.mul.Tensor</code>), failed 3 of 3 fresh runs",
                   # the compiler stage minify's bisection names, beside the repro, with torch's switches
                   "<span class=\"\">Inductor: lowerings, application 0 of 2 (relu: aten.relu.default)</span><br>"
@@ -41,6 +42,30 @@ def test_the_page_leads_with_what_fails_its_line_stage_and_repro(tmp_path):
                   "TORCH_BISECT_MAX=0</code>"):
         assert shown in rows[0], shown
     assert EVIL not in fails and "other.py" not in fails  # findings of a profile are not failures of the compiler
+
+
+def test_where_a_failure_is_in_a_captured_graph_the_page_leads_with_the_users_line(tmp_path, monkeypatch):
+    # issue 58: "where" gave only the store's blob path (/tmp/x/store/blobs/b0/b0a2...py:142) of a graph compiled
+    # whole; the user's own line, the call of the compiled code, leads now, as they type it (cwd-relative)
+    from pt2kit.schema import BlobRef, Captured, Divergence, Model
+
+    monkeypatch.chdir(tmp_path)
+    blob = f"{tmp_path}/store/blobs/b0/{'b0' * 32}.py:142"
+    out = io.BytesIO()
+    w = RecordWriter(out, run="run-kd")
+    header(w, "kdiff", tmp_path / "store")
+    w.emit_new(Model, model="train.py[0/0]", file="/m.py", captured=Captured(
+        command=["python", "train.py"], compile_id="0/0", called_from=f"{tmp_path}/examples/train.py:32",
+        code=BlobRef(path="blobs/b0/b0.py", sha256="b0" * 32, size=1, media_type="text/x-python")))
+    w.emit_new(Diff, model="train.py[0/0]", output="out[0]", ref="eager", test="inductor", atol=1e-5, rtol=1.3e-6,
+               passed=False)
+    w.emit_new(Divergence, model="train.py[0/0]", node="relu", op="aten.relu.default", source=blob)
+    html = render(collect(read_stream(["-"], stdin=io.BytesIO(out.getvalue()))), "html", out_dir=tmp_path, store=None)
+    where = re.search(r'<tr class="fails">(?:<td>.*?</td>){2}<td>(.*?)</td>', html, re.S)[1]
+    assert where == ('<code class="mine">examples/train.py:32</code> <span class="muted">(the call of the compiled '
+                     f'code)</span><br><code>aten.relu.default</code> at <code class="muted">store/blobs/b0/{"b0" * 32}'
+                     '.py:142</code>')
+    assert '<table class="fails">' in html and "table.fails { table-layout: fixed; }" in html  # fits the window
 
 
 def test_a_stream_where_nothing_fails_has_no_failure_section(tmp_path):

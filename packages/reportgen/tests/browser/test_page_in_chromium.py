@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from rgtest import full_stream
+from rgtest import full_stream, header
 
 from pt2kit.reportgen import collect, render
 from pt2kit.schema import read_stream
@@ -68,4 +68,40 @@ def test_page_renders_every_section_and_runs_no_planted_script(browser, tmp_path
     assert "<script>window.__pwned=1</script>" in page.locator("#violations h3").first.inner_text()
     assert dialogs == [] and console == [], console
     assert all(u.startswith(("file:", "data:")) for u in requests), requests
+    page.close()
+
+
+def test_what_fails_fits_a_1280_pixel_window(browser, tmp_path):
+    # issue 58: in Chromium at 1280 px the table ran past the window, its repro column cut off (a store path of
+    # 64 hex digits and a graph's source line will not wrap); a failure with both, as pt2kit triage's page has it
+    from pt2kit.schema import Bisect, BlobRef, Captured, Diff, Divergence, Model, Repro
+    from pt2kit.schema.stream import RecordWriter
+
+    out = io.BytesIO()
+    w = RecordWriter(out, run="run-kd")
+    header(w, "minify", tmp_path / "store")
+    ref = BlobRef(path=f"blobs/b0/{'b0' * 32}.py", sha256="b0" * 32, size=1, media_type="text/x-python")
+    w.emit_new(Model, model="train.py[0/0]", file="/m.py", captured=Captured(
+        command=["python", "train.py"], compile_id="0/0", called_from="/home/me/project/examples/train.py:32", code=ref))
+    w.emit_new(Diff, model="train.py[0/0]", output="out[0]", ref="eager", test="inductor", atol=1e-5, rtol=1.3e-6,
+               passed=False)
+    w.emit_new(Divergence, model="train.py[0/0]", node="relu", op="aten.relu.default",
+               source=f"/tmp/tri1/store/blobs/b0/{'b0' * 32}.py:142",
+               code='input_2: "f32[8, 32]" = torch.nn.functional.relu(input_1, inplace = False);  input_1 = None')
+    w.emit_new(Repro, model="train.py[0/0]", path=ref, failure="accuracy", nodes_before=5, nodes_after=1,
+               reproduces=True, ops=["aten.relu.default"], reproduced=3, runs=3,
+               output="/tmp/tri1/repro.py")
+    w.emit_new(Bisect, model="train.py[0/0]", backend="inductor", found=True, subsystem="lowerings", application=0,
+               verdict="Inductor: lowerings, application 0 of 1 (relu: aten.relu.default)",
+               env={"TORCH_BISECT_BACKEND": "inductor", "TORCH_BISECT_SUBSYSTEM": "lowerings", "TORCH_BISECT_MAX": "0"})
+    html = tmp_path / "report.html"
+    atomic_write(html, render(collect(read_stream(["-"], stdin=io.BytesIO(out.getvalue()))), "html", out_dir=tmp_path))
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(html.as_uri())
+    right = page.eval_on_selector("#fails table", "t => [t.getBoundingClientRect().right, "
+                                  "t.parentElement.getBoundingClientRect().right]")
+    assert right[0] <= right[1] <= 1280, right  # within the page's column, not only the window
+    cells = page.eval_on_selector_all("tr.fails td", "els => els.map(e => e.getBoundingClientRect().right)")
+    assert len(cells) == 5 and max(cells) <= 1280, cells  # the repro column too
+    assert page.locator("tr.fails td").nth(2).inner_text().startswith("/home/me/project/examples/train.py:32")
     page.close()

@@ -6,7 +6,9 @@ repro of it (a violation minify cut to a repro is a failure of the model too). R
 stream first names each model. The line is the first divergence's (else the first NaN kernel's source);
 the stage, the phase and subgraph the divergence or repro is in, or the crash's stage, and the compiler
 stage minify's bisection names (a `bisect` record: checked, or said to be untold) with the PyTorch
-switches that show it.
+switches that show it. ``mine``: the user's own line a failure points at (the divergence's where it is the
+user's, else the line that called the compiled code), ``mine_is_op`` whether it is the op's own: what the
+page's "where" and pt2kit triage's bug report lead with, the store's captured-graph line after it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,21 @@ from typing import Any
 from .collection import Collection, kernel_nonfinite
 
 MODEL = "(model)"
+
+
+def in_store(path: str | None) -> bool:
+    """A line of a captured model file in the store (a node with no line of the user's: a module compiled whole)."""
+    return bool(path) and "/blobs/" in str(path)
+
+
+def _mine(c: Collection, r: dict[str, Any]) -> None:
+    """The row's ``mine`` and ``mine_is_op`` (the module docstring says what)."""
+    if r["where"] and not in_store(r["where"]):
+        r.update(mine=r["where"], mine_is_op=True)
+        return
+    m = next((m for m in c.of("model") if m.model == r["model"]), None)
+    cap = m.captured if m is not None else None
+    r.update(mine=(cap.called_from or cap.source) if cap is not None else None, mine_is_op=False)
 
 
 def _stage(phase: str | None, subgraph: str | None) -> str | None:
@@ -73,4 +90,6 @@ def failures(c: Collection, blob: Callable[[Any, Any], Any]) -> list[dict[str, A
         if r is not None and r["bisect"] is None:  # a model that fails: its first repro's bisection
             r["bisect"] = {"verdict": b.verdict, "found": b.found,
                            "env": " ".join(f"{k}={v}" for k, v in b.env.items()) if b.found else ""}
+    for r in rows.values():
+        _mine(c, r)
     return list(rows.values())

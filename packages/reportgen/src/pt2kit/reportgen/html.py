@@ -5,6 +5,7 @@ that allows no script and no network, plots inline as SVG.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,15 @@ def _env() -> jinja2.Environment:
     )
     env.filters["num"] = fmt
     env.filters["href"] = safe_href
+    env.filters["shown"] = shown
     return env
+
+
+def shown(value: Any) -> str:
+    """A ``file:line`` as the user would type it: relative to the folder the page is made in, where it is
+    inside it (``examples/train.py:32``); as it is otherwise."""
+    text, here = str(value or ""), os.getcwd().rstrip(os.sep) + os.sep
+    return text[len(here):] if text.startswith(here) else text
 
 
 def safe_href(value: Any) -> str:
