@@ -22,6 +22,7 @@ from pt2kit.reportgen import md_text
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = "pt2kit triage -- python examples/train.py --planted-bug"
+MAX_LINES = 800  # a 1-op accuracy repro's, its check by source (issue 58; 1,595 before)
 
 pytestmark = pytest.mark.xdist_group("triage")
 
@@ -56,13 +57,26 @@ def test_the_page_leads_with_the_failure(run):
     page = (run[0] / "triage-1" / "report.html").read_text()
     fails = page.index("What fails")
     assert fails < page.index("aten.relu.default") and "train.py[0/0]" in page
+    # "where" leads with the user's own line, as they would type it; the store's captured-graph line after it
+    where = re.search(r'<tr class="fails">(?:<td>.*?</td>){2}<td>(.*?)</td>', page, re.S)[1]
+    assert where.startswith('<code class="mine">examples/train.py:32</code> ') and "/blobs/" in where, where
 
 
-def test_the_repro_fails_alone(run, tmp_path):
-    shutil.copy(run[0] / "triage-1" / "repro.py", tmp_path / "repro.py")  # no store, no stream beside it
+def test_the_repro_fails_alone_and_passes_once_the_bug_is_gone(run, tmp_path):
+    repro = tmp_path / "repro.py"
+    shutil.copy(run[0] / "triage-1" / "repro.py", repro)  # no store, no stream beside it
+    text = repro.read_text()
+    # issue 58: 1,595 lines, five whole files embedded; now the graph first, then its inputs, then only the
+    # code its check reaches (MAX_LINES: what PyTorch's float64 rule, its reference and the precision take)
+    assert len(text.splitlines()) <= MAX_LINES, len(text.splitlines())
+    assert text.index("class Repro(") < text.index("INPUTS = ") < text.index("# ---- the check") \
+        < text.index('if __name__ == "__main__":')
     p = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert p.returncode == 1, p.stdout + p.stderr
     assert p.stdout.startswith("repro: the bug is present: accuracy")
+    repro.write_text(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, count=1, flags=re.M))  # the planted bug off
+    p = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
 
 def test_the_bug_report(run):
@@ -74,22 +88,28 @@ def test_the_bug_report(run):
     assert ("  - in your code: `examples/train.py:32` (the call of the compiled code; the op's own line is not known)"
             in md.splitlines())
     assert "fail against the reference \\(out\\[0\\]" in md
-    head = (cwd / "triage-1" / "repro.py").read_text().split("\n# ---- pt2kit_portable")[0]
-    assert f"```python\n{head.rstrip()}\n```" in md  # the repro, inline
+    assert len(md) < 65_536  # GitHub's limit on an issue body: the file is what one pastes
+    repro = (cwd / "triage-1" / "repro.py").read_text()
+    assert f"```python\n{repro.rstrip()}\n```" in md  # the whole repro, inline
     assert "relu = torch.ops.aten.relu.default(" in md
     assert f"PyTorch version: {torch.__version__}\n" in md and f"Python version: {sys.version.split()[0]}" in md
     assert "inductor.cpp.inject_relu_bug_TESTING_ONLY = accuracy" in md
     stream = [json.loads(x) for x in (cwd / "triage-1" / "minify.ndjson").read_text().splitlines()]
     bisect = [r for r in stream if r["kind"] == "bisect"]
     if bisect:  # minify's answer, and the two runs that check it
-        assert f"## Bisection\n\n- {md_text(bisect[0]['verdict'])}\n" in md
+        assert f"#### Bisection\n\n- {md_text(bisect[0]['verdict'])}\n" in md
         if bisect[0].get("off"):
             assert f"  - checked, culprit off: `{bisect[0]['off']['setting']}` passes" in md
     else:
-        assert "## Bisection\n\nNot bisected" in md
+        assert "#### Bisection\n\nNot bisected" in md
     for step in ("capture", "guardscan", "kdiff", "minify", "reportgen"):
         printed = re.search(rf"triage: \[\d\] {step}: (.*)", p.stderr)[1]
         assert f"{printed}   # exit " in md  # the command said is the command written
+    # the README shows one whole, made by this command: its title and sections are this run's
+    shown = re.search(r"^(`{4,})markdown\n(# \[inductor\].*?)\n\1$", (ROOT / "README.md").read_text(), re.M | re.S)[2]
+    assert len(shown) < 65_536 and shown.splitlines()[0] == md.splitlines()[0]
+    assert [ln for ln in shown.splitlines() if re.match(r"#{3,4} ", ln)] == \
+        [ln for ln in md.splitlines() if re.match(r"#{3,4} ", ln)]
 
 
 def test_a_printed_command_runs_as_printed(run, tmp_path):

@@ -14,16 +14,16 @@ from pt2kit.schema.stream import encode
 from pt2kit.triage.bugreport import build
 from pt2kit.triage.steps import Step
 
-REPRO = "import torch\nclass Repro(torch.nn.Module):\n    pass\n\n# ---- pt2kit_portable (version 6), verbatim\nHARNESS = 1\n"
+REPRO = "import torch\nclass Repro(torch.nn.Module):\n    pass\n\n# ---- the check: by source\nCHECK = 1\n"
 
 
-def _stream(tmp_path: Path, bisect: bool, divergence: bool = True, backend: str = "inductor") -> Path:
+def _stream(tmp_path: Path, bisect: bool, divergence: bool = True, backend: str = "inductor", repro: str = REPRO) -> Path:
     store = tmp_path / "store"
-    sha = hashlib.sha256(REPRO.encode()).hexdigest()
+    sha = hashlib.sha256(repro.encode()).hexdigest()
     blob = store / "blobs" / sha[:2] / f"{sha}.py"
     blob.parent.mkdir(parents=True)
-    blob.write_text(REPRO)
-    ref = BlobRef(path=f"blobs/{sha[:2]}/{sha}.py", sha256=sha, size=len(REPRO), media_type="text/x-python")
+    blob.write_text(repro)
+    ref = BlobRef(path=f"blobs/{sha[:2]}/{sha}.py", sha256=sha, size=len(repro), media_type="text/x-python")
     env = {"v": 1, "run": "r1"}
     label = "train.py[0/0]"
     recs = [
@@ -53,12 +53,12 @@ def _stream(tmp_path: Path, bisect: bool, divergence: bool = True, backend: str 
     return path
 
 
-def _report(tmp_path: Path, bisect: bool, divergence: bool = True, backend: str = "inductor") -> str:
+def _report(tmp_path: Path, bisect: bool, divergence: bool = True, backend: str = "inductor", repro: str = REPRO) -> str:
     steps = [Step("capture", ["pt2kit", "capture", "--", "python", "train.py"], code=0),
              Step("minify", ["minify", "-o", "t/repro.py"], tmp_path / "t" / "kdiff.ndjson",
                   tmp_path / "t" / "minify.ndjson", code=1)]
     facts = {"PyTorch version": "2.13.0+cpu", "OS": "Debian", "triton": "3.6.0", "interpreter": "/usr/bin/python3"}
-    return build(_stream(tmp_path, bisect, divergence, backend), steps, facts, ["python", "train.py"], tmp_path, 1,
+    return build(_stream(tmp_path, bisect, divergence, backend, repro), steps, facts, ["python", "train.py"], tmp_path, 1,
                  ["kdiff: skipped: `x` crashed"])
 
 
@@ -66,10 +66,11 @@ def test_the_report_says_what_fails_where_with_its_repro_bisection_versions_conf
     md = _report(tmp_path, bisect=True)
     assert md.splitlines()[0] == "# [inductor] wrong results in aten.relu.default at train.py:13 (train.py\\[0/0\\])"
     assert "  - in your code: `train.py:13`: ````return x.relu() ``` # not markdown````" in md
-    assert "```python\nimport torch\nclass Repro(torch.nn.Module):\n    pass\n```" in md  # the head, inline
-    assert "<details><summary>the whole repro.py" in md and "HARNESS = 1" in md  # and the whole file, folded
-    assert "needs torch alone and exits 1 while the bug is there (it failed the same way in 3 of 3 fresh runs); " \
-           "cut from 5 to 1 nodes: `aten.relu.default`" in md
+    assert f"```python\n{REPRO.rstrip()}\n```" in md  # the whole file, inline: it fits
+    assert "needs torch alone and exits 1 while the bug is there (it failed the same way in 3 of 3 fresh runs), " \
+           "0 once it is fixed; cut from 5 to 1 nodes: `aten.relu.default`" in md
+    # PyTorch's bug template: the bug described with its code and error, then the versions
+    assert [ln for ln in md.splitlines() if ln.startswith("### ")][:2] == ["### 🐛 Describe the bug", "### Versions"]
     assert "- inductor's lowerings: application 0 of 1 \\(aten.relu.default\\)" in md  # escaped, shown as is
     assert "  - backends: `aot_eager` passes, `inductor` fails" in md
     assert "  - checked, culprit off: `TORCH_BISECT_MAX=-1` passes\n" in md  # not "passes (passes)"
@@ -83,7 +84,7 @@ def test_the_report_says_what_fails_where_with_its_repro_bisection_versions_conf
 
 def test_without_a_bisect_record_the_report_says_not_bisected(tmp_path):
     md = _report(tmp_path, bisect=False)
-    assert "## Bisection\n\nNot bisected: the stream holds no `bisect` record" in md
+    assert "#### Bisection\n\nNot bisected: the stream holds no `bisect` record" in md
 
 
 def test_a_code_span_outlasts_the_backticks_it_holds():
@@ -125,7 +126,7 @@ def test_where_minify_stopped_the_report_says_what_it_said(tmp_path):
     path = tmp_path / "minify.ndjson"
     path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
     md = build(path, [], {}, ["python", "t.py"], tmp_path, 2)
-    assert f"## Minimal repro\n\nNo repro: minify stopped: `{why}`" in md
+    assert f"#### Minimal repro\n\nNo repro: minify stopped: `{why}`" in md
 
 
 def test_where_kdiff_could_not_judge_a_graph_the_report_never_says_every_graph_passed(tmp_path):
@@ -158,8 +159,8 @@ def test_a_crash_naming_no_graph_is_titled_so_never_with_a_placeholder_name(tmp_
     assert title == "# [torch.compile] Unsupported during run: Failed to trace builtin operator (no graph was kept)"
 
 
-HEADINGS = ("What fails", "Minimal repro", "Bisection", "Error / verdict", "Versions", "Non-default config",
-            "How to rerun each step")
+HEADINGS = [("h3", "🐛 Describe the bug"), ("h4", "What fails"), ("h4", "Minimal repro"), ("h4", "Error / verdict"),
+            ("h4", "Bisection"), ("h4", "Non-default config"), ("h3", "Versions"), ("h3", "How to rerun each step")]
 
 
 def test_a_hostile_script_path_and_exception_message_write_no_markdown_or_html(tmp_path):
@@ -185,8 +186,8 @@ def test_a_hostile_script_path_and_exception_message_write_no_markdown_or_html(t
     path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
     md = build(path, [], {"error": message}, ["python", "t.py"], tmp_path, 1)
     lines = md.splitlines()
-    for heading in HEADINGS:
-        assert f"## {heading}" in lines
+    for level, heading in HEADINGS:
+        assert f"{'#' * int(level[1])} {heading}" in lines
     # the record's text is there, visibly, but never as markup: outside code spans no "<" and no "[text]("
     prose = re.sub(r"^(`{3,})[^\n]*\n.*?^\1$", "", md, flags=re.M | re.S)  # fenced blocks, then code spans
     prose = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", prose.replace("\\`", ""))
@@ -194,6 +195,34 @@ def test_a_hostile_script_path_and_exception_message_write_no_markdown_or_html(t
     assert "\\[click here\\]\\(https://evil.example/\\)" in md
     assert "evil\\\\n&lt;\\!\\-\\-dir" in lines[0]  # the newline in a one-line field is a visible \n
     html = MarkdownIt("commonmark").enable("table").render(md)
-    assert re.findall(r"<h2>(.*?)</h2>", html) == list(HEADINGS)
+    assert re.findall(r"<(h[2-4])>(.*?)</h[2-4]>", html) == HEADINGS
     assert html.count("<h1>") == 1 and "&lt;!--" in html
     assert "<a " not in html and "<details" not in html and "<!--" not in html and "<summary" not in html
+
+
+def test_a_repro_too_long_for_an_issue_body_leaves_its_graph_inline_and_is_attached(tmp_path):
+    """GitHub takes 65,536 characters in an issue body (issue 58: every report was 83-87 KB, its repro.py
+    inline whole). Where the whole file does not fit, the report shows what is above its check, the graph
+    and its inputs, and names the file to attach; it always fits."""
+    long = REPRO.replace("CHECK = 1\n", "".join(f"CHECK_{i} = {i}  # the check's code\n" for i in range(3000)))
+    md = _report(tmp_path, bisect=True, repro=long)
+    assert len(long) > 65_536 > len(md)
+    assert "```python\nimport torch\nclass Repro(torch.nn.Module):\n    pass\n```" in md  # graph and inputs, inline
+    assert "CHECK_0" not in md
+    assert "Its 3005 lines do not fit an issue body: its graph and inputs are below; the whole file is attached " \
+           "(`blobs/" in md
+    assert "### Versions" in md and "#### Bisection" in md  # the rest of the report is all there
+
+
+def test_a_report_past_the_limit_even_so_leaves_sections_out_from_the_end_and_says_which():
+    from pt2kit.triage.bugreport import LIMIT, fit
+
+    parts = [["# title"], ["#### What fails", "x"], ["#### Minimal repro", "y" * 40_000],
+             ["#### Error / verdict", "e"], ["#### Bisection", "b" * 20_000], ["#### Non-default config", "c"],
+             ["### Versions", "v"], ["### How to rerun each step", "r" * 20_000], ["### Also found (guardscan)", "a"]]
+    md = fit(parts, lambda: parts)
+    assert len(md) < LIMIT and "y" * 40_000 in md and "### Versions\nv" in md
+    assert md.rstrip().endswith("(Left out to fit GitHub's 65,536-character limit on an issue body: Also found "
+                                "\\(guardscan\\), How to rerun each step; triage's folder holds them, in report.html "
+                                "and the streams.)")
+    assert "b" * 20_000 in md  # what fits once the later sections are out stays

@@ -1,8 +1,10 @@
-"""bug-report.md: what a PyTorch maintainer triaging the report reads, in the order PyTorch's issue
-template asks for it: a title line; what fails and where in the user's code (the op, ``file:line``, the
-stage); the minimal repro inline (minify's repro.py, which fails alone); the bisection (minify's ``bisect``
-record, or "not bisected" where there is none); the error or verdict; the versions; the non-default config;
-and each step's command to run it again.
+"""bug-report.md: the body of a PyTorch issue, in the sections of PyTorch's bug template (``### 🐛 Describe
+the bug``: what fails and where in the user's code, the minimal repro inline, the error or verdict, the
+bisection and the non-default config; ``### Versions``: collect_env's lines), under a title line, then how
+pt2kit triage found it (each step's command, guardscan's breaks).
+
+It always fits a GitHub issue body (:data:`LIMIT`, :func:`fit`): the whole repro.py inline where it fits,
+else its graph and inputs inline and the rest named as the file attached from triage's folder.
 
 What fails is reportgen's rule (:func:`pt2kit.reportgen.what_fails`, what the page leads with), so the page
 and the report never disagree; this module only writes it as a report. Every string from a record goes
@@ -25,7 +27,10 @@ from pt2kit.schema import read_stream
 
 from .steps import Step, rel
 
-HARNESS = "\n# ---- pt2kit_portable"  # where minify's repro.py starts embedding its harness
+CHECK = "\n# ---- the check"  # where minify's repro.py starts embedding its check, below the graph and its data
+LIMIT = 65_536  # GitHub's limit on an issue body, in characters
+ROWS = 20  # failing graphs listed one by one; the page lists them all
+HEAD = 30_000  # characters of the repro's graph and inputs shown where the whole file does not fit
 FAILURE = {"accuracy": "wrong results", "compile-error": "compile error", "crash": "crash", "nan": "NaN/Inf",
            "violation": "violation"}
 # collect_env's own wording, in its order
@@ -44,10 +49,38 @@ def build(stream: Path, steps: list[Step], facts: dict[str, str], command: list[
     rows = what_fails(c, lambda rec, ref: ref)
     main = next((r for r in rows if r["repro"] is not None), rows[0] if rows else None)
     capture = next((st for st in steps if st.name == "capture"), None)
-    parts = [f"# {_title(main, c, cwd)}", "", *_what_fails(rows, c, command, capture, cwd), "",
-             *_repro(main, c, cwd), "", *_bisection(main, c), "", *_error(main, c), "", *_versions(facts), "",
-             *_config(main, c), "", *_rerun(steps, cwd, exit_code, notes), "", *_also(c)]
-    return "\n".join(parts).rstrip() + "\n"
+
+    def report(whole: bool) -> list[list[str]]:
+        return [[f"# {_title(main, c, cwd)}", "", "### 🐛 Describe the bug"],
+                _what_fails(rows, c, command, capture, cwd), _repro(main, c, cwd, whole), _error(main, c),
+                _bisection(main, c), _config(main, c), _versions(facts), _rerun(steps, cwd, exit_code, notes), _also(c)]
+    return fit(report(True), lambda: report(False))
+
+
+def fit(parts: list[list[str]], shorter: Any, spare: tuple[int, ...] = (8, 7, 5, 4, 3)) -> str:
+    """The report from its sections (a blank line between two), under :data:`LIMIT`: as it is where it fits,
+    else ``shorter()``'s (the repro's graph and inputs inline, the rest attached), else that one less the
+    sections ``spare`` names, in that order, until it fits, named in a last line (the folder has them all).
+    Never left out: the title, what fails, the repro, the versions (what a maintainer asks for first)."""
+    whole = _joined(parts)
+    if len(whole) < LIMIT:
+        return whole
+    parts = short = shorter()
+    left: list[int] = []
+    for i in spare:
+        if len(_joined(parts)) < LIMIT - 1000:  # 1000: room for the line that says what was left out
+            break
+        left.append(i)
+        parts = [[] if j in left else p for j, p in enumerate(parts)]
+    said = [text(short[i][0].lstrip("# ")) for i in left]
+    if said:
+        parts.append([f"(Left out to fit GitHub's {LIMIT:,}-character limit on an issue body: {', '.join(said)}; "
+                      "triage's folder holds them, in report.html and the streams.)"])
+    return _joined(parts)
+
+
+def _joined(parts: list[list[str]]) -> str:
+    return "\n".join(line for part in parts if part for line in [*part, ""]).rstrip() + "\n"
 
 
 def _model(c: Any, name: str | None) -> Any:
@@ -61,36 +94,14 @@ def _backend(c: Any, row: dict[str, Any] | None) -> str:
     return (rep.backend if rep else None) or (cap.backend_code or cap.backend if cap else None) or "torch.compile"
 
 
-def _in_store(path: str | None) -> bool:
-    """A line of a captured model file (a node with no line of the user's: a torch module compiled whole)."""
-    return bool(path) and "/blobs/" in str(path)
-
-
-def user_line(row: dict[str, Any], c: Any) -> str | None:
-    """The user's own line a failure points at: the first divergence's where it is the user's, else the line
-    that called the compiled code (capture's ``called_from``, else the compiled function's)."""
-    if row["where"] and not _in_store(row["where"]):
-        return row["where"]
-    m = _model(c, row["model"])
-    cap = m.captured if m is not None else None
-    return (cap.called_from or cap.source) if cap is not None else None
-
-
-def _op_line(row: dict[str, Any], mine: str | None) -> bool:
-    """Whether the user's line :func:`user_line` gives is the failing op's own (a divergence's), not the
-    line that called the compiled code."""
-    return bool(mine) and mine == row["where"]
-
-
 def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
     if row is None:
         return "pt2kit triage: no failure found"
     rep = row["repro"]["r"] if row["repro"] else None
     kind = FAILURE.get(rep.failure, rep.failure) if rep else (row["what"][0] if row["what"] else "failure")
     op = row["op"] or (rep.ops[0] if rep and len(rep.ops) == 1 else None)
-    mine = user_line(row, c)
-    where = _rel(mine, cwd)
-    at = "at" if _op_line(row, mine) else "called at"  # the call of the compiled code is not the op's line
+    where = _rel(row["mine"], cwd)  # reportgen's rule: the user's own line, as the page leads with it
+    at = "at" if row["mine_is_op"] else "called at"  # the call of the compiled code is not the op's line
     # a crash naming no graph (the script's end) has no model record: reportgen's row has a placeholder name
     graph = f" ({text(row['model'])})" if _model(c, row["model"]) is not None else " (no graph was kept)"
     return (f"[{text(_backend(c, row))}] {text(kind)}" + (f" in {text(op)}" if op else "")
@@ -99,7 +110,7 @@ def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
 
 def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture: Step | None,
                 cwd: Path) -> list[str]:
-    out = ["## What fails", "", f"Running {code(' '.join(command))} under `torch.compile`"
+    out = ["#### What fails", "", f"Running {code(' '.join(command))} under `torch.compile`"
            + (f" (the script exited {capture.code})." if capture and capture.code else " (the script itself exited 0).")]
     if not rows:
         stopped = _stopped(c)
@@ -107,15 +118,15 @@ def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture:
             return [*out, "", "No tool found a failure, but not every graph was judged:", "",
                     *(f"- {text(tool)} stopped: {code(e.message)}" for tool, e in stopped)]
         return [*out, "", "No tool found a failure: every compiled graph kdiff judged passed, and nothing crashed."]
-    for r in rows:
+    for r in rows[:ROWS]:
         out += ["", f"- {code(r['model'])}: " + "; ".join(map(text, r["what"] or ["fails"]))]
         if r["op"]:
             out.append(f"  - the op: {code(r['op'])}")
-        mine = user_line(r, c)
+        mine = r["mine"]
         if mine:
             out.append(f"  - in your code: {code(_rel(mine, cwd))}"
-                       + (f": {code(r['code'])}" if r["code"] and mine == r["where"] else "")
-                       + ("" if _op_line(r, mine) else " (the call of the compiled code; the op's own line is "
+                       + (f": {code(r['code'])}" if r["code"] and r["mine_is_op"] else "")
+                       + ("" if r["mine_is_op"] else " (the call of the compiled code; the op's own line is "
                           "not known)"))
         if r["where"] and r["where"] != mine:
             out.append(f"  - in the captured graph: {code(_rel(r['where'], cwd))}" + (f": {code(r['code'])}" if r["code"] else ""))
@@ -124,6 +135,8 @@ def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture:
         m = _model(c, r["model"])
         if m is not None and m.captured is not None and m.captured.source and m.captured.source != mine:
             out.append(f"  - the compiled code: {code(m.captured.function or '?')} at {code(_rel(m.captured.source, cwd))}")
+    if len(rows) > ROWS:
+        out += ["", f"- and {len(rows) - ROWS} more (report.html in triage's folder lists every one)"]
     return out
 
 
@@ -145,8 +158,10 @@ def _minify_stopped(c: Any, model: str | None) -> str | None:
     return next((e.message for tool, e in _stopped(c) if tool == "minify" and e.model in (model, None)), None)
 
 
-def _repro(row: dict[str, Any] | None, c: Any, cwd: Path) -> list[str]:
-    out = ["## Minimal repro", ""]
+def _repro(row: dict[str, Any] | None, c: Any, cwd: Path, whole: bool = True) -> list[str]:
+    """The repro inline: the whole file (``whole``), else its graph and inputs (what is above minify's
+    check, at most :data:`HEAD` characters), the rest named as the file to attach from triage's folder."""
+    out = ["#### Minimal repro", ""]
     if row is None or row["repro"] is None:
         said = _minify_stopped(c, row["model"] if row else None)
         if said:
@@ -157,24 +172,24 @@ def _repro(row: dict[str, Any] | None, c: Any, cwd: Path) -> list[str]:
     file, _, name = (rep.backend or "").rpartition(":")  # a backend of the user's file: the repro loads it
     needs = f"torch and {code(_rel(file, cwd))} (its backend {code(name)}, loaded from there)" if file else "torch alone"
     out.append(f"{code('python ' + where)} needs {needs} and exits 1 while the bug is there (it failed the same way "
-               f"in {rep.reproduced} of {rep.runs} fresh runs); cut from {rep.nodes_before} to {rep.nodes_after} "
-               f"nodes: {', '.join(code(o) for o in rep.ops) or 'no op'}"
+               f"in {rep.reproduced} of {rep.runs} fresh runs), 0 once it is fixed; cut from {rep.nodes_before} to "
+               f"{rep.nodes_after} nodes: {', '.join(code(o) for o in rep.ops) or 'no op'}"
                + (f", {text(rep.phase)} graph" if rep.phase else "") + ".")
     source = _repro_text(rep, c)
     if source is None:
         return [*out, "", "(the repro file is missing from the store)"]
-    # what a reader reads: the graph, its inputs, backend, config and failure; the harness minify embeds
-    # after them (the verdict, verbatim) is in the whole file below, folded
-    head = source.split(HARNESS, 1)[0]
-    out += ["", block(head, "python")]
-    if head != source:
-        out += ["", "<details><summary>the whole repro.py (with the harness it judges by, embedded verbatim)"
-                    "</summary>", "", block(source, "python"), "", "</details>"]
-    return out
+    if whole:
+        return [*out, "", block(source, "python")]
+    head = source.split(CHECK, 1)[0].rstrip()
+    lines = len(source.splitlines())
+    if len(head) > HEAD:  # a graph of thousands of ops: its start, the file has it all
+        head = head[:HEAD].rsplit("\n", 1)[0] + "\n# ... (the rest is in the file attached)"
+    return [*out, "", f"Its {lines} lines do not fit an issue body: its graph and inputs are below; the whole file "
+                      f"is attached ({code(where)}).", "", block(head, "python")]
 
 
 def _bisection(row: dict[str, Any] | None, c: Any) -> list[str]:
-    out = ["## Bisection", ""]
+    out = ["#### Bisection", ""]
     model = row["model"] if row else None
     found = [b for b in c.of("bisect") if b.model == model] or (c.of("bisect") if model is None else [])
     if not found:
@@ -202,7 +217,7 @@ def _bisection(row: dict[str, Any] | None, c: Any) -> list[str]:
 
 
 def _error(row: dict[str, Any] | None, c: Any) -> list[str]:
-    out = ["## Error / verdict", ""]
+    out = ["#### Error / verdict", ""]
     if row is None:
         return [*out, "None."]
     bad = [d for d in c.of("diff") if d.model == row["model"] and not d.passed]
@@ -226,11 +241,11 @@ def _error(row: dict[str, Any] | None, c: Any) -> list[str]:
 def _versions(facts: dict[str, str]) -> list[str]:
     lines = [f"{k}: {facts[k]}" for k in VERSIONS if k in facts]
     lines += [f"{k}: {v}" for k, v in facts.items() if k not in VERSIONS]
-    return ["## Versions", "", "Read in the script's interpreter (collect_env's names):", "", block("\n".join(lines))]
+    return ["### Versions", "", "Read in the script's interpreter (collect_env's names):", "", block("\n".join(lines))]
 
 
 def _config(row: dict[str, Any] | None, c: Any) -> list[str]:
-    out = ["## Non-default config", ""]
+    out = ["#### Non-default config", ""]
     m = _model(c, row["model"]) if row else next(iter(c.of("model")), None)
     cap = m.captured if m is not None else None
     lines = []
@@ -248,7 +263,7 @@ def _config(row: dict[str, Any] | None, c: Any) -> list[str]:
 
 def _rerun(steps: list[Step], cwd: Path, exit_code: int, notes: list[str]) -> list[str]:
     lines = [f"{st.shown(cwd)}   # exit {st.code}" for st in steps]
-    out = ["## How to rerun each step", "", "Each step is the tool itself, reading the stream the step before wrote "
+    out = ["### How to rerun each step", "", "Each step is the tool itself, reading the stream the step before wrote "
            f"(pt2kit triage exited {exit_code}):", "", block("\n".join(lines), "sh")]
     # as triage said them on stderr, in a block: they name models and backends a stream holds
     return [*out, *(["", "What triage decided between the steps:", "", block("\n".join(notes))] if notes else [])]
@@ -259,7 +274,7 @@ def _also(c: Any) -> list[str]:
     recompiles = [r for r in c.of("recompile") if not r.expected]
     if not breaks and not recompiles:
         return []
-    out = ["## Also found (guardscan)", ""]
+    out = ["### Also found (guardscan)", ""]
     for b in breaks[:5]:
         out.append(f"- graph break at {code(b.source or '?')}: {code(b.reason)}")
     for r in recompiles[:5]:
