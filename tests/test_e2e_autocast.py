@@ -30,15 +30,15 @@ def run(tmp_path_factory):
     """One capture of the loop, kdiff over both graphs, minify of the failing one (its repro alone)."""
     cwd = tmp_path_factory.mktemp("amp")
     env = {"PT2KIT_STORE": str(cwd / "store"), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
-    p = subprocess.run("pt2kit capture -- python " + str(SCRIPT) + " | kdiff > kdiff.ndjson; "
-                       "echo ${PIPESTATUS[@]}", shell=True, capture_output=True, text=True, cwd=cwd, env=env,
+    p = subprocess.run("pt2kit capture -- python " + str(SCRIPT) + " | kdiff | tee kdiff.ndjson | "
+                       "minify --no-bisect -o repro.py > minify.ndjson; echo ${PIPESTATUS[@]}", shell=True, capture_output=True, text=True, cwd=cwd, env=env,
                        executable="/bin/bash", timeout=900)
     return cwd, env, p
 
 
 def test_a_bf16_amp_training_loop_is_judged_and_passes(run):
     cwd, _, p = run
-    assert p.stdout.split() == ["0", "1"], p.stderr[-3000:]  # the planted graph fails; nothing "cannot judge"
+    assert p.stdout.split() == ["0", "1", "0", "1"], p.stderr[-3000:]  # the planted graph fails: nothing "cannot judge"
     assert "trained" in p.stderr and "does not run here" not in p.stderr
     assert ("capture: train_amp.py[0/0]: forward at " in p.stderr
             and "(inductor, grad, under torch.autocast(cpu, bfloat16)), 1 inputs" in p.stderr)
@@ -58,6 +58,19 @@ def test_a_planted_bug_under_fp16_autocast_is_found_at_its_op(run):
     assert (div["model"], div["op"], div["source"]) == ("train_amp.py[0/1]", "aten.relu.default", f"{SCRIPT}:{RELU}")
     assert ("kdiff: train_amp.py[0/1]: 1 of 5 leaves pass (inductor vs eager; every side under "
             "torch.autocast(cpu, float16), as the model file says" in p.stderr)
+
+
+def test_the_planted_bug_is_minified_to_a_repro_that_carries_the_autocast_and_fails_alone(run):
+    cwd = run[0]
+    (rep,) = [r for r in _records(cwd / "minify.ndjson") if r["kind"] == "repro"]
+    assert (rep["model"], rep["ops"], rep["reproduced"]) == ("train_amp.py[0/1]", ["aten.relu.default"], 3), rep
+    text = (cwd / "repro.py").read_text()
+    # entered around each side's call of the graph, as the script's `with` was: said, and in FAILURE
+    assert ("Under: torch.autocast(cpu, float16) around each side's call of the graph (FAILURE['autocast']), as the "
+            "script called it." in text)
+    assert "'autocast': [{'device_type': 'cpu', 'dtype': 'float16', 'cache_enabled': True}]}" in text
+    alone = subprocess.run([sys.executable, "-I", "repro.py"], cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert alone.returncode == 1 and alone.stdout.startswith("repro: the bug is present: accuracy"), alone.stderr
 
 
 def test_a_float64_reference_under_autocast_is_one_line_not_a_verdict(run):

@@ -64,6 +64,7 @@ Not guaranteed: a stable API for users (these are pt2kit's internals); any torch
 """
 
 import ast
+import contextlib
 import copy
 import math
 import signal
@@ -443,29 +444,24 @@ def autocast_words(state):
     return " and ".join(out)
 
 
-class under_autocast:  # a context manager, named as one is used
-    """``torch.autocast`` entered as ``state`` (:func:`autocast_now`'s entries) says, each device type's in
-    turn, left on exit; nothing for ``[]`` or None. Around a graph's call only, as the script's ``with``
-    was: its backward runs outside it, as ``loss.backward()`` after the block does."""
+@contextlib.contextmanager
+def under_autocast(state):
+    """``torch.autocast`` entered as ``state`` (:func:`autocast_now`'s entries) says, each device type's in turn,
+    left on exit; nothing for ``[]`` or None. Around a graph's call only, as the script's ``with`` was: its
+    backward runs outside it, as ``loss.backward()`` after the block does."""
+    import torch
 
-    def __init__(self, state):
-        self.state = list(state or ())
+    with contextlib.ExitStack() as stack:
+        for s in state or ():
+            stack.enter_context(torch.autocast(s["device_type"], dtype=getattr(torch, s["dtype"]),
+                                               enabled=s.get("enabled", True), cache_enabled=s.get("cache_enabled", True)))
+        yield
 
-    def __enter__(self):
-        import torch
 
-        self._entered = []
-        for s in self.state:
-            ctx = torch.autocast(s["device_type"], dtype=getattr(torch, s["dtype"]),
-                                 cache_enabled=s.get("cache_enabled", True))
-            ctx.__enter__()
-            self._entered.append(ctx)
-        return self
-
-    def __exit__(self, *exc):
-        while self._entered:
-            self._entered.pop().__exit__(*exc)
-        return False
+def autocast_off():
+    """:class:`under_autocast` turning off every autocast on now: a training step's backward, taken outside the
+    ``with torch.autocast(...)`` its forward ran in, as a script's ``loss.backward()`` after the block is."""
+    return under_autocast([dict(s, enabled=False) for s in autocast_now()])
 
 
 def tree_map(fn, tree):

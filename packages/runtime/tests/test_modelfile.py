@@ -124,6 +124,11 @@ def test_a_model_file_called_under_its_autocast_state_gives_the_dtypes_the_scrip
         assert autocast_now() == [{"device_type": "cpu", "dtype": "bfloat16", "cache_enabled": True}]
         with torch.autocast("cpu", enabled=False):
             assert autocast_now() == []
+        from pt2kit_portable import autocast_off
+
+        with autocast_off():  # a training step's backward, outside the forward's autocast as the script's is
+            assert autocast_now() == [] and not torch.is_autocast_enabled("cpu")
+        assert torch.is_autocast_enabled("cpu")
     plain = write(tmp_path, "import torch\nmodel = torch.nn.Linear(4, 3)\nexample_inputs = (torch.randn(2, 4),)\n",
                   name="plain.py")
     assert load_model(str(plain)).call().dtype == torch.float32 and model_fields(load_model(str(plain)), "cpu", {})[

@@ -25,13 +25,15 @@ from .records import Want
 from .search import Cancelled, Searcher
 
 
-def accuracy_failure(job: Job, precision: dict[str, Any] | None = None, phase: str | None = None) -> dict[str, Any]:
+def accuracy_failure(job: Job, precision: dict[str, Any] | None = None, phase: str | None = None,
+                     autocast: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The failure an accuracy failure of ``job`` is decided as (drive's ``_failure``): ``precision``, the
     settings the original run was judged under (pt2kit.runtime.precision), is applied by every query and
-    by the repro; ``phase`` "backward": only gradients fail."""
+    by the repro; ``phase`` "backward": only gradients fail; ``autocast``: the torch.autocast the model file
+    calls the graph under (its ``autocast_state``), entered around every candidate's call and the repro's."""
     return {"kind": "accuracy", "signature": "accuracy", **({"ref": job.ref} if job.ref != "eager" else {}),
             **({"rule": job.rule} if job.rule != "fp64" else {}), **({"precision": precision} if precision else {}),
-            **({"phase": phase} if phase else {})}
+            **({"phase": phase} if phase else {}), **({"autocast": autocast} if autocast else {})}
 
 
 def worth_it(job: Job, want: Want | None) -> bool:
@@ -43,10 +45,11 @@ def worth_it(job: Job, want: Want | None) -> bool:
 
 class Ahead:
     def __init__(self, pool: Any, job: Job, graph: ir.Graph, config: Config, on_step: Callable[[str], None],
-                 precision: dict[str, Any] | None = None) -> None:
+                 precision: dict[str, Any] | None = None, autocast: list[dict[str, Any]] | None = None) -> None:
         self.pool = pool
         # a backward graph, or one run as a training step (train mode), is a bet on a gradient's accuracy failure
-        self.failure = accuracy_failure(job, precision, "backward" if graph.phase in ("backward", "joint") else None)
+        self.failure = accuracy_failure(job, precision, "backward" if graph.phase in ("backward", "joint") else None,
+                                        autocast)
         self.lane = pool.lane(1)
         self.searcher = Searcher(self.lane, graph, self.failure, job.backend, config, jobs=len(self.lane.workers),
                                  on_step=lambda m: on_step(f"ahead, while the original runs: {m}"), seed=job.seed)

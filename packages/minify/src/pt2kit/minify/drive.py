@@ -204,7 +204,9 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
             return Outcome(EXIT_OK, f"{want.said}; minify's own run of it: {seen.get('detail') or 'passes'}"
                                     f"{NOT_A_BUG if 'but is within' in (seen.get('detail') or '') else ''}: "
                                     "nothing to minify")
-        failure = _failure(job, want, seen, got.get("precision"))
+        failure = _failure(job, want, seen, got.get("precision"), got.get("autocast"))
+        if failure is not None and "why" not in failure and got.get("autocast"):  # every side of every run under it
+            failure["autocast"] = got["autocast"]
         if failure is not None and failure.get("rule") == "close" and "but is within" in seen.get("verdicts", ""):
             say(f"{seen['verdicts']}{NOT_A_BUG}; minified as the close failure the diff's --verdict close asks for")
         early: Ahead | None = got.pop("early", None)
@@ -359,9 +361,10 @@ def _shows(s: Searcher, w: ir.Candidate | None, failure: dict[str, Any]) -> bool
     return s.fails([w])[0]
 
 
-def _failure(job: Job, want: Want | None, seen: dict[str, Any],
-             precision: dict[str, Any] | None = None) -> dict[str, Any] | None:
-    """The failure to keep: what the original run showed, checked against what was asked for."""
+def _failure(job: Job, want: Want | None, seen: dict[str, Any], precision: dict[str, Any] | None = None,
+             autocast: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    """The failure to keep: what the original run showed, checked against what was asked for; ``autocast``,
+    the model file's, is the accuracy failure's as the search ahead bets on it (every kind gets it: minify_one)."""
     asked = want.kind if want is not None else job.failure
     if job.profile is not None:  # the worker's first finding of the profile's checks, sent as a Want
         want = None if seen.get("want") is None else msgspec.convert(seen["want"], Want)
@@ -387,7 +390,7 @@ def _failure(job: Job, want: Want | None, seen: dict[str, Any],
     # where it shows (train mode): "backward" searches the backward graphs, then the graphs run as training steps
     phase = "backward" if seen.get("phase") == "backward" else None
     if kind == "accuracy":  # the one the search ahead bets on, built in one place
-        return accuracy_failure(job, precision, phase)
+        return accuracy_failure(job, precision, phase, autocast)
     return {"kind": kind, "signature": seen.get("signature", kind), **({"phase": phase} if phase else {})}
 
 

@@ -19,6 +19,7 @@ import torch
 
 from pt2kit_portable import (
     as_input,
+    autocast_off,
     backward_compiler,
     float64_copy,
     float64_mode,
@@ -147,7 +148,8 @@ def gradients(run, inputs, grad=None):
         loss = loss_of(list(out) if isinstance(out, (list, tuple)) else [out])
         if loss is None or not wrt:
             return []
-        return list(torch.autograd.grad(loss, wrt, allow_unused=True, materialize_grads=True))
+        with autocast_off():  # a forward under autocast (the script's): its backward outside, as loss.backward() is
+            return list(torch.autograd.grad(loss, wrt, allow_unused=True, materialize_grads=True))
 
 
 def sync():

@@ -31,10 +31,11 @@ def ask(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, Any], ah
             got["graphs"] = msgspec.convert(m["graphs"], list[ir.Graph])
             got["config"] = m["config"]
             got["precision"] = m.get("precision")
+            got["autocast"] = m.get("autocast") or []  # the model file's: every candidate runs under it
             # train mode: the bet is on a gradient, in the first backward graph
             first = ir.searched(got["graphs"], "backward" if job.mode == "train" else None, False)
             if ahead and first:
-                got["early"] = Ahead(pool, job, first[0], got["config"], stage, got["precision"])
+                got["early"] = Ahead(pool, job, first[0], got["config"], stage, got["precision"], got["autocast"])
 
     a = pool.ask("original", msgspec.to_builtins(job), on_message)
     graphs, config = got.get("graphs", []), got.get("config", {})

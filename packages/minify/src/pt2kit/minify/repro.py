@@ -105,6 +105,14 @@ def _phase_line(phase: str) -> str:
     return ""
 
 
+def _autocast_line(failure: dict[str, Any]) -> str:
+    """Where the script called the graph under torch.autocast: that every side runs under it too."""
+    if not failure.get("autocast"):
+        return ""
+    return (f"\nUnder: {_doc(pt2kit_portable.autocast_words(failure['autocast']))} around each side's call of the "
+            "graph (FAILURE['autocast']), as the script called it.")
+
+
 def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: dict[str, dict[str, str]],
            model: str, graph: int, torch_version: str, dynamic: bool, seed: int, tool_version: str,
            level: str = "aten", subgraph: str | None = None, phase: str = "forward") -> str:
@@ -132,7 +140,7 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
 """A standalone repro made by pt2kit minify {_doc(tool_version)} on torch {_doc(torch_version)}.
 
 Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {int(c.nodes)} op(s): {ops}.
-Failure: {_doc(what)}.{_phase_line(phase)}
+Failure: {_doc(what)}.{_phase_line(phase)}{_autocast_line(failure)}
 Backend: {_doc(backend)}{", dynamic shapes" if dynamic else ""}.{_doc(_precision_line(failure))}
 {needs}
 

@@ -17,7 +17,7 @@ import re
 import torch
 
 from pt2kit.runtime.precision import use_precision
-from pt2kit_portable import differs, exception_line
+from pt2kit_portable import differs, exception_line, under_autocast
 
 from . import plan
 from .harness import fresh, run_eager, run_float64
@@ -38,17 +38,18 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how)
     inputs), then ``how["verdict"]``; a compile error is judged by its signature. ``strict`` (the repro's own
     run): a side that cannot run raises Untestable rather than not failing: eager always, the compiled side
     where the failure is in what it computes, not in its compile."""
-    kind = failure["kind"]
+    kind, amp = failure["kind"], failure.get("autocast")  # amp: the torch.autocast the script called the graph under
     settle(failure)
     try:
         torch.manual_seed(0)  # each side from one seed: a random op (dropout) draws alike, as in the original run
-        eager = run_eager(module, fresh(inputs), how["side"], grad)
+        with under_autocast(amp):
+            eager = run_eager(module, fresh(inputs), how["side"], grad)
     except Exception as e:  # a candidate the eager side cannot run is no repro of anything
         if strict:
             raise Untestable(f"eager cannot run the graph: {exception_line(e)}") from None
         return False, "eager: " + how["signature"](e), "eager fails"
     try:
-        with how["configured"](config):
+        with how["configured"](config), under_autocast(amp):
             torch.manual_seed(0)
             test = how["compiled"](module, fresh(inputs), backend, dynamic, grad)
     except Exception as e:
@@ -66,7 +67,8 @@ def accuracy_verdict(module, inputs, eager, test, failure, side, grad=None):
     reference (None where that cannot run: differs says so where it needed one)."""
     try:
         torch.manual_seed(0)
-        fp64 = run_float64(module, fresh(inputs), side, grad)
+        with under_autocast(failure.get("autocast")):  # it leaves float64 alone: the ops run as eager's do under it
+            fp64 = run_float64(module, fresh(inputs), side, grad)
     except Exception:
         fp64 = None
     for i, (t, r) in enumerate(zip(test, eager, strict=False)):
@@ -180,7 +182,7 @@ def violations(module, inputs, failure):
         return gm.forward
 
     torch._dynamo.reset()
-    with torch.no_grad():
+    with torch.no_grad(), under_autocast(failure.get("autocast")):  # the ops' dtypes as the script's call gave them
         torch.compile(module, backend=aot_autograd(fw_compiler=fw))(*inputs)
     torch._dynamo.reset()
     return seen

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from pt2kit.runtime.accuracy import differs
+from pt2kit.runtime.accuracy import differs, float64_reference_refused
 from pt2kit.runtime.aotgraphs import forward_graphs
 from pt2kit.runtime.backends import check_registered
 from pt2kit.runtime.config import apply_config, from_literal, is_hook, kept_settings, literal, resolve, worker_settings
@@ -27,6 +27,7 @@ from pt2kit.runtime.precision import HARNESS, precision_state, use_precision
 from pt2kit.runtime.tensors import first_jagged, unjag
 from pt2kit.runtime.text import exception_line
 from pt2kit.runtime.torchapi import reset_dynamo
+from pt2kit_portable import under_autocast
 
 from . import harness, ir, loading, plan, verdicts
 from .job import Job
@@ -67,7 +68,8 @@ def original(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         precision = _precision(job.precision)  # after the settings: the harness's fallback_random is not the file's
         send({"t": "stage", "stage": "capture"})
         graphs, forward = _searched_graphs(loaded, job)
-        send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config, "precision": precision})
+        send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config, "precision": precision,
+              "autocast": loaded.autocast})
         if job.profile is not None:  # fxcheck's rules on the graphs the backend gets: nothing to run
             return {"kind": "violation", "want": _first_violation(forward, job.profile)}
         if job.failure == "violation":  # judged on the graphs alone: nothing to run
@@ -88,6 +90,9 @@ def _load(job: Job, send: Any) -> tuple[Any, dict[str, dict[str, str]]]:
         check_registered(job.backend or "inductor")
     send({"t": "stage", "stage": "load"})
     loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
+    refused = float64_reference_refused(loaded.label, job.ref, loaded.autocast)
+    if refused:  # --ref eager64 of a model called under autocast: said, never judged otherwise
+        raise UsageError(refused)
     with apply_config(job.config):
         settings = worker_settings()
         if job.emit_model:
@@ -324,7 +329,13 @@ def query(payload: dict[str, Any], send: Any) -> dict[str, Any]:
 
 def localize(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     """The first node, in graph order, whose compiled value fails the accuracy verdict (one compile of
-    the candidate with every tensor node an output)."""
+    the candidate with every tensor node an output), each run under the torch.autocast the script called
+    the graph under (the failure's ``autocast``), as every query's."""
+    with under_autocast(payload["failure"].get("autocast")):
+        return _localized(payload)
+
+
+def _localized(payload: dict[str, Any]) -> dict[str, Any]:
     cls = _module(payload["source"])
     verdicts.settle(payload["failure"])
     inputs = harness.make_inputs([tuple(s) for s in payload["inputs"]], payload.get("seed", 0))
