@@ -53,6 +53,8 @@ Guarantees:
   (:func:`literal`), skipping what torch's own repro writer skips and any value whose text would not
   come back from :func:`coerce_setting` as the same value of the same type; ``inf`` and ``nan``, alone
   or nested, come back (``1e999``, ``float('nan')``: text :func:`from_literal` reads and ``repr`` does not).
+* :class:`installed_decompositions` puts decompositions into Inductor's table for a block, as a model file's
+  top level installed them (minify's candidates and repros), and puts the table back after it.
 * :func:`autocast_now` reads the ambient ``torch.autocast`` a graph is called under (capture's boot, at the
   compiled call) and :class:`under_autocast` enters it again (every tool's model-file loader, minify's
   candidates and every repro.py), so a graph compiled under ``with torch.autocast(...)`` runs under it.
@@ -341,6 +343,42 @@ class kept_compiler_state:  # a context manager, named as one is used
             forget_decompositions()
             self.changed.append("decompositions")
         return False
+
+
+class installed_decompositions(kept_compiler_state):  # a context manager, named as one is used
+    """``entries`` ({"aten.silu.default": fn}) put into Inductor's decomposition table on entering, the table (and
+    every setting) put back on leaving: a decomposition a model file's top level installed, carried into each of
+    minify's candidates and its repro as the file installed it in the run that failed. Inductor's FX graph cache
+    and AOTAutograd's are off inside: the table is not in their keys, so a graph compiled earlier without the
+    entries (a candidate of a run before) would be handed back, the decomposition never applied."""
+
+    def __init__(self, entries):
+        self.entries = dict(entries)
+
+    def __enter__(self):
+        import importlib
+
+        super().__enter__()
+        table = inductor_decompositions()
+        if table is None:
+            raise RuntimeError("this torch has no Inductor decomposition table to put a decomposition into")
+        for name, fn in self.entries.items():
+            table[op_named(name)] = fn
+        forget_decompositions()
+        caches = (("torch._inductor.config", "fx_graph_cache"), ("torch._functorch.config", "enable_autograd_cache"))
+        for path, key in caches:
+            setattr(importlib.import_module(path), key, False)  # put back on leaving, as every setting is
+        return self
+
+
+def op_named(name):
+    """The aten op overload a name says (``"aten.silu.default"``: ``torch.ops.aten.silu.default``)."""
+    import torch
+
+    op = torch.ops
+    for part in name.split("."):
+        op = getattr(op, part)
+    return op
 
 
 # -- torch's private API this file uses, each behind one small function --------------------------

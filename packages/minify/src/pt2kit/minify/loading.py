@@ -12,7 +12,7 @@ import importlib
 import importlib.util
 import os
 
-from pt2kit_portable import exception_line, kept_compiler_state
+from pt2kit_portable import exception_line, installed_decompositions, kept_compiler_state
 
 UNTESTABLE = 125  # what `git bisect run` reads as "this revision cannot be tested": neither good nor bad
 
@@ -23,6 +23,9 @@ class Untestable(Exception):
 
 
 CODE = "pt2kit:code"  # a setting's value ("pt2kit:code", FILE, NAME): the pass NAME of FILE (--config HOOK=FILE.py:NAME)
+# a config's key that is no config module: {"aten.silu.default": a decomposition}, put into Inductor's table (a
+# model file's top level installed it: minify's filecode)
+DECOMPOSITIONS = "torch._inductor.decomposition"
 _loaded_code = {}
 
 
@@ -64,6 +67,9 @@ def apply_config(config):
     """{module: {key: value}} (torch._inductor.config ...), as context managers."""
     stack = contextlib.ExitStack()
     for module, settings in config.items():
+        if module == DECOMPOSITIONS:
+            stack.enter_context(installed_decompositions(settings))
+            continue
         stack.enter_context(importlib.import_module(module).patch(settings))
     return stack
 

@@ -13,8 +13,12 @@ import msgspec
 from pt2kit.runtime.config import MODULES, from_literal
 from pt2kit.schema import Crash, Diff, Kernel, Store, Violation, as_float
 
-# each config module's --config prefix (Inductor's settings go bare)
-SHORT = {module: "" if prefix == "inductor" else f"{prefix}." for prefix, module in MODULES.items()}
+from .loading import DECOMPOSITIONS
+
+# each config module's --config prefix (Inductor's settings go bare); a decomposition a model file installed by
+# the op it decomposes, as capture's code_settings names a script's
+SHORT = {**{module: "" if prefix == "inductor" else f"{prefix}." for prefix, module in MODULES.items()},
+         DECOMPOSITIONS: "decomposition:"}
 
 
 def config_strings(config: dict[str, dict[str, str]]) -> dict[str, str]:

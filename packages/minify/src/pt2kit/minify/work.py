@@ -29,7 +29,7 @@ from pt2kit.runtime.text import exception_line
 from pt2kit.runtime.torchapi import reset_dynamo
 from pt2kit_portable import under_autocast
 
-from . import harness, ir, loading, plan, verdicts
+from . import filecode, harness, ir, loading, plan, verdicts
 from .job import Job
 from .toir import inside, to_ir
 
@@ -89,10 +89,13 @@ def _load(job: Job, send: Any) -> tuple[Any, dict[str, dict[str, str]]]:
     if ":" not in (job.backend or ""):  # a name torch does not register here would fail as a "compile error"
         check_registered(job.backend or "inductor")
     send({"t": "stage", "stage": "load"})
+    seen = filecode.before()
     loaded = load_model(job.model, device=job.device, from_stream=job.from_stream, label=job.label)
     refused = float64_reference_refused(loaded.label, job.ref, loaded.autocast)
     if refused:  # --ref eager64 of a model called under autocast: said, never judged otherwise
         raise UsageError(refused)
+    # the passes and decompositions its top level installed: every candidate and the repro compile with them
+    code = filecode.installed(seen, loaded.label, job.config)
     with apply_config(job.config):
         settings = worker_settings()
         if job.emit_model:
@@ -102,7 +105,10 @@ def _load(job: Job, send: Any) -> tuple[Any, dict[str, dict[str, str]]]:
     if nested is not None and job.backend == "aoti":  # offsets is cut, or Dynamo's, the repro rebuilding it
         raise UsageError(f"{nested} is a torch.nested jagged tensor: torch.export, and so --backend aoti, takes none "
                          "(--backend inductor minifies the dense graph Inductor compiles from it)")
-    return loaded, _resolved_config({**settings, **job.config})
+    config = _resolved_config({**settings, **job.config})
+    for module, entries in code.items():
+        config.setdefault(module, {}).update(entries)
+    return loaded, config
 
 
 def _backend_settings(spec: str | None, send: Any) -> dict[str, str]:
