@@ -328,3 +328,15 @@ def test_rendering_never_imports_torch(tmp_path):
     p = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), str(tmp_path)], capture_output=True,
                        text=True)
     assert p.returncode == 0, p.stderr
+
+
+def test_a_captured_graph_called_under_autocast_says_so_in_its_line():
+    from pt2kit.reportgen.collection import captured_line
+    from pt2kit.schema import Autocast, BlobRef, Captured, Model
+
+    code = BlobRef(path="blobs/ab/" + "ab" * 32 + ".py", sha256="ab" * 32, size=1, media_type="text/x-python")
+    m = Model(v=1, run="r", model="amp.py[0/0]", file="/m.py", autocast=[Autocast(device_type="cuda", dtype="bfloat16")],
+              captured=Captured(command=["python", "amp.py"], compile_id="0/0", code=code, backend="inductor", grad=True,
+                                values="small"))
+    assert captured_line(m) == ("python amp.py: compile id 0/0, inductor, grad, under torch.autocast(cuda, bfloat16), "
+                                "values small")

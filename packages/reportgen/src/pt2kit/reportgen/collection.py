@@ -134,12 +134,16 @@ def captured_models(c: Collection) -> list[Any]:
 
 def captured_line(m: Any) -> str:
     """Where a captured graph came from, in one line: ``python train.py: compile id 0/1, forward at
-    train.py:12, inductor (max-autotune), dynamic, grad, rank 1, values small; the backend raised ...``."""
+    train.py:12, inductor (max-autotune), dynamic, grad, under torch.autocast(cuda, bfloat16), rank 1, values
+    small; the backend raised ...``."""
+    from pt2kit_portable import autocast_words
+
     c = m.captured
     where = " at ".join(x for x in (c.function, c.source) if x)
     backend = (c.backend or "backend ?") + (f" ({c.mode})" if c.mode else "")
     parts = [f"compile id {c.compile_id}", where, backend, "dynamic" if c.dynamic else "",
-             "grad" if c.grad else "", f"rank {c.rank}" if c.rank is not None else "", f"values {c.values}"]
+             "grad" if c.grad else "", f"under {autocast_words(m.autocast)}" if getattr(m, "autocast", None) else "",
+             f"rank {c.rank}" if c.rank is not None else "", f"values {c.values}"]
     line = f"{' '.join(c.command)}: " + ", ".join(p for p in parts if p)
     return line + (f"; the backend raised {c.error}" if c.error else "")
 
