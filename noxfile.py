@@ -51,6 +51,16 @@ def _pytest_workers() -> str:
 XDIST = "pytest-xdist"
 # --durations: CI's log names the slowest tests, where the next minutes of a run are to be won
 PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-n", _pytest_workers(), "--dist", "loadgroup", "--durations=12")
+# Beside a test run that has pt2kit-runtime, its fork server (pt2kit.runtime.forkserver): every tool a test
+# starts forks its worker from one process that imported torch, Dynamo and Inductor and answered Inductor's
+# CPU probes once, where a fresh worker pays 4-7 s of that on 2 cores (a tool whose environment differs
+# from the run's, a test's TORCH_LOGS say, still starts a fresh one). PT2KIT_NO_FORKSERVER=1 runs without.
+SERVED = ("python", "-m", "pt2kit.runtime.forkserver", "--")
+
+
+def _pytest(session: nox.Session, *args: str) -> None:
+    served = os.environ.get("PT2KIT_NO_FORKSERVER") != "1"
+    session.run(*(SERVED if served else ()), *PYTEST, *args)
 
 
 def _package_dirs() -> dict[str, Path]:
@@ -142,7 +152,10 @@ def tests(session: nox.Session, package: str) -> None:
     """One package's tests, in a virtualenv with only what it declares."""
     _install(session, _local_closure(package, "test"))
     # the Triton kernels run on the CPU here, through Triton's interpreter (tests say where they need it)
-    session.run(*PYTEST, str(PACKAGES[package] / "tests"), *session.posargs)
+    if "pt2kit-runtime" in _local_closure(package, "test"):
+        _pytest(session, str(PACKAGES[package] / "tests"), *session.posargs)
+    else:
+        session.run(*PYTEST, str(PACKAGES[package] / "tests"), *session.posargs)
 
 
 # -- floors: each package against its pt2kit-* dependencies at the oldest versions it accepts -----------
@@ -284,7 +297,7 @@ def newest(session: nox.Session) -> None:
 def e2e(session: nox.Session) -> None:
     """End-to-end tests across tools (pipes, the README's commands)."""
     session.install(*CONSTRAINTS, "pytest", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
-    session.run(*PYTEST, "tests", "--ignore", str(ROOT / "tests" / "real"),
+    _pytest(session, "tests", "--ignore", str(ROOT / "tests" / "real"),
                 "--ignore", str(ROOT / "tests" / "test_e2e_minifier_ported.py"), *session.posargs)
 
 
@@ -294,7 +307,7 @@ def minifier(session: nox.Session) -> None:
     minify` with no flag. Not in the test command: 18 whole pipelines, each a capture, a kdiff and a minify
     with its verifications, cost more than the rest of the e2e session (minutes a case on 2 cores)."""
     session.install(*CONSTRAINTS, "pytest", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
-    session.run(*PYTEST, str(ROOT / "tests" / "test_e2e_minifier_ported.py"), *session.posargs)
+    _pytest(session, str(ROOT / "tests" / "test_e2e_minifier_ported.py"), *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -302,7 +315,7 @@ def real(session: nox.Session) -> None:
     """Every tool on real transformers models (tests/real), verdicts against PyTorch's own."""
     session.install(*CONSTRAINTS, "pytest", XDIST, "transformers",
                     *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
-    session.run(*PYTEST, str(ROOT / "tests" / "real"), "-m", "not slow", *session.posargs)
+    _pytest(session, str(ROOT / "tests" / "real"), "-m", "not slow", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -311,7 +324,7 @@ def real_slow(session: nox.Session) -> None:
     bigger model of what a faster one shows in `real`. Not in the test command."""
     session.install(*CONSTRAINTS, "pytest", XDIST, "transformers",
                     *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
-    session.run(*PYTEST, str(ROOT / "tests" / "real"), "-m", "slow", *session.posargs)
+    _pytest(session, str(ROOT / "tests" / "real"), "-m", "slow", *session.posargs)
 
 
 @nox.session(python=PYTHON)

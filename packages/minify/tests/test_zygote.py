@@ -10,6 +10,15 @@ import pytest
 
 from pt2kit.minify import zygote
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _minifys_own_fork_server():
+    """These test minify's own zygote: never a test run's shared server (pt2kit.runtime.forkserver)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("PT2KIT_FORKSERVER", raising=False)
+        yield
+
+
 pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="fork server needs os.fork"),
               pytest.mark.xdist_group("zygote")]  # one server for the module, on one worker
 

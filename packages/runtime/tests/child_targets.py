@@ -95,3 +95,12 @@ def probed(payload, chan):
     while not (mod and mod.valid_vec_isa_list.cache_info().currsize) and time.monotonic() < deadline:
         time.sleep(0.1)
     return {"isa": bool(mod and mod.valid_vec_isa_list.cache_info().currsize), "system": system}
+
+
+def whoami(payload, chan):
+    """Who runs the job: the fork server's child (torch imported already) or a fresh worker (not)."""
+    import sys
+
+    return {"pid": os.getpid(), "ppid": os.getppid(), "pgid": os.getpgrp(), "cwd": os.getcwd(),
+            "torch": "torch" in sys.modules, "tag": os.environ.get("PT2KIT_TEST_TAG"),
+            "other": os.environ.get("TEST_OTHER")}

@@ -169,9 +169,38 @@ class Zygote:
             self.proc.wait()
 
 
-def start(env: dict[str, str]) -> Zygote | None:
+class Served:
+    """The fork server a run shares (:mod:`pt2kit.runtime.forkserver`, named in the environment: a test run's,
+    say) in a zygote's place: each worker and repro run is forked there, and nothing is imported here for
+    them. A request it refuses (another environment) is a fresh process, as without a server."""
+
+    warm = True  # the shared server answered Inductor's probes before it forked anything
+    gone = False
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.proc = self  # Early.close kills a zygote's process: there is none of ours
+
+    def spawn(self, op: str, *, argv: list[str] | None = None, cwd: str | None = None,
+              env: dict[str, str] | None = None) -> Any:
+        from pt2kit.runtime.forkserver import spawn
+
+        return spawn("pt2kit.minify.worker" if op == "worker" else None, argv or [], env or self.env, cwd)
+
+    def kill(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def start(env: dict[str, str]) -> Zygote | Served | None:
     if not (hasattr(os, "fork") and hasattr(socket, "send_fds") and hasattr(socket, "SOCK_SEQPACKET")):
         return None
+    from pt2kit.runtime.forkserver import ENV
+
+    if env.get(ENV):
+        return Served(env)
     try:
         return Zygote(env)
     except OSError:

@@ -111,7 +111,13 @@ def start_worker(env: dict[str, str] | None = None, preload: tuple[str, ...] = (
     import overlaps whatever the parent waits for before it knows the job (the user's script, in capture)."""
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("PYTHONUNBUFFERED", "1")
-    argv = [sys.executable, "-m", "pt2kit.runtime.worker", *(["--preload", ",".join(preload)] if preload else [])]
+    args = ["--preload", ",".join(preload)] if preload else []
+    from .forkserver import spawn_worker
+
+    forked = spawn_worker(args, child_env)  # where a fork server serves this environment (a test run's)
+    if forked is not None:
+        return forked  # type: ignore[return-value]  # Popen's surface
+    argv = [sys.executable, "-m", "pt2kit.runtime.worker", *args]
     return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env)
 
 

@@ -84,12 +84,27 @@ def _on_signal(store: str, code: int) -> Any:
     return lambda signum, frame: _sweep_and_exit(store, code)
 
 
+# the tool this worker works for, where a fork server (not the tool) started it (:mod:`.forkserver`)
+PARENT: int | None = None
+
+
 def _orphan_watch(parent: int, store: str) -> None:
     """Stop when the parent is gone (killed with SIGKILL, say): nobody reads what we make any more."""
+    forked = parent != os.getppid()
     while True:
         time.sleep(0.5)
-        if os.getppid() != parent:
+        if (_gone(parent) if forked else os.getppid() != parent):
             _sweep_and_exit(store)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    return False
 
 
 def _preload(argv: list[str]) -> None:
@@ -143,7 +158,7 @@ def main() -> int:
     msg_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     faulthandler.enable()
-    parent = os.getppid()
+    parent = PARENT or os.getppid()
     _preload(sys.argv[1:])
     job = msgspec.json.decode(sys.stdin.buffer.read())
     os.environ[STORE_ENV] = job["store"]  # the run's store, where a setting's debug files go (config.py)

@@ -1,0 +1,426 @@
+"""A fork server for every tool's worker: one process imports torch, Dynamo and Inductor's compiler once
+and answers Inductor's CPU probes once, then forks each ``pt2kit.runtime.worker`` a tool asks for, so a
+worker starts in milliseconds instead of the 4-7 s those imports and probes take on a 2-core machine.
+
+``python -m pt2kit.runtime.forkserver -- CMD ...`` serves while CMD runs (a test run, a script that
+pipes several tools), with ``PT2KIT_FORKSERVER`` naming its socket in CMD's environment; a tool whose
+environment names a server asks it for its workers (:func:`child.start_worker`), and any other tool
+starts ``python -m pt2kit.runtime.worker`` as before.
+
+Guarantees:
+
+* A forked worker is the process a fresh one would be, where it can tell: the environment, working
+  directory, umask, stdin/stdout/stderr and process group are the asking tool's (so Ctrl-C and a kill of
+  the tool's group reach it), ``sys.argv`` and ``sys.path[0]`` are what ``python -m`` sets, Python's own
+  signal handlers are back, and it watches the tool (not the server) to stop when the tool dies.
+* The server forks only where nothing the child would read at import differs: the asking tool's
+  interpreter is the server's and its environment is the server's, less :data:`IGNORED` (variables torch
+  reads at no import: ours, pytest's, the shell's). Otherwise, or where the tool's process group is in
+  another session, or where importing initialised CUDA (no fork could use it), the server refuses and
+  the tool starts a fresh worker: never a worker whose torch read another environment.
+* The server runs nothing but imports, what keys Inductor's caches and the CPU probes' answers (computed
+  in a fork of its own, replayed: :func:`pt2kit.runtime.torchapi.replay_vec_isa_answers`) before it
+  forks; no tensor op, no compile, no thread of its own (a fork of a threaded process can deadlock).
+* A child's exit code reaches the tool as :class:`subprocess.Popen` says it (minus the signal). Where
+  the server dies first, its children are killed and the tool reads ``-SIGKILL``.
+
+Not guaranteed: that the child is a fresh interpreter in every respect (modules are imported already;
+what a module computed at import from the clock, the pid or the working directory is the server's);
+resource limits (``ulimit``) and the nice value are the server's, not the tool's; isolation between
+children (each is the user's process with the user's files).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import IO, Any
+
+ENV = "PT2KIT_FORKSERVER"
+# variables torch and Python read at no import (or that only name who started us): they may differ
+IGNORED_PREFIXES = ("PT2KIT", "PYTEST_")
+IGNORED = frozenset({"PWD", "OLDPWD", "_", "SHLVL", "PYTHONUNBUFFERED", "COLUMNS", "LINES", "TERM", "NO_COLOR",
+                     "FORCE_COLOR"})
+WORKER = "pt2kit.runtime.worker"
+PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", WORKER, "pt2kit.runtime.modelfile",
+           "pt2kit.runtime.accuracy")
+
+
+def _relevant(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k not in IGNORED and not k.startswith(IGNORED_PREFIXES)}
+
+
+# -- the tool's side --------------------------------------------------------------------------------
+
+class Forked:
+    """A worker the server forked, with the surface of :class:`subprocess.Popen` that tools use."""
+
+    def __init__(self, conn: socket.socket, pid: int, argv: list[str], stdin: IO[bytes], stdout: IO[bytes],
+                 stderr: IO[bytes]) -> None:
+        self.conn, self.pid, self.args = conn, pid, argv
+        self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
+        self.returncode: int | None = None
+        self._done = threading.Event()
+        threading.Thread(target=self._hear_exit, daemon=True).start()
+
+    def _hear_exit(self) -> None:
+        try:
+            data = self.conn.recv(4096)
+        except OSError:
+            data = b""
+        code = json.loads(data)["exit"] if data else -signal.SIGKILL  # the server went first, killing it
+        self.returncode = code
+        self.conn.close()
+        self._done.set()
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._done.wait(timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:  # not reaped yet, so the pid is still this child's
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def spawn_worker(argv: list[str], env: dict[str, str]) -> Forked | None:
+    """A worker (``python -m pt2kit.runtime.worker ARGV``) forked by the server ``env`` names; None where
+    there is none, or it refused (the caller starts a fresh one)."""
+    return spawn(WORKER, argv, env)
+
+
+def spawn(main: str | None, argv: list[str], env: dict[str, str], cwd: str | None = None) -> Forked | None:
+    """``python -m MAIN ARGV`` (a pt2kit module with a ``main()``: its exit code), or with ``main`` None
+    ``python ARGV[0] ARGV[1:]`` (a script run as ``__main__``), forked by the server ``env`` names, in ``cwd``
+    (this process's by default); None where there is none, or it refused (start a fresh process)."""
+    path = env.get(ENV)
+    if not path or not hasattr(socket, "send_fds"):
+        return None
+    ends = [os.pipe() for _ in range(3)]
+    child_fds = [ends[0][0], ends[1][1], ends[2][1]]
+    conn = None
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        conn.connect(path)
+        umask = os.umask(0o22)
+        os.umask(umask)
+        req = {"main": main, "argv": argv, "env": env, "cwd": cwd or os.getcwd(), "exe": sys.executable,
+               "pgid": os.getpgrp(), "parent": os.getpid(), "umask": umask}
+        socket.send_fds(conn, [json.dumps(req).encode()], child_fds)
+        reply = json.loads(conn.recv(65536) or b"{}")
+    except (OSError, ValueError):
+        reply = {}
+    finally:
+        for fd in child_fds:
+            os.close(fd)
+    if "pid" not in reply:
+        for fd in (ends[0][1], ends[1][0], ends[2][0]):
+            os.close(fd)
+        if conn is not None:
+            conn.close()
+        return None
+    assert conn is not None
+    shown = [sys.executable, *(["-m", main] if main else []), *argv]
+    return Forked(conn, reply["pid"], shown, os.fdopen(ends[0][1], "wb"), os.fdopen(ends[1][0], "rb"),
+                  os.fdopen(ends[2][0], "rb"))
+
+
+# -- the server's side ------------------------------------------------------------------------------
+
+def _refusal(req: dict[str, Any], mine: dict[str, str]) -> str | None:
+    main = req.get("main")
+    if main is not None and not (isinstance(main, str) and main.startswith("pt2kit.")):
+        return f"not a pt2kit module ({main!r})"  # the socket is ours, but it runs only our own mains
+    if req.get("exe") != sys.executable:
+        return f"another interpreter ({req.get('exe')})"
+    theirs = _relevant(req.get("env") or {})
+    if theirs != mine:
+        differ = sorted(k for k in set(theirs) | set(mine) if theirs.get(k) != mine.get(k))
+        return f"another environment ({', '.join(differ[:5])})"
+    return None
+
+
+def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
+    """In the fork: become ``python -m MAIN`` or ``python SCRIPT`` as the tool would have started it; never
+    returns."""
+    try:
+        os.setpgid(0, req["pgid"])  # the server does too; whichever runs first, the child is in it
+    except OSError:
+        os._exit(70)  # the server refuses it and kills this
+    code = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        for sig, handler in ((signal.SIGCHLD, signal.SIG_DFL), (signal.SIGTERM, signal.SIG_DFL),
+                             (signal.SIGINT, signal.default_int_handler)):
+            signal.signal(sig, handler)
+        for c in closing:
+            c.close() if hasattr(c, "close") else os.close(c)
+        for i, fd in enumerate(fds):
+            os.dup2(fd, i)
+            os.close(fd)
+        for stream in (sys.stdout, sys.stderr):
+            stream.reconfigure(write_through=True)  # PYTHONUNBUFFERED, which the tool sets, read at startup
+        os.environ.clear()
+        os.environ.update(req["env"])
+        os.chdir(req["cwd"])
+        os.umask(req["umask"])
+        tempfile.tempdir = None  # TMPDIR is the tool's
+        if req["main"] is None:  # python SCRIPT ARGS
+            import runpy
+
+            sys.argv = list(req["argv"])
+            sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+            runpy.run_path(sys.argv[0], run_name="__main__")
+            code = 0
+        else:  # python -m MAIN ARGS
+            import importlib
+
+            module = importlib.import_module(req["main"])
+            sys.argv = [module.__file__ or req["main"], *req["argv"]]
+            sys.path[0] = req["cwd"]
+            if req["main"] == WORKER:
+                module.PARENT = req["parent"]
+            code = module.main()
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except Exception:
+                pass
+        os._exit(code)
+
+
+def _probe_in_a_fork(closing: list[Any]) -> tuple[int, int]:
+    """(pid, the read end its answers come on): a fork of this server that runs Inductor's CPU probes
+    (:func:`pt2kit.runtime.torchapi.vec_isa_answers`, threads and children of their own, which a process
+    that forks must not run) at a low priority and writes their answers as JSON."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.close(r)
+            for c in closing:
+                c.close() if hasattr(c, "close") else os.close(c)
+            os.setpgid(0, 0)  # its compilers die with it: the server kills the group
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.nice(10)
+            from .torchapi import cuda_asked_by_nvml, vec_isa_answers
+
+            with cuda_asked_by_nvml(), os.fdopen(w, "wb") as out:
+                out.write(json.dumps(vec_isa_answers()).encode())
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass
+    os.close(w)
+    return pid, r
+
+
+def _read_answers(fd: int) -> dict[str, bool]:
+    with os.fdopen(fd, "rb") as f:
+        data = f.read()
+    try:
+        answers = json.loads(data)
+    except ValueError:
+        return {}
+    return answers if isinstance(answers, dict) else {}
+
+
+def _warm() -> bool:
+    """Import what every worker imports, keyed caches included; False where that initialised CUDA."""
+    import importlib
+    import warnings
+
+    # Python 3.12 warns on every fork of a process with threads; torch's own (OpenMP's) are fork-aware
+    warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
+    from .torchapi import cuda_asked_by_nvml, inductor_cache_keys
+
+    with cuda_asked_by_nvml():
+        for name in PRELOAD:
+            importlib.import_module(name)
+        inductor_cache_keys(fork_safe=True)
+    import torch
+
+    return not (torch.cuda.is_available() and torch.cuda.is_initialized())
+
+
+class _Server:
+    def __init__(self, listener: socket.socket, mine: dict[str, str]) -> None:
+        self.listener = listener
+        self.mine = mine
+        self.conns: list[socket.socket] = []
+        self.pids: dict[int, socket.socket] = {}
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+        self.prober, self.answers_r = _probe_in_a_fork([listener, self.wake_r, self.wake_w])
+        self.waiting_answers = True
+
+    def serve(self) -> None:
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        while True:
+            watched = [self.listener, self.wake_r, *self.conns, *([self.answers_r] if self.waiting_answers else [])]
+            ready, _, _ = select.select(watched, [], [])
+            if self.wake_r in ready:
+                os.read(self.wake_r, 4096)
+                self._reap()
+            if self.waiting_answers and self.answers_r in ready:
+                self.waiting_answers = False
+                from .torchapi import cuda_asked_by_nvml, replay_vec_isa_answers
+
+                with cuda_asked_by_nvml():
+                    replay_vec_isa_answers(_read_answers(self.answers_r))
+            if self.listener in ready:
+                conn, _ = self.listener.accept()
+                self.conns.append(conn)
+            for conn in [c for c in self.conns if c in ready]:
+                self._answer(conn)
+
+    def _answer(self, conn: socket.socket) -> None:
+        try:
+            data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+        except OSError:
+            data, fds = b"", []
+        self.conns.remove(conn)
+        if not data or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            conn.close()
+            return
+        req = json.loads(data)
+        reason = _refusal(req, self.mine)
+        pid = None
+        if reason is None:
+            pid = os.fork()
+            if pid == 0:
+                _child(req, fds, [self.listener, self.wake_r, self.wake_w, *self.conns, conn,
+                                  *([self.answers_r] if self.waiting_answers else [])])
+            try:
+                os.setpgid(pid, req["pgid"])
+            except OSError as e:  # the tool's group is in another session: a fresh worker joins it
+                os.kill(pid, signal.SIGKILL)
+                reason, pid = f"its process group is not ours to join ({e.strerror})", None
+        for fd in fds:
+            os.close(fd)
+        try:
+            conn.send(json.dumps({"pid": pid} if pid else {"refused": reason}).encode())
+        except OSError:
+            pass
+        if pid:
+            self.pids[pid] = conn
+        else:
+            conn.close()
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            conn = self.pids.pop(pid, None)
+            if conn is not None:
+                try:
+                    conn.send(json.dumps({"exit": os.waitstatus_to_exitcode(status)}).encode())
+                except OSError:
+                    pass
+                conn.close()
+
+    def close(self) -> None:
+        for pid in self.pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.killpg(self.prober, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def serve(path: str) -> int:
+    """Serve at ``path`` until SIGTERM (or SIGHUP); workers forked meanwhile are killed when it ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the command served: it stops us after
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: sys.exit(0))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(128)  # a tool that asks while we import waits here, no longer than a fresh worker would
+    mine = _relevant(dict(os.environ))  # before the imports: torch sets TORCHINDUCTOR_CACHE_DIR as it reads it
+    if not _warm():
+        listener.close()  # every tool now starts fresh workers
+        return 0
+    server = _Server(listener, mine)
+    try:
+        server.serve()
+    finally:
+        server.close()
+    return 0
+
+
+def run(command: list[str]) -> int:
+    """Run ``command`` with a server beside it, named in its environment; its exit code."""
+    folder = tempfile.mkdtemp(prefix="pt2kit-fork-")
+    path = os.path.join(folder, "socket")
+    server = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.forkserver", "--serve", path],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    try:
+        return subprocess.call(command, env={**os.environ, ENV: path})
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        for name in os.listdir(folder):
+            os.unlink(os.path.join(folder, name))
+        os.rmdir(folder)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        code = serve(sys.argv[2])
+    elif sys.argv[1:2] == ["--"] and len(sys.argv) > 2:
+        code = run(sys.argv[2:])
+    else:
+        print("usage: python -m pt2kit.runtime.forkserver -- COMMAND [ARGS...]", file=sys.stderr)
+        code = 2
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # an interpreter that imported torch takes seconds to tear down

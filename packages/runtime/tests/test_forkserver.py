@@ -1,0 +1,82 @@
+"""The fork server (pt2kit.runtime.forkserver): a tool's worker forked from one warm process does the job
+a fresh one would, in the tool's process group and working directory, and an environment the server
+did not import under gets a fresh worker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pt2kit.runtime.child import run_in_child
+from pt2kit.runtime.forkserver import ENV, spawn
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("fork") / "socket")
+    proc = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.forkserver", "--serve", path],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    while not os.path.exists(path):
+        time.sleep(0.05)
+    yield proc, path
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def _job(tmp_path, path, target="whoami", **extra):
+    env = {**os.environ, ENV: path, **extra}
+    return run_in_child(f"child_targets:{target}", {}, run="r", store=str(tmp_path), on_record=lambda raw: None,
+                        quiet=True, env=env)
+
+
+def test_a_worker_is_forked_warm_in_the_tools_group_and_folder(server, tmp_path, monkeypatch):
+    proc, path = server
+    monkeypatch.chdir(HERE)  # the child imports child_targets from its working directory, as python -m does
+    res = _job(tmp_path, path, PT2KIT_TEST_TAG="ours")
+    assert res.ok, res.crash
+    me = res.value
+    assert me["ppid"] == proc.pid and me["torch"]  # the server's child: torch came imported
+    assert me["pgid"] == os.getpgrp() and me["cwd"] == str(HERE) and me["tag"] == "ours"
+
+
+def test_another_environment_gets_a_fresh_worker(server, tmp_path, monkeypatch):
+    _, path = server
+    monkeypatch.chdir(HERE)
+    res = _job(tmp_path, path, TEST_OTHER="1")  # torch could read it at import: never forked
+    assert res.ok, res.crash
+    assert res.value["ppid"] == os.getpid() and not res.value["torch"] and res.value["other"] == "1"
+
+
+def test_a_forked_worker_that_segfaults_is_the_same_crash_record(server, tmp_path, monkeypatch):
+    _, path = server
+    monkeypatch.chdir(HERE)
+    c = _job(tmp_path, path, target="segfaults").crash
+    assert c["signal"] == "SIGSEGV" and c["stage"] == "run" and c["last_kernel"] == "cpp_fused_relu_0"
+
+
+def test_a_script_runs_as_main_with_its_exit_code_and_a_signal_reads_as_popen_says(server, tmp_path):
+    _, path = server
+    script = tmp_path / "s.py"
+    script.write_text("import sys, torch\nprint(__name__, sys.argv[1:])\nsys.exit(7)\n")
+    child = spawn(None, [str(script), "a"], {**os.environ, ENV: path}, cwd=str(tmp_path))
+    assert child is not None
+    child.stdin.close()
+    assert child.stdout.read() == b"__main__ ['a']\n" and child.wait(timeout=30) == 7
+    script.write_text("import time\ntime.sleep(60)\n")
+    sleeper = spawn(None, [str(script)], {**os.environ, ENV: path})
+    time.sleep(0.5)
+    sleeper.send_signal(signal.SIGTERM)
+    assert sleeper.wait(timeout=30) == -signal.SIGTERM
+
+
+def test_only_pt2kit_modules_are_run(server):
+    _, path = server
+    assert spawn("os", [], {**os.environ, ENV: path}) is None
