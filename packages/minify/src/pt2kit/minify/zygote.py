@@ -267,51 +267,6 @@ def fork_poisoned() -> bool:
     return os.waitstatus_to_exitcode(status) != 0
 
 
-def _probe_in_a_fork(closing: list[Any]) -> tuple[int, int]:
-    """(pid, the read end its answers come on): a fork of this server that runs Inductor's CPU probes
-    (:func:`pt2kit.runtime.torchapi.vec_isa_answers`) at a low priority and writes their answers as JSON."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 0
-        try:
-            os.close(r)
-            for c in closing:
-                c.close() if hasattr(c, "close") else os.close(c)
-            # its compilers and probe children hold no pipe of the user's (a pipeline's stderr would wait on
-            # them) and die with it: the server kills the group
-            os.setpgid(0, 0)
-            devnull = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(devnull, fd)
-            os.nice(10)  # beside the script upstream and this server's own children
-            from pt2kit.runtime.torchapi import vec_isa_answers
-
-            with os.fdopen(w, "wb") as out:
-                out.write(json.dumps(vec_isa_answers()).encode())
-        except BaseException:
-            code = 1
-        finally:
-            os._exit(code)
-    try:
-        os.setpgid(pid, pid)  # as the child does: whichever runs first, the group exists before a kill
-    except OSError:
-        pass
-    os.close(w)
-    return pid, r
-
-
-def _read_answers(fd: int) -> dict[str, bool]:
-    """The prober's answers ({} where it failed: each child then probes for itself)."""
-    with os.fdopen(fd, "rb") as f:
-        data = f.read()
-    try:
-        answers = json.loads(data)
-    except ValueError:
-        return {}
-    return answers if isinstance(answers, dict) else {}
-
-
 def main(fd: int) -> int:
     # Ctrl-C reaches the whole process group, this server too: minify, its parent, stops and kills it,
     # so a KeyboardInterrupt here would only print a traceback on the user's terminal (each child it
@@ -323,6 +278,7 @@ def main(fd: int) -> int:
 
     # Python 3.12 warns on every fork of a process with threads; torch's own (OpenMP's) are fork-aware
     warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
+    from pt2kit.runtime.forkserver import probe_in_a_fork, read_answers
     from pt2kit.runtime.torchapi import cuda_asked_by_nvml, inductor_cache_keys, replay_vec_isa_answers
     from pt2kit.runtime.worker import ahead_of_the_job
 
@@ -343,7 +299,7 @@ def main(fd: int) -> int:
     # Inductor's CPU probes take seconds (a minute on a GPU machine's cold cache) and need threads, which a
     # process that forks must not run: a fork of this server probes, and this one memoises its answers
     # when they come, serving meanwhile (a child forked before then probes for itself, as python would)
-    prober, answers_r = _probe_in_a_fork([sock, wake_r, wake_w])
+    prober, answers_r = probe_in_a_fork([sock, wake_r, wake_w])
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: set[int] = set()
@@ -370,7 +326,7 @@ def main(fd: int) -> int:
             if answers_r in ready:
                 waiting.remove(answers_r)
                 with cuda_asked_by_nvml():
-                    replay_vec_isa_answers(_read_answers(answers_r))
+                    replay_vec_isa_answers(read_answers(answers_r))
                 sock.send(json.dumps({"warm": True}).encode())
             if sock in ready:
                 data, fds, _, _ = socket.recv_fds(sock, 65536, 3)

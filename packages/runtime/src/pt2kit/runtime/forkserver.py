@@ -216,7 +216,7 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
         os._exit(code)
 
 
-def _probe_in_a_fork(closing: list[Any]) -> tuple[int, int]:
+def probe_in_a_fork(closing: list[Any]) -> tuple[int, int]:
     """(pid, the read end its answers come on): a fork of this server that runs Inductor's CPU probes
     (:func:`pt2kit.runtime.torchapi.vec_isa_answers`, threads and children of their own, which a process
     that forks must not run) at a low priority and writes their answers as JSON."""
@@ -249,7 +249,8 @@ def _probe_in_a_fork(closing: list[Any]) -> tuple[int, int]:
     return pid, r
 
 
-def _read_answers(fd: int) -> dict[str, bool]:
+def read_answers(fd: int) -> dict[str, bool]:
+    """The prober's answers ({} where it failed: each child then probes for itself)."""
     with os.fdopen(fd, "rb") as f:
         data = f.read()
     try:
@@ -285,7 +286,7 @@ class _Server:
         self.pids: dict[int, socket.socket] = {}
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
-        self.prober, self.answers_r = _probe_in_a_fork([listener, self.wake_r, self.wake_w])
+        self.prober, self.answers_r = probe_in_a_fork([listener, self.wake_r, self.wake_w])
         self.waiting_answers = True
 
     def serve(self) -> None:
@@ -302,7 +303,7 @@ class _Server:
                 from .torchapi import cuda_asked_by_nvml, replay_vec_isa_answers
 
                 with cuda_asked_by_nvml():
-                    replay_vec_isa_answers(_read_answers(self.answers_r))
+                    replay_vec_isa_answers(read_answers(self.answers_r))
             if self.listener in ready:
                 conn, _ = self.listener.accept()
                 self.conns.append(conn)
