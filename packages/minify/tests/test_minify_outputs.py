@@ -128,7 +128,7 @@ def test_a_repro_that_cannot_be_written_at_the_end_stays_in_the_store(minify, tm
     m.write_text(f"import os, sys\nsys.path.insert(0, {str(MODELS)!r})\nfrom small import posnet, nan_backend\n"
                  f"if os.path.isdir({str(out_dir)!r}):\n    os.rmdir({str(out_dir)!r})\n"
                  f"    open({str(out_dir)!r}, 'w').close()\n")
-    r = minify(f"{m}:posnet", "--backend", f"{m}:nan_backend", "-o", str(out_dir / "repro.py"), "--no-bisect")
+    r = minify(f"{m}:posnet", "--backend", f"{MODELS / 'small.py'}:nan_backend", "-o", str(out_dir / "repro.py"), "--no-bisect")
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert "output" not in rep and rep["reproduced"] == 3  # null fields are left out of a record
