@@ -97,9 +97,10 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         where, message = got.refused[0]
         raise UsageError(f"{where}: the step before minify stopped, so nothing on stdin was judged and there is "
                          f"nothing to minify yet: {message}")
-    if not got.targets and not got.models and got.unnamed:  # it failed, with no graph: never a silent exit 0
-        raise UsageError(f"{got.unnamed[0]} (the command failed and no graph was kept, so there is no graph to "
-                         "cut: capture keeps one once torch.compile hands it to a backend)")
+    if not got.targets and not got.models and got.unnamed:  # it failed before any graph: its script is reduced
+        from .script import minify_script
+
+        return minify_script(s, job, got.unnamed[0], got.commands[0])
     if not got.targets:
         if got.models:
             s.say("no failing diff, crash, violation or NaN/Inf kernel on stdin: nothing to minify")

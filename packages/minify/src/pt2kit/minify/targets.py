@@ -55,6 +55,9 @@ class Piped:
     # a crash naming no graph (the command's own end, "SOURCE:LINE: Exception: message" each): with no model
     # record beside it, the command failed before any graph was kept
     unnamed: list[str] = field(default_factory=list)
+    # the argv of the capture run each such crash came from (its header's), in the same order: the script it
+    # ran is what minify reduces at the source level (:mod:`.script`)
+    commands: list[list[str]] = field(default_factory=list)
 
 
 def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m: None) -> Piped:
@@ -68,6 +71,7 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
     checks: list[tuple[PipedModel, str, Want]] = []  # model records holding a call --check failed: where, what
     judged: set[str] = set()  # the models a diff judged
     runs: dict[str, tuple[dict[str, str], str]] = {}  # each upstream run's --config: its findings were seen so
+    argvs: dict[str, list[str]] = {}  # each capture run's argv (its header's): the command it ran
     for line, model in read_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config,
                                   also=[Header, Diff, Crash, Violation, Kernel, Error]):
         rec = line.record
@@ -80,6 +84,8 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
                 checks.append((model, where, check))
         elif isinstance(rec, Header):
             runs[rec.run] = (dict(rec.config), where)
+            if rec.tool == "capture":
+                argvs[rec.run] = list(rec.argv)
         elif isinstance(rec, Error):
             out.refused.append((where, rec.message))
         elif isinstance(rec, Failing):
@@ -95,6 +101,7 @@ def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m
                 out.graphless.append(f"{where}: {rec.exception}: {rec.message}")
             elif isinstance(rec, Crash) and label is None:  # the command's own end: no graph named
                 out.unnamed.append(f"{where}: " + ": ".join(x for x in (rec.exception, summary_line(rec.message or "")) if x))
+                out.commands.append(argvs.get(rec.run, []))
             if w and label and not any(t.label == label and t.want.kind == w.kind for t in found):
                 run_cfg, run_where = runs.get(rec.run, ({}, ""))
                 found.append(Target(label, rec, where, w, stream_config_for(

@@ -1,0 +1,222 @@
+"""A failure before any graph was kept (Dynamo raising while it traced: fullgraph=True over a graph break,
+an internal Dynamo error): no graph to cut, but a script. It is reduced at the source level by
+pysource-minimize (shrinkray, the other on PyPI, needs Python 3.12 since 25.12: see the README), keeping the
+failure's signature, and the reduced script is the repro.
+
+Guarantees: the signature is minify's own rule (:func:`.verdicts.exception_signature`), embedded by source
+in every candidate and in the repro (:mod:`.embed`), and the script's own signature is taken from a run
+of it under that check, never from the record's text. Each candidate is a file in a temporary folder run
+as ``INTERPRETER candidate.py ARGS`` in a fresh process with a timeout, with the working directory the
+command ran in (minify's own: triage runs capture and minify in one folder) and the script's folder on
+PYTHONPATH, so the script's relative files and sibling modules are found as in the original run; nothing
+is written next to the user's files. The repro exits 1 while the failure is there, 0 once the script runs
+through, 125 where it fails otherwise. Not guaranteed: a script that reads its own ``__file__`` reads the
+candidate's; ``python -m MODULE`` is not reduced.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_USAGE, UsageError
+from pt2kit.runtime.session import Session, torch_version
+from pt2kit.runtime.writes import write_output
+from pt2kit_portable import escape
+
+from . import __version__, embed
+from .job import Job
+
+MARK = "repro: "  # the line the check writes on stderr: "repro: reproduced: SIG" or "repro: fails otherwise: SIG"
+BUDGET_S = 300.0  # the reduction stops trying candidates after this long: the smallest one found is the repro
+JUDGE = '''
+
+def _judged(kind, e, tb):
+    # the failure's signature decides: the same one is the bug (1), another is "cannot test" (125); an
+    # uncaught exception only gets here, so a script that runs through exits 0
+    sys.__excepthook__(kind, e, tb)
+    got = exception_signature(e)
+    print(f"repro: raised by {kind.__module__}", file=sys.stderr)
+    print(f"repro: {'reproduced' if got == SIGNATURE else 'fails otherwise'}: {got}", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(1 if got == SIGNATURE else 125)
+
+
+sys.excepthook = _judged
+'''
+
+
+@dataclass(frozen=True)
+class Command:
+    python: list[str]  # the interpreter, as the command named it
+    script: Path  # the script, resolved against the folder the command ran in
+    args: list[str]  # the script's own arguments
+
+
+def command_of(argv: list[str]) -> Command | str:
+    """The script of capture's header argv (``capture [FLAGS] -- PYTHON SCRIPT.py ARGS``), or why none."""
+    cmd = argv[argv.index("--") + 1:] if "--" in argv else []
+    if len(cmd) < 2 or not Path(cmd[0]).name.startswith("python"):
+        return f"the command {' '.join(cmd) or '(none)'} is not `python SCRIPT.py`"
+    at = next((i for i, a in enumerate(cmd[1:], 1) if a.endswith(".py")), None)
+    if at is None or any(a == "-m" or a == "-c" for a in cmd[1:at]):
+        return f"the command {' '.join(cmd)} runs no script file"
+    script = Path(cmd[at]).resolve()
+    if not script.is_file():
+        return f"{cmd[at]}: the script is not there (minify runs where the command ran)"
+    return Command(cmd[:at], script, cmd[at + 1:])
+
+
+def check(signature: str | None) -> str:
+    """The check every candidate and the repro start with: minify's signature rule, by source, and the hook
+    that judges the exception that ends the script."""
+    c = embed.closure([("pt2kit.minify.verdicts", "exception_signature")], docstrings=False)
+    imports = sorted({"import os", "import sys", *c.imports})
+    return "\n".join(imports) + f"\n\nSIGNATURE = {signature!r}\n\n" + c.source().rstrip() + "\n" + JUDGE
+
+
+def run(cmd: Command, text: str, folder: Path, timeout: float) -> tuple[int | None, str | None, str]:
+    """(exit code, or None past ``timeout``; the signature the check said; the module of the exception's
+    type) of ``text`` run as the script."""
+    path = folder / "candidate.py"
+    path.write_text(text)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(cmd.script.parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    try:
+        p = subprocess.run([*cmd.python, str(path), *cmd.args], env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, None, ""
+    said = [ln[len(MARK):] for ln in p.stderr.splitlines() if ln.startswith(MARK)]
+    sig = [ln.partition(": ")[2] for ln in said if not ln.startswith("raised by ")]
+    by = [ln.removeprefix("raised by ") for ln in said if ln.startswith("raised by ")]
+    return p.returncode, sig[-1] if sig else None, by[-1] if by else ""
+
+
+class _Stop(Exception):
+    """The reduction's time is up."""
+
+
+@dataclass
+class Reduced:
+    text: str  # the reduced script
+    signature: str
+    lines_before: int
+    lines_after: int
+    runs: int  # candidates run
+    wall_s: float
+    stopped: bool  # the budget ran out: the smallest found so far
+
+
+def reduce(cmd: Command, say: Callable[[str], None], budget_s: float = BUDGET_S) -> Reduced | tuple[int, str]:
+    """The script reduced by pysource-minimize while it fails with its own signature; or (exit code, why
+    not): 2 where the script's own error ended it (no compiler failure), 3 where the failure did not come
+    back."""
+    import pysource_minimize
+
+    start = time.monotonic()
+    source = cmd.script.read_text()
+    with tempfile.TemporaryDirectory(prefix="pt2kit-minify-") as tmp:
+        folder = Path(tmp)
+        code, sig, by = run(cmd, check(None) + source, folder, timeout=max(120.0, budget_s / 4))
+        if code != 125 or sig is None:  # the check said nothing: it ran through, or died before the hook
+            return EXIT_CRASH, f"minify's own run of {cmd.script.name} " + (
+                "ran through (exit 0): the failure did not come back" if code == 0 else
+                f"ended without an exception the check saw (exit {code})")
+        if by.partition(".")[0] != "torch":  # the script's own error before any compile: no compiler bug
+            return EXIT_USAGE, f"{cmd.script.name} raised {sig} (of {by or 'no module'}), not torch: no compiler failure"
+        head, once = check(sig), time.monotonic() - start
+        # a candidate that hangs where the original failed is no repro; the floor: a loaded machine (CI beside
+        # the tests) took 30 s to import torch
+        timeout = max(120.0, 4 * once)
+        runs, best = [0], [source]
+
+        def fails(text: str) -> bool:
+            if time.monotonic() - start > budget_s:
+                raise _Stop  # pysource-minimize has no budget of its own: the smallest failing one found is it
+            runs[0] += 1
+            got = run(cmd, head + text, folder, timeout)[:2] == (1, sig)
+            if got and len(text) < len(best[0]):
+                if len(text.splitlines()) < len(best[0].splitlines()):  # said per line gone, not per character
+                    say(f"{runs[0]} candidates run: {len(text.splitlines())} lines still fail so")
+                best[0] = text
+            return got
+
+        say(f"{cmd.script.name}: {sig}; reducing the script ({len(source.splitlines())} lines) with pysource-minimize")
+        stopped = False
+        try:
+            small = pysource_minimize.minimize(source, fails)
+        except _Stop:
+            small, stopped = best[0], True
+        except ValueError:  # its first check of the script (normalised by ast.unparse) did not fail so
+            return EXIT_CRASH, f"{cmd.script.name} did not fail with {sig} again, as pysource-minimize reads it back"
+    return Reduced(small, sig, len(source.splitlines()), len(small.splitlines()), runs[0],
+                   time.monotonic() - start, stopped)
+
+
+def repro_text(r: Reduced, cmd: Command, tool_version: str, torch_version: str) -> str:
+    """repro.py: a docstring that says what it is, the check, then the reduced script (its ``from
+    __future__`` imports first, where Python needs them)."""
+    tree = ast.parse(r.text)
+    future = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+    lines = r.text.splitlines()
+    first = [ast.get_source_segment(r.text, n) or "" for n in future]
+    for n in future:
+        for i in range(n.lineno - 1, (n.end_lineno or n.lineno)):
+            lines[i] = ""
+    name, sig = escape(cmd.script.name, string=True), escape(r.signature, string=True)
+    args = escape(" ".join(cmd.args), string=True)
+    doc = (f"pt2kit minify {tool_version}: {name}, the user's script reduced at the source level by\n"
+           f"pysource-minimize from {r.lines_before} to {r.lines_after} lines. It still fails before torch.compile "
+           f"hands a\nbackend any graph (Dynamo raises while it traces) with:\n\n    {sig}\n\n"
+           f"Made on torch {escape(torch_version, string=True)}. Run it as `python repro.py{' ' + args if args else ''}` "
+           "in the folder the script ran in:\nit exits 1 while the failure is there, 0 once the script runs "
+           "through, 125 where it fails otherwise.\n")
+    body = "\n".join(lines).strip("\n")
+    top = '"""' + doc + '"""\n' + "".join(f + "\n" for f in first)
+    return (top + "\n" + check(r.signature) + "\n# ---- the user's script, reduced ----\n" + body + "\n")
+
+
+def verify(cmd: Command, text: str, signature: str, runs: int = 2) -> int:
+    """How many of ``runs`` fresh runs of repro.py failed with the signature (exit 1)."""
+    with tempfile.TemporaryDirectory(prefix="pt2kit-minify-") as tmp:
+        return sum(run(cmd, text, Path(tmp), timeout=300.0)[:2] == (1, signature) for _ in range(runs))
+
+
+def minify_script(s: Session, job: Job, where: str, argv: list[str]) -> int:
+    """The crash ``where`` says (the command's own end, no graph kept), minified as its script reduced:
+    repro.py written (-o, and the store) and its `repro` record; the exit code (1: reproduced)."""
+    from pt2kit.schema import Repro
+
+    cmd = command_of(argv)
+    if isinstance(cmd, str):  # no script to reduce: the line it always said, and why
+        raise UsageError(f"{where} (the command failed and no graph was kept, so there is no graph to cut, and "
+                         f"no script to reduce: {cmd})")
+    r = reduce(cmd, s.say, job.timeout or BUDGET_S)
+    if isinstance(r, tuple):
+        if r[0] == EXIT_USAGE:
+            raise UsageError(f"{where} (the command failed and no graph was kept, so there is no graph to cut: {r[1]})")
+        s.say(f"{where}: {r[1]}: no repro")
+        return r[0]
+    text = repro_text(r, cmd, __version__, torch_version())
+    runs = 2
+    reproduced = verify(cmd, text, r.signature, runs)
+    if job.output is not None:
+        write_output(job.output, text, flag="-o")
+    # no graph: 0 nodes before and after (the lines are said below); "compile-error": Dynamo's, as it traced
+    s.emit(Repro, model=None, path=s.store.put_text(text, "text/x-python", ".py"), failure="compile-error",
+           nodes_before=0, nodes_after=0, reproduces=reproduced == runs, signature=r.signature, queries=r.runs,
+           wall_s=round(r.wall_s, 1), reproduced=reproduced, runs=runs, output=job.output)
+    stopped = f" (stopped after {job.timeout or BUDGET_S:g} s: the smallest found)" if r.stopped else ""
+    s.say(f"{cmd.script.name}: reduced from {r.lines_before} to {r.lines_after} lines in {r.runs} runs, "
+          f"{r.wall_s:.0f} s{stopped}; repro.py fails so in {reproduced} of {runs} fresh runs"
+          + (f"; wrote {job.output}" if job.output else ""))
+    return EXIT_FINDINGS if reproduced else EXIT_CRASH
