@@ -358,10 +358,10 @@ def test_repro_judges_under_the_harness_precision_and_as_configured_keeps_the_mo
         assert run_repro(out).returncode == 0
 
 
-def test_a_command_that_failed_before_any_graph_was_kept_is_one_line_and_exit_2(minify, tmp_path):
-    """`pt2kit capture -- python t.py | minify` where Dynamo raised before handing a backend any graph
-    (fullgraph=True over a break): a crash naming no graph, no model record, the header naming the trace
-    (guardscan's work). minify exited 0 in silence."""
+def test_a_failure_before_any_graph_naming_no_script_is_one_line_and_exit_2(minify, tmp_path):
+    """A stream where Dynamo raised before handing a backend any graph (fullgraph=True over a break): a crash
+    naming no graph, no model record, the header naming the trace (guardscan's work), and no command after
+    `--` in its argv: no script to reduce (test_script_reduced.py reduces one). minify exited 0 in silence."""
     from pt2kit.schema import BlobRef, Crash, Header
     from pt2kit.schema.stream import encode
 
@@ -375,4 +375,5 @@ def test_a_command_that_failed_before_any_graph_was_kept_is_one_line_and_exit_2(
     assert r.code == 2, r.stderr
     assert r.stderr.splitlines()[-1] == (
         "minify: error: <stdin>:2: Unsupported: Failed to trace builtin operator (the command failed and no graph "
-        "was kept, so there is no graph to cut: capture keeps one once torch.compile hands it to a backend)")
+        "was kept, so there is no graph to cut, and no script to reduce: the command (none) is not `python "
+        "SCRIPT.py`)")
