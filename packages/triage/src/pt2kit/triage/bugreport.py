@@ -171,10 +171,12 @@ def _repro(row: dict[str, Any] | None, c: Any, cwd: Path, whole: bool = True) ->
     where = _rel(rep.output, cwd) if rep.output else rep.path.path
     file, _, name = (rep.backend or "").rpartition(":")  # a backend of the user's file: the repro loads it
     needs = f"torch and {code(_rel(file, cwd))} (its backend {code(name)}, loaded from there)" if file else "torch alone"
+    # a repro of no graph (minify 0.13: a failure before any graph was kept) is the script reduced
+    cut = (f"cut from {rep.nodes_before} to {rep.nodes_after} nodes: {', '.join(code(o) for o in rep.ops) or 'no op'}"
+           + (f", {text(rep.phase)} graph" if rep.phase else "")) if rep.nodes_before else \
+        "your script reduced at the source level (no graph was kept)"
     out.append(f"{code('python ' + where)} needs {needs} and exits 1 while the bug is there (it failed the same way "
-               f"in {rep.reproduced} of {rep.runs} fresh runs), 0 once it is fixed; cut from {rep.nodes_before} to "
-               f"{rep.nodes_after} nodes: {', '.join(code(o) for o in rep.ops) or 'no op'}"
-               + (f", {text(rep.phase)} graph" if rep.phase else "") + ".")
+               f"in {rep.reproduced} of {rep.runs} fresh runs), 0 once it is fixed; {cut}.")
     source = _repro_text(rep, c)
     if source is None:
         return [*out, "", "(the repro file is missing from the store)"]

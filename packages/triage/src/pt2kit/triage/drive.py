@@ -112,9 +112,10 @@ class Pipeline:
         seen = streams.read(last)
         if not seen.models and capture.code:
             # whose failure it is, its stderr says: the script's own, or Dynamo's raising while it traced
-            # (fullgraph=True over a graph break) before any backend got a graph
+            # (fullgraph=True over a graph break) before any backend got a graph; minify reduces the script
             say.line(f"the script failed (exit {capture.code}) before torch.compile handed a backend any graph (its "
-                     "stderr above says why); no further tool has a graph to judge")
+                     "stderr above says why); no tool has a graph to judge"
+                     + (", minify reduces the script itself" if "crash of the script" in seen.failing else ""))
         if seen.models or seen.traces:
             self.go(Step("guardscan", [], last, out / "guardscan.ndjson"))
             last = out / "guardscan.ndjson"
