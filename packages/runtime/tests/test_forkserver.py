@@ -70,6 +70,14 @@ def test_a_script_runs_as_main_with_its_exit_code_and_a_signal_reads_as_popen_sa
     assert child is not None
     child.stdin.close()
     assert child.stdout.read() == b"__main__ ['a']\n" and child.wait(timeout=30) == 7
+    # an uncaught exception goes through sys.excepthook, as python's does; a path entry is importable
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "sibling.py").write_text("WHO = 'sibling'\n")
+    script.write_text("import sys, sibling\nsys.excepthook = lambda *a: print('hooked', sibling.WHO)\n"
+                      "raise RuntimeError('x')\n")
+    child = spawn(None, [str(script)], {**os.environ, ENV: path}, path=[str(tmp_path / "lib")])
+    child.stdin.close()
+    assert child.stdout.read() == b"hooked sibling\n" and child.wait(timeout=30) == 1
     script.write_text("import time\ntime.sleep(60)\n")
     sleeper = spawn(None, [str(script)], {**os.environ, ENV: path})
     time.sleep(0.5)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -87,18 +88,54 @@ def run(cmd: Command, text: str, folder: Path, timeout: float) -> tuple[int | No
     type) of ``text`` run as the script."""
     path = folder / "candidate.py"
     path.write_text(text)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(cmd.script.parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    try:
-        p = subprocess.run([*cmd.python, str(path), *cmd.args], env=env, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
-                           timeout=timeout)
-    except subprocess.TimeoutExpired:
+    code, stderr = _forked(cmd, path, timeout)
+    if code == "fresh":
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(cmd.script.parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        try:
+            p = subprocess.run([*cmd.python, str(path), *cmd.args], env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace",
+                               timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None, None, ""
+        code, stderr = p.returncode, p.stderr
+    if code is None:
         return None, None, ""
-    said = [ln[len(MARK):] for ln in p.stderr.splitlines() if ln.startswith(MARK)]
+    said = [ln[len(MARK):] for ln in stderr.splitlines() if ln.startswith(MARK)]
     sig = [ln.partition(": ")[2] for ln in said if not ln.startswith("raised by ")]
     by = [ln.removeprefix("raised by ") for ln in said if ln.startswith("raised by ")]
-    return p.returncode, sig[-1] if sig else None, by[-1] if by else ""
+    return code, sig[-1] if sig else None, by[-1] if by else ""
+
+
+def _forked(cmd: Command, path: Path, timeout: float) -> tuple[int | str | None, str]:
+    """The candidate forked by a run's fork server (:mod:`pt2kit.runtime.forkserver`: a test run's), where
+    the command's interpreter is this one with no flags: its exit code (None past ``timeout``) and stderr;
+    ("fresh", "") where it cannot be (no server, another interpreter or environment)."""
+    import shutil
+    import threading
+
+    from pt2kit.runtime.forkserver import spawn
+
+    exe = shutil.which(cmd.python[0]) if len(cmd.python) == 1 else None
+    if exe is None or os.path.realpath(exe) != os.path.realpath(sys.executable):
+        return "fresh", ""
+    child = spawn(None, [str(path), *cmd.args], dict(os.environ), path=[str(cmd.script.parent)])
+    if child is None:
+        return "fresh", ""
+    child.stdin.close()
+    err: list[bytes] = []
+    threads = [threading.Thread(target=lambda: child.stdout.read(), daemon=True),
+               threading.Thread(target=lambda: err.append(child.stderr.read()), daemon=True)]
+    for t in threads:
+        t.start()
+    try:
+        code: int | None = child.wait(timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        code = None
+    for t in threads:
+        t.join(5)
+    return code, b"".join(err).decode("utf-8", "replace")
 
 
 class _Stop(Exception):

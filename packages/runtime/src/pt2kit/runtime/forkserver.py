@@ -109,22 +109,24 @@ def spawn_worker(argv: list[str], env: dict[str, str]) -> Forked | None:
     return spawn(WORKER, argv, env)
 
 
-def spawn(main: str | None, argv: list[str], env: dict[str, str], cwd: str | None = None) -> Forked | None:
+def spawn(main: str | None, argv: list[str], env: dict[str, str], cwd: str | None = None,
+          path: list[str] | tuple[str, ...] = ()) -> Forked | None:
     """``python -m MAIN ARGV`` (a pt2kit module with a ``main()``: its exit code), or with ``main`` None
     ``python ARGV[0] ARGV[1:]`` (a script run as ``__main__``), forked by the server ``env`` names, in ``cwd``
-    (this process's by default); None where there is none, or it refused (start a fresh process)."""
-    path = env.get(ENV)
-    if not path or not hasattr(socket, "send_fds"):
+    (this process's by default), with ``path`` after the script's folder on ``sys.path`` (where PYTHONPATH
+    would put it); None where there is none, or it refused (start a fresh process)."""
+    where = env.get(ENV)
+    if not where or not hasattr(socket, "send_fds"):
         return None
     ends = [os.pipe() for _ in range(3)]
     child_fds = [ends[0][0], ends[1][1], ends[2][1]]
     conn = None
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        conn.connect(path)
+        conn.connect(where)
         umask = os.umask(0o22)
         os.umask(umask)
-        req = {"main": main, "argv": argv, "env": env, "cwd": cwd or os.getcwd(), "exe": sys.executable,
+        req = {"main": main, "argv": argv, "env": env, "cwd": cwd or os.getcwd(), "exe": sys.executable, "path": list(path),
                "pgid": os.getpgrp(), "parent": os.getpid(), "umask": umask}
         socket.send_fds(conn, [json.dumps(req).encode()], child_fds)
         reply = json.loads(conn.recv(65536) or b"{}")
@@ -190,6 +192,7 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
 
             sys.argv = list(req["argv"])
             sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+            sys.path[1:1] = req.get("path") or []
             runpy.run_path(sys.argv[0], run_name="__main__")
             code = 0
         else:  # python -m MAIN ARGS
@@ -202,11 +205,12 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
                 module.PARENT = req["parent"]
             code = module.main()
     except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
+        if e.code is None or isinstance(e.code, int):
+            code = e.code or 0
+        else:
+            print(e.code, file=sys.stderr)
     except BaseException:
-        import traceback
-
-        traceback.print_exc()
+        sys.excepthook(*sys.exc_info())  # as python does with an uncaught exception: a script may hook it
     finally:
         for f in (sys.stdout, sys.stderr):
             try:
