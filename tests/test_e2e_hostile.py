@@ -3,6 +3,7 @@ SIGTERM stops the tool and its worker and leaves no temporary file in the store.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -41,8 +42,10 @@ def _alive(pid: int) -> bool:
 @pytest.mark.parametrize("tool", ["kdiff", "guardscan"])
 def test_sigterm_mid_run_is_143_and_leaves_no_worker_and_no_temp_file(tmp_path, tool):
     store = tmp_path / "store"
+    # a worker of its own, its child: never one a test run's fork server forks (found by parent pid here)
+    env = {k: v for k, v in os.environ.items() if k != "PT2KIT_FORKSERVER"}
     p = subprocess.Popen([sys.executable, "-m", f"pt2kit.{tool}", str(MODEL), "--store", str(store)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=env)
     deadline = time.monotonic() + 60
     while not (workers := _workers(p.pid)):  # wait until its worker is up and working
         assert time.monotonic() < deadline and p.poll() is None
