@@ -88,3 +88,15 @@ def test_a_script_runs_as_main_with_its_exit_code_and_a_signal_reads_as_popen_sa
 def test_only_pt2kit_modules_are_run(server):
     _, path = server
     assert spawn("os", [], {**os.environ, ENV: path}) is None
+
+
+def test_a_child_whose_environment_leaves_ours_out_is_forked_by_the_server_named(server, tmp_path):
+    """minify's repro runs get no PT2KIT variable, the server's address included: named apart, still forked."""
+    proc, path = server
+    script = tmp_path / "who.py"
+    script.write_text("import os, sys\nprint(os.getppid(), 'torch' in sys.modules, os.environ.get('PT2KIT_FORKSERVER'))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PT2KIT")}
+    assert spawn(None, [str(script)], env) is None  # no server named: the caller starts python itself
+    child = spawn(None, [str(script)], env, server=path)
+    child.stdin.close()
+    assert child.stdout.read() == f"{proc.pid} True None\n".encode() and child.wait(timeout=30) == 0

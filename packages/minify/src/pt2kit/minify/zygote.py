@@ -183,9 +183,11 @@ class Served:
 
     def spawn(self, op: str, *, argv: list[str] | None = None, cwd: str | None = None,
               env: dict[str, str] | None = None) -> Any:
-        from pt2kit.runtime.forkserver import spawn
+        from pt2kit.runtime.forkserver import ENV, spawn
 
-        return spawn("pt2kit.minify.worker" if op == "worker" else None, argv or [], env or self.env, cwd)
+        # a repro's run gets no PT2KIT variable (verify): the server is named apart
+        return spawn("pt2kit.minify.worker" if op == "worker" else None, argv or [], env or self.env, cwd,
+                     server=self.env[ENV])
 
     def kill(self) -> None:
         pass

@@ -110,12 +110,13 @@ def spawn_worker(argv: list[str], env: dict[str, str]) -> Forked | None:
 
 
 def spawn(main: str | None, argv: list[str], env: dict[str, str], cwd: str | None = None,
-          path: list[str] | tuple[str, ...] = ()) -> Forked | None:
+          path: list[str] | tuple[str, ...] = (), server: str | None = None) -> Forked | None:
     """``python -m MAIN ARGV`` (a pt2kit module with a ``main()``: its exit code), or with ``main`` None
     ``python ARGV[0] ARGV[1:]`` (a script run as ``__main__``), forked by the server ``env`` names, in ``cwd``
     (this process's by default), with ``path`` after the script's folder on ``sys.path`` (where PYTHONPATH
-    would put it); None where there is none, or it refused (start a fresh process)."""
-    where = env.get(ENV)
+    would put it); None where there is none, or it refused (start a fresh process). The server is ``server``
+    where given (a child's environment may leave out ours), else the one ``env`` names."""
+    where = server or env.get(ENV)
     if not where or not hasattr(socket, "send_fds"):
         return None
     ends = [os.pipe() for _ in range(3)]
