@@ -2,7 +2,7 @@
 
 import torch
 
-from pt2kit.minify.harness import dense, fresh, make_inputs
+from pt2kit.minify.harness import dense, eager_outputs, fresh, make_inputs, run_eager
 from pt2kit.minify.verdicts import exception_signature, outcome
 
 ACCURACY = {"kind": "accuracy", "signature": "accuracy"}
@@ -29,6 +29,22 @@ def test_a_fresh_input_keeps_its_strides_and_values():
     a, b, n = fresh([t, e, 5])
     assert a.stride() == (1, 2) and torch.equal(a, t) and a.data_ptr() != t.data_ptr()
     assert torch.equal(b, e) and b.data_ptr() != e.data_ptr() and n == 5
+
+
+class WritesAView(torch.nn.Module):
+    """A write into one input read through another that shares its storage (``f(x, x[2:4])``)."""
+
+    def forward(self, base, view):
+        view.mul_(10)
+        return (base + 1,)
+
+
+def test_a_run_keeps_inputs_that_share_a_storage_sharing_it_and_the_write_seen_through_the_other():
+    base = torch.arange(6.0)
+    inputs = [base, base[2:4]]
+    (out,) = run_eager(WritesAView(), fresh(inputs), eager_outputs)
+    assert out.tolist() == [1.0, 2.0, 21.0, 31.0, 5.0, 6.0]  # the script's own answer: the write is read through base
+    assert base.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]  # the run wrote its copies, not the inputs
 
 
 def test_a_jagged_spec_is_rebuilt_at_its_offsets_run_on_a_copy_and_judged_by_its_values():

@@ -21,6 +21,7 @@ from pt2kit_portable import (
     as_input,
     autocast_off,
     backward_compiler,
+    copy_inputs,
     float64_copy,
     float64_mode,
     is_leaf,
@@ -85,22 +86,12 @@ def _tensor(shape, stride, dtype, dev, lo, hi, exact, g):
 
 def fresh(inputs):
     """A copy of every tensor input, with its strides: each run gets its own, since a graph may write
-    into an input (an in-place op on what was an intermediate before the graph was cut), and the run
-    after it would otherwise read changed values and fail where the backend did nothing wrong."""
-    out = []
-    for t in inputs:
-        if isinstance(t, torch.Tensor) and t.is_nested:  # its sizes hold a nested int: no empty_strided
-            t = t.clone()
-        elif isinstance(t, torch.Tensor):
-            was = t
-            with torch.no_grad():
-                try:
-                    t = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device).copy_(t)
-                except RuntimeError:  # overlapping strides (an expanded input) cannot be written: a plain clone
-                    t = t.clone()
-            t = as_input(t, was.requires_grad, is_leaf(was))  # a non-leaf input stays one
-        out.append(t)
-    return out
+    into an input (an in-place op on what was an intermediate before the graph was cut, the copy_ into an
+    input that ends a graph keeping its input mutations), and the run after it would otherwise read changed
+    values and fail where the backend did nothing wrong. pt2kit_portable's copy_inputs: inputs that shared a
+    storage share the copy (a write into one is read through the other, as in the script), an expanded or
+    overlapping layout stays one, a non-leaf input stays one."""
+    return copy_inputs(list(inputs))
 
 
 def dense(outputs):

@@ -193,7 +193,24 @@ class Searcher:
         if cand is not None and self.fails([cand])[0]:
             keep, best = set(order[i:j + 1]), cand
         keep, best = self.ddmin(keep, best)
+        self.together(keep)
         return best, keep
+
+    def together(self, keep: set[str]) -> None:
+        """One line where the failure needs the ops kept together: each one's removal was asked and passed
+        (delta debugging's last round asked them; the answers are cached), so no op of them fails alone."""
+        names = [n.name for n in self.graph.compute if n.name in keep]
+        if len(names) < 2:
+            return
+        without = [self.build(keep - {n}) for n in names]
+        if any(c is None or self.key(c) not in self.cache or self.cache[self.key(c)] for c in without):
+            return  # one could not be built, or was not asked: not said
+        by = self.graph.by_name()
+        ops = [by[n].op.removesuffix(".default") for n in names]
+        labels = [f"{op} ({n})" if ops.count(op) > 1 else op for op, n in zip(ops, names, strict=True)]
+        listed = f"{', '.join(labels[:-1])} and {labels[-1]}"
+        self.on_step(f"the failure needs {listed} together; " + (
+            "each passes alone" if len(names) == 2 else "it passes without any one of them"))
 
     def search(self, whole: ir.Candidate) -> tuple[ir.Candidate, Config]:
         """Every strategy in turn, from the whole graph: the smallest candidate that fails, and the config

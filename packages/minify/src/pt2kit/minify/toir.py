@@ -17,7 +17,7 @@ import msgspec
 
 from pt2kit.runtime.hops import hop_name
 from pt2kit.runtime.torchapi import is_op_overload
-from pt2kit_portable import is_leaf
+from pt2kit_portable import copy_inputs, is_leaf
 
 from . import ir
 
@@ -195,16 +195,19 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
 
     from pt2kit.runtime.fxmeta import node_place
 
-    values: dict[str, Any] = {}
+    specs: dict[str, ir.Spec | None] = {}
 
     class Recorder(torch.fx.Interpreter):
         def run_node(self, n: Any) -> Any:
             out = super().run_node(n)
-            values[n.name] = out
+            # taken as it is made: a later node may write into it (the copy_ into an input that ends a graph
+            # keeping its input mutations), and a candidate is fed the value its first reader read
+            val = n.meta.get("val", n.meta.get("example_value"))
+            specs[n.name] = _spec(val if val is not None else out, out, device)
             return out
 
     with torch.no_grad():
-        Recorder(gm).run(*args)
+        Recorder(gm).run(*copy_inputs(list(args)))  # copies, storages shared as they were: the writes stay in them
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs = {a.name for a in out_node.all_input_nodes}
     nodes, dynamic = [], False
@@ -213,7 +216,7 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
         if isinstance(val, torch.SymInt) or (isinstance(val, torch.Tensor)
                                             and any(isinstance(d, torch.SymInt) for d in val.shape)):
             dynamic = True
-        spec = _spec(val if val is not None else values.get(n.name), values.get(n.name), device)
+        spec = specs[n.name] if n.name in specs else _spec(val, None, device)
         sub = getattr(gm, str(n.target), None) if n.op == "get_attr" else None
         if isinstance(sub, torch.fx.GraphModule):  # a higher-order op's subgraph: a nested function
             try:
@@ -249,7 +252,7 @@ def inside(gm: Any, args: list[Any], index: int, device: str) -> list[ir.Graph]:
     for n in gm.graph.nodes:
         if n.op == "call_function" and is_hop(n.target):
             with contextlib.suppress(Exception):  # a subgraph that will not run on its own is not searched
-                for attr, sub, sub_args in entered(gm, args, n):
+                for attr, sub, sub_args in entered(gm, copy_inputs(list(args)), n):  # a write stays in the copies
                     out.append(to_ir(materialise(sub), sub_args, index, device,
                                      subgraph=f"{hop_name(n.target)} → {attr}"))
     return out

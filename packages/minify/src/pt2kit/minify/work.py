@@ -67,7 +67,11 @@ def original(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         loaded, config = _load(job, send)
         precision = _precision(job.precision)  # after the settings: the harness's fallback_random is not the file's
         send({"t": "stage", "stage": "capture"})
+        from pt2kit.runtime.written import Start
+
+        start = Start(loaded.model, loaded.inputs)
         graphs, forward = _searched_graphs(loaded, job)
+        start.restore()  # the capture ran the model: a write into its inputs is undone, so the judging starts clean
         send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config, "precision": precision,
               "autocast": loaded.autocast})
         if job.profile is not None:  # fxcheck's rules on the graphs the backend gets: nothing to run
@@ -137,7 +141,8 @@ def _searched_graphs(loaded: Any, job: Job) -> tuple[list[ir.Graph], list[Any]]:
     dynamo: list[Any] = []
     with apply_config(job.config):
         try:
-            forward = forward_graphs(loaded.model, lambda fn: loaded.call(fn), dynamo=dynamo)
+            # a write into an input stays in the graph, as Inductor gets it: the op ordered against it is cut too
+            forward = forward_graphs(loaded.model, lambda fn: loaded.call(fn), dynamo=dynamo, keep_input_mutations=True)
         except Exception:  # AOTAutograd cannot trace it: the failure is before the aten graph
             forward = []
     return _graphs(forward, dynamo, job), forward

@@ -5,7 +5,8 @@ model file the tool loaded: not ``pt2kit capture``, which runs a user's script (
 
 Shared by kdiff (localisation) and minify (the graph it cuts). Guarantees: the model runs under
 ``torch.no_grad`` (a training step for :func:`training_graphs`) with Dynamo reset before and after,
-so no compiled code of this run stays behind; arguments are copies, safe to run again. Not
+so no compiled code of this run stays behind; arguments are copies, safe to run again (a graph that
+keeps its input mutations writes them: run it on copies of them). Not
 guaranteed: a graph whose first call never happens (left out; a backward that never runs is None),
 symbolic sizes without a hint (kept symbolic).
 """
@@ -36,12 +37,16 @@ def concrete(a: Any) -> Any:
     return a
 
 
-def forward_graphs(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | None = None
-                    ) -> list[tuple[torch.fx.GraphModule, list[Any]]]:
+def forward_graphs(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | None = None, *,
+                   keep_input_mutations: bool = False) -> list[tuple[torch.fx.GraphModule, list[Any]]]:
     """(aten forward graph, the real arguments of its first call) for each graph Dynamo compiles.
 
     ``dynamo``, when given, also receives (Dynamo's graph, its real arguments) for each, before
-    AOTAutograd traces it: what a torch.compile backend is handed, kept even where AOTAutograd fails."""
+    AOTAutograd traces it: what a torch.compile backend is handed, kept even where AOTAutograd fails.
+    ``keep_input_mutations``: a write into an input stays in the graph, an ``aten.copy_`` into it where
+    the graph wrote it, as Inductor and aot_eager are handed it (their ``keep_inference_input_mutations``),
+    so an op ordered against that write is there to cut (else the write is one more output, applied
+    outside the graph; running such a graph writes its arguments: run it on copies)."""
     from functorch.compile import make_boxed_func
     captured: list[dict[str, Any]] = []
 
@@ -56,7 +61,7 @@ def forward_graphs(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | N
 
         return make_boxed_func(run)
 
-    aot = aot_autograd(fw_compiler=fw)
+    aot = aot_autograd(fw_compiler=fw, keep_inference_input_mutations=keep_input_mutations)
 
     def backend(gm: torch.fx.GraphModule, example: list[Any]) -> Any:
         if dynamo is not None:
