@@ -1,6 +1,6 @@
 """pt2kit_portable: the rules every pt2kit process applies, in one file that also runs where pt2kit is not installed.
 
-Version 8 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
+Version 9 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
 functions that use it, imported there. No package-relative import, no ``from __future__``, no msgspec,
 nothing else of pt2kit. The same text is used three ways, so a rule changed here changes everywhere:
 
@@ -35,7 +35,10 @@ Guarantees:
   ``requires_grad`` kept, and an input that was not a leaf (the result of an op on a tensor that
   requires grad) made the output of one op again, with its storage, offset, shape and strides; capture's
   model files (which embed its text), kdiff's and minify's copies and every repro.py rebuild inputs
-  with it, so a backend that looks at ``is_leaf`` sees what it saw in the script. :func:`copy_inputs`
+  with it, so a backend that looks at ``is_leaf`` sees what it saw in the script. :func:`make_tensor` makes
+  an input from its description (shape, stride, storage offset and size; its real values or a seeded
+  draw), as ``rand_strided`` and ``InputReader`` do: capture's model files and every repro.py embed its
+  text, so both lay out an expanded, overlapping or offset input as the script had it. :func:`copy_inputs`
   copies a call's inputs so that those sharing one storage share the copy (a write into one shows in the
   other, as in the script), each as :func:`as_input` makes it.
 * :func:`backward_compiler` and :func:`run_backward` compile a backward aten graph as AOTAutograd does
@@ -72,7 +75,7 @@ import math
 import signal
 from dataclasses import dataclass
 
-VERSION = 8
+VERSION = 9
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -896,6 +899,42 @@ def as_input(t, requires_grad, leaf=True):
     with torch.no_grad():
         out.set_(t.untyped_storage(), t.storage_offset(), t.shape, t.stride())
     return out
+
+
+def make_tensor(shape, stride, dtype, device, lo=None, hi=None, g=None, values=None, offset=0, storage=0):
+    """A tensor of ``shape`` in the script's layout: its ``stride`` and storage ``offset`` over a storage of
+    at least ``storage`` elements (an expanded, overlapping, transposed or offset input stays one), as
+    PyTorch's ``rand_strided`` and ``InputReader`` make it. ``values``: the real values (a tensor of
+    ``shape``), each written where the layout puts it; else the storage drawn from generator ``g``:
+    floats uniform in [lo, hi] (standard normal where no range is known), integers in [lo, hi], bools,
+    complex numbers both of whose parts are standard normal. Capture's model files and every repro.py
+    make their inputs with it."""
+    import torch
+
+    reach = 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) if all(shape) else 0
+    n = max(storage, offset + reach)
+    if values is None:
+        flat = _drawn(n, dtype, lo, hi, g)
+    else:  # an element the layout reaches twice held one value in the script: either write leaves it
+        flat = torch.zeros(n, dtype=dtype)
+        flat[torch.arange(n).as_strided(shape, stride, offset).reshape(-1)] = values.reshape(-1).to("cpu", dtype)
+    return flat.to(device).as_strided(shape, stride, offset)
+
+
+def _drawn(n, dtype, lo, hi, g):
+    import torch
+
+    if dtype == torch.bool:
+        return torch.randint(0, 2, (n,), generator=g).bool()
+    if dtype.is_complex:
+        return torch.randn(n, generator=g, dtype=dtype)
+    if dtype.is_floating_point:
+        if lo is None or hi is None:
+            return torch.randn(n, generator=g, dtype=torch.float64).to(dtype)
+        return (torch.rand(n, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+    lo = 0 if lo is None else int(lo)
+    hi = lo + 1 if hi is None else max(int(hi), lo)
+    return torch.randint(lo, hi + 1, (n,), generator=g, dtype=torch.int64).to(dtype)
 
 
 def copy_inputs(inputs):

@@ -260,3 +260,33 @@ class _Chan:
 
     def note(self, key, value):
         pass
+
+
+class Three(torch.nn.Module):
+    def forward(self, a, b, c):
+        return a * 2, b + 1, c.sum()
+
+
+def _laid_out(t: torch.Tensor) -> tuple:
+    return tuple(t.shape), t.stride(), t.storage_offset(), t.untyped_storage().nbytes()
+
+
+@pytest.mark.parametrize("values", ["all", "none"])
+def test_an_expanded_overlapping_or_offset_input_loads_in_the_scripts_layout(tmp_path, values):
+    """Issue 57, class 1: a backend whose bug lives in a layout (an expanded gradient's stride 0, views that
+    overlap, a slice at an offset into a larger storage) saw it in the script; the model file gave it
+    contiguous tensors (an expanded one as one row expanded, the offset and storage dropped), and the bug
+    was gone. Each loads as the script had it: shape, stride, storage offset, storage size, and its values."""
+    write = _writer()
+    torch.manual_seed(0)
+    args = [torch.randn(4, 3)[:1].expand(4, 3), torch.randn(10).as_strided((4, 3), (2, 1)), torch.randn(20)[8:].view(3, 4)]
+    gm = torch.fx.symbolic_trace(Three())
+    name, _, _ = write.write(gm, list(args), tmp_path, "g0_0", ["a test"], values, 1 << 30)
+    got = load_model(str(tmp_path / name)).inputs
+    assert [_laid_out(g) for g in got] == [_laid_out(a) for a in args] == [
+        ((4, 3), (0, 1), 0, 48), ((4, 3), (2, 1), 0, 40), ((3, 4), (4, 1), 8, 80)]
+    assert torch.equal(got[0][0], got[0][3]) and torch.equal(got[1][0, 2], got[1][1, 0])  # one element each
+    if values == "all":
+        assert all(torch.equal(g, a) for g, a in zip(got, args, strict=True))
+    text = (tmp_path / name).read_text()
+    assert "offset=8)" in text and "storage=12)" in text  # the third's storage is what its layout reaches

@@ -97,19 +97,17 @@ def _versions(args: Any) -> list[int | None]:
 
 
 def _copy(a: Any) -> Any:
-    """A detached copy of a tensor with its strides, requires_grad and leaf or not (the model file writes all)."""
+    """A detached copy of a tensor in its layout (strides, storage offset: an expanded input stays expanded,
+    where a copy_ into it is refused), requires_grad and leaf or not (the model file writes all)."""
     import torch
 
-    from pt2kit_portable import as_input, is_leaf
+    from pt2kit_portable import copy_inputs
 
     if not isinstance(a, torch.Tensor):
         return a
-    c = torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=a.device)
-    with torch.no_grad():
-        c.copy_(a.detach())
     if isinstance(a, torch.nn.Parameter):
-        return torch.nn.Parameter(c, requires_grad=a.requires_grad)
-    return as_input(c, a.requires_grad, is_leaf(a))
+        return torch.nn.Parameter(copy_inputs(a.detach()), requires_grad=a.requires_grad)
+    return copy_inputs(a)
 
 
 class Checked:

@@ -137,7 +137,7 @@ class Shared:
             return None
         if group[0] not in self.made:
             ts = [self.args[j] for j in group]
-            lo = min(t.storage_offset() for t in ts)
+            lo = 0  # from the storage's start: each view keeps the script's storage offset
             hi = max(t.storage_offset() + sum((n - 1) * st for n, st in zip(t.shape, t.stride(), strict=True)) + 1
                      for t in ts)
             span = ts[0].detach().as_strided((hi - lo,), (1,), lo)

@@ -23,7 +23,9 @@ file; a seeded one's range is read in chunks of ``CHUNK`` elements (a few MB of 
 size), never copied whole. Code: every string in the file that comes from the program (a path, a
 function or backend name, FX's ``# File: ... code: ...`` lines, a placeholder) passes :func:`escape`
 (comments) or ``repr`` (literals), and a name written as code must be an identifier: nothing a name
-holds becomes a line of code.
+holds becomes a line of code. Layout: each tensor is made by ``pt2kit_portable.make_tensor`` (its text
+embedded, as in every repro.py) with the script's shape, stride, storage offset and, where larger than its
+layout reaches, storage size: an expanded (stride 0), overlapping or offset input stays one.
 """
 
 from __future__ import annotations
@@ -40,10 +42,12 @@ from pt2kit_capture_code import ATTR, IMPORT, comment, escape, identifier, liter
 from pt2kit_capture_hops import FLEX, FLEX_CALL, python_code
 from pt2kit_capture_values import Hashing, RunBudget, Shared, value_range
 
-from pt2kit_portable import as_input, is_leaf, scratch_tensor_path
+import pt2kit_portable
+from pt2kit_portable import as_input, is_leaf, make_tensor, scratch_tensor_path
 
-# the one rule that rebuilds an input as it was (leaf or not), verbatim: a model file imports nothing of pt2kit
-AS_INPUT = inspect.getsource(as_input)
+# the rules that make an input as it was (its layout, leaf or not), verbatim, as every repro.py has them: a
+# model file imports nothing of pt2kit
+AS_INPUT = "\n\n".join(inspect.getsource(f) for f in (make_tensor, pt2kit_portable._drawn, as_input))
 
 PRELUDE = '''
 _HERE = Path(__file__).resolve()
@@ -51,10 +55,10 @@ _HERE = Path(__file__).resolve()
 _ROOTS = (lambda sha: _HERE.parents[1] / sha[:2] / f"{sha}.pt", lambda sha: _HERE.parent / "t" / f"{sha}.pt")
 
 
-def _load(sha, size, shape, stride, dtype, device, requires_grad, leaf=True):
+def _load(sha, size, shape, stride, dtype, device, requires_grad, leaf=True, offset=0, storage=0):
     """A tensor this capture saved, its file's bytes checked against their size and sha256 (the file's
-    name) before torch.load reads them (read once: no file swapped in between), with shape, stride and
-    device restored."""
+    name) before torch.load reads them (read once: no file swapped in between), in the script's layout
+    (shape, stride, storage offset) on its device."""
     for where in _ROOTS:
         path = where(sha)
         if path.is_file():
@@ -64,36 +68,16 @@ def _load(sha, size, shape, stride, dtype, device, requires_grad, leaf=True):
                                  f"{hashlib.sha256(data).hexdigest()[:12]}..., not {size} bytes, {sha[:12]}...): "
                                  "refusing to load it")
             t = torch.load(io.BytesIO(data), weights_only=True).reshape(shape)
-            return _placed(t, stride, dtype, device, requires_grad, leaf)
+            t = make_tensor(shape, stride, dtype, device, values=t, offset=offset, storage=storage)
+            return as_input(t, requires_grad, leaf)  # pt2kit_portable's, as make_tensor: their text below
     raise FileNotFoundError(f"{sha}.pt: not in {_HERE.parents[1]} nor {_HERE.parent / 't'}")
 
 
-def _seeded(seed, shape, stride, dtype, device, requires_grad, lo=0, hi=0, leaf=True):
+def _seeded(seed, shape, stride, dtype, device, requires_grad, lo=0, hi=0, leaf=True, offset=0, storage=0):
     """Values drawn in [lo, hi] (the real values' range) from a generator seeded by the input's position."""
     g = torch.Generator().manual_seed(seed)
-    if dtype == torch.bool:
-        t = torch.randint(0, 2, shape, generator=g).bool()
-    elif dtype.is_complex:
-        t = torch.randn(shape, generator=g, dtype=dtype)
-    elif dtype.is_floating_point:
-        t = (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
-    else:
-        t = torch.randint(lo, hi + 1, shape, generator=g, dtype=torch.int64).to(dtype)
-    return _placed(t, stride, dtype, device, requires_grad, leaf)
-
-
-def _placed(t, stride, dtype, device, requires_grad, leaf=True):
-    expanded = [d for d, (n, s) in enumerate(zip(t.shape, stride)) if s == 0 and n > 1]
-    if expanded:  # a broadcast input: one slice, expanded back (a copy into overlapping memory is refused)
-        base = t
-        for d in expanded:
-            base = base.narrow(d, 0, 1)
-        t = base.to(device).expand(t.shape)
-    elif tuple(t.stride()) != tuple(stride):
-        t = torch.empty_strided(t.shape, stride, dtype=dtype, device=device).copy_(t)
-    else:
-        t = t.to(device)
-    return as_input(t, requires_grad, leaf)  # pt2kit_portable's, its text below: not a leaf where it was none
+    t = make_tensor(shape, stride, dtype, device, lo, hi, g, offset=offset, storage=storage)
+    return as_input(t, requires_grad, leaf)
 
 
 def _jagged(values, offsets, lengths, ragged_idx, requires_grad):
@@ -143,8 +127,9 @@ class Tensors:
 
         meta = (f"{shape(t.shape)!r}, {shape(t.stride())!r}, {t.dtype}, {str(t.device)!r}, "
                 f"{bool(t.requires_grad)}")
-        # an input that was no leaf (x + 1 of an x that requires grad) is rebuilt as none: a backend may look
-        leaf = "" if is_leaf(t) else ", leaf=False"
+        # an input that was no leaf (x + 1 of an x that requires grad) is rebuilt as none: a backend may look;
+        # one at an offset into a storage, or in a larger one, is made so again (make_tensor)
+        leaf = ("" if is_leaf(t) else ", leaf=False") + layout_args(t)
         nbytes = t.numel() * t.element_size()
         fake = api.is_fake(t)
         wanted = self.values == "all" or (self.values == "small" and self.spent + nbytes <= self.budget)
@@ -186,6 +171,18 @@ class Tensors:
         if name not in self.files:
             self.files.append(name)
         return sha, size
+
+
+def layout_args(t: Any) -> str:
+    """``, offset=N, storage=M`` where ``t`` (a strided tensor) starts at an offset into its storage or its
+    storage holds more than its layout reaches (a slice of a larger tensor): what make_tensor needs, beside
+    shape and stride, to lay it out as the script had it. A fake tensor's storage has no size: its offset."""
+    offset, sizes, strides = api.int_hint(t.storage_offset()) or 0, shape(t.shape), shape(t.stride())
+    if None in sizes or None in strides:  # a size with no hint: its layout is the compiler's to pick
+        return f", offset={offset}" if offset else ""
+    reach = 1 + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True)) if all(sizes) else 0
+    storage = 0 if api.is_fake(t) else t.untyped_storage().nbytes() // max(t.element_size(), 1)
+    return (f", offset={offset}" if offset else "") + (f", storage={storage}" if storage > offset + reach else "")
 
 
 def parameter_path(node: Any) -> str | None:
