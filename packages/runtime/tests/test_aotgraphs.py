@@ -83,3 +83,15 @@ def test_the_tools_released_before_2_9_still_find_these_names_in_runtime_capture
     assert (old.capture_forward, old.capture_training) == (aotgraphs.forward_graphs, aotgraphs.training_graphs)
     assert (old.TrainingGraphs, old.forward_node_of, old.concrete) == (
         aotgraphs.TrainingGraphs, aotgraphs.forward_node_of, aotgraphs.concrete)
+
+
+def test_a_graphs_argument_is_copied_in_its_layout():
+    """An expanded gradient (``.sum().backward()``'s stride 0), a view at an offset into a larger storage: the
+    copy minify cuts a graph on keeps both (a clone made them dense, and a bug that lives in the layout left)."""
+    from pt2kit.runtime.aotgraphs import concrete
+
+    g, v = torch.randn(4, 1).expand(4, 3), torch.randn(20)[8:].view(3, 4)
+    got = [concrete(g), concrete(v)]
+    assert [(t.stride(), t.storage_offset(), t.untyped_storage().nbytes()) for t in got] == [
+        ((1, 0), 0, 16), ((4, 1), 8, 80)]
+    assert torch.equal(got[0], g) and torch.equal(got[1], v) and got[1].data_ptr() != v.data_ptr()

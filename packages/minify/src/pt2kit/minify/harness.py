@@ -26,6 +26,7 @@ from pt2kit_portable import (
     float64_mode,
     is_leaf,
     loss_of,
+    make_tensor,
     run_backward,
 )
 
@@ -37,7 +38,10 @@ def make_inputs(specs, seed=0, device=None):
     ("scalar", value); lo and hi the range of the real values (None: standard normal floats, 0 and 1 for
     integers); values, where the failure needs them, the real values themselves (row-major; "nan", "inf",
     "-inf" as text; None: seeded); "non-leaf": the input was no leaf in the real run (the output of an op
-    on a tensor that requires grad), and is made so again (pt2kit_portable.as_input).
+    on a tensor that requires grad), and is made so again (pt2kit_portable.as_input); last, a dict
+    {"offset": N, "storage": M} where the input sat at an offset into its storage, or in a larger one.
+    Each tensor is laid out as the script had it, its strides kept (expanded, overlapping), by
+    pt2kit_portable.make_tensor, which capture's model files run too.
     ("jagged", shape, stride, dtype, device, lo, hi, offsets, ragged_dim[, values]): a torch.nested jagged
     tensor, its values made as a tensor's spec says and split at the offsets given."""
     g = torch.Generator().manual_seed(seed)
@@ -52,33 +56,21 @@ def make_inputs(specs, seed=0, device=None):
             out.append(torch.nested.nested_tensor_from_jagged(values, offsets, jagged_dim=ragged_dim))
         else:
             _, shape, stride, dtype, dev, lo, hi, *rest = spec
-            t = _tensor(shape, stride, dtype, device or dev, lo, hi, [v for v in rest[:1] if v is not None], g)
+            layout = rest.pop() if rest and isinstance(rest[-1], dict) else {}
+            t = _tensor(shape, stride, dtype, device or dev, lo, hi, [v for v in rest[:1] if v is not None], g,
+                        **layout)
             out.append(as_input(t, True, leaf=False) if "non-leaf" in rest[1:] else t)
     return out
 
 
-def _tensor(shape, stride, dtype, dev, lo, hi, exact, g):
-    """One tensor of a spec: its real values where given, else seeded ones."""
+def _tensor(shape, stride, dtype, dev, lo, hi, exact, g, offset=0, storage=0):
+    """One tensor of a spec: its real values where given, else seeded ones, in its layout."""
     dtype = getattr(torch, dtype)
+    real = None
     if exact:
-        real = [float(v) if isinstance(v, str) else v for v in exact[0]]
-        t = torch.tensor(real, dtype=torch.float64 if dtype.is_floating_point else None).reshape(shape).to(dtype)
-    elif dtype.is_floating_point and lo is not None and hi is not None:
-        # uniform over the range the real values took (their signs and scale, not their order)
-        t = (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
-    elif dtype.is_floating_point or dtype.is_complex:
-        t = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
-    elif dtype == torch.bool:
-        t = torch.randint(0, 2, shape, generator=g).bool()
-    else:
-        lo = 0 if lo is None else int(lo)
-        hi = lo + 1 if hi is None else max(int(hi), lo)
-        t = torch.randint(lo, hi + 1, shape, generator=g, dtype=torch.int64).to(dtype)
-    if list(stride) != list(torch.empty(shape).stride()) and all(s >= 0 for s in stride):
-        # the graph was traced with a strided input (a transpose, a slice): Inductor specialises on it
-        base = torch.empty_strided(shape, stride, dtype=dtype, device=dev)
-        t = base.copy_(t.to(dev))
-    return t.to(dev)
+        real = torch.tensor([float(v) if isinstance(v, str) else v for v in exact[0]],
+                            dtype=torch.float64 if dtype.is_floating_point else None).reshape(shape)
+    return make_tensor(shape, stride, dtype, dev, lo, hi, g, real, offset, storage)
 
 
 # -- running -----------------------------------------------------------------------------------

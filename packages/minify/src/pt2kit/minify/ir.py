@@ -43,6 +43,10 @@ class Spec(msgspec.Struct, frozen=True, array_like=True):
     # False: a graph input that was no leaf in the real run (x + 1 of an x that requires grad), rebuilt as
     # none (pt2kit_portable.as_input): a backend that looks at is_leaf sees what it saw in the script
     leaf: bool = True
+    # the script's storage offset, and its storage's size in elements where larger than the layout reaches
+    # (a slice of a larger tensor): with shape and stride, what pt2kit_portable.make_tensor lays it out by
+    offset: int = 0
+    storage: int = 0
 
     def as_tuple(self) -> tuple:
         if self.kind == "scalar":
@@ -50,8 +54,10 @@ class Spec(msgspec.Struct, frozen=True, array_like=True):
         t = (self.kind, list(self.shape), list(self.stride), self.dtype, self.device, self.lo, self.hi)
         if self.kind == "jagged":
             t = (*t, list(self.offsets or []), self.ragged_dim)
-        if not self.leaf:
-            return (*t, None if self.values is None else list(self.values), NON_LEAF)
+        layout = {k: v for k, v in (("offset", self.offset), ("storage", self.storage)) if v}
+        if not self.leaf or layout:
+            t = (*t, None if self.values is None else list(self.values), *([NON_LEAF] if not self.leaf else []))
+            return (*t, layout) if layout else t
         return t if self.values is None else (*t, list(self.values))
 
     def numel(self) -> int:
@@ -67,6 +73,10 @@ class Node(msgspec.Struct, frozen=True, kw_only=True):
     deps: list[str] = []
     op: str = ""  # aten.relu.default; "input" for a placeholder
     spec: Spec | None = None  # None: the value cannot be fed in (a tuple, None)
+    # a constant the graph holds (an index list's tensor, a lifted constant), written by value
+    # (``torch.tensor([0, 0])``): a candidate that reads it makes it in its forward, so the compiler sees a
+    # constant again, never an input
+    const: str | None = None
     place: str | None = None  # the user's file:line
     code: str | None = None  # the user's source line
     output: bool = False  # an output of the captured graph
@@ -170,18 +180,20 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
         for d in n.deps:
             read.add(d)
             if d not in kept_names and d not in params:
-                if by[d].spec is None:
+                if by[d].spec is None and by[d].const is None:
                     return None
                 params[d] = by[d]
     order = {n.name: i for i, n in enumerate(nodes)}
-    fed = sorted(params.values(), key=lambda p: order[p.name])
+    held = [p for p in sorted(params.values(), key=lambda p: order[p.name]) if p.const is not None]
+    fed = sorted((p for p in params.values() if p.const is None), key=lambda p: order[p.name])
     outs = [n for n in kept if n.spec is not None and n.spec.kind in TENSORS
             and (n.name not in read or n.output or (outputs is not None and n.name in outputs))]
     if outputs is not None:
         outs = [n for n in kept if n.name in outputs] or outs
     if not outs:
         return None
-    lines = ["class Repro(torch.nn.Module):", f"    def forward(self{''.join(', ' + p.name for p in fed)}):"]
+    lines = ["class Repro(torch.nn.Module):", f"    def forward(self{''.join(', ' + p.name for p in fed)}):",
+             *(f"        {p.name} = {p.const}" for p in held)]
     last_place = None
     for n in kept:
         if n.place and n.place != last_place:
@@ -261,11 +273,14 @@ def _resize_spec(spec: Spec, rename: dict[int, int]) -> Spec:
         return spec
     shape = [rename.get(d, d) for d in spec.shape]
     stride, acc = [0] * len(shape), 1
-    # a shrunk input is contiguous in the original's dimension order
+    # a shrunk input is dense in the original's dimension order, from its storage's start; an expanded
+    # dimension (stride 0) stays expanded
     for i in sorted(range(len(shape)), key=lambda i: spec.stride[i] if i < len(spec.stride) else 0):
+        if i < len(spec.stride) and spec.stride[i] == 0 and shape[i] > 1:
+            continue
         stride[i] = acc
         acc *= max(shape[i], 1)
-    return msgspec.structs.replace(spec, shape=shape, stride=stride)
+    return msgspec.structs.replace(spec, shape=shape, stride=stride, offset=0, storage=0)
 
 
 def sizes(c: Candidate) -> list[int]:

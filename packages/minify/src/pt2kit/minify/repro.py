@@ -163,8 +163,8 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
                  + [("grad=GRAD, " if phase == "joint" else "") + f"dynamic={bool(dynamic)!r}, seed={int(seed)!r}))"])
     body = [c.source,
             "# the inputs, made by make_inputs below: (\"tensor\", shape, stride, dtype, device, low, high[, real "
-            "values]) or (\"scalar\", value); (\"jagged\", <a tensor's spec of its values>, offsets, ragged_dim[, "
-            "real values])",
+            "values][, {\"offset\": its storage offset, \"storage\": its storage's size}]) or (\"scalar\", value); "
+            "(\"jagged\", <a tensor's spec of its values>, offsets, ragged_dim[, real values])",
             "INPUTS = " + pprint.pformat([s.as_tuple() for s in c.inputs], width=110, compact=True),
             *(["# which INPUTS the training step differentiates: those that required grad in the real run",
                "GRAD = " + pprint.pformat(c.grad, width=110, compact=True)] if phase == "joint" else []),

@@ -49,6 +49,12 @@ def _fmt(a: Any) -> str:
         return f"float({str(a)!r})"
     if isinstance(a, bool | int | float | str | slice) or a is None or a is Ellipsis:
         return repr(a)
+    if isinstance(a, complex) and math.isfinite(a.real) and math.isfinite(a.imag):
+        return repr(a)
+    if is_op_overload(a):  # an op handed to an op (auto_functionalized's)
+        return f"torch.ops.{a}"
+    if isinstance(a, torch.Tensor) and (const := by_value(_spec(a, a, str(a.device)))) is not None:
+        return const  # a small tensor held inline, by value
     raise ValueError(f"an argument a standalone repro cannot write: {type(a).__name__}")
 
 
@@ -140,6 +146,21 @@ def _values(real: Any, shape: list[int]) -> list[Any] | None:
     return [v if not isinstance(v, float) or math.isfinite(v) else str(v) for v in flat]
 
 
+def _layout(t: Any, stride: list[int]) -> dict[str, int]:
+    """The storage offset of ``t`` (the real value where it has the traced strides), and its storage's size
+    in elements where larger than its layout reaches (a slice of a larger tensor): the spec's, so a
+    candidate's input is laid out as the graph saw it (pt2kit_portable.make_tensor)."""
+    try:
+        offset = int(t.storage_offset())
+        if [int(s) for s in t.stride()] != stride or t.is_nested:  # a fake value's layout, no storage
+            return {"offset": offset}
+        reach = 1 + sum((int(n) - 1) * s for n, s in zip(t.shape, stride, strict=True)) if t.numel() else 0
+        storage = t.untyped_storage().nbytes() // max(t.element_size(), 1)
+    except (RuntimeError, TypeError, NotImplementedError):  # a symbolic offset, a storage a fake tensor lacks
+        return {}
+    return {"offset": offset, "storage": storage if storage > offset + reach else 0}
+
+
 def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
     import torch
 
@@ -164,10 +185,28 @@ def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
         shape = [int(d) for d in val.shape]
         stride = [int(s) for s in val.stride()]
         return ir.Spec("tensor", shape, stride, str(val.dtype).removeprefix("torch."), device, lo, hi,
-                       values=_values(real, shape))
+                       values=_values(real, shape), **_layout(real if isinstance(real, torch.Tensor) else val, stride))
     if isinstance(real, bool | int | float) and (not isinstance(real, float) or math.isfinite(real)):
         return ir.Spec("scalar", value=real)
     return None
+
+
+def by_value(spec: ir.Spec | None) -> str | None:
+    """A constant the graph holds (``_tensor_constant0``: the index list of ``x[[0, 0]]``, a
+    ``torch.tensor`` of the script), written by value: ``torch.tensor([0, 0])``, made in the candidate's
+    forward, where Dynamo and AOTAutograd make it a constant of the graph again, as the compiler saw it (fed
+    in as an input, a compiler's constant folding or its pass on constants would not see it). None where it
+    has no real values kept (more than EXACT_MAX elements, complex): it is fed in as an input."""
+    if spec is None or spec.kind != "tensor" or spec.values is None:
+        return None
+    items = [f"float({v!r})" if isinstance(v, str) else repr(v) for v in spec.values]
+    where = "" if spec.device == "cpu" else f", device={spec.device!r}"
+    if not items:
+        return f"torch.zeros({spec.shape!r}, dtype=torch.{spec.dtype}{where})"
+    for d in reversed(spec.shape[1:]):  # row-major items, grouped into nested lists from the last dimension
+        items = ["[" + ", ".join(items[i:i + d]) + "]" for i in range(0, len(items), d)]
+    text = items[0] if not spec.shape else "[" + ", ".join(items) + "]"
+    return f"torch.tensor({text}, dtype=torch.{spec.dtype}{where})"
 
 
 def _grad(n: Any, level: str) -> bool:
@@ -225,10 +264,11 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
                 body = []
             nodes.append(ir.Node(name=_name(n), expr=ir.UNWRITABLE if not body else ir.DEFINED, op="subgraph",
                                  body=body))
-        elif n.op in ("placeholder", "get_attr"):  # a constant attribute is fed in like an input
+        elif n.op in ("placeholder", "get_attr"):  # a constant attribute too large to write is fed in like an input
             if spec is not None and n.op == "placeholder" and not _leaf(n, level):
                 spec = msgspec.structs.replace(spec, leaf=False)
-            nodes.append(ir.Node(name=_name(n), op="input", spec=spec, grad=_grad(n, level)))
+            nodes.append(ir.Node(name=_name(n), op="input", spec=spec, grad=_grad(n, level),
+                                 const=by_value(spec) if n.op == "get_attr" else None))
         elif n.op != "output":
             try:
                 expr, op = _expr(n)

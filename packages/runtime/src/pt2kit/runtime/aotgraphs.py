@@ -19,6 +19,8 @@ from typing import Any
 
 import torch
 
+from pt2kit_portable import copy_inputs
+
 from .torchapi import aot_autograd, boxed, min_cut_partition, reset_dynamo
 
 
@@ -26,8 +28,8 @@ def concrete(a: Any) -> Any:
     """A Dynamo graph's example argument as a value it runs on outside Dynamo: a tensor copied, a
     symbolic size (a dynamic-shape graph's SymInt) as the int it stands for in this call. Private
     torch API (``SymInt.node.hint``), kept here alone."""
-    if isinstance(a, torch.Tensor):
-        return a.detach().clone()
+    if isinstance(a, torch.Tensor):  # in its layout: an expanded gradient stays expanded, a view keeps its offset
+        return copy_inputs(a.detach())
     if isinstance(a, torch.SymInt):
         hint = getattr(getattr(a, "node", None), "hint", None)
         try:

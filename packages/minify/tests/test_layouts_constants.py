@@ -1,0 +1,80 @@
+"""Issue 57, classes 1 and 2: what the script's graph had reaches the repro. An input's layout (an expanded
+gradient's stride 0, views that overlap, a slice at an offset into a larger storage) is written with its
+stride, storage offset and storage size, and made by the one function capture's model files run too
+(pt2kit_portable.make_tensor); a constant the graph holds (the index list of ``x[[0, 0]]``) is written by
+value, so the compiler sees a constant again. Each planted bug lives only there: before, minify ended
+"does not reproduce ... (they pass)" (exit 3) for the first, and cut the second to Dynamo's ``getitem``
+run as a training step, not the backward's index_put where the bug is."""
+
+from __future__ import annotations
+
+import msgspec
+import torch
+from conftest import MODELS, run_repro
+
+from pt2kit.minify import ir
+from pt2kit.minify.harness import make_inputs
+from pt2kit.minify.toir import _spec, by_value, to_ir
+
+
+def _laid_out(t: torch.Tensor) -> tuple:
+    return tuple(t.shape), t.stride(), t.storage_offset(), t.untyped_storage().nbytes()
+
+
+def test_a_graphs_inputs_are_made_in_the_layout_the_graph_saw():
+    """toir's spec of each value, through make_inputs (the repro's), gives back its shape, stride, storage
+    offset and storage size; an expanded input is one row in memory, as it was."""
+    torch.manual_seed(0)
+    real = [torch.randn(4, 3)[:1].expand(4, 3), torch.randn(10).as_strided((4, 3), (2, 1)),
+            torch.randn(20)[8:].view(3, 4), torch.randn(3, 4).t()]
+    specs = [_spec(t, t, "cpu") for t in real]  # each with its real values (small tensors)
+    seeded = make_inputs([msgspec.structs.replace(s, values=None).as_tuple() for s in specs])
+    assert [_laid_out(t) for t in seeded] == [_laid_out(t) for t in real] == [
+        ((4, 3), (0, 1), 0, 48), ((4, 3), (2, 1), 0, 40), ((3, 4), (4, 1), 8, 80), ((4, 3), (1, 4), 0, 48)]
+    assert torch.equal(seeded[0][0], seeded[0][3]) and torch.equal(seeded[1][0, 2], seeded[1][1, 0])
+    assert specs[2].as_tuple()[-1] == {"offset": 8} and specs[0].as_tuple()[-1] == {"storage": 12}
+    exact = make_inputs([s.as_tuple() for s in specs])  # the real values, where a failure needs them
+    assert all(torch.equal(a, b) for a, b in zip(exact, real, strict=True))
+
+
+def test_a_constant_the_graph_holds_is_written_by_value():
+    """An aten graph's ``_tensor_constant0`` (``x[[0, 0]]``'s index list) is made in the candidate's forward,
+    not fed in: Dynamo and AOTAutograd make it a constant of the graph again, as the compiler saw it."""
+    root, g = torch.nn.Module(), torch.fx.Graph()
+    root._tensor_constant0 = torch.tensor([0, 0])
+    x = g.placeholder("x")
+    g.output(g.call_function(torch.ops.aten.index.Tensor, (x, [g.get_attr("_tensor_constant0")])))
+    gm = torch.fx.GraphModule(root, g)
+    graph = to_ir(gm, [torch.randn(3, 2)], 0, "cpu")
+    cand = ir.build(graph, {n.name for n in graph.compute})
+    assert cand is not None and cand.names == ["x"]  # the constant is no input
+    assert "        _tensor_constant0 = torch.tensor([0, 0], dtype=torch.int64)\n" in cand.source
+    assert by_value(_spec(torch.tensor([[1.5, float("nan")]]), torch.tensor([[1.5, float("nan")]]), "cpu")) == \
+        "torch.tensor([[1.5, float('nan')]], dtype=torch.float32)"
+
+
+def test_a_failure_in_an_expanded_inputs_layout_reaches_a_repro_that_fails_alone(minify, tmp_path):
+    model = MODELS / "layout_bug.py"
+    r = minify(str(model), "--backend", f"{model}:dense_reader", "--no-bisect", "-o", "repro.py")
+    assert r.code == 1, r.stderr[-3000:]
+    (rep,) = [x for x in r.records if x["kind"] == "repro"]
+    assert (rep["failure"], rep["ops"], rep["reproduced"]) == ("accuracy", ["operator.mul"], 3)
+    text = (tmp_path / "repro.py").read_text()
+    assert "('tensor', [4, 3], [0, 1], 'float32', 'cpu'," in text and "{'storage': 12}" in text
+    alone = run_repro(tmp_path / "repro.py")
+    assert alone.returncode == 1 and "repro: the bug is present: accuracy: output 0:" in alone.stdout, \
+        alone.stdout + alone.stderr
+
+
+def test_a_backward_bug_on_a_constant_index_list_is_cut_to_its_op_in_the_backward_graph(minify, tmp_path):
+    model = MODELS / "constant_index.py"
+    r = minify(str(model), "--mode", "train", "--backend", f"{model}:backend", "--no-bisect", "-o", "repro.py")
+    assert r.code == 1, r.stderr[-3000:]
+    (rep,) = [x for x in r.records if x["kind"] == "repro"]
+    assert (rep["failure"], rep["phase"]) == ("accuracy", "backward")
+    assert rep["ops"] == ["aten.lift_fresh_copy.default", "aten.index_put.default"]
+    text = (tmp_path / "repro.py").read_text()
+    assert "        _tensor_constant0 = torch.tensor([0, 0], dtype=torch.int64)\n" in text
+    alone = run_repro(tmp_path / "repro.py")
+    assert alone.returncode == 1 and "repro: the bug is present: accuracy: output 0:" in alone.stdout, \
+        alone.stdout + alone.stderr
