@@ -229,3 +229,23 @@ def test_a_setting_whose_drop_makes_the_repro_compile_far_slower_is_kept_and_sai
     s2 = Searcher(_TimedPool(slow="cpp.vec_isa_ok"), g, {"kind": "compile-error", "signature": "E"}, "inductor",
                   cfg, jobs=2, on_step=said.append)
     assert shrink.config(s2, s2.whole()) == {}
+
+
+FOUR = ir.Graph(index=0, nodes=[ir.Node(name="x", op="input", spec=_spec(4))] + [
+    ir.Node(name=n, expr=f"torch.ops.{op}(x)", deps=["x"], op=op, spec=_spec(4), output=True)
+    for n, op in (("relu", "aten.relu.default"), ("neg", "aten.neg.default"), ("mul", "aten.mul.Tensor"),
+                  ("exp", "aten.exp.default"))])
+
+
+def test_a_failure_no_op_shows_alone_is_kept_as_the_ops_it_needs_and_said_once():
+    for needed, said in (({"aten.relu", "aten.mul"}, "the failure needs aten.relu and aten.mul.Tensor together; "
+                                                     "each passes alone"),
+                         ({"aten.relu", "aten.neg", "aten.exp"}, "the failure needs aten.relu, aten.neg and aten.exp "
+                                                                 "together; it passes without any one of them"),
+                         ({"aten.neg"}, None)):  # one op alone fails: nothing to say
+        lines: list[str] = []
+        s = Searcher(_SourcePool(needed), FOUR, {"kind": "compile-error", "signature": "E"}, "eager", {}, jobs=2,  # type: ignore[arg-type]
+                     on_step=lines.append)
+        best, _ = s.search(s.whole())
+        assert {op.rsplit(".", 1)[0] for op in best.ops} == needed, best.ops
+        assert [ln for ln in lines if ln.startswith("the failure needs")] == ([said] if said else []) and s.needs == said

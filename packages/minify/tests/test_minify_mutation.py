@@ -1,7 +1,7 @@
 """In-place writes and their order (issue 57, class 3). A graph that reads an input and then writes it: the
 graph minify cuts keeps the write (the copy_ into the input that ends the graph Inductor is handed), its
 original run starts from the inputs the model file made (the capture ran the model and wrote them), and a
-failure that needs two ops together is kept as that pair and said so. Before: "mutation_order.py runs the
+failure that needs two ops together is kept as that pair and said so, on stderr and in the repro. Before: "mutation_order.py runs the
 same eagerly and with inductor", exit 0, no repro."""
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def test_a_failure_that_needs_a_read_and_a_write_together_is_kept_as_both_and_sa
                      r"aten.bmm and aten.copy_ together; each passes alone$", r.stderr, re.M), r.stderr
     # the repro holds the read, then the write of the same input; minify's 3 fresh runs of it alone exited 1
     text = out.read_text()
+    assert "\nThe failure needs aten.bmm and aten.copy_ together; each passes alone.\n" in text.split('"""')[1]
     assert re.search(r"bmm = torch.ops.aten.bmm.default\(arg0_1, arg1_1\)\n.*\n\s+copy_ = "
                      r"torch.ops.aten.copy_.default\(arg0_1, ", text), text
 

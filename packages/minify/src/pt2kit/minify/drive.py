@@ -322,7 +322,7 @@ def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, A
     beside = bisecting(pool, query, failure, job.backend, say) if job.bisect else None
     text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
                         graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
-                        tool_version=__version__, level=g.level, subgraph=g.subgraph, phase=g.phase)
+                        tool_version=__version__, level=g.level, subgraph=g.subgraph, phase=g.phase, needs=s.needs)
     try:
         k, others = verify(text, pool, first=once)
     except BaseException:  # (^C) the bisection beside must not go on asking a closing pool

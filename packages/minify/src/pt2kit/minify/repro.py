@@ -115,8 +115,9 @@ def _autocast_line(failure: dict[str, Any]) -> str:
 
 def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: dict[str, dict[str, str]],
            model: str, graph: int, torch_version: str, dynamic: bool, seed: int, tool_version: str,
-           level: str = "aten", subgraph: str | None = None, phase: str = "forward") -> str:
-    """``phase``: the graph's (:class:`.ir.Graph`): a ``joint`` one runs as a training step, its gradients judged."""
+           level: str = "aten", subgraph: str | None = None, phase: str = "forward", needs: str | None = None) -> str:
+    """``phase``: the graph's (:class:`.ir.Graph`): a ``joint`` one runs as a training step, its gradients judged.
+    ``needs``: the search's line where the failure needs its ops together (:attr:`.search.Searcher.needs`)."""
     against = "a float64 run" if failure.get("ref") == "eager64" else "eager"
     rule = "assert_close (kdiff --verdict close)" if failure.get("rule") == "close" else \
         "PyTorch's float64 accuracy rule"
@@ -130,6 +131,8 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
     file = _backend_file(backend)
     # every string below from a record, a name or the user's files passes _doc: none can close the docstring
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
+    # a failure no op of the repro shows alone (an op ordered against another's write): said, so no one cuts it further
+    together = "\n" + textwrap.fill(_doc(needs[:1].upper() + needs[1:]) + ".", 110) if needs else ""
     needs = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
                           break_long_words=False, break_on_hyphens=False)  # never inside an escape
     how = plan.repro(failure, file or backend, {m: {k: from_literal(v) for k, v in kv.items()} for m, kv in config.items()},
@@ -139,7 +142,7 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
     head = f'''#!/usr/bin/env python3
 """A standalone repro made by pt2kit minify {_doc(tool_version)} on torch {_doc(torch_version)}.
 
-Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {int(c.nodes)} op(s): {ops}.
+Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {int(c.nodes)} op(s): {ops}.{together}
 Failure: {_doc(what)}.{_phase_line(phase)}{_autocast_line(failure)}
 Backend: {_doc(backend)}{", dynamic shapes" if dynamic else ""}.{_doc(_precision_line(failure))}
 {needs}

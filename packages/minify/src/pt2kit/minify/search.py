@@ -55,6 +55,8 @@ class Searcher:
         self.stop: Any = None  # a threading.Event: once set, the next question raises Cancelled
         self.exact: bool | set[str] = False  # which inputs get their real values (``ir.build``'s exact)
         self.consts: dict[str, str] = {}  # float literals made simpler (``ir.build``'s consts)
+        self.retype: dict[str, str] = {}  # input dtypes made float32 (``ir.build``'s retype)
+        self.needs: str | None = None  # "the failure needs A and B together; ...", where it does (``together``)
 
     _localized: tuple[set[str], ir.Candidate] | None = None
     _localize_tried = False
@@ -193,24 +195,26 @@ class Searcher:
         if cand is not None and self.fails([cand])[0]:
             keep, best = set(order[i:j + 1]), cand
         keep, best = self.ddmin(keep, best)
-        self.together(keep)
         return best, keep
 
-    def together(self, keep: set[str]) -> None:
-        """One line where the failure needs the ops kept together: each one's removal was asked and passed
-        (delta debugging's last round asked them; the answers are cached), so no op of them fails alone."""
+    def together(self, keep: set[str], rename: dict[int, int], config: Config) -> None:
+        """One line (and :attr:`needs`) where the failure needs the ops kept together: the repro less any one
+        of them, as written (its sizes, constants, dtypes and config), passes. Delta debugging left no op that
+        can go, but at the sizes before shrinking: asked again here where those changed (else cached)."""
+        self.needs = None
         names = [n.name for n in self.graph.compute if n.name in keep]
         if len(names) < 2:
             return
-        without = [self.build(keep - {n}) for n in names]
-        if any(c is None or self.key(c) not in self.cache or self.cache[self.key(c)] for c in without):
-            return  # one could not be built, or was not asked: not said
+        without = [self.build(keep - {n}, rename=rename or None, retype=self.retype or None) for n in names]
+        if any(c is None for c in without) or any(self.fails(without, [config] * len(without))):
+            return  # one cannot stand without it, or the failure does not need it: not said
         by = self.graph.by_name()
         ops = [by[n].op.removesuffix(".default") for n in names]
         labels = [f"{op} ({n})" if ops.count(op) > 1 else op for op, n in zip(ops, names, strict=True)]
         listed = f"{', '.join(labels[:-1])} and {labels[-1]}"
-        self.on_step(f"the failure needs {listed} together; " + (
-            "each passes alone" if len(names) == 2 else "it passes without any one of them"))
+        self.needs = f"the failure needs {listed} together; " + (
+            "each passes alone" if len(names) == 2 else "it passes without any one of them")
+        self.on_step(self.needs)
 
     def search(self, whole: ir.Candidate) -> tuple[ir.Candidate, Config]:
         """Every strategy in turn, from the whole graph: the smallest candidate that fails, and the config
@@ -220,7 +224,9 @@ class Searcher:
         best, rename = shrink.shapes(self, keep, best)
         best = shrink.constants(self, keep, best, rename)
         best = shrink.dtypes(self, keep, best, rename)
-        return best, shrink.config(self, best)
+        config = shrink.config(self, best)
+        self.together(keep, rename, config)
+        return best, config
 
     def localize_request(self, names: list[str]) -> dict[str, Any] | None:
         """The localising compile's payload: the candidate with every tensor node an output."""

@@ -20,6 +20,7 @@ class Searcher(Protocol):
     config: Config
     exact: bool | set[str]
     consts: dict[str, str]
+    retype: dict[str, str]
 
     def build(self, keep: set[str], **kw: Any) -> ir.Candidate | None: ...
 
@@ -116,9 +117,13 @@ def dtypes(sr: Searcher, keep: set[str], best: ir.Candidate, rename: dict[int, i
     odd = {s.dtype for s in best.inputs if s.kind == "tensor" and s.dtype in ("float16", "bfloat16", "float64")}
     if not odd or sr.failure["kind"] == "violation":
         return best
-    cand = sr.build(keep, rename=rename or None, retype={d: "float32" for d in odd})
+    retype = {d: "float32" for d in odd}
+    cand = sr.build(keep, rename=rename or None, retype=retype)
     sr.step("inputs as float32", best.nodes)
-    return cand if cand is not None and sr.fails([cand])[0] else best
+    if cand is None or not sr.fails([cand])[0]:
+        return best
+    sr.retype = retype
+    return cand
 
 
 # a setting the failure does not need still stays where the repro would compile far slower without it
