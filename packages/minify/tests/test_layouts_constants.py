@@ -78,3 +78,30 @@ def test_a_backward_bug_on_a_constant_index_list_is_cut_to_its_op_in_the_backwar
     alone = run_repro(tmp_path / "repro.py")
     assert alone.returncode == 1 and "repro: the bug is present: accuracy: output 0:" in alone.stdout, \
         alone.stdout + alone.stderr
+
+
+def test_inputs_that_shared_a_storage_are_views_of_one_in_the_candidate():
+    """f(a, a[1]) that writes a and reads a[1]: made apart, the candidate read the row unwritten (b * 2 of
+    the seeded row, where the script got the written one); made as views of one storage, it reads the write.
+    A view past the first input's elements makes that storage larger."""
+    g = torch.fx.Graph()
+    a, b = g.placeholder("a"), g.placeholder("b")
+    add_ = g.call_function(torch.ops.aten.add_.Tensor, (a, 1))
+    g.output((add_, g.call_function(torch.ops.aten.mul.Tensor, (b, 2))))
+    gm = torch.fx.GraphModule(torch.nn.Module(), g)
+    base = torch.zeros(4, 4)
+    graph = to_ir(gm, [base, base[1]], 0, "cpu")
+    cand = ir.build(graph, {n.name for n in graph.compute})
+    assert [s.as_tuple()[7:] for s in cand.inputs] == [(), (None, {"offset": 4, "view_of": 0})]
+    made = make_inputs([s.as_tuple() for s in cand.inputs])
+    assert made[1].untyped_storage().data_ptr() == made[0].untyped_storage().data_ptr()
+    before = made[0][1].clone()
+    scope: dict = {"torch": torch}
+    exec(cand.source, scope)
+    _, doubled = scope["Repro"]()(*made)
+    assert torch.equal(doubled, (before + 1) * 2)  # the write into a, read through b
+    graph = to_ir(gm, [base[:2], base[3]], 0, "cpu")
+    cand = ir.build(graph, {n.name for n in graph.compute})
+    assert [s.as_tuple()[-1] for s in cand.inputs] == [{"storage": 16}, {"offset": 12, "view_of": 0}]
+    made = make_inputs([s.as_tuple() for s in cand.inputs])
+    assert torch.equal(made[1], torch.as_strided(made[0], (4,), (1,), 12))

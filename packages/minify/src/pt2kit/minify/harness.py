@@ -39,7 +39,9 @@ def make_inputs(specs, seed=0, device=None):
     integers); values, where the failure needs them, the real values themselves (row-major; "nan", "inf",
     "-inf" as text; None: seeded); "non-leaf": the input was no leaf in the real run (the output of an op
     on a tensor that requires grad), and is made so again (pt2kit_portable.as_input); last, a dict
-    {"offset": N, "storage": M} where the input sat at an offset into its storage, or in a larger one.
+    {"offset": N, "storage": M} where the input sat at an offset into its storage, or in a larger one,
+    {"view_of": J} where it shared a storage with input J in the script: it is made a view of J's storage
+    (its values are J's storage's there).
     Each tensor is laid out as the script had it, its strides kept (expanded, overlapping), by
     pt2kit_portable.make_tensor, which capture's model files run too.
     ("jagged", shape, stride, dtype, device, lo, hi, offsets, ragged_dim[, values]): a torch.nested jagged
@@ -57,8 +59,11 @@ def make_inputs(specs, seed=0, device=None):
         else:
             _, shape, stride, dtype, dev, lo, hi, *rest = spec
             layout = rest.pop() if rest and isinstance(rest[-1], dict) else {}
-            t = _tensor(shape, stride, dtype, device or dev, lo, hi, [v for v in rest[:1] if v is not None], g,
-                        **layout)
+            if "view_of" in layout:
+                t = torch.as_strided(out[layout["view_of"]].detach(), shape, stride, layout.get("offset", 0))
+            else:
+                t = _tensor(shape, stride, dtype, device or dev, lo, hi, [v for v in rest[:1] if v is not None], g,
+                            **layout)
             out.append(as_input(t, True, leaf=False) if "non-leaf" in rest[1:] else t)
     return out
 

@@ -47,6 +47,11 @@ class Spec(msgspec.Struct, frozen=True, array_like=True):
     # (a slice of a larger tensor): with shape and stride, what pt2kit_portable.make_tensor lays it out by
     offset: int = 0
     storage: int = 0
+    # the graph inputs that shared one storage in the script (``f(a, a[1])``) share a key (the first one's
+    # name); a candidate's later input of a group is a view of the first one's storage (``view_of``: its
+    # position in the candidate's inputs), so a write into one is read through the other, as in the script
+    shares: str | None = None
+    view_of: int | None = None
 
     def as_tuple(self) -> tuple:
         if self.kind == "scalar":
@@ -54,7 +59,8 @@ class Spec(msgspec.Struct, frozen=True, array_like=True):
         t = (self.kind, list(self.shape), list(self.stride), self.dtype, self.device, self.lo, self.hi)
         if self.kind == "jagged":
             t = (*t, list(self.offsets or []), self.ragged_dim)
-        layout = {k: v for k, v in (("offset", self.offset), ("storage", self.storage)) if v}
+        layout = {k: v for k, v in (("offset", self.offset), ("storage", self.storage), ("view_of", self.view_of))
+                  if v or (k == "view_of" and v is not None)}
         if not self.leaf or layout:
             t = (*t, None if self.values is None else list(self.values), *([NON_LEAF] if not self.leaf else []))
             return (*t, layout) if layout else t
@@ -214,8 +220,30 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
         inputs = resized
     if retype:
         inputs = [msgspec.structs.replace(s, dtype=retype[s.dtype]) if s.dtype in retype else s for s in inputs]
+    inputs = _aliased(inputs)  # type: ignore[arg-type]
     return _candidate("\n".join(lines) + "\n", inputs, [n.op for n in kept], [p.name for p in fed],
                       [p.grad for p in fed])
+
+
+def _aliased(inputs: list[Spec]) -> list[Spec]:
+    """Each input of a storage group after its group's first a view of the first one's storage, which is made
+    large enough to hold every view of the group."""
+    first: dict[str, int] = {}
+    out = list(inputs)
+    for i, s in enumerate(inputs):
+        if s.kind == "tensor" and s.shares is not None:
+            j = first.setdefault(s.shares, i)
+            if j != i:
+                out[i] = msgspec.structs.replace(s, view_of=j, storage=0)  # the storage is the first one's
+                need = max(s.storage, _reach(s))
+                if need > max(out[j].storage, _reach(out[j])):
+                    out[j] = msgspec.structs.replace(out[j], storage=need)
+    return out
+
+
+def _reach(s: Spec) -> int:
+    """The elements of storage a tensor's layout reaches, from the storage's start."""
+    return s.offset + 1 + sum((n - 1) * st for n, st in zip(s.shape, s.stride, strict=True)) if all(s.shape) else 0
 
 
 def _candidate(source: str, inputs: list[Spec], ops: list[str], names: list[str], grad: list[bool]) -> Candidate:
@@ -280,7 +308,7 @@ def _resize_spec(spec: Spec, rename: dict[int, int]) -> Spec:
             continue
         stride[i] = acc
         acc *= max(shape[i], 1)
-    return msgspec.structs.replace(spec, shape=shape, stride=stride, offset=0, storage=0)
+    return msgspec.structs.replace(spec, shape=shape, stride=stride, offset=0, storage=0, shares=None)
 
 
 def sizes(c: Candidate) -> list[int]:

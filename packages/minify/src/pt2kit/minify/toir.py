@@ -191,6 +191,18 @@ def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
     return None
 
 
+def _shared_storages(placeholders: list[Any], args: list[Any]) -> dict[str, str]:
+    """{an input's name: its group's first input's name} for the graph inputs of one dtype that share one
+    storage in the real call (``f(a, a[1])``): a candidate feeds them as views of one storage again."""
+    import torch
+
+    groups: dict[tuple[str, int, Any], list[str]] = {}
+    for n, a in zip(placeholders, args, strict=False):
+        if isinstance(a, torch.Tensor) and a.layout == torch.strided and not a.is_nested and a.numel():
+            groups.setdefault((str(a.device), a.untyped_storage().data_ptr(), a.dtype), []).append(_name(n))
+    return {m: names[0] for names in groups.values() if len(names) > 1 for m in names}
+
+
 def by_value(spec: ir.Spec | None) -> str | None:
     """A constant the graph holds (``_tensor_constant0``: the index list of ``x[[0, 0]]``, a
     ``torch.tensor`` of the script), written by value: ``torch.tensor([0, 0])``, made in the candidate's
@@ -249,6 +261,7 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
         Recorder(gm).run(*copy_inputs(list(args)))  # copies, storages shared as they were: the writes stay in them
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs = {a.name for a in out_node.all_input_nodes}
+    shared = _shared_storages([n for n in gm.graph.nodes if n.op == "placeholder"], args)
     nodes, dynamic = [], False
     for n in gm.graph.nodes:
         val = n.meta.get("val", n.meta.get("example_value"))
@@ -267,6 +280,8 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
         elif n.op in ("placeholder", "get_attr"):  # a constant attribute too large to write is fed in like an input
             if spec is not None and n.op == "placeholder" and not _leaf(n, level):
                 spec = msgspec.structs.replace(spec, leaf=False)
+            if spec is not None and _name(n) in shared:
+                spec = msgspec.structs.replace(spec, shares=shared[_name(n)])
             nodes.append(ir.Node(name=_name(n), op="input", spec=spec, grad=_grad(n, level),
                                  const=by_value(spec) if n.op == "get_attr" else None))
         elif n.op != "output":
