@@ -39,15 +39,17 @@ def test_a_graphs_inputs_are_made_in_the_layout_the_graph_saw():
 
 def test_a_constant_the_graph_holds_is_written_by_value():
     """An aten graph's ``_tensor_constant0`` (``x[[0, 0]]``'s index list) is made in the candidate's forward,
-    not fed in: Dynamo and AOTAutograd make it a constant of the graph again, as the compiler saw it."""
+    not fed in: Dynamo and AOTAutograd make it a constant of the graph again, as the compiler saw it. A
+    parameter a graph reads by get_attr (Dynamo's, where it does not inline the module) is still fed in."""
     root, g = torch.nn.Module(), torch.fx.Graph()
-    root._tensor_constant0 = torch.tensor([0, 0])
+    root._tensor_constant0, root.w = torch.tensor([0, 0]), torch.nn.Parameter(torch.ones(2))
     x = g.placeholder("x")
-    g.output(g.call_function(torch.ops.aten.index.Tensor, (x, [g.get_attr("_tensor_constant0")])))
+    index = g.call_function(torch.ops.aten.index.Tensor, (x, [g.get_attr("_tensor_constant0")]))
+    g.output(g.call_function(torch.ops.aten.mul.Tensor, (index, g.get_attr("w"))))
     gm = torch.fx.GraphModule(root, g)
     graph = to_ir(gm, [torch.randn(3, 2)], 0, "cpu")
     cand = ir.build(graph, {n.name for n in graph.compute})
-    assert cand is not None and cand.names == ["x"]  # the constant is no input
+    assert cand is not None and cand.names == ["x", "w"]  # the constant is no input
     assert "        _tensor_constant0 = torch.tensor([0, 0], dtype=torch.int64)\n" in cand.source
     assert by_value(_spec(torch.tensor([[1.5, float("nan")]]), torch.tensor([[1.5, float("nan")]]), "cpu")) == \
         "torch.tensor([[1.5, float('nan')]], dtype=torch.float32)"

@@ -203,6 +203,16 @@ def _shared_storages(placeholders: list[Any], args: list[Any]) -> dict[str, str]
     return {m: names[0] for names in groups.values() if len(names) > 1 for m in names}
 
 
+def _held(gm: Any, n: Any) -> bool:
+    """Whether a get_attr node reads a constant the graph holds (AOTAutograd's ``_tensor_constant0``), not a
+    parameter or a tensor that requires grad (a Dynamo graph's module state, where it does not inline the
+    module): that is a value a training step differentiates, fed in."""
+    obj: Any = gm
+    for part in str(n.target).split("."):
+        obj = getattr(obj, part, None)
+    return getattr(obj, "requires_grad", True) is False
+
+
 def by_value(spec: ir.Spec | None) -> str | None:
     """A constant the graph holds (``_tensor_constant0``: the index list of ``x[[0, 0]]``, a
     ``torch.tensor`` of the script), written by value: ``torch.tensor([0, 0])``, made in the candidate's
@@ -283,7 +293,7 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
             if spec is not None and _name(n) in shared:
                 spec = msgspec.structs.replace(spec, shares=shared[_name(n)])
             nodes.append(ir.Node(name=_name(n), op="input", spec=spec, grad=_grad(n, level),
-                                 const=by_value(spec) if n.op == "get_attr" else None))
+                                 const=by_value(spec) if n.op == "get_attr" and _held(gm, n) else None))
         elif n.op != "output":
             try:
                 expr, op = _expr(n)
