@@ -107,3 +107,26 @@ def test_inputs_that_shared_a_storage_are_views_of_one_in_the_candidate():
     assert [s.as_tuple()[-1] for s in cand.inputs] == [{"storage": 16}, {"offset": 12, "view_of": 0}]
     made = make_inputs([s.as_tuple() for s in cand.inputs])
     assert torch.equal(made[1], torch.as_strided(made[0], (4,), (1,), 12))
+
+
+def test_an_inline_tensor_a_complex_number_and_an_op_are_written_as_arguments():
+    """A graph's argument that is a small tensor held inline, a complex number or an op (as a higher-order op
+    takes one) has a source form now: the node is no longer left out as one a standalone file cannot write."""
+    g = torch.fx.Graph()
+    x = g.placeholder("x")
+    add = g.call_function(torch.ops.aten.add.Tensor, (x, torch.tensor([1.0, 2.0])))
+    mul = g.call_function(torch.ops.aten.mul.Tensor, (add, 2j))
+    g.output((mul, g.call_function(torch.ops.aten.view_as_real.default, (mul,))))
+    gm = torch.fx.GraphModule(torch.nn.Module(), g)
+    real = [torch.randn(2)]
+    graph = to_ir(gm, real, 0, "cpu")
+    assert not graph.unwritable
+    cand = ir.build(graph, {n.name for n in graph.compute})
+    assert "torch.ops.aten.add.Tensor(x, torch.tensor([1.0, 2.0], dtype=torch.float32))" in cand.source
+    assert "torch.ops.aten.mul.Tensor(add_tensor, 2j)" in cand.source
+    scope: dict = {"torch": torch}
+    exec(cand.source, scope)
+    assert torch.equal(scope["Repro"]()(*real)[0], (real[0] + torch.tensor([1.0, 2.0])) * 2j)
+    from pt2kit.minify.toir import _fmt
+
+    assert _fmt(torch.ops.aten.relu.default) == "torch.ops.aten.relu.default"
