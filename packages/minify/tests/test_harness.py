@@ -47,6 +47,27 @@ def test_a_run_keeps_inputs_that_share_a_storage_sharing_it_and_the_write_seen_t
     assert base.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]  # the run wrote its copies, not the inputs
 
 
+def _drops_writes(gm, example):
+    """A backend that runs the graph on copies of its inputs: a write into an input never reaches the caller."""
+    return lambda *args: gm(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+
+
+class WritesThenSums(torch.nn.Module):
+    def forward(self, x):
+        x.mul_(2)
+        return (x.sum(),)
+
+
+def test_a_write_into_an_input_one_side_drops_fails_where_the_outputs_agree():
+    x = torch.ones(3)
+    # the sums agree (6 and 6); the input as each run left it does not (2s and 1s)
+    assert outcome(WritesThenSums(), [x], _drops_writes, {}, ACCURACY) == (
+        True, "accuracy", "input 0 as the run left it: 3 of 3 elements differ (RMSE vs float64 1 > 3 x eager's 0; "
+                          "e.g. 1 vs 2)")
+    assert outcome(WritesThenSums(), [x], "eager", {}, ACCURACY) == (False, "passes", "")  # the write kept: none
+    assert x.tolist() == [1.0, 1.0, 1.0]
+
+
 def test_a_jagged_spec_is_rebuilt_at_its_offsets_run_on_a_copy_and_judged_by_its_values():
     (x,) = make_inputs([("jagged", [8, 3], [3, 1], "float32", "cpu", -1.0, 1.0, [0, 2, 7, 8], 1)])
     assert x.layout == torch.jagged and x.offsets().tolist() == [0, 2, 7, 8] and [len(t) for t in x.unbind()] == [2, 5, 1]

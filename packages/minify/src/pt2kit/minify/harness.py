@@ -17,6 +17,7 @@ import tempfile
 
 import torch
 
+from pt2kit.runtime.written import unchanged
 from pt2kit_portable import (
     as_input,
     autocast_off,
@@ -91,6 +92,14 @@ def fresh(inputs):
     return copy_inputs(list(inputs))
 
 
+def written(inputs, *runs):
+    """The positions of the tensor inputs some run wrote in place (its copy of the input, ``fresh``'s, no longer
+    holds the input's values): after the run each is compared as an output is, as kdiff judges what a call
+    writes (pt2kit.runtime.written), so a write one side drops or misplaces fails where the outputs agree."""
+    return [i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.layout == torch.strided
+            and not t.is_nested and any(not unchanged(run[i], t) for run in runs)]
+
+
 def dense(outputs):
     """Each output as the tensor a verdict compares: a jagged tensor's ``values()`` (kdiff compares its
     offsets too; both sides of a candidate's run split at the offsets it was fed)."""
@@ -110,14 +119,15 @@ def run_eager(module, inputs, side, grad=None):
     return dense(out)
 
 
-def run_float64(module, inputs, side, grad=None):
+def run_float64(module, inputs, side, grad=None, wrote=()):
     """:func:`run_eager` on the float64 reference kdiff judged the failure against (pt2kit_portable's
-    float64_copy of module and inputs, run under its float64_mode)."""
+    float64_copy of module and inputs, run under its float64_mode); then the inputs at the positions ``wrote``
+    names, as the run left them (:func:`written`)."""
     module, inputs = float64_copy(module, inputs)
     with float64_mode():
         out = side(module, inputs, grad)
     sync()
-    return dense(out)
+    return dense(out) + [inputs[i] for i in wrote]
 
 
 def gradients(run, inputs, grad=None):

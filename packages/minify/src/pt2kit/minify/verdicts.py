@@ -20,7 +20,7 @@ from pt2kit.runtime.precision import use_precision
 from pt2kit_portable import differs, exception_line, under_autocast
 
 from . import plan
-from .harness import fresh, run_eager, run_float64
+from .harness import fresh, run_eager, run_float64, written
 from .loading import Untestable
 
 
@@ -40,10 +40,11 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how)
     where the failure is in what it computes, not in its compile."""
     kind, amp = failure["kind"], failure.get("autocast")  # amp: the torch.autocast the script called the graph under
     settle(failure)
+    eager_in, test_in = fresh(inputs), fresh(inputs)  # each side's own copy: what it writes into one is judged too
     try:
         torch.manual_seed(0)  # each side from one seed: a random op (dropout) draws alike, as in the original run
         with under_autocast(amp):
-            eager = run_eager(module, fresh(inputs), how["side"], grad)
+            eager = run_eager(module, eager_in, how["side"], grad)
     except Exception as e:  # a candidate the eager side cannot run is no repro of anything
         if strict:
             raise Untestable(f"eager cannot run the graph: {exception_line(e)}") from None
@@ -51,7 +52,7 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how)
     try:
         with how["configured"](config), under_autocast(amp):
             torch.manual_seed(0)
-            test = how["compiled"](module, fresh(inputs), backend, dynamic, grad)
+            test = how["compiled"](module, test_in, backend, dynamic, grad)
     except Exception as e:
         if strict and kind != "compile-error":
             raise Untestable(f"the compiled side raised {exception_line(e)}, so its {kind} cannot be judged") from None
@@ -59,27 +60,31 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how)
         if failure.get("check_str"):
             return kind == "compile-error" and failure["check_str"] in f"{sig} {detail}", sig, detail
         return kind == "compile-error" and sig == failure["signature"], sig, detail
-    return how["verdict"](module, inputs, eager, test, failure, how["side"], grad)
+    wrote = written(inputs, eager_in, test_in)  # an input a side wrote in place is compared as an output is
+    return how["verdict"](module, inputs, eager + [eager_in[i] for i in wrote], test + [test_in[i] for i in wrote],
+                          failure, how["side"], grad, wrote)
 
 
-def accuracy_verdict(module, inputs, eager, test, failure, side, grad=None):
-    """Whether an output of the compiled side fails pt2kit_portable's differs against eager and the float64
-    reference (None where that cannot run: differs says so where it needed one)."""
+def accuracy_verdict(module, inputs, eager, test, failure, side, grad=None, wrote=()):
+    """Whether an output of the compiled side, or an input it wrote in place (the positions ``wrote`` names, after
+    the outputs), fails pt2kit_portable's differs against eager and the float64 reference (None where that cannot
+    run: differs says so where it needed one)."""
     try:
         torch.manual_seed(0)
         with under_autocast(failure.get("autocast")):  # it leaves float64 alone: the ops run as eager's do under it
-            fp64 = run_float64(module, fresh(inputs), side, grad)
+            fp64 = run_float64(module, fresh(inputs), side, grad, wrote)
     except Exception:
         fp64 = None
     for i, (t, r) in enumerate(zip(test, eager, strict=False)):
         why = differs(t, r, fp64[i] if fp64 is not None and i < len(fp64) else None, failure.get("ref", "eager"),
                       failure.get("rule", "fp64"))
         if why:
-            return True, "accuracy", f"output {i}: {why}"
+            n = len(test) - len(wrote)
+            return True, "accuracy", f"output {i}: {why}" if i < n else f"input {wrote[i - n]} as the run left it: {why}"
     return False, "passes", ""
 
 
-def nonfinite_verdict(module, inputs, eager, test, failure, side, grad=None):
+def nonfinite_verdict(module, inputs, eager, test, failure, side, grad=None, wrote=()):
     """Whether the compiled side still holds the NaN/Inf of the failure (and eager too, where it did)."""
     got = nonfinite(test)
     eager_too = bool(nonfinite(eager))
@@ -87,7 +92,7 @@ def nonfinite_verdict(module, inputs, eager, test, failure, side, grad=None):
     return bool(got) and sig == failure["signature"], sig or "finite", ""
 
 
-def passes(module, inputs, eager, test, failure, side, grad=None):
+def passes(module, inputs, eager, test, failure, side, grad=None, wrote=()):
     """The compiled side ran: a compile error (or a crash) that did not happen."""
     return False, "passes", ""
 

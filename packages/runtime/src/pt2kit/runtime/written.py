@@ -42,7 +42,9 @@ def _targets(module: Any, inputs: Any) -> list[tuple[str, torch.Tensor]]:
             if type(t) in (torch.Tensor, torch.nn.Parameter) and t.layout == torch.strided]
 
 
-def _same(t: torch.Tensor, start: torch.Tensor) -> bool:
+def unchanged(t: torch.Tensor, start: torch.Tensor) -> bool:
+    """Whether ``t`` holds ``start``'s values (a NaN where ``start`` had one counts as the same): a run left it
+    unwritten. minify's candidate runs judge their inputs' writes by it too."""
     if t.shape != start.shape:
         return False
     a, b = t.detach(), start.to(device=t.device, dtype=t.dtype)  # float32 -> float64 is exact
@@ -65,7 +67,7 @@ class Start:
         """Every watched tensor back to its starting value (those a run changed)."""
         with torch.no_grad():
             for n, t in self.tensors:
-                if not _same(t, self.values[n]):
+                if not unchanged(t, self.values[n]):
                     t.copy_(self.values[n])
 
     def written(self, model: Any, inputs: Any) -> list[tuple[str, Any]]:
@@ -73,7 +75,7 @@ class Start:
         float64 copy's, say)."""
         out = []
         for n, t in _targets(model, inputs):
-            if n in self.values and not _same(t, self.values[n]):
+            if n in self.values and not unchanged(t, self.values[n]):
                 out.append((n, t.detach().clone()))
                 self.names.setdefault(n)
         return out
