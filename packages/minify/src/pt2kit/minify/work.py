@@ -72,6 +72,7 @@ def original(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         start = Start(loaded.model, loaded.inputs)
         graphs, forward = _searched_graphs(loaded, job)
         start.restore()  # the capture ran the model: a write into its inputs is undone, so the judging starts clean
+        del start  # its copy of every tensor is not held through the judging, which takes its own
         send({"t": "graphs", "graphs": msgspec.to_builtins(graphs), "config": config, "precision": precision,
               "autocast": loaded.autocast})
         if job.profile is not None:  # fxcheck's rules on the graphs the backend gets: nothing to run
