@@ -46,6 +46,22 @@ def test_settings_name_what_differs_from_the_defaults(api):
     assert "inductor.cpp.inject_relu_bug_TESTING_ONLY" not in api.settings()
 
 
+def test_a_fullgraph_compile_is_named_by_the_settings_that_let_its_fake_mode_trace_data_dependent_ops(api):
+    seen = []
+
+    def backend(gm, example):
+        seen.append(api.settings())
+        return gm.forward
+
+    for fullgraph in (True, False):
+        torch._dynamo.reset()
+        torch.compile(lambda x: x + 1, backend=backend, fullgraph=fullgraph)(torch.ones(2))
+    torch._dynamo.reset()
+    one_graph = {"dynamo.capture_scalar_outputs": "True", "dynamo.capture_dynamic_output_shape_ops": "True"}
+    assert [{k: v for k, v in s.items() if k in one_graph} for s in seen] == [one_graph, {}]
+    assert not set(api.settings()) & set(one_graph)  # no compile under way: none
+
+
 def test_what_dynamo_says_while_it_compiles(api):
     seen = []
 

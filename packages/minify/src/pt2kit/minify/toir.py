@@ -182,8 +182,12 @@ def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
             finite = real[torch.isfinite(real)] if real.is_floating_point() else real
             if finite.numel():
                 lo, hi = float(finite.min()), float(finite.max())
-        shape = [int(d) for d in val.shape]
-        stride = [int(s) for s in val.stride()]
+        try:
+            shape, stride = [int(d) for d in val.shape], [int(s) for s in val.stride()]
+        except RuntimeError:  # a size no hint holds (a while_loop's stacked output, unbacked): the real run's
+            if not isinstance(real, torch.Tensor):
+                return None
+            shape, stride = list(real.shape), list(real.stride())
         return ir.Spec("tensor", shape, stride, str(val.dtype).removeprefix("torch."), device, lo, hi,
                        values=_values(real, shape), **_layout(real if isinstance(real, torch.Tensor) else val, stride))
     if isinstance(real, bool | int | float) and (not isinstance(real, float) or math.isfinite(real)):

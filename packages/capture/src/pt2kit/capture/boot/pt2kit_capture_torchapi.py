@@ -266,10 +266,28 @@ def settings() -> dict[str, str]:
     """Every dynamo/inductor/functorch/fx setting not at its default now, as --config takes it
     (``{"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}``): pt2kit_portable's collector, the one
     pt2kit.runtime.config.worker_settings runs, so ``inf`` survives as ``1e999`` and a setting is kept
-    only where its text applies back as the same value."""
+    only where its text applies back as the same value; and what a compile's ``fullgraph=True`` gave it."""
     from pt2kit_portable import collect_settings
 
-    return collect_settings()
+    return {**collect_settings(), **_one_graph_settings()}
+
+
+# fullgraph=True lets Dynamo's fake mode trace data-dependent ops as these do (output_graph.py): a model file
+# compiled without them traces a while_loop's backward into an error, and Dynamo runs the graph eagerly
+_ONE_GRAPH = {"allow_scalar_outputs": "capture_scalar_outputs",
+              "allow_dynamic_output_shape_ops": "capture_dynamic_output_shape_ops"}
+
+
+def _one_graph_settings() -> dict[str, str]:
+    """The dynamo settings that give a compile's fake mode what it allows now beyond dynamo's config."""
+    try:
+        from torch._dynamo import config
+        from torch._guards import TracingContext
+
+        env = TracingContext.try_get().fake_mode.shape_env
+        return {f"dynamo.{k}": "True" for a, k in _ONE_GRAPH.items() if getattr(env, a) and not getattr(config, k)}
+    except Exception:  # no compile under way, or no shape env: nothing beyond the config
+        return {}
 
 
 # op namespaces that a bare `import torch` leaves empty or partly filled, and the torch module that fills
