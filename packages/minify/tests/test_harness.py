@@ -152,14 +152,17 @@ def test_every_check_a_repro_can_be_handed_embeds_without_a_name_twice_and_compi
     from pt2kit.minify import embed, plan
 
     code = {"torch._inductor.config": {"post_grad_custom_post_pass": ("pt2kit:code", "/f.py", "p")}}
-    for kind in ("accuracy", "nan", "compile-error", "crash", "violation"):
+    eager = {"eager": "RuntimeError: ZeroDivisionError"}  # a crash where eager raises: its check needs the signature
+    for kind, own in (("accuracy", {}), ("nan", {}), ("compile-error", {}), ("crash", {}), ("crash", eager),
+                      ("violation", {})):
         for backend in ("inductor", "aoti", ("/b.py", "be")):
             for phase, train in (({}, False), ({"phase": "backward"}, False), ({}, True)):
                 for config in ({}, code):
-                    how = plan.repro({"kind": kind, **phase}, backend, config, train)
+                    how = plan.repro({"kind": kind, **own, **phase}, backend, config, train)
                     c = embed.closure([(plan.ANSWER, "main"), *how.values()], docstrings=False)
                     compile(c.source(), "<check>", "exec")
                     assert set(how) <= {"judge", "backend_of", "side", "compiled", "configured", "verdict", "signature"}
                     assert all(name in c.names for _, name in how.values())
+                    assert ("signature" in how) == (kind == "compile-error" or bool(own))
                     assert c.source().count("def float64_mode(") == c.source().count("def differs(") == (
                         kind == "accuracy")

@@ -49,14 +49,26 @@ def file_backend(backend):
     return load_file_attr(path, name, "backend")
 
 
+EAGER = "repro: eager's side ended: "
+
+
+def _tell(raised):
+    """The child's line that eager's side ended (raising ``raised``, or "returned"), out before the compiled side runs."""
+    print(f"{EAGER}{raised or 'returned'}", flush=True)
+
+
 def _in_child(failure):
     """The crash, judged by how a child process running this file died; Untestable where the child
     could not get as far as the code that crashes (its setup failed: exit 125 or a traceback's 1)."""
     p = subprocess.run([sys.executable, *sys.argv], env={**os.environ, "_REPRO_CHILD": "1"},
                        capture_output=True, text=True)
     died = signal_name(p.returncode) or f"exit {p.returncode}"
+    eager = next((ln.removeprefix(EAGER) for ln in p.stdout.splitlines() if ln.startswith(EAGER)), None)
+    if died == failure["signature"] and eager is None:  # eager's side never ended: its death is no compiler's
+        raise Untestable(f"the process died with {died} before eager's side of the graph ended")
     if died == failure["signature"]:
-        print(f"repro: the bug is present: the process died with {died}")
+        where = f" where eager raises {eager}" if failure.get("eager") and eager == failure["eager"] else ""
+        print(f"repro: the bug is present: the process died with {died}{where}")
         return 1
     if p.returncode == 0 or p.returncode < 0:  # ran to its end, or died of another signal: not this crash
         print(f"repro: no {failure['signature']}: the process ended with {died}")
@@ -67,13 +79,13 @@ def _in_child(failure):
     raise Untestable(f"the child process ended with {died} before the crash could be judged: {last[:300]}")
 
 
-def judge_outcome(module_cls, specs, backend, config, failure, dynamic, seed, grad, how):
+def judge_outcome(module_cls, specs, backend, config, failure, dynamic, seed, grad, how, said=None):
     """Exit 1 where the two sides' results still fail so (:func:`.verdicts.judged`), else 0."""
     device = os.environ.get("REPRO_DEVICE") or None
     check_devices(specs, device)
     backend = how["backend_of"](backend)
     inputs = make_inputs(specs, seed, device)
-    fails, sig, detail = judged(module_cls(), inputs, backend, config, failure, dynamic, True, grad, how)
+    fails, sig, detail = judged(module_cls(), inputs, backend, config, failure, dynamic, True, grad, how, said)
     if fails:
         what = failure["kind"] if sig == failure["kind"] else f"{failure['kind']}: {sig}"
         print(f"repro: the bug is present: {what}" + (f": {detail.splitlines()[0]}" if detail else ""))
@@ -83,9 +95,10 @@ def judge_outcome(module_cls, specs, backend, config, failure, dynamic, seed, gr
 
 
 def judge_crash(module_cls, specs, backend, config, failure, dynamic, seed, grad, how):
-    """The bug kills the process: run this file in a child, judge by how it died; the child runs the sides."""
+    """The bug kills the process: run this file in a child, judge by how it died; the child runs the sides,
+    and says what eager's did before the compiled side runs."""
     if os.environ.get("_REPRO_CHILD"):
-        return judge_outcome(module_cls, specs, backend, config, failure, dynamic, seed, grad, how)
+        return judge_outcome(module_cls, specs, backend, config, failure, dynamic, seed, grad, how, _tell)
     check_devices(specs, os.environ.get("REPRO_DEVICE") or None)
     how["backend_of"](backend)
     return _in_child(failure)

@@ -120,7 +120,7 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
             s.warn(f"{t.where}: no model record for {t.label} on stdin (the run that wrote this wrote none): skipped")
             continue
         cannot = unrunnable(t.label, t.model.record)  # capture found its model file does not run here
-        if cannot is not None:
+        if cannot is not None and t.want.kind != "crash":  # a crash's own run may show it dies where eager raises
             code = max(code, s.refuse(cannot, t.label))
             continue
         mode = "train" if t.want.phase == "backward" else job.mode or ("train" if t.model.train else "infer")
@@ -136,7 +136,12 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
                             backend=backend)
         narrator = Narrator(s.say, t.label, one)
         narrator.minifying(t)
-        code = max(code, _one(s, one, t.want, narrator, early))
+        try:
+            code = max(code, _one(s, one, t.want, narrator, early))
+        except UsageError:  # its eager run raised, and the compiled one did not die by a signal: as capture said
+            if cannot is None:
+                raise
+            code = max(code, s.refuse(cannot, t.label))
     return code
 
 
@@ -392,7 +397,9 @@ def _failure(job: Job, want: Want | None, seen: dict[str, Any], precision: dict[
     phase = "backward" if seen.get("phase") == "backward" else None
     if kind == "accuracy":  # the one the search ahead bets on, built in one place
         return accuracy_failure(job, precision, phase, autocast)
-    return {"kind": kind, "signature": seen.get("signature", kind), **({"phase": phase} if phase else {})}
+    # "eager": the error eager raises where the compiled run dies by the signal: part of the crash's signature
+    return {"kind": kind, "signature": seen.get("signature", kind), **({"phase": phase} if phase else {}),
+            **({"eager": seen["eager"]} if seen.get("eager") else {})}
 
 
 def _a(word: str) -> str:

@@ -25,6 +25,8 @@ def ask(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, Any], ah
             stage(m["stage"])
         elif m.get("t") == "phase":  # the compiled training step's forward returned: what dies now is the backward's
             got["phase"] = m["phase"]
+        elif m.get("t") == "eager":  # eager raised: a signal the compiled run dies by next is the failure
+            got["eager"] = m["raised"]
         elif m.get("t") == "model":
             on_model(m["fields"])
         elif m.get("t") == "graphs":
@@ -45,7 +47,7 @@ def ask(pool: Pool, job: Job, stage: Any, on_model: Any, got: dict[str, Any], ah
         return graphs, config, {"kind": "error", "why": f"{a['type']}: {a['message']}"}
     if a["t"] == "died":
         return graphs, config, {"kind": "crash", "signature": a["signal"], "detail": a["stderr"][-2000:],
-                                "phase": got.get("phase")}
+                                "phase": got.get("phase"), **({"eager": got["eager"]} if "eager" in got else {})}
     if a["t"] == "timeout":
         return graphs, config, {"kind": "error", "why": "the original run timed out"}
     return graphs, config, a["result"]

@@ -7,7 +7,8 @@ handed, the rest by the two sides' results); ``backend_of`` (a name torch regist
 NAME); ``side`` (what a run of the graph gives: its outputs, or a training step's gradients); ``compiled``
 (how the compiled side runs); ``configured`` (how the config is applied: code handed over as FILE.py:NAME
 loaded first, where it holds some); ``verdict`` (what is judged on the two sides' results); ``signature``
-(an error's: what a compile error is judged by, and what a query says of a side that raised).
+(an error's: what a compile error is judged by, what eager must raise where a crash is the compiled side's
+signal where eager raises, and what a query says of a side that raised).
 """
 
 from __future__ import annotations
@@ -58,6 +59,6 @@ def repro(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any
     if failure["kind"] == "violation":
         return how
     run = sides(failure, backend, config, train)
-    if failure["kind"] != "compile-error":
+    if failure["kind"] != "compile-error" and not failure.get("eager"):  # a crash where eager raises: eager's error
         del run["signature"]
     return {**how, **run}

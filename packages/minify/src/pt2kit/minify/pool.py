@@ -57,6 +57,7 @@ class Worker:
         timer = None
         self.expired.clear()
         began = time.monotonic()
+        said: list[dict[str, Any]] = []  # what it told before it died (a query's "eager" message)
         if timeout:
             timer = threading.Timer(timeout, self.expire)
             timer.start()
@@ -67,6 +68,7 @@ class Worker:
                 msg = msgspec.json.decode(raw)
                 if msg.get("t") in ("done", "raised"):
                     return msg
+                said.append(msg)
                 on_message(msg)
         except (BrokenPipeError, OSError):
             pass
@@ -77,7 +79,7 @@ class Worker:
         if self.expired.is_set():  # "s": when it was stopped
             return {"t": "timeout", "stderr": "\n".join(self.tail), "s": round(time.monotonic() - began, 1)}
         died = signal_name(code) or f"exit {code}"
-        return {"t": "died", "signal": died, "stderr": "\n".join(self.tail)}
+        return {"t": "died", "signal": died, "stderr": "\n".join(self.tail), "said": said[-8:]}
 
     def expire(self) -> None:
         """The request in hand stopped: it answers as one past its timeout."""

@@ -124,7 +124,8 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
     out = "gradient" if failure.get("phase") == "backward" else "output"
     what = {"accuracy": f"the compiled {out} differs from {against} beyond {rule}",
             "compile-error": f"the compiled side raises {failure.get('signature', '')}",
-            "crash": f"the process dies with {failure.get('signature', '')}",
+            "crash": f"the process dies with {failure.get('signature', '')}" + (
+                f" where eager raises {failure['eager']}" if failure.get("eager") else ""),
             "nan": f"the compiled {out} holds {failure.get('signature', '')}",
             "violation": f"{failure.get('constraint', '')}: {failure.get('op', '')} in the graph"}[failure["kind"]]
     ops = _doc(", ".join(dict.fromkeys(c.ops)))

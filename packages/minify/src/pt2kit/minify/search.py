@@ -105,8 +105,10 @@ class Searcher:
             if not r["fails"]:
                 self.seen[r["signature"]] = r.get("detail", "")
             return bool(r["fails"])
-        if t == "died":
-            same = self.failure["kind"] == "crash" and answer["signal"] == self.failure["signature"]
+        if t == "died":  # where eager must raise first (failure["eager"]), the worker said it did
+            eager = next((m.get("raised") for m in answer.get("said", ()) if m.get("t") == "eager"), None)
+            same = self.failure["kind"] == "crash" and answer["signal"] == self.failure["signature"] and \
+                eager == self.failure.get("eager")
             if not same:
                 self.seen[f"died with {answer['signal']}"] = answer.get("stderr", "")[-500:]
             return same

@@ -24,21 +24,25 @@ from .harness import fresh, run_eager, run_float64, written
 from .loading import Untestable
 
 
-def outcome(module, inputs, backend, config, failure, dynamic=False, strict=False, train=False, grad=None):
+def outcome(module, inputs, backend, config, failure, dynamic=False, strict=False, train=False, grad=None, said=None):
     """(fails, signature, detail) of one candidate against the failure it must still show, judged by the
     functions :func:`.plan.sides` names (:func:`judged`). ``train``: each side runs a training step, and what is judged
     is the gradients of the inputs ``grad`` marks."""
     how = {role: getattr(importlib.import_module(m), name) for role, (m, name) in plan.sides(failure, backend, config,
                                                                                           train).items()}
-    return judged(module, inputs, backend, config, failure, dynamic, strict, grad, how)
+    return judged(module, inputs, backend, config, failure, dynamic, strict, grad, how, said)
 
 
-def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how):
+def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how, said=None):
     """(fails, signature, detail): eager, then the compiled side (each from one seed, on its own copy of the
     inputs), then ``how["verdict"]``; a compile error is judged by its signature. ``strict`` (the repro's own
     run): a side that cannot run raises Untestable rather than not failing: eager always, the compiled side
-    where the failure is in what it computes, not in its compile."""
+    where the failure is in what it computes, not in its compile. A crash where eager raises (``failure["eager"]``,
+    that error's signature): eager must raise it, and ``said`` hears what eager did (the error's signature, or
+    None where it returned) before the compiled side runs, which kills the process; it raising or returning
+    instead is no crash."""
     kind, amp = failure["kind"], failure.get("autocast")  # amp: the torch.autocast the script called the graph under
+    expect = failure.get("eager")
     settle(failure)
     eager_in, test_in = fresh(inputs), fresh(inputs)  # each side's own copy: what it writes into one is judged too
     try:
@@ -46,20 +50,29 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how)
         with under_autocast(amp):
             eager = run_eager(module, eager_in, how["side"], grad)
     except Exception as e:  # a candidate the eager side cannot run is no repro of anything
-        if strict:
-            raise Untestable(f"eager cannot run the graph: {exception_line(e)}") from None
-        return False, "eager: " + how["signature"](e), "eager fails"
+        if expect is None or how["signature"](e) != expect:
+            if strict:
+                raise Untestable(f"eager cannot run the graph: {exception_line(e)}") from None
+            return False, "eager: " + how["signature"](e), "eager fails"
+        eager = None  # it raised as it must: what the compiled side does is the verdict
+    if said is not None:
+        said(expect if eager is None else None)
     try:
         with how["configured"](config), under_autocast(amp):
             torch.manual_seed(0)
             test = how["compiled"](module, test_in, backend, dynamic, grad)
     except Exception as e:
+        if eager is None:  # eager raised: the compiled side raising too is no crash
+            sig = how["signature"](e)
+            return False, "raises as eager does" if sig == expect else sig, str(e).strip()[:2000]
         if strict and kind != "compile-error":
             raise Untestable(f"the compiled side raised {exception_line(e)}, so its {kind} cannot be judged") from None
         sig, detail = how["signature"](e), str(e).strip()[:2000]
         if failure.get("check_str"):
             return kind == "compile-error" and failure["check_str"] in f"{sig} {detail}", sig, detail
         return kind == "compile-error" and sig == failure["signature"], sig, detail
+    if eager is None:
+        return False, f"the compiled side returns where eager raises {expect}", ""
     wrote = written(inputs, eager_in, test_in)  # an input a side wrote in place is compared as an output is
     return how["verdict"](module, inputs, eager + [eager_in[i] for i in wrote], test + [test_in[i] for i in wrote],
                           failure, how["side"], grad, wrote)

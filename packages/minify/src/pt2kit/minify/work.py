@@ -84,7 +84,7 @@ def original(payload: dict[str, Any], send: Any) -> dict[str, Any]:
             from . import train
 
             return train.judge(loaded, job, _backend(job.backend), send)
-        return _judge(loaded, job)
+        return _judge(loaded, job, send)
 
 
 def _load(job: Job, send: Any) -> tuple[Any, dict[str, dict[str, str]]]:
@@ -149,9 +149,10 @@ def _searched_graphs(loaded: Any, job: Job) -> tuple[list[ir.Graph], list[Any]]:
     return _graphs(forward, dynamo, job), forward
 
 
-def _judge(loaded: Any, job: Job) -> dict[str, Any]:
+def _judge(loaded: Any, job: Job, send: Any) -> dict[str, Any]:
     """How the model fails, run eagerly and with the backend: a compile error, NaN/Inf, an accuracy
-    failure by the verdict asked for, or none (``kind`` None, with what was seen)."""
+    failure by the verdict asked for, or none (``kind`` None, with what was seen); a crash where eager
+    raises (:func:`_eager_raised`)."""
     import torch
 
     from pt2kit.runtime.written import Start
@@ -162,6 +163,8 @@ def _judge(loaded: Any, job: Job) -> dict[str, Any]:
         try:
             eager = _outputs(loaded.call(loaded.model)) + start.written(loaded.model, loaded.inputs)
         except Exception as e:  # the model's own bug, as kdiff says it: bad input, not a failure to minify
+            if job.failure in ("auto", "crash"):
+                _eager_raised(loaded, job, e, start, send)
             raise UsageError(f"{loaded.label}: the model's own eager run fails, so there is no "
                              f"compiler failure to minify (the model, not the compiler): {exception_line(e)}") from None
     harness.sync()  # an eager kernel's device-side error is eager's: raised here, not in the compiled run
@@ -193,6 +196,17 @@ def _judge(loaded: Any, job: Job) -> dict[str, Any]:
                     "verdicts": f"{name}: {_verdicts(t, r, fp64.get(name))}"}
     return {"kind": None, "detail": next((f"{n}: {_verdicts(t, r, fp64.get(n))}" for (n, t), (_, r) in pairs
                                           if differs(t, r, None)), "passes")}
+
+
+def _eager_raised(loaded: Any, job: Job, e: Exception, start: Any, send: Any) -> None:
+    """Eager raised ``e``: the compiled run, said to the parent first, for where it kills this process by a
+    signal instead (Inductor's C++ kernel dividing an integer by zero: SIGFPE), which is the failure; it
+    returns where the compiled run raises or returns (the model's own failure, then)."""
+    send({"t": "eager", "raised": verdicts.exception_signature(e)})
+    start.restore()
+    with contextlib.suppress(Exception):
+        _compiled_outputs(loaded, job, _backend(job.backend))
+    start.restore()
 
 
 def _outputs(out: Any) -> list[tuple[str, Any]]:
@@ -335,7 +349,7 @@ def query(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         return {"fails": bool(found), "signature": "violation" if found else "clean", "detail": ""}
     fails, sig, detail = verdicts.outcome(cls(), inputs, _backend(payload["backend"]), _typed(payload["config"]), failure,
                                          payload.get("dynamic", False), train=payload.get("train", False),
-                                         grad=payload.get("grad"))
+                                         grad=payload.get("grad"), said=lambda r: send({"t": "eager", "raised": r}))
     return {"fails": fails, "signature": sig, "detail": detail[:2000]}
 
 

@@ -6,7 +6,9 @@ model file the tool loaded: not ``pt2kit capture``, which runs a user's script (
 Shared by kdiff (localisation) and minify (the graph it cuts). Guarantees: the model runs under
 ``torch.no_grad`` (a training step for :func:`training_graphs`) with Dynamo reset before and after,
 so no compiled code of this run stays behind; arguments are copies, safe to run again (a graph that
-keeps its input mutations writes them: run it on copies of them). Not
+keeps its input mutations writes them: run it on copies of them); :func:`forward_graphs` keeps a graph whose
+run raised (eager's own error, an integer divided by zero, which a compiled kernel may turn into a signal)
+and raises only where no graph ran. Not
 guaranteed: a graph whose first call never happens (left out; a backward that never runs is None),
 symbolic sizes without a hint (kept symbolic).
 """
@@ -71,9 +73,14 @@ def forward_graphs(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | N
         return aot(gm, example)
 
     reset_dynamo()
-    with torch.no_grad():
-        call(torch.compile(model, backend=backend))
-    reset_dynamo()
+    try:
+        with torch.no_grad():
+            call(torch.compile(model, backend=backend))
+    except Exception:  # a graph that raised as it ran (an integer divided by zero) was handed on all the same
+        if not any(s["args"] is not None for s in captured):
+            raise
+    finally:
+        reset_dynamo()
     return [(s["gm"], s["args"]) for s in captured if s["args"] is not None]
 
 
