@@ -50,7 +50,7 @@ def step(loaded: Any, fn: Any, seed: int, send: Any = None) -> tuple[list[tuple[
         return out
 
     torch.manual_seed(seed)
-    out = train_step(forward, [p for _, p in params])
+    out = train_step(forward, [p for _, p in params], loaded.grads)
     harness.sync()
     outputs = unjag([(n, t.detach() if isinstance(t, torch.Tensor) else t) for n, t in flatten(out)])
     grads = [(f"grad.{n}", p.grad.detach().clone()) for n, p in params if p.grad is not None]
@@ -78,7 +78,7 @@ def graphs(loaded: Any, job: Any, backend: Any = None) -> tuple[list[ir.Graph], 
     params = [p for _, p in _params(loaded.model)]
     with apply_config(job.config):
         try:
-            captured = training_graphs(loaded.model, lambda fn: train_step(lambda: loaded.call(fn), params),
+            captured = training_graphs(loaded.model, lambda fn: train_step(lambda: loaded.call(fn), params, loaded.grads),
                                        dynamo=dynamo)
         except Exception:  # AOTAutograd cannot trace it: the failure is before the aten graphs
             captured = []
@@ -158,6 +158,7 @@ def _float64_step(loaded: Any, seed: int, start: Any) -> dict[str, Any]:
     with contextlib.suppress(Exception):
         m64, in64 = float64_copy(loaded.model, loaded.inputs)
         with float64_mode():
-            outs, grads = step(LoadedModel(m64, in64, loaded.file, loaded.entry, loaded.label), None, seed)
+            outs, grads = step(LoadedModel(m64, in64, loaded.file, loaded.entry, loaded.label, grads=loaded.grads),
+                               None, seed)
         return dict(outs + start.written(m64, in64) + grads)
     return {}

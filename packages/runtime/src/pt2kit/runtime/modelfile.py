@@ -33,6 +33,9 @@ class LoadedModel:
     entry: str | None
     label: str
     autocast: list[dict[str, Any]] = field(default_factory=list)  # the file's autocast_state, checked
+    # the file's example_grads: the gradients the script's backward handed the graph, one per output (None
+    # where none reached it), which a training step feeds in place of its loss (training.train_step)
+    grads: tuple[Any, ...] | None = None
 
     @property
     def kwargs(self) -> bool:
@@ -114,7 +117,8 @@ def load_model(spec: str, device: str | None = None, *, from_stream: bool = Fals
     if not callable(model):
         raise ModelFileError(f"{path}: `model` is a {type(model).__name__}, not a module or callable")
     inputs = _normalise_inputs(inputs, str(path))
-    loaded = LoadedModel(model, inputs, path, entry, label or label_of(path, entry), _autocast(module, path))
+    loaded = LoadedModel(model, inputs, path, entry, label or label_of(path, entry), _autocast(module, path),
+                         None if entry else _grads(module, path))
     if device:
         to_device(loaded, device)
     return loaded
@@ -132,6 +136,17 @@ def _autocast(module: Any, path: Path) -> list[dict[str, Any]]:
     except ValueError as e:
         raise ModelFileError(f"{path}: autocast_state: {e} (a list of torch.autocast arguments, "
                              '[{"device_type": "cpu", "dtype": "bfloat16", "cache_enabled": True}])') from None
+
+
+def _grads(module: Any, path: Path) -> tuple[Any, ...] | None:
+    """The file's ``example_grads`` (a tuple of tensors and None, ``pt2kit capture``'s for a graph whose
+    backward ran in the script), checked; None where it has none."""
+    grads = getattr(module, "example_grads", None)
+    if grads is None:
+        return None
+    if not isinstance(grads, tuple | list) or not all(g is None or type(g).__name__ == "Tensor" for g in grads):
+        raise ModelFileError(f"{path}: example_grads must be a tuple of tensors or None (one per output of the model)")
+    return tuple(grads)
 
 
 def _device_type(loaded: LoadedModel) -> str | None:
@@ -163,6 +178,8 @@ def to_device(loaded: LoadedModel, device: str) -> None:
     if isinstance(loaded.model, torch.nn.Module):
         loaded.model = loaded.model.to(dev)
     loaded.inputs = tree_map(lambda x: x.to(dev) if isinstance(x, torch.Tensor) else x, loaded.inputs)
+    if loaded.grads is not None:
+        loaded.grads = tuple(g if g is None else g.to(dev) for g in loaded.grads)
 
 
 def parameter_counts(model: Any) -> tuple[int, int, int]:

@@ -6,7 +6,10 @@ float32 or wider, so a half-precision output's mean does not overflow): every ou
 scaled so no output's size dominates. benchrun's train mode, kdiff's and minify's ``--mode train``
 and the backward capture (:func:`pt2kit.runtime.aotgraphs.training_graphs`) all use it (the rule is
 ``pt2kit_portable.loss_of``, which minify's joint repros carry), so a gradient
-one tool reports is the gradient another reproduces.
+one tool reports is the gradient another reproduces. A model file that holds ``example_grads`` (``pt2kit
+capture``'s, for a graph whose backward ran in the script) is differentiated by them instead, in their
+layout: the compiled backward then gets the tangents the script's ``.sum().backward()`` gave it, not the
+mean's (:func:`train_step`).
 
 Which leaves get gradients is the real step's: the parameters that require grad and the inputs that
 required grad where the model was captured (a captured model file makes each input with the
@@ -74,12 +77,33 @@ def loss_of(out: Any) -> Any:
     return loss
 
 
-def train_step(call: Callable[[], Any], params: Iterable[Any]) -> Any:
+def train_step(call: Callable[[], Any], params: Iterable[Any], grads: Any = None) -> Any:
     """One training step of ``call`` (a forward): ``params``' gradients cleared, forward, :func:`loss_of`,
-    backward. Returns the forward's output."""
+    backward. Returns the forward's output. ``grads`` (a model file's ``example_grads``: the gradients the
+    script's backward handed the graph, one per output leaf, None where none reached one): the backward is
+    fed them in place of the loss, as the script's was, in their layout (AOTAutograd then hands its compiled
+    backward what it handed it in the script: its tangents' values are the script's, not the loss's)."""
+    from .outputs import flatten
+
     params = list(params)
     for p in params:
         p.grad = None
     out = call()
-    loss_of(out).backward()
+    if grads is None:
+        loss_of(out).backward()
+        return out
+    leaves = [t for _, t in flatten(out)]
+    if len(leaves) != len(grads):
+        raise UsageError(f"example_grads has {len(grads)} gradients for the model's {len(leaves)} outputs")
+    pairs = [(t, g) for t, g in zip(leaves, grads, strict=True) if g is not None and getattr(t, "requires_grad", False)]
+    if not pairs:
+        raise UsageError("--mode train: no output of the model that requires grad has a gradient in example_grads")
+    import torch
+
+    from pt2kit_portable import to_float64
+
+    # the float64 reference's outputs get the gradients widened, in their layout (to_float64)
+    pairs = [(t, to_float64(g) if t.dtype == torch.float64 and g.dtype != t.dtype else g.to(t.dtype))
+             for t, g in pairs]
+    torch.autograd.backward([t for t, _ in pairs], [g for _, g in pairs])
     return out

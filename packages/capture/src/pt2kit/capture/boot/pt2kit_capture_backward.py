@@ -5,7 +5,9 @@ graph, which autograd calls from ``loss.backward()``, far from the forward call 
 backward nodes (between its outputs and its inputs) are noted with that call's number and inputs, and
 their class's ``backward`` is wrapped once: its first failing run is the graph failing at stage "run",
 ``phase`` "backward", with the inputs of the forward call whose backward raised (the training step
-that replays it), and the call is marked running (:mod:`pt2kit_capture_running`) for a signal.
+that replays it), and the call is marked running (:mod:`pt2kit_capture_running`) for a signal. The
+gradients the first call's backward got are appended to the graph's model file as ``example_grads``
+(:func:`write_grads`): a tool's training step feeds them, so its compiled backward gets the script's tangents.
 
 Runs inside the user's interpreter: stdlib + torch. Guarantees: the backward gets the same arguments and
 its result or exception passes unchanged; a forward call that needs gradients costs a walk over the
@@ -31,7 +33,7 @@ def watch(out: Any, args: list[Any], state: dict[str, Any], call: int) -> None:
     try:
         for node in compiled_backward_nodes(out, args):
             _wrap(function_class(node))  # each graph's Function class, once
-            _NODES[node] = (state, call, args)
+            _NODES[node] = (state, call, args, _shapes(out))
     except Exception:
         pass
 
@@ -48,9 +50,13 @@ def _wrap(fcls: Any) -> None:
         seen = _NODES.get(ctx)
         if seen is None:
             return original(ctx, *grads)
-        state, call, args = seen
-        # --check: the incoming gradients, taken before the call (a boxed backward empties its list)
-        incoming = None if state["check"] is None else incoming_grads(grads)
+        state, call, args, shapes = seen
+        # the incoming gradients, taken before the call (a boxed backward empties its list): --check's, and
+        # the model file's example_grads where they are the gradients of the call its example_inputs hold
+        incoming = incoming_grads(grads)
+        if call == 1 and not state.get("grads_written"):
+            state["grads_written"] = True
+            write_grads(state["line"], incoming, shapes)
         token = running.enter(state["line"], call, "backward")
         try:
             got = original(ctx, *grads)
@@ -72,6 +78,59 @@ def _wrap(fcls: Any) -> None:
 
     backward._pt2kit_capture = True
     fcls.backward = staticmethod(backward)
+
+
+def _shapes(out: Any) -> list[Any]:
+    """The shape of each leaf of a forward call's output (None for a leaf that is no tensor)."""
+    import torch
+
+    return [tuple(o.shape) if isinstance(o, torch.Tensor) else None for o in torch.utils._pytree.tree_leaves(out)]
+
+
+def write_grads(line: dict[str, Any], grads: list[Any], shapes: list[Any]) -> None:
+    """Append ``example_grads`` to the model file of ``line`` (written for its first call): the gradients
+    the script's backward handed the graph's compiled backward, one per output leaf, each in its layout
+    (an expanded gradient, ``.sum().backward()``'s, stays stride 0: make_tensor) with its values where it
+    has at most ``EXACT`` elements, else drawn in their range (``_seeded``: a gradient of equal elements,
+    a mean's or a sum's, comes out exact). pt2kit's training steps feed them in place of their own loss, so
+    AOTAutograd hands the compiled backward the values (and, where it does not make them contiguous, the
+    layout) it got in the script. Nothing where they do not pair one to one with the outputs (AOTAutograd's
+    extra outputs: a mutated input, an aliased intermediate's base): the tools' loss is used then."""
+    import pt2kit_capture_boot as boot
+    import torch
+
+    try:
+        if not line.get("file") or len(grads) != len(shapes) or any(
+                (g is not None) and (not isinstance(g, torch.Tensor) or tuple(g.shape) != s) for g, s in zip(grads, shapes, strict=True)):
+            return
+        lines = [grad_expr(g, 2000 + i) for i, g in enumerate(grads)]
+        text = ("\n# the gradients the script's backward handed this graph's compiled backward, one per output "
+                "(None: none reached it): pt2kit's training steps feed them in place of their loss\n"
+                "example_grads = (\n" + "".join(f"    {e},\n" for e in lines) + ")\n")
+        with open(boot.pdir() / line["file"], "a", encoding="utf-8") as f:
+            f.write(text)
+    except Exception:
+        pass
+
+
+EXACT = 1024  # elements: a gradient this small is written by value
+
+
+def grad_expr(g: Any, seed: int) -> str:
+    """The model file's expression of one incoming gradient (None: ``None``), in its layout."""
+    import pt2kit_capture_write as write
+    from pt2kit_capture_code import literal
+    from pt2kit_capture_values import value_range
+
+    if g is None:
+        return "None"
+    meta = f"{write.shape(g.shape)!r}, {write.shape(g.stride())!r}, {g.dtype}, {str(g.device)!r}"
+    layout = write.layout_args(g)
+    if g.numel() <= EXACT and not g.is_complex():
+        values = literal(g.detach().cpu().reshape(-1).tolist())
+        return f"make_tensor({meta}, values=torch.tensor({values}, dtype={g.dtype}){layout})"
+    lo, hi = (value_range(g) if g.numel() and not g.is_complex() else None) or (0, 0)
+    return f"_seeded({seed}, {meta}, False, lo={literal(lo)}, hi={literal(hi)}{layout})"
 
 
 def compiled_backward_nodes(out: Any, args: Any) -> list[Any]:
