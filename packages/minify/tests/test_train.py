@@ -218,3 +218,21 @@ def test_a_training_step_that_writes_its_batch_back_wrong_is_cut_to_the_write(mi
     assert p.returncode == 1, p.stdout + p.stderr
     good = minify(str(WRITES), "--backend", f"{WRITES}:good", "--mode", "train")  # written back right: no finding
     assert good.code == 0 and "no failure to minify" in good.stderr, good.stderr
+
+
+def test_the_original_steps_gradients_hold_an_input_that_required_grad(tmp_path):
+    """A function of an input that requires grad (no parameter): its gradient is judged, under kdiff's name
+    (grad.inputs[0]). Before, only parameters' were taken, and a compiled backward that got x's gradient
+    wrong (pytorch/pytorch#183602 on 2.11: diagonal_scatter's, all zeros) was "minify's own run of it: passes
+    assert_close, outputs and gradients: nothing to minify"."""
+    from pt2kit.minify.train import step
+    from pt2kit.runtime.modelfile import load_model
+
+    f = tmp_path / "m.py"
+    f.write_text("import torch\n\n\ndef model(x, y):\n    return (x * 2).sin() * y\n\n\n"
+                 "example_inputs = (torch.ones(3, requires_grad=True), torch.ones(3))\n")
+    loaded = load_model(str(f))
+    _, grads = step(loaded, loaded.model, 0)
+    assert [n for n, _ in grads] == ["grad.inputs[0]"]
+    torch.testing.assert_close(grads[0][1], torch.full((3,), 2 * torch.cos(torch.tensor(2.0)).item() / 3))
+    assert loaded.inputs[0].grad is None  # the next step starts from none

@@ -32,16 +32,22 @@ def _params(model: Any) -> list[tuple[str, Any]]:
 
 
 def step(loaded: Any, fn: Any, seed: int, send: Any = None) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
-    """(outputs, gradients named grad.<parameter>) of one training step of ``fn`` on the model's inputs.
-    ``send`` hears {"t": "phase", "phase": "backward"} once the forward returned (a crash after it is
-    the backward's)."""
+    """(outputs, gradients named grad.<parameter> and grad.inputs[i]) of one training step of ``fn`` on the
+    model's inputs: an input that required grad in the script (the model file makes it so) gets its gradient
+    judged as a parameter's, named as kdiff names it (a bug in the gradient of ``x`` alone, a function's
+    input, was "passes ... outputs and gradients"). ``send`` hears {"t": "phase", "phase": "backward"} once
+    the forward returned (a crash after it is the backward's)."""
     import torch
 
     from pt2kit.runtime.outputs import flatten
     from pt2kit.runtime.tensors import unjag
     from pt2kit.runtime.training import train_step
 
-    params = _params(loaded.model)
+    params = _params(loaded.model) + [(n, x) for n, x in flatten(loaded.inputs, "inputs")
+                                      if isinstance(x, torch.Tensor) and x.requires_grad]
+    for _, x in params:
+        if not x.is_leaf:  # an input that was no leaf in the script keeps its gradient as a leaf does
+            x.retain_grad()
 
     def forward() -> Any:
         out = loaded.call(fn)
