@@ -398,3 +398,41 @@ def bench(session: nox.Session) -> None:
     targets = session.posargs or sorted(str(p) for p in (ROOT / "benchmarks").glob("bench_*.py"))
     for t in targets:
         session.run("python", t)
+
+
+# The torch the real-bug corpus (tests/realbugs) fails on: each bug was fixed after 2.11.0 was cut
+BUGGY_TORCH = "2.11.0"
+
+
+def _torch213(session: nox.Session) -> str:
+    """An interpreter with the fixed torch (constraints.txt's pin): PT2KIT_TORCH213_PYTHON, else a venv of
+    its own beside the session's."""
+    given = os.environ.get("PT2KIT_TORCH213_PYTHON")
+    if given:
+        return given
+    venv = Path(session.create_tmp()) / "torch213"
+    if not (venv / "bin" / "python").exists():
+        session.run("uv", "venv", "-q", "-p", PYTHON, str(venv), external=True)
+    session.run("uv", "pip", "install", "-q", "-p", str(venv / "bin" / "python"), *CONSTRAINTS, "torch", "numpy",
+                external=True)
+    return str(venv / "bin" / "python")
+
+
+@nox.session(python=PYTHON)
+def realbugs(session: nox.Session) -> None:
+    """Real torch.compile bugs from PyTorch's tracker (tests/realbugs), each through `pt2kit triage` on the
+    torch it fails on (2.11.0), then its repro.py alone on 2.11.0 (must exit 1) and on the fixed torch
+    (must exit 0), the title and bisection against the fix's op and stage. Not in the test command: it
+    installs a second torch (2.11.0 is only published as its CUDA build, 4.8 GB) and triages 20 scripts,
+    minutes each on 2 cores. Posargs go to tests/realbugs/run.py (--only NAME..., --jobs N, --timeout S)."""
+    pins = Path(session.create_tmp()) / "constraints-buggy-torch.txt"
+    # triton's pin is 2.13's; 2.11.0 needs the triton it was built with
+    pins.write_text("".join(line + "\n" for line in (ROOT / "constraints.txt").read_text().splitlines()
+                            if not line.startswith(("torch==", "triton=="))))
+    session.install("-c", str(pins), f"torch=={BUGGY_TORCH}")
+    session.install("-c", str(pins), f"torch=={BUGGY_TORCH}", *(f"-e{p}" for p in PACKAGES.values()))
+    py213 = _torch213(session)
+    out = ROOT / "pt2kit-out" / "realbugs"
+    shutil.rmtree(out, ignore_errors=True)
+    session.run("python", str(ROOT / "tests" / "realbugs" / "run.py"), "--out", str(out), "--py213", py213,
+                *session.posargs)
