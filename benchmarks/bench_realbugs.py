@@ -18,6 +18,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -29,8 +30,9 @@ run = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(run)
 
 
-def pytorch_side(bug: Path, py213: str | None, timeout: float) -> dict[str, object]:
-    """after_aot's launcher, then its minify, then the repro.py it wrote, run alone on both torches."""
+def pytorch_side(bug: Path, py213: str | None, timeout: float, keep: Path | None = None) -> dict[str, object]:
+    """after_aot's launcher, then its minify, then the repro.py it wrote, run alone on both torches (and copied
+    to KEEP/NAME.pytorch-repro.py, to run elsewhere)."""
     fields = run.header(bug)
     with tempfile.TemporaryDirectory(prefix="realbugs-pt-") as d:
         work = Path(d)
@@ -54,6 +56,9 @@ def pytorch_side(bug: Path, py213: str | None, timeout: float) -> dict[str, obje
             row["why"] = tail.splitlines()[-1] if tail else ""
             return row
         repro = written[-1]
+        if keep:
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.copy(repro, keep / f"{bug.stem}.pytorch-repro.py")
         row["ops"] = run.repro_ops(repro)
         row["culprit"] = "op" if run._short(fields.get("op", "")).lower() in repro.read_text().lower() else "no"
         row["repro_211"] = run._run([sys.executable, str(repro)], repro.parent, timeout)[0]
@@ -83,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", type=Path, help="our side from a tests/realbugs/run.py --out DIR")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--keep", type=Path, help="copy each repro PyTorch's minifier wrote here")
     args = ap.parse_args(argv)
     head = ["bug", "class"] + [f"{who} {c}" for who in ("pt2kit", "pytorch")
                                for c in ("repro", "fails 2.11", "passes 2.13", "ops", "culprit", "wall s")]
@@ -90,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     tally = {"pt2kit": 0, "pytorch": 0}
     with tempfile.TemporaryDirectory(prefix="realbugs-ours-") as d:
         for bug in run.bugs(args.only):
-            a, b = ours(bug, Path(d), args), pytorch_side(bug, args.py213, args.timeout)
+            a, b = ours(bug, Path(d), args), pytorch_side(bug, args.py213, args.timeout, args.keep)
             tally["pt2kit"] += a.get("repro_211") == 1 and a.get("repro_213") == 0
             tally["pytorch"] += b.get("repro_211") == 1 and b.get("repro_213") == 0
             print("| " + " | ".join([bug.stem, run.header(bug).get("class", ""), *_cells(a), *_cells(b)]) + " |",
