@@ -39,7 +39,8 @@ def pytorch_side(bug: Path, py213: str | None, timeout: float, keep: Path | None
         env = {**os.environ, "TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": "4",
                "TORCH_COMPILE_DEBUG_DIR": str(work), "TORCHINDUCTOR_CACHE_DIR": str(work / "cache")}
         t = time.perf_counter()
-        rc, _, tail = run._run([sys.executable, str(bug)], work, timeout, env=env)
+        rc, _, said = run._run([sys.executable, str(bug)], work, timeout, env=env)
+        tail = run._tail(said)
         row: dict[str, object] = {"script_exit": rc}
         launchers = sorted(work.rglob("minifier_launcher.py"), key=lambda p: p.stat().st_mtime)
         if not launchers:
@@ -47,8 +48,9 @@ def pytorch_side(bug: Path, py213: str | None, timeout: float, keep: Path | None
                        wall_s=round(time.perf_counter() - t, 1))
             return row
         before = set(work.rglob("repro.py"))
-        rc, _, tail = run._run([sys.executable, str(launchers[-1]), "minify"], launchers[-1].parent, timeout * 2,
+        rc, _, said = run._run([sys.executable, str(launchers[-1]), "minify"], launchers[-1].parent, timeout * 2,
                                env=env)
+        tail = run._tail(said)
         row.update(launcher=True, minify_exit=rc, wall_s=round(time.perf_counter() - t, 1))
         written = sorted(set(work.rglob("repro.py")) - before, key=lambda p: p.stat().st_mtime)
         row["repro"] = bool(written)

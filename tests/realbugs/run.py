@@ -52,8 +52,8 @@ def header(path: Path) -> dict[str, str]:
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> tuple[int, float, str]:
-    """(exit code, wall seconds, last lines of output); past ``timeout`` its whole process group is killed and
-    it reads as 124 (triage's workers would otherwise hold the pipes open), a signal as 128+N."""
+    """(exit code, wall seconds, its output: stdout and stderr); past ``timeout`` its whole process group is
+    killed and it reads as 124 (triage's workers would otherwise hold the pipes open), a signal as 128+N."""
     t = time.perf_counter()
     p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                          start_new_session=True)
@@ -66,7 +66,11 @@ def _run(cmd: list[str], cwd: Path, timeout: float, env: dict[str, str] | None =
         rc, out = 124, f"{out}\ntimed out after {timeout:.0f}s"
     if rc < 0:
         rc = 128 - rc
-    return rc, round(time.perf_counter() - t, 1), "\n".join((out or "").splitlines()[-6:])
+    return rc, round(time.perf_counter() - t, 1), out or ""
+
+
+def _tail(out: str, n: int = 6) -> str:
+    return "\n".join(out.splitlines()[-n:])
 
 
 def _env_with_python_first() -> dict[str, str]:
@@ -79,9 +83,10 @@ def triage(bug: Path, out: Path, timeout: float, cap: float) -> dict[str, object
     folder = out / bug.stem
     cmd = [sys.executable, "-m", "pt2kit.runtime", "triage", "--out", str(folder), "--timeout", str(int(timeout)),
            "--", "python", str(bug)]
-    rc, wall, tail = _run(cmd, out, cap, env=_env_with_python_first())
-    (out / f"{bug.stem}.triage.log").write_text(tail + "\n")
-    return {"triage_exit": rc, "wall_s": wall, "triage_tail": tail}
+    rc, wall, said = _run(cmd, out, cap, env=_env_with_python_first())
+    # the whole of it: each step's own last word (minify's "nothing to minify", say) is where a miss is lost
+    (out / f"{bug.stem}.triage.log").write_text(said)
+    return {"triage_exit": rc, "wall_s": wall, "triage_tail": _tail(said)}
 
 
 def _section(report: str, name: str) -> str:
@@ -117,7 +122,8 @@ def culprit(fields: dict[str, str], report: dict[str, str]) -> str:
     said = (report["title"] + "\n" + report["bisection"]).lower()
     op = _short(fields.get("op", "")).lower()
     stage = fields.get("stage", "").lower()
-    stage_words = {"aot": ("aot", "autograd", "aot_eager"), "dynamo": ("dynamo", "eager"), "inductor": ("inductor",)}
+    # "eager" alone is no Dynamo verdict: every accuracy title compares against eager
+    stage_words = {"aot": ("aot", "autograd"), "dynamo": ("dynamo",), "inductor": ("inductor",)}
     hit_op = bool(op) and op in said
     hit_stage = any(w in said for w in stage_words.get(stage, (stage,)))
     return "+".join(n for n, hit in (("op", hit_op), ("stage", hit_stage)) if hit) or "no"
@@ -133,11 +139,11 @@ def check(bug: Path, out: Path, py213: str | None, timeout: float) -> dict[str, 
     row["repro"] = repro.is_file()
     if repro.is_file():
         row["ops"] = repro_ops(repro)
-        rc, _, tail = _run([sys.executable, str(repro)], folder, timeout)
-        row.update(repro_211=rc, repro_211_tail=tail)
+        rc, _, said = _run([sys.executable, str(repro)], folder, timeout)
+        row.update(repro_211=rc, repro_211_tail=_tail(said))
         if py213:
-            rc, _, tail = _run([py213, str(repro)], folder, timeout)
-            row.update(repro_213=rc, repro_213_tail=tail)
+            rc, _, said = _run([py213, str(repro)], folder, timeout)
+            row.update(repro_213=rc, repro_213_tail=_tail(said))
     return row
 
 
@@ -149,6 +155,17 @@ def one(bug: Path, out: Path, args: argparse.Namespace) -> dict[str, object]:
         if saved.is_file() else {"triage_exit": None, "wall_s": None})
     row = {**ran, **check(bug, out, args.py213, args.timeout)}
     saved.write_text(json.dumps(row, indent=1))
+    return row
+
+
+def _reread(bug: Path, out: Path) -> dict[str, object]:
+    """A saved row, its culprit judged again from the report (the rule may have changed since)."""
+    saved = out / f"{bug.stem}.json"
+    if not saved.is_file():
+        return {"bug": bug.stem, "class": header(bug).get("class", ""), "i57": header(bug).get("issue57", "")}
+    row = json.loads(saved.read_text())
+    report = read_report(out / bug.stem)
+    row["culprit"] = culprit(header(bug), report) if report["title"] else "-"
     return row
 
 
@@ -187,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--triage-timeout", type=float, help="seconds for one bug's whole triage (default 3x --timeout)")
     ap.add_argument("--only", nargs="*", help="bug names (file stems) to run")
     ap.add_argument("--no-triage", action="store_true", help="check the folders a run left in --out")
+    ap.add_argument("--table", action="store_true", help="only print the table of the rows a run left in --out")
     args = ap.parse_args(argv)
     if args.py213 and not Path(args.py213).is_file():
         print(f"run.py: --py213 {args.py213}: no such interpreter", file=sys.stderr)
@@ -195,6 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     if not todo:
         print("run.py: no bug matches --only", file=sys.stderr)
         return 2
+    if args.table:
+        rows = [_reread(b, args.out) for b in todo]
+        print(table(rows))
+        return 0 if all(passed(r) for r in rows) else 1
     args.out.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         rows = list(pool.map(lambda b: one(b, args.out.resolve(), args), todo))
