@@ -124,3 +124,26 @@ def test_a_repro_check_carries_no_pt2kit_import_and_only_what_its_main_reaches()
                    "def exception_signature("):  # a nan judged on an inference graph through inductor needs none
         assert absent not in source
     assert textwrap.dedent(source) == source and "def nonfinite(" in source
+
+
+def test_what_a_repro_carries_follows_its_failure():
+    """A plain CPU accuracy failure of an aten graph carries no decomposition table, no float64_mode and no
+    layout code; a config that puts a decomposition into Inductor's table, a graph naming a float32 dtype and an
+    input with a storage offset each bring theirs back (issue 58)."""
+    from pt2kit.minify import plan
+
+    accuracy, plain_spec = {"kind": "accuracy", "signature": "accuracy"}, ("tensor", [2], [1], "float32", "cpu", 0, 1)
+    relu = "relu = torch.ops.aten.relu.default(x)"
+
+    def carried(config=None, graph=relu, specs=(plain_spec,)):
+        how = plan.repro(accuracy, "inductor", config or {}, specs=list(specs), graph=graph)
+        return closure([(plan.ANSWER, "main"), *how.values()], docstrings=False).source()
+
+    text = carried()
+    assert "def run_float64_cast(" in text and "def make_plain_inputs(" in text
+    for absent in ("class installed_decompositions", "def float64_mode(", "def _tensor(", "def make_inputs("):
+        assert absent not in text, absent
+    assert "class installed_decompositions" in carried({"torch._inductor.decomposition": {"aten.silu.default": 0}})
+    assert "def float64_mode(" in carried(graph="x = torch.ops.aten._to_copy.default(y, dtype=torch.float32)")
+    assert "def float64_mode(" in carried(graph="torch.ops.higher_order.while_loop(cond, body, (x,), ())")
+    assert "def _tensor(" in carried(specs=[(*plain_spec, None, {"offset": 1, "storage": 3})])

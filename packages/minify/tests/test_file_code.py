@@ -73,7 +73,7 @@ def test_a_carried_decomposition_is_in_inductors_table_inside_the_config_only():
     def wrong(x):
         return x
 
-    with loading.apply_config({loading.DECOMPOSITIONS: {"aten.silu.default": wrong}}):
+    with loading.apply_decomposing_config({loading.DECOMPOSITIONS: {"aten.silu.default": wrong}}):
         # the table is in no cache's key: a graph compiled before without it must not be handed back
         assert decompositions[silu] is wrong and not inductor.fx_graph_cache and not functorch.enable_autograd_cache
     assert decompositions.get(silu) is before and (inductor.fx_graph_cache, functorch.enable_autograd_cache) == caches

@@ -2,7 +2,7 @@
 
 import torch
 
-from pt2kit.minify.harness import dense, eager_outputs, fresh, make_inputs, run_eager
+from pt2kit.minify.harness import dense, eager_outputs, fresh, make_inputs, make_plain_inputs, run_eager
 from pt2kit.minify.verdicts import exception_signature, outcome
 
 ACCURACY = {"kind": "accuracy", "signature": "accuracy"}
@@ -75,6 +75,10 @@ def test_a_jagged_spec_is_rebuilt_at_its_offsets_run_on_a_copy_and_judged_by_its
     assert v.shape == (8, 3) and float(v.min()) >= -1.0 and float(v.max()) <= 1.0
     (y,) = fresh([x])
     assert y.values().data_ptr() != x.values().data_ptr() and torch.equal(y.values(), v)
+    specs = [("tensor", [2, 3], [1, 2], "float32", "cpu", -1.0, 1.0), ("scalar", 3), ("tensor", [4], [0], "int64", "cpu",
+             0, 5)]
+    assert all(torch.equal(a, b) and a.stride() == b.stride() for a, b in zip(make_inputs(specs), make_plain_inputs(
+        specs), strict=True) if isinstance(a, torch.Tensor))  # a repro of plain specs draws make_inputs's values
     (z,) = make_inputs([("jagged", [2, 1], [1, 1], "float32", "cpu", None, None, [0, 1, 2], 1, [0.5, "inf"])])
     assert z.values().flatten().tolist() == [0.5, float("inf")]  # real values where the failure needs them
 
@@ -161,8 +165,9 @@ def test_every_check_a_repro_can_be_handed_embeds_without_a_name_twice_and_compi
                     how = plan.repro({"kind": kind, **own, **phase}, backend, config, train)
                     c = embed.closure([(plan.ANSWER, "main"), *how.values()], docstrings=False)
                     compile(c.source(), "<check>", "exec")
-                    assert set(how) <= {"judge", "backend_of", "side", "compiled", "configured", "verdict", "signature"}
+                    assert set(how) <= {"judge", "backend_of", "inputs", "side", "compiled", "configured", "float64",
+                                        "verdict", "signature"}
                     assert all(name in c.names for _, name in how.values())
                     assert ("signature" in how) == (kind == "compile-error" or bool(own))
-                    assert c.source().count("def float64_mode(") == c.source().count("def differs(") == (
+                    assert c.source().count("def float64_copy(") == c.source().count("def differs(") == (
                         kind == "accuracy")

@@ -16,7 +16,6 @@ import torch
 
 from pt2kit_portable import escape, exception_line, signal_name
 
-from .harness import make_inputs
 from .loading import UNTESTABLE, Untestable, load_file_attr
 from .verdicts import judged, violations
 
@@ -84,7 +83,7 @@ def judge_outcome(module_cls, specs, backend, config, failure, dynamic, seed, gr
     device = os.environ.get("REPRO_DEVICE") or None
     check_devices(specs, device)
     backend = how["backend_of"](backend)
-    inputs = make_inputs(specs, seed, device)
+    inputs = how["inputs"](specs, seed, device)
     fails, sig, detail = judged(module_cls(), inputs, backend, config, failure, dynamic, True, grad, how, said)
     if fails:
         what = failure["kind"] if sig == failure["kind"] else f"{failure['kind']}: {sig}"
@@ -109,7 +108,7 @@ def judge_violation(module_cls, specs, backend, config, failure, dynamic, seed, 
     device = os.environ.get("REPRO_DEVICE") or None
     check_devices(specs, device)
     how["backend_of"](backend)
-    found = violations(module_cls(), make_inputs(specs, seed, device), failure)
+    found = violations(module_cls(), how["inputs"](specs, seed, device), failure)
     if found:
         print(f"repro: the bug is present: {failure['constraint']}: {failure['op']} in the graph ({found[0]})")
         return 1

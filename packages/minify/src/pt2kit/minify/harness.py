@@ -69,6 +69,14 @@ def make_inputs(specs, seed=0, device=None):
     return out
 
 
+def make_plain_inputs(specs, seed=0, device=None):
+    """:func:`make_inputs` where every spec is a scalar or a seeded tensor of its own storage (:func:`.plan.plain`):
+    the same values, drawn from the same generator in the same order."""
+    g = torch.Generator().manual_seed(seed)
+    return [s[1] if s[0] == "scalar" else make_tensor(*s[1:3], getattr(torch, s[3]), device or s[4], *s[5:7], g)
+            for s in specs]
+
+
 def _tensor(shape, stride, dtype, dev, lo, hi, exact, g, offset=0, storage=0):
     """One tensor of a spec: its real values where given, else seeded ones, in its layout."""
     dtype = getattr(torch, dtype)
@@ -126,6 +134,16 @@ def run_float64(module, inputs, side, grad=None, wrote=()):
     module, inputs = float64_copy(module, inputs)
     with float64_mode():
         out = side(module, inputs, grad)
+    sync()
+    return dense(out) + [inputs[i] for i in wrote]
+
+
+def run_float64_cast(module, inputs, side, grad=None, wrote=()):
+    """:func:`run_float64` for a graph float64_mode changes nothing of (:func:`.plan.float64_run`): the float64 copy
+    run as it is, as PyTorch's after_aot repros run theirs (an op with no float64 kernel raises here, where the mode
+    runs it in float32: then there is no float64 run, and differs says so)."""
+    module, inputs = float64_copy(module, inputs)
+    out = side(module, inputs, grad)
     sync()
     return dense(out) + [inputs[i] for i in wrote]
 

@@ -4,7 +4,8 @@ that cannot judge here raises (exit :data:`UNTESTABLE`). Split from :mod:`.harne
 
 Imports only the standard library besides pt2kit_portable (torch's config modules by name, where a config
 is applied): a repro embeds by source what of it its check reaches (:mod:`.embed`), and only a config that
-holds code reaches the file loading (:func:`apply_code_config`; :func:`apply_config` alone otherwise).
+holds code reaches the file loading (:func:`apply_code_config`), only one that holds a decomposition Inductor's
+table (:func:`apply_decomposing_config`); :func:`apply_config` alone otherwise.
 """
 
 import contextlib
@@ -64,17 +65,26 @@ def is_code(value):
 
 
 def apply_config(config):
-    """{module: {key: value}} (torch._inductor.config ...), as context managers."""
+    """{module: {key: value}} (torch._inductor.config ...), as context managers; a config that puts a
+    decomposition into Inductor's table (DECOMPOSITIONS) is :func:`apply_decomposing_config`'s."""
     stack = contextlib.ExitStack()
     for module, settings in config.items():
-        if module == DECOMPOSITIONS:
-            stack.enter_context(installed_decompositions(settings))
-            continue
         stack.enter_context(importlib.import_module(module).patch(settings))
     return stack
 
 
+def apply_decomposing_config(config):
+    """:func:`apply_config`, the decompositions under DECOMPOSITIONS put into Inductor's table for as long
+    (a repro carries the table's code only where its config holds one: :func:`.plan.sides`)."""
+    stack = contextlib.ExitStack()
+    if DECOMPOSITIONS in config:
+        stack.enter_context(installed_decompositions(config[DECOMPOSITIONS]))
+    stack.enter_context(apply_config({m: s for m, s in config.items() if m != DECOMPOSITIONS}))
+    return stack
+
+
 def apply_code_config(config):
-    """:func:`apply_config`, each value ("pt2kit:code", FILE, NAME) first loaded as that code (:func:`load_code`)."""
-    return apply_config({module: {k: load_code(v[1], v[2]) if is_code(v) else v for k, v in settings.items()}
-                         for module, settings in config.items()})
+    """:func:`apply_decomposing_config`, each value ("pt2kit:code", FILE, NAME) first loaded as that code
+    (:func:`load_code`)."""
+    return apply_decomposing_config({module: {k: load_code(v[1], v[2]) if is_code(v) else v
+                                              for k, v in settings.items()} for module, settings in config.items()})

@@ -6,16 +6,19 @@ Roles: ``judge`` (a crash is judged by how a child process dies, a violation in 
 handed, the rest by the two sides' results); ``backend_of`` (a name torch registers, or the user's file's
 NAME); ``side`` (what a run of the graph gives: its outputs, or a training step's gradients); ``compiled``
 (how the compiled side runs); ``configured`` (how the config is applied: code handed over as FILE.py:NAME
-loaded first, where it holds some); ``verdict`` (what is judged on the two sides' results); ``signature``
-(an error's: what a compile error is judged by, what eager must raise where a crash is the compiled side's
-signal where eager raises, and what a query says of a side that raised).
+loaded first, where it holds some, a decomposition put into Inductor's table where it holds one); ``float64``
+(an accuracy failure's float64 reference); ``inputs`` (how a repro makes its inputs from their specs);
+``verdict`` (what is judged on the two sides' results); ``signature`` (an error's: what a compile error is
+judged by, what eager must raise where a crash is the compiled side's signal where eager raises, and what a
+query says of a side that raised).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from .loading import CODE
+from .loading import CODE, DECOMPOSITIONS
 
 ANSWER, HARNESS, LOADING, VERDICTS = (f"pt2kit.minify.{m}" for m in ("answer", "harness", "loading", "verdicts"))
 Role = tuple[str, str]
@@ -42,23 +45,51 @@ def sides(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any
     """The roles a run of both sides needs (``config``: typed, a code value a tuple ("pt2kit:code", FILE, NAME))."""
     code = any(isinstance(v, tuple) and len(v) == 3 and v[0] == CODE for s in config.values() for v in s.values())
     verdict = {"accuracy": "accuracy_verdict", "nan": "nonfinite_verdict"}.get(failure["kind"], "passes")
+    configured = "apply_code_config" if code else "apply_decomposing_config" if DECOMPOSITIONS in config else \
+        "apply_config"
     return {"side": (HARNESS, "gradients" if train else "eager_outputs"),
             "compiled": compiled_side(backend, train, is_backward(failure, train)),
-            "configured": (LOADING, "apply_code_config" if code else "apply_config"),
+            "configured": (LOADING, configured),
+            **({"float64": (HARNESS, "run_float64")} if failure["kind"] == "accuracy" else {}),
             "verdict": (VERDICTS, verdict),
             "signature": (VERDICTS, "exception_signature")}
 
 
-def repro(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], train: bool = False) -> dict[str, Role]:
-    """What a repro's main is handed: the judge, how the backend is had, and where the judge runs both sides,
-    :func:`sides` (without ``signature`` but for a compile error: the repro's own run is strict, an error in
-    any other failure cannot be judged, and is said in one line)."""
+# where float64_mode changes a run of the float64 copy: an op handed a float32 or complex64 dtype (widened to float64
+# there, kept as it is without), a higher-order op (its operands widened); names only aten graphs spell as such
+_NARROW_DTYPE = re.compile(r"torch\.(float32|float|complex64|cfloat)\b|torch\.ops\.higher_order\.")
+
+
+def float64_run(graph: str, level: str = "aten") -> Role:
+    """How a repro runs an accuracy failure's float64 reference: under float64_mode (:func:`.harness.run_float64`,
+    minify's workers' always) where the graph's source may need it, else the float64 copy as it is
+    (:func:`.harness.run_float64_cast`): an aten graph that names no float32 dtype and no higher-order op."""
+    if level == "aten" and not _NARROW_DTYPE.search(graph):
+        return HARNESS, "run_float64_cast"
+    return HARNESS, "run_float64"
+
+
+def plain(specs: list[tuple[Any, ...]]) -> bool:
+    """Whether every input spec is a scalar or a seeded tensor on a storage of its own (no real values, no
+    offset or shared storage, a leaf): what :func:`.harness.make_plain_inputs` makes as make_inputs does."""
+    return all(s[0] == "scalar" or (s[0] == "tensor" and len(s) == 7) for s in specs)
+
+
+def repro(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], train: bool = False,
+          specs: list[tuple[Any, ...]] | None = None, graph: str = "", level: str = "aten") -> dict[str, Role]:
+    """What a repro's main is handed: the judge, how the backend is had, how its inputs are made from ``specs``
+    (:func:`plain`), and where the judge runs both sides, :func:`sides` (without ``signature`` but for a compile
+    error: the repro's own run is strict, an error in any other failure cannot be judged, and is said in one
+    line), the float64 reference as its ``graph`` (source, at ``level``) needs it (:func:`float64_run`)."""
     judge = {"crash": "judge_crash", "violation": "judge_violation"}.get(failure["kind"], "judge_outcome")
     how = {"judge": (ANSWER, judge),
-           "backend_of": (ANSWER, "file_backend" if isinstance(backend, tuple | list) else "named_backend")}
+           "backend_of": (ANSWER, "file_backend" if isinstance(backend, tuple | list) else "named_backend"),
+           "inputs": (HARNESS, "make_plain_inputs" if specs is not None and plain(specs) else "make_inputs")}
     if failure["kind"] == "violation":
         return how
     run = sides(failure, backend, config, train)
     if failure["kind"] != "compile-error" and not failure.get("eager"):  # a crash where eager raises: eager's error
         del run["signature"]
+    if "float64" in run:
+        run["float64"] = float64_run(graph, level)
     return {**how, **run}

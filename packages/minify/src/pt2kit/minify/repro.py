@@ -137,7 +137,7 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
     needs = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
                           break_long_words=False, break_on_hyphens=False)  # never inside an escape
     how = plan.repro(failure, file or backend, {m: {k: from_literal(v) for k, v in kv.items()} for m, kv in config.items()},
-                     train=phase == "joint")
+                     train=phase == "joint", specs=[s.as_tuple() for s in c.inputs], graph=c.source, level=level)
     imports, checked = check(how, tool_version)
     std, torch_ = _imports(imports, c.source)
     head = f'''#!/usr/bin/env python3
@@ -166,9 +166,12 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
     call = _call([f"{role}={name}" for role, (_, name) in how.items()]
                  + [("grad=GRAD, " if phase == "joint" else "") + f"dynamic={bool(dynamic)!r}, seed={int(seed)!r}))"])
     body = [c.source,
-            "# the inputs, made by make_inputs below: (\"tensor\", shape, stride, dtype, device, low, high[, real "
-            "values][, {\"offset\": its storage offset, \"storage\": its storage's size}]) or (\"scalar\", value); "
-            "(\"jagged\", <a tensor's spec of its values>, offsets, ragged_dim[, real values])",
+            f"# the inputs, made by {how['inputs'][1]} below: " + (
+                "(\"tensor\", shape, stride, dtype, device, low, high) or (\"scalar\", value)"
+                if how["inputs"][1] == "make_plain_inputs" else
+                "(\"tensor\", shape, stride, dtype, device, low, high[, real values][, {\"offset\": its storage "
+                "offset, \"storage\": its storage's size}]) or (\"scalar\", value); (\"jagged\", <a tensor's spec of "
+                "its values>, offsets, ragged_dim[, real values])"),
             "INPUTS = " + pprint.pformat([s.as_tuple() for s in c.inputs], width=110, compact=True),
             *(["# which INPUTS the training step differentiates: those that required grad in the real run",
                "GRAD = " + pprint.pformat(c.grad, width=110, compact=True)] if phase == "joint" else []),

@@ -20,7 +20,7 @@ from pt2kit.runtime.precision import use_precision
 from pt2kit_portable import differs, exception_line, under_autocast
 
 from . import plan
-from .harness import fresh, run_eager, run_float64, written
+from .harness import fresh, run_eager, written
 from .loading import Untestable
 
 
@@ -75,17 +75,17 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how,
         return False, f"the compiled side returns where eager raises {expect}", ""
     wrote = written(inputs, eager_in, test_in)  # an input a side wrote in place is compared as an output is
     return how["verdict"](module, inputs, eager + [eager_in[i] for i in wrote], test + [test_in[i] for i in wrote],
-                          failure, how["side"], grad, wrote)
+                          failure, how, grad, wrote)
 
 
-def accuracy_verdict(module, inputs, eager, test, failure, side, grad=None, wrote=()):
+def accuracy_verdict(module, inputs, eager, test, failure, how, grad=None, wrote=()):
     """Whether an output of the compiled side, or an input it wrote in place (the positions ``wrote`` names, after
-    the outputs), fails pt2kit_portable's differs against eager and the float64 reference (None where that cannot
-    run: differs says so where it needed one)."""
+    the outputs), fails pt2kit_portable's differs against eager and the float64 reference (``how["float64"]``'s run
+    of ``how["side"]``; None where that cannot run: differs says so where it needed one)."""
     try:
         torch.manual_seed(0)
         with under_autocast(failure.get("autocast")):  # it leaves float64 alone: the ops run as eager's do under it
-            fp64 = run_float64(module, fresh(inputs), side, grad, wrote)
+            fp64 = how["float64"](module, fresh(inputs), how["side"], grad, wrote)
     except Exception:
         fp64 = None
     for i, (t, r) in enumerate(zip(test, eager, strict=False)):
@@ -97,7 +97,7 @@ def accuracy_verdict(module, inputs, eager, test, failure, side, grad=None, wrot
     return False, "passes", ""
 
 
-def nonfinite_verdict(module, inputs, eager, test, failure, side, grad=None, wrote=()):
+def nonfinite_verdict(module, inputs, eager, test, failure, how, grad=None, wrote=()):
     """Whether the compiled side still holds the NaN/Inf of the failure (and eager too, where it did)."""
     got = nonfinite(test)
     eager_too = bool(nonfinite(eager))
@@ -105,7 +105,7 @@ def nonfinite_verdict(module, inputs, eager, test, failure, side, grad=None, wro
     return bool(got) and sig == failure["signature"], sig or "finite", ""
 
 
-def passes(module, inputs, eager, test, failure, side, grad=None, wrote=()):
+def passes(module, inputs, eager, test, failure, how, grad=None, wrote=()):
     """The compiled side ran: a compile error (or a crash) that did not happen."""
     return False, "passes", ""
 
