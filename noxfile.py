@@ -33,6 +33,9 @@ os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")
 # test's subprocess would parse torch's source afresh: imports and compiles ran 2-3x slower. The venvs
 # are ours to write in.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# One Inductor cache for the whole run, under .nox: every session's compiles of the same kernels share it, and a
+# clean clone starts cold (the default, /tmp/torchinductor_$USER, outlives the clone and would flatter a rerun).
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(ROOT / ".nox" / "_inductor"))
 
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
@@ -50,7 +53,30 @@ def _pytest_workers() -> str:
 # pytest-xdist is the runner's, not the packages' (their test extras stay what a user's pytest needs)
 XDIST = "pytest-xdist"
 # --durations: CI's log names the slowest tests, where the next minutes of a run are to be won
-PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-n", _pytest_workers(), "--dist", "loadgroup", "--durations=12")
+PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-n", _pytest_workers(), "--dist", "loadgroup", "--durations=12",
+          "--no-loadscope-reorder")
+# Slowest first: xdist hands out work units (a group, or a test) in collection order, and pytest collects files
+# in the order they are named. Left to itself it orders units by how many tests they hold, so a one-test
+# group of two minutes (a whole pipeline in a module fixture) could start last, with the other worker idle
+# till it ends. tests/durations.txt holds each test file's seconds (`python tests/durations.py LOG=DIR...` writes
+# it from --durations=0 logs; only their ranking counts); a file it does not name runs after those it does, in
+# pytest's own order. Only the order changes: every file under the folder still runs.
+DURATIONS = ROOT / "tests" / "durations.txt"
+
+
+def _slowest_first(folder: Path, *ignore: Path) -> list[str]:
+    """``folder``'s test files that DURATIONS names, slowest first, then ``folder`` itself (pytest collects
+    each file once: those named already are not collected again), less ``ignore`` (given to pytest as
+    --ignore too: a file named on the command line is collected whatever --ignore says)."""
+    costs = {}
+    if DURATIONS.exists():
+        for line in DURATIONS.read_text().splitlines():
+            seconds, _, rel = line.partition(" ")
+            if rel and not line.startswith("#"):
+                costs[ROOT / rel] = float(seconds)
+    named = sorted((p for p in costs if p.is_file() and folder in p.parents
+                    and not any(p == i or i in p.parents for i in ignore)), key=lambda p: -costs[p])
+    return [*map(str, named), str(folder), *(a for i in ignore for a in ("--ignore", str(i)))]
 # Beside a test run that has pt2kit-runtime, its fork server (pt2kit.runtime.forkserver): every tool a test
 # starts forks its worker from one process that imported torch, Dynamo and Inductor and answered Inductor's
 # CPU probes once, where a fresh worker pays 4-7 s of that on 2 cores (a tool whose environment differs
@@ -153,9 +179,9 @@ def tests(session: nox.Session, package: str) -> None:
     _install(session, _local_closure(package, "test"))
     # the Triton kernels run on the CPU here, through Triton's interpreter (tests say where they need it)
     if "pt2kit-runtime" in _local_closure(package, "test"):
-        _pytest(session, str(PACKAGES[package] / "tests"), *session.posargs)
+        _pytest(session, *_slowest_first(PACKAGES[package] / "tests"), *session.posargs)
     else:
-        session.run(*PYTEST, str(PACKAGES[package] / "tests"), *session.posargs)
+        session.run(*PYTEST, *_slowest_first(PACKAGES[package] / "tests"), *session.posargs)
 
 
 # -- floors: each package against its pt2kit-* dependencies at the oldest versions it accepts -----------
@@ -297,8 +323,8 @@ def newest(session: nox.Session) -> None:
 def e2e(session: nox.Session) -> None:
     """End-to-end tests across tools (pipes, the README's commands)."""
     session.install(*CONSTRAINTS, "pytest", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
-    _pytest(session, "tests", "--ignore", str(ROOT / "tests" / "real"),
-                "--ignore", str(ROOT / "tests" / "test_e2e_minifier_ported.py"), *session.posargs)
+    _pytest(session, *_slowest_first(ROOT / "tests", ROOT / "tests" / "real", ROOT / "tests" / "test_e2e_minifier_ported.py"),
+            *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -315,7 +341,7 @@ def real(session: nox.Session) -> None:
     """Every tool on real transformers models (tests/real), verdicts against PyTorch's own."""
     session.install(*CONSTRAINTS, "pytest", XDIST, "transformers",
                     *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
-    _pytest(session, str(ROOT / "tests" / "real"), "-m", "not slow", *session.posargs)
+    _pytest(session, *_slowest_first(ROOT / "tests" / "real"), "-m", "not slow", *session.posargs)
 
 
 @nox.session(python=PYTHON)

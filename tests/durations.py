@@ -1,0 +1,46 @@
+"""Write tests/durations.txt, the seconds each test file took, from pytest's ``--durations=0`` output:
+``python tests/durations.py LOG=ROOTDIR ...`` (ROOTDIR: the folder that run's node ids are relative to,
+e.g. ``packages/minify`` for a package's session, ``.`` for e2e). Files a log names are replaced; the rest
+of the table is kept. The noxfile starts the slowest files first (see its ``_slowest_first``), so the
+figures only need to rank files; measure them serially on one quiet core (``taskset -c 1 pytest -n 0
+--durations=0 ...``) so that one file's time is its own."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = ROOT / "tests" / "durations.txt"
+LINE = re.compile(r"^([0-9.]+)s (?:call|setup|teardown)\s+([^:\s]+)::")
+HEADER = "# seconds per test file, written by tests/durations.py from --durations=0 logs: the noxfile runs the slowest first\n"
+
+
+def read_table() -> dict[str, float]:
+    if not TABLE.exists():
+        return {}
+    rows = (line.split(" ", 1) for line in TABLE.read_text().splitlines() if line and not line.startswith("#"))
+    return {rel: float(seconds) for seconds, rel in rows}
+
+
+def main(args: list[str]) -> int:
+    if not args or any("=" not in a for a in args):
+        print("usage: python tests/durations.py LOG=ROOTDIR ...", file=sys.stderr)
+        return 2
+    table = read_table()
+    for arg in args:
+        log, _, rootdir = arg.partition("=")
+        seconds: dict[str, float] = defaultdict(float)
+        for line in Path(log).read_text(errors="replace").splitlines():
+            if m := LINE.match(line):
+                rel = (ROOT / rootdir / m[2]).resolve().relative_to(ROOT).as_posix()
+                seconds[rel] += float(m[1])
+        table.update(seconds)
+    TABLE.write_text(HEADER + "".join(f"{s:.1f} {rel}\n" for rel, s in sorted(table.items(), key=lambda kv: -kv[1])))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
