@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "models" / "train_amp.py"
@@ -29,7 +30,7 @@ def _records(path: Path) -> list[dict]:
 def run(tmp_path_factory):
     """One capture of the loop, kdiff over both graphs, minify of the failing one (its repro alone)."""
     cwd = tmp_path_factory.mktemp("amp")
-    env = {"PT2KIT_STORE": str(cwd / "store"), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    env = user_env(PT2KIT_STORE=str(cwd / "store"))
     p = subprocess.run("pt2kit capture -- python " + str(SCRIPT) + " | kdiff | tee kdiff.ndjson | "
                        "minify --no-bisect -o repro.py > minify.ndjson; echo ${PIPESTATUS[@]}", shell=True, capture_output=True, text=True, cwd=cwd, env=env,
                        executable="/bin/bash", timeout=900)

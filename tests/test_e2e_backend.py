@@ -12,13 +12,14 @@ import sys
 from pathlib import Path
 
 import msgspec
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 
 
 def _env(tmp_path, **extra):
-    return {"PT2KIT_STORE": str(tmp_path / "store"), "PATH": f"{Path(PY).parent}:/usr/bin:/bin", **extra}
+    return user_env(PT2KIT_STORE=str(tmp_path / "store"), **extra)
 
 
 def _capture(tmp_path, script):

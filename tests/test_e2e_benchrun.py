@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import msgspec
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 # small.py:clean (relu, times 2): the comparison is under test, not the compile of a bigger net
@@ -17,7 +18,7 @@ NET = ROOT / "packages" / "minify" / "tests" / "models" / "small.py"
 
 def _sh(cmd: str, tmp_path: Path) -> tuple[list[str], str]:
     p = subprocess.run(cmd + "; echo ${PIPESTATUS[@]}", shell=True, capture_output=True, cwd=tmp_path,
-                       executable="/bin/bash", env={"PT2KIT_STORE": str(tmp_path / "store"), "PATH": "/usr/bin:/bin"})
+                       executable="/bin/bash", env=user_env(PT2KIT_STORE=str(tmp_path / "store")))
     return p.stdout.decode().splitlines()[-1].split(), p.stderr.decode()
 
 

@@ -11,7 +11,6 @@ left the pass on in its warm worker)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -19,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "bisect" / "post_grad_pass.py"
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.xdist_group("bisect")
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("bisect")
-    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    env = user_env()
     for k in ("PT2KIT_STORE", "TORCH_COMPILE_BACKEND", "TORCH_BISECT_BACKEND", "TORCH_BISECT_SUBSYSTEM",
               "TORCH_BISECT_MAX"):
         env.pop(k, None)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -31,7 +32,7 @@ def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bwcomp")
     for f in ("bwbug_backend.py", "bwbug_train.py"):
         shutil.copy(ROOT / "tests" / "models" / f, tmp / f)
-    env = {"PT2KIT_STORE": str(tmp / "store"), "PATH": f"{Path(PY).parent}:/usr/bin:/bin"}
+    env = user_env(PT2KIT_STORE=str(tmp / "store"))
     out = {}
     out["capture"] = subprocess.run([PY, "-m", "pt2kit.capture", "--", PY, "bwbug_train.py"], capture_output=True,
                                     cwd=tmp, env=env)

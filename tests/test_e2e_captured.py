@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import msgspec
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 LABEL = "train_relu.py[0/0]"
@@ -22,12 +23,11 @@ LABEL = "train_relu.py[0/0]"
 def test_a_script_with_the_relu_bug_down_the_whole_pipe(tmp_path):
     script = tmp_path / "train_relu.py"
     shutil.copy(ROOT / "tests" / "models" / "train_relu.py", script)
-    bindir = Path(sys.executable).parent  # `python`, `pt2kit`, `kdiff` ... as the user's PATH finds them
     p = subprocess.run(
         "pt2kit capture -- python train_relu.py | benchrun --backend aot_eager --repeat 3 -q | kdiff -q | "
         "minify --no-bisect -o repro.py | tee s.ndjson | reportgen -o r.html -q; echo ${PIPESTATUS[@]}",
         shell=True, capture_output=True, cwd=tmp_path, executable="/bin/bash",
-        env={"PT2KIT_STORE": str(tmp_path / "store"), "PATH": f"{bindir}:/usr/bin:/bin"})
+        env=user_env(PT2KIT_STORE=str(tmp_path / "store")))
     codes, err = p.stdout.decode().splitlines()[-1].split(), p.stderr.decode()
     assert codes == ["0", "0", "1", "1", "0", "0"], err[-3000:]  # benchrun ran, kdiff fails, minify made a repro
     assert "trained\n" in err  # the script's stdout, kept off the record stream
@@ -64,7 +64,7 @@ def test_a_captured_batchnorm_script_trains_in_kdiff(tmp_path):
     from pt2kit.runtime.modelfile import load_model
 
     script = ROOT / "tests" / "models" / "train_bn.py"
-    env = {"PT2KIT_STORE": str(tmp_path / "store"), "PATH": "/usr/bin:/bin"}
+    env = user_env(PT2KIT_STORE=str(tmp_path / "store"))
     py = sys.executable
     cap = subprocess.run([py, "-m", "pt2kit.capture", "--out", "cap.ndjson", "--", py, str(script)],
                          capture_output=True, text=True, cwd=tmp_path, env=env)
@@ -97,7 +97,7 @@ def test_a_captured_step_that_scales_its_batch_in_place_trains_in_kdiff(tmp_path
     being used in an in-place operation', exit 3."""
     script = tmp_path / "train_inplace.py"
     shutil.copy(ROOT / "tests" / "models" / "train_inplace.py", script)
-    env = {"PT2KIT_STORE": str(tmp_path / "store"), "PATH": "/usr/bin:/bin"}
+    env = user_env(PT2KIT_STORE=str(tmp_path / "store"))
     py = sys.executable
     cap = subprocess.run([py, "-m", "pt2kit.capture", "--out", "cap.ndjson", "--", py, str(script)],
                          capture_output=True, text=True, cwd=tmp_path, env=env)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.xdist_group("check_step3")
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    return {"PT2KIT_STORE": str(tmp / "store"), "PATH": f"{Path(PY).parent}:/usr/bin:/bin"}
+    return user_env(PT2KIT_STORE=str(tmp / "store"))
 
 
 def _records(raw: bytes) -> list[dict]:

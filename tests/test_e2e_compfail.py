@@ -14,6 +14,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "packages" / "capture" / "tests" / "scripts" / "fails.py"
@@ -34,8 +35,7 @@ PIPES = {"compile": (f"-- python {SCRIPT} compile", "minify"), "run": (f"-- pyth
 @pytest.fixture(scope="module")
 def pipes(tmp_path_factory):
     d = tmp_path_factory.mktemp("compfail")
-    bindir = Path(sys.executable).parent  # `python`, `pt2kit`, `minify` ... as the user's PATH finds them
-    env = {"PT2KIT_STORE": str(d / "store"), "PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(d)}
+    env = user_env(PT2KIT_STORE=str(d / "store"), HOME=str(d))
     out = {}
     for name, (script, minify) in PIPES.items():  # script: capture's arguments
         then = f" | {minify} --no-bisect -o repro-{name}.py > minified-{name}.ndjson" if minify else ""

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import msgspec
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,7 +18,7 @@ def test_fxcheck_into_guardscan_into_reportgen(tmp_path):
            f"{py} -m pt2kit.guardscan --vary requires_grad -q | tee {tmp_path}/s.ndjson | "
            f"{py} -m pt2kit.reportgen -o {tmp_path}/r.html -q; echo ${{PIPESTATUS[@]}}")
     p = subprocess.run(cmd, shell=True, capture_output=True, cwd=tmp_path, executable="/bin/bash",
-                       env={"PT2KIT_STORE": str(tmp_path / "store"), "PATH": "/usr/bin:/bin"})
+                       env=user_env(PT2KIT_STORE=str(tmp_path / "store")))
     codes = p.stdout.decode().split()[-4:]
     # the requires_grad call recompiles (never dynamic): a finding, exit 1
     assert codes == ["0", "1", "0", "0"], p.stderr.decode()[-3000:]
@@ -42,10 +43,9 @@ def test_a_script_that_compiles_nothing_keeps_its_trace_and_guardscan_says_why(t
         "import torch\n"
         "lstm = torch.compile(torch.nn.LSTM(4, 4, bidirectional=True))\n"
         "print(lstm(torch.ones(2, 3, 4))[0].shape)\n")
-    bin_ = Path(sys.executable).parent
     p = subprocess.run("pt2kit capture -- python s.py | guardscan > g.ndjson; echo ${PIPESTATUS[@]}", shell=True,
                        capture_output=True, cwd=tmp_path, executable="/bin/bash",
-                       env={"PT2KIT_STORE": str(tmp_path / "store"), "PATH": f"{bin_}:/usr/bin:/bin"})
+                       env=user_env(PT2KIT_STORE=str(tmp_path / "store")))
     err = p.stderr.decode()
     assert p.stdout.decode().split()[-2:] == ["0", "1"], err  # capture: the script's 0; guardscan: findings
     assert "torch.Size([2, 3, 8])" in err and "no graph was compiled" in err and "`| guardscan` reads the script" in err

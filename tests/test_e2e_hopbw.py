@@ -17,6 +17,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -33,7 +34,7 @@ def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hopbw")
     for f in ("hopbw_pass.py", "hopbw_train.py"):
         shutil.copy(ROOT / "tests" / "models" / f, tmp / f)
-    env = {"PT2KIT_STORE": str(tmp / "store"), "PATH": f"{Path(PY).parent}:/usr/bin:/bin"}
+    env = user_env(PT2KIT_STORE=str(tmp / "store"))
     out = {"tmp": tmp}
     out["capture"] = subprocess.run([PY, "-m", "pt2kit.capture", "--", PY, "hopbw_train.py"], capture_output=True,
                                     cwd=tmp, env=env)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import msgspec
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,7 +22,7 @@ def test_kdiff_verdict_close_into_minify_keeps_the_close_rule(tmp_path):
            f"{py} -m pt2kit.minify --no-bisect -o {tmp_path}/repro.py | tee {tmp_path}/s.ndjson > /dev/null; "
            "echo ${PIPESTATUS[@]}")
     p = subprocess.run(cmd, shell=True, capture_output=True, cwd=tmp_path, executable="/bin/bash",
-                       env={"PT2KIT_STORE": str(tmp_path / "store"), "PATH": "/usr/bin:/bin"}, timeout=900)
+                       env=user_env(PT2KIT_STORE=str(tmp_path / "store")), timeout=900)
     err = p.stderr.decode()
     assert p.stdout.decode().split()[-3:] == ["1", "1", "0"], err[-3000:]  # kdiff fails, minify made a repro
     recs = [msgspec.json.decode(x) for x in (tmp_path / "s.ndjson").read_bytes().splitlines()]

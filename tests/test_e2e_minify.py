@@ -9,6 +9,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 NET = ROOT / "packages" / "minify" / "tests" / "models"
@@ -19,7 +20,7 @@ NET = ROOT / "packages" / "minify" / "tests" / "models"
 def _pipe(cmd: str, tmp_path: Path) -> tuple[list[str], list[dict], str]:
     """The exit status of every command of the pipe, the records tee saved, stderr."""
     p = subprocess.run(cmd + "; echo ${PIPESTATUS[@]}", shell=True, capture_output=True, cwd=tmp_path,
-                       executable="/bin/bash", env={"PT2KIT_STORE": str(tmp_path / "store"), "PATH": "/usr/bin:/bin"})
+                       executable="/bin/bash", env=user_env(PT2KIT_STORE=str(tmp_path / "store")))
     recs = [msgspec.json.decode(x) for x in (tmp_path / "s.ndjson").read_bytes().splitlines()]
     return p.stdout.decode().splitlines()[-1].split(), recs, p.stderr.decode()
 

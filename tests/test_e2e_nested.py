@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import user_env
 
 from pt2kit.testkit import Result, module, run
 
@@ -16,7 +17,7 @@ NESTED = ROOT / "tests" / "models" / "nested.py"
 
 def _tool(tmp: Path, tool: str, *args: str, stdin: bytes = b"") -> Result:
     return run(module(f"pt2kit.{tool}", *args), stdin=stdin, cwd=tmp,
-               env={"PT2KIT_STORE": str(tmp / "store"), "PATH": "/usr/bin:/bin"}, timeout=900)
+               env=user_env(PT2KIT_STORE=str(tmp / "store")), timeout=900)
 
 
 def _spec(r: Result) -> dict:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -32,7 +33,7 @@ def _records(raw: bytes) -> list[dict]:
 def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("signal")
     shutil.copy(ROOT / "tests" / "models" / "sigfpe_trunc.py", tmp / "sigfpe_trunc.py")
-    env = {"PT2KIT_STORE": str(tmp / "store"), "PATH": f"{Path(PY).parent}:/usr/bin:/bin"}
+    env = user_env(PT2KIT_STORE=str(tmp / "store"))
     out = {"tmp": tmp}
     out["capture"] = subprocess.run([PY, "-m", "pt2kit.capture", "--", PY, "sigfpe_trunc.py"], capture_output=True,
                                     cwd=tmp, env=env)

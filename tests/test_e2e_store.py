@@ -12,6 +12,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent  # `pt2kit`, `kdiff`, `python` as the user's PATH finds them
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.xdist_group("e2e-store")
 
 def sh(cmd: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, shell=True, capture_output=True, text=True, cwd=cwd, executable="/bin/bash",
-                          env={"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(cwd)}, timeout=300)
+                          env=user_env(HOME=str(cwd)), timeout=300)
 
 
 def models(stream: Path) -> list[dict]:

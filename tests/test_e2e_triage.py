@@ -7,7 +7,6 @@ command it prints runs as printed. test_e2e_readme leaves this line to this modu
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import user_env
 
 from pt2kit.reportgen import md_text
 
@@ -32,7 +32,7 @@ def run(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("triage")
     shutil.copytree(ROOT / "examples", cwd / "examples")
     # `python` and the tools: this interpreter's (a nox session's venv puts them first on PATH too)
-    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    env = user_env()
     env.pop("PT2KIT_STORE", None)
     p = subprocess.run(shlex.split(COMMAND), cwd=cwd, env=env, capture_output=True, text=True, timeout=1500)
     return cwd, p, env
