@@ -18,15 +18,15 @@ SCRIPT = Path(__file__).parent / "scripts" / "refused.py"
 
 @pytest.fixture(scope="module")
 def reduced(tmp_path_factory):
-    """``pt2kit capture -- python refused.py | minify --timeout 90 -o repro.py``, once for the tests below.
+    """``pt2kit capture -- python refused.py | minify --timeout 45 -o repro.py``, once for the tests below.
     Each candidate is forked from the run's fork server (a Dynamo trace, ~0.4 s): the whole reduction is ~600
-    candidates, minutes on 2 cores; 90 s of it cuts what the assertions below name, and the rest is the
+    candidates, minutes on 2 cores; 45 s of it (~60 candidates) cuts what the assertions below name, and the rest is the
     reducer's own search, not ours."""
     d = tmp_path_factory.mktemp("script")
     cap = run(module("pt2kit.capture", "--store", str(d / "store"), "--", sys.executable, str(SCRIPT)), cwd=d,
               timeout=300)
     assert cap.code == 1 and "Unsupported" in cap.stderr, cap.stderr
-    r = minify_in(d, "--timeout", "90", "-o", str(d / "repro.py"), store=d / "store", stdin=cap.stdout,
+    r = minify_in(d, "--timeout", "45", "-o", str(d / "repro.py"), store=d / "store", stdin=cap.stdout,
                   timeout=600)
     return r, (d / "repro.py").read_text() if (d / "repro.py").exists() else ""
 
@@ -43,7 +43,7 @@ def test_a_refused_fullgraph_compile_is_reduced_keeping_its_failure(reduced, tmp
     user = text.split("# ---- the user's script, reduced ----\n")[1]
     original = [ln for ln in SCRIPT.read_text().splitlines() if ln.strip()]
     # the setup that has nothing to do with it goes first (the json summary, the loss); within the test's
-    # 90 s the rest is cut as far as time allows
+    # 45 s the rest is cut as far as time allows
     # how far it gets is the reducer's time on this machine: smaller, with the lines named below gone
     assert len([ln for ln in user.splitlines() if ln.strip()]) < len(original), user
     assert "json" not in user and "mse_loss" not in user and "fullgraph=True" in user and "print(" in user, user
