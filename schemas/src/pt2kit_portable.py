@@ -652,42 +652,18 @@ def _widening():
 
 
 def to_float64(x):
-    """Every floating tensor of a pytree in float64, complex ones in complex128; the rest as it is. Each
-    keeps its layout and tensors that shared a storage share the widened one, as :func:`copy_inputs`
-    copies: an expanded gradient stays stride 0 and ``f(a, a[1])``'s two stay views of one, so the
-    reference every verdict uses runs on the layout and aliasing the compiled side runs on (``t.double()``
-    made each dense and apart). requires_grad and leaf or not kept (:func:`as_input`)."""
+    """Every floating tensor of a pytree in float64, complex ones in complex128; the rest as it is."""
     import torch
-
-    storages = {}
 
     def up(t):
-        if not isinstance(t, torch.Tensor) or not (t.is_floating_point() or t.is_complex()):
-            return t
-        wide = torch.complex128 if t.is_complex() else torch.float64
-        try:
-            return _widened(t, wide, storages)
-        except (RuntimeError, TypeError, NotImplementedError):  # no plain storage (a subclass, sparse)
-            return t.to(wide)
+        if isinstance(t, torch.Tensor):
+            if t.is_floating_point():
+                return t.double()
+            if t.is_complex():
+                return t.to(torch.complex128)
+        return t
 
     return tree_map(up, x)
-
-
-def _widened(t, wide, storages):
-    """``t`` over its storage widened to ``wide`` (once per storage, in ``storages``), at its offset and strides."""
-    import torch
-
-    if t.layout != torch.strided or t.is_nested or t.is_conj() or t.is_neg() or type(t) not in (
-            torch.Tensor, torch.nn.Parameter):
-        raise TypeError("not a plain strided tensor")
-    with torch.no_grad():
-        s = t.untyped_storage()
-        key = (str(t.device), s.data_ptr(), t.dtype)
-        if key not in storages:
-            flat = torch.empty(0, dtype=t.dtype, device=t.device)
-            storages[key] = flat.set_(s, 0, (s.nbytes() // t.element_size(),)).to(wide, copy=True).untyped_storage()
-        c = torch.empty(0, dtype=wide, device=t.device).set_(storages[key], t.storage_offset(), t.shape, t.stride())
-    return as_input(c, t.requires_grad, is_leaf(t))
 
 
 def _detached_attributes(model):
