@@ -271,26 +271,3 @@ def test_vec_isa_answers_replayed_in_another_process_memoise_its_probes_without_
                          env={**os.environ, "WANT": want}).stdout
     assert out == "True [] 1 True\n"
 
-
-def test_import_compile_modules_leaves_a_first_compile_little_to_import_and_starts_no_thread():
-    """What a forked compiler would import on its first CPU compile, imported ahead by the process that forks:
-    without it the compile imports ~80 of Inductor's modules (its codegen, FX passes, runtime)."""
-    import subprocess
-    import sys
-
-    code = """
-import importlib, sys, threading
-for m in ("torch", "torch._dynamo", "torch._inductor.compile_fx"):
-    importlib.import_module(m)
-from pt2kit.runtime.torchapi import import_compile_modules
-import_compile_modules()
-assert threading.active_count() == 1, threading.enumerate()
-before = set(sys.modules)
-import torch
-torch.compile(lambda x: torch.relu(x @ x).sum(1) + 1)(torch.randn(8, 8))
-print(sorted(m for m in set(sys.modules) - before if m.startswith("torch._inductor.") and "kernel" not in m))
-"""
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr[-2000:]
-    late = eval(p.stdout.strip().splitlines()[-1])
-    assert len(late) <= 12, late

@@ -281,12 +281,7 @@ def main(fd: int) -> int:
     # Python 3.12 warns on every fork of a process with threads; torch's own (OpenMP's) are fork-aware
     warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
     from pt2kit.runtime.forkserver import probe_in_a_fork, read_answers
-    from pt2kit.runtime.torchapi import (
-        cuda_asked_by_nvml,
-        import_compile_modules,
-        inductor_cache_keys,
-        replay_vec_isa_answers,
-    )
+    from pt2kit.runtime.torchapi import cuda_asked_by_nvml, inductor_cache_keys, replay_vec_isa_answers
     from pt2kit.runtime.worker import ahead_of_the_job
 
     from .torchapi import preload
@@ -297,7 +292,6 @@ def main(fd: int) -> int:
         preload()
         for name in PRELOAD:
             importlib.import_module(name)
-        import_compile_modules()
         inductor_cache_keys(fork_safe=True)
     if fork_poisoned():
         sock.send(json.dumps({"unusable": "CUDA was initialised while importing"}).encode())

@@ -272,12 +272,11 @@ def _warm() -> bool:
 
     # Python 3.12 warns on every fork of a process with threads; torch's own (OpenMP's) are fork-aware
     warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
-    from .torchapi import cuda_asked_by_nvml, import_compile_modules, inductor_cache_keys
+    from .torchapi import cuda_asked_by_nvml, inductor_cache_keys
 
     with cuda_asked_by_nvml():
         for name in PRELOAD:
             importlib.import_module(name)
-        import_compile_modules()
         inductor_cache_keys(fork_safe=True)
     import torch
 

@@ -100,41 +100,6 @@ def cuda_asked_by_nvml() -> Iterator[None]:
             os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = before
 
 
-# (2.40) What Inductor's first CPU compile in a process imports beyond torch._inductor.compile_fx: its C++
-# codegen and builder, the FX passes, the graph and scheduler, Dynamo's backend registry and the parts of sympy
-# they reach. A process that forks compilers (the fork server, minify's zygote) imports them once, so each
-# fork does not: 0.5 s of CPU a fork on a 2-core machine, paid by every tool worker and minify candidate.
-# Modules only, no call: names another torch lacks are skipped.
-COMPILE_MODULES = ("torch._inductor.codegen.cpp", "torch._inductor.codegen.cpp_wrapper_cpu",
-                   "torch._inductor.codegen.cpp_wrapper_cpu_array_ref", "torch._inductor.codegen.cpp_wrapper_gpu",
-                   "torch._inductor.codegen.cpp_wrapper_mps", "torch._inductor.codegen.cuda_combined_scheduling",
-                   "torch._inductor.codegen.cutedsl.cutedsl_scheduling", "torch._inductor.codegen.cutlass.scheduling",
-                   "torch._inductor.codegen.halide", "torch._inductor.codegen.memory_planning",
-                   "torch._inductor.codegen.mps", "torch._inductor.codegen.pallas",
-                   "torch._inductor.codegen.python_wrapper_mtia", "torch._inductor.codegen.rocm.rocm_cpp_scheduling",
-                   "torch._inductor.codegen.wrapper_fxir", "torch._inductor.codegen.xpu.xpu_combined_scheduling",
-                   "torch._inductor.codegen.nv_universal_gemm.nv_universal_gemm_scheduling",
-                   "torch._inductor.fx_passes.post_grad", "torch._inductor.fx_passes.joint_graph",
-                   "torch._inductor.fx_passes.pre_grad", "torch._inductor.graph", "torch._inductor.scheduler",
-                   "torch._inductor.cpp_builder", "torch._inductor.compiler_bisector", "torch._inductor.hooks",
-                   "torch.utils.cpp_extension", "torch._dynamo.backends.inductor", "torch._dynamo.backends.common",
-                   "torch._dynamo.backends.debugging", "torch._dynamo.backends.cudagraphs",
-                   "torch._dynamo.backends.distributed", "torch._dynamo.backends.onnxrt",
-                   "torch._dynamo.backends.tensorrt", "torch._dynamo.backends.torchxla", "torch._dynamo.backends.tvm",
-                   "torch._dynamo.repro.after_dynamo", "torch._functorch._aot_autograd.subclass_codegen",
-                   "torch.export._trace", "torch.fx.experimental.validator", "sympy.combinatorics",
-                   "sympy.physics.units")
-
-
-def import_compile_modules() -> None:
-    """(2.40) Import :data:`COMPILE_MODULES`, those this torch has."""
-    for name in COMPILE_MODULES:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
-
-
 def warm_inductor() -> threading.Thread | None:
     """(2.27) Inductor's once-a-process probes, answered in a worker started ahead of its job so that the
     job does not pay them: what keys its caches (:func:`inductor_cache_keys`), then the CPU's vector ISAs
