@@ -45,7 +45,7 @@ def step(loaded: Any, fn: Any, inputs: Any = None, *, train: bool, copied: bool 
     params = _parameters(fn)
     with torch.enable_grad():
         if train:
-            out = train_step(lambda: loaded.call(fn, inputs), [p for _, p in params], loaded.grads)
+            out = train_step(lambda: loaded.call(fn, inputs), [p for _, p in params])
         else:
             for _, p in params:
                 p.grad = None

@@ -56,7 +56,7 @@ def step(loaded: Any, fn: Any, seed: int, send: Any = None) -> tuple[list[tuple[
         return out
 
     torch.manual_seed(seed)
-    out = train_step(forward, [p for _, p in params], loaded.grads)
+    out = train_step(forward, [p for _, p in params])
     harness.sync()
     outputs = unjag([(n, t.detach() if isinstance(t, torch.Tensor) else t) for n, t in flatten(out)])
     grads = [(f"grad.{n}", p.grad.detach().clone()) for n, p in params if p.grad is not None]
@@ -84,7 +84,7 @@ def graphs(loaded: Any, job: Any, backend: Any = None) -> tuple[list[ir.Graph], 
     params = [p for _, p in _params(loaded.model)]
     with apply_config(job.config):
         try:
-            captured = training_graphs(loaded.model, lambda fn: train_step(lambda: loaded.call(fn), params, loaded.grads),
+            captured = training_graphs(loaded.model, lambda fn: train_step(lambda: loaded.call(fn), params),
                                        dynamo=dynamo)
         except Exception:  # AOTAutograd cannot trace it: the failure is before the aten graphs
             captured = []
