@@ -455,7 +455,6 @@ def realbugs(session: nox.Session) -> None:
     # triton's pin is 2.13's; 2.11.0 needs the triton it was built with
     pins.write_text("".join(line + "\n" for line in (ROOT / "constraints.txt").read_text().splitlines()
                             if not line.startswith(("torch==", "triton=="))))
-    session.install("-c", str(pins), f"torch=={BUGGY_TORCH}")
     session.install("-c", str(pins), f"torch=={BUGGY_TORCH}", *(f"-e{p}" for p in PACKAGES.values()))
     py213 = _torch213(session)
     out = ROOT / "pt2kit-out" / "realbugs"
