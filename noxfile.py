@@ -8,6 +8,7 @@ constraints.txt, never from a lock.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -55,28 +56,35 @@ XDIST = "pytest-xdist"
 # --durations: CI's log names the slowest tests, where the next minutes of a run are to be won
 PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-n", _pytest_workers(), "--dist", "loadgroup", "--durations=12",
           "--no-loadscope-reorder")
-# Slowest first: xdist hands out work units (a group, or a test) in collection order, and pytest collects files
-# in the order they are named. Left to itself it orders units by how many tests they hold, so a one-test
-# group of two minutes (a whole pipeline in a module fixture) could start last, with the other worker idle
-# till it ends. tests/durations.txt holds each test file's seconds (`python tests/durations.py LOG=DIR...` writes
-# it from --durations=0 logs; only their ranking counts); a file it does not name runs after those it does, in
-# pytest's own order. Only the order changes: every file under the folder still runs.
-DURATIONS = ROOT / "tests" / "durations.txt"
+# tests/nox_support.py: the slowest-first order of test files, and the bytecode every venv of the run shares
+sys.path.insert(0, str(ROOT / "tests"))
+from nox_support import keep_bytecode, seed_bytecode  # noqa: E402
+from nox_support import slowest_first as _slowest_first  # noqa: E402
 
 
-def _slowest_first(folder: Path, *ignore: Path) -> list[str]:
-    """``folder``'s test files that DURATIONS names, slowest first, then ``folder`` itself (pytest collects
-    each file once: those named already are not collected again), less ``ignore`` (given to pytest as
-    --ignore too: a file named on the command line is collected whatever --ignore says)."""
-    costs = {}
-    if DURATIONS.exists():
-        for line in DURATIONS.read_text().splitlines():
-            seconds, _, rel = line.partition(" ")
-            if rel and not line.startswith("#"):
-                costs[ROOT / rel] = float(seconds)
-    named = sorted((p for p in costs if p.is_file() and folder in p.parents
-                    and not any(p == i or i in p.parents for i in ignore)), key=lambda p: -costs[p])
-    return [*map(str, named), str(folder), *(a for i in ignore for a in ("--ignore", str(i)))]
+def _site_packages(session: nox.Session) -> Path:
+    return Path(session.virtualenv.location) / "lib" / f"python{PYTHON}" / "site-packages"
+
+
+def _seeded(session: nox.Session, *args: str) -> None:
+    """session.install, then the run's stored bytecode linked in (tests/nox_support.py says why)."""
+    session.install(*args)
+    if linked := seed_bytecode(_site_packages(session)):
+        session.log(f"{linked} modules' bytecode linked from .nox/_pyc")
+
+
+def _keeps_bytecode(fn):
+    """A session that hands what its venv compiled to the run's store when it ends, failed or not."""
+    @functools.wraps(fn)
+    def session(session: nox.Session, **kwargs) -> None:
+        try:
+            fn(session, **kwargs)
+        finally:
+            if not isinstance(session.virtualenv, nox.virtualenv.PassthroughEnv):
+                keep_bytecode(_site_packages(session))
+    return session
+
+
 # Beside a test run that has pt2kit-runtime, its fork server (pt2kit.runtime.forkserver): every tool a test
 # starts forks its worker from one process that imported torch, Dynamo and Inductor and answered Inductor's
 # CPU probes once, where a fresh worker pays 4-7 s of that on 2 cores (a tool whose environment differs
@@ -168,12 +176,13 @@ def _wheel(session: nox.Session, name: str, directory: Path, extras: str = "") -
 
 
 def _install(session: nox.Session, names: list[str], extras: str = "test") -> None:
-    session.install(*CONSTRAINTS, XDIST, *(_wheel(session, n, PACKAGES[n], extras if n == names[0] else "")
+    _seeded(session, *CONSTRAINTS, XDIST, *(_wheel(session, n, PACKAGES[n], extras if n == names[0] else "")
                                            for n in names))
 
 
 @nox.session(python=PYTHON)
 @nox.parametrize("package", list(PACKAGES))
+@_keeps_bytecode
 def tests(session: nox.Session, package: str) -> None:
     """One package's tests, in a virtualenv with only what it declares."""
     _install(session, _local_closure(package, "test"))
@@ -266,6 +275,7 @@ def _floor_source(session: nox.Session, name: str, floor: tuple[int, ...]) -> tu
 
 @nox.session(python=PYTHON)
 @nox.parametrize("package", [n for n in PACKAGES if _floors_of(PACKAGES[n])])
+@_keeps_bytecode
 def floors(session: nox.Session, package: str) -> None:
     """The package with each pt2kit-* dependency at its floor (built from this repo's history), then its
     --help, its public names and its FLOOR_TESTS: a floor too low for what the package uses fails here,
@@ -288,7 +298,7 @@ def floors(session: nox.Session, package: str) -> None:
     for dep, (where, version) in sources.items():
         session.log(f"{dep} {'.'.join(map(str, version))} from {where.relative_to(ROOT)}")
         args.append(_wheel(session, dep, where))
-    session.install(*CONSTRAINTS, XDIST, _wheel(session, package, PACKAGES[package], "test"), *args)
+    _seeded(session, *CONSTRAINTS, XDIST, _wheel(session, package, PACKAGES[package], "test"), *args)
     module = "pt2kit." + package.removeprefix("pt2kit-")
     session.run("python", "-c", f"import {module} as m; [getattr(m, n) for n in getattr(m, '__all__', ())]")
     for script in _project(PACKAGES[package])["project"].get("scripts", {}):
@@ -299,6 +309,7 @@ def floors(session: nox.Session, package: str) -> None:
 
 
 @nox.session(python=PYTHON)
+@_keeps_bytecode
 def newest(session: nox.Session) -> None:
     """Every package with the newest versions its ranges allow (no constraints file but torch's pin: an
     unpinned torch is the newest CUDA build, gigabytes), then each command's --help and each package's
@@ -307,7 +318,7 @@ def newest(session: nox.Session) -> None:
     pin = Path(session.create_tmp()) / "torch-only.txt"
     pin.write_text(next(line for line in (ROOT / "constraints.txt").read_text().splitlines()
                         if line.startswith("torch==")) + "\n")
-    session.install("-c", str(pin), "--upgrade", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    _seeded(session, "-c", str(pin), "--upgrade", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     session.run("python", "-m", "pip", "list", "--format=freeze", silent=False, success_codes=[0, 1])
     for name, directory in PACKAGES.items():
         module = "pt2kit." + name.removeprefix("pt2kit-")
@@ -320,35 +331,39 @@ def newest(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+@_keeps_bytecode
 def e2e(session: nox.Session) -> None:
     """End-to-end tests across tools (pipes, the README's commands)."""
-    session.install(*CONSTRAINTS, "pytest", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    _seeded(session, *CONSTRAINTS, "pytest", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     _pytest(session, *_slowest_first(ROOT / "tests", ROOT / "tests" / "real", ROOT / "tests" / "test_e2e_minifier_ported.py"),
             *session.posargs)
 
 
 @nox.session(python=PYTHON)
+@_keeps_bytecode
 def minifier(session: nox.Session) -> None:
     """PyTorch's own minifier tests, ported (tests/minifier/): each script through `pt2kit capture | [kdiff |]
     minify` with no flag. Not in the test command: 18 whole pipelines, each a capture, a kdiff and a minify
     with its verifications, cost more than the rest of the e2e session (minutes a case on 2 cores)."""
-    session.install(*CONSTRAINTS, "pytest", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    _seeded(session, *CONSTRAINTS, "pytest", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     _pytest(session, str(ROOT / "tests" / "test_e2e_minifier_ported.py"), *session.posargs)
 
 
 @nox.session(python=PYTHON)
+@_keeps_bytecode
 def real(session: nox.Session) -> None:
     """Every tool on real transformers models (tests/real), verdicts against PyTorch's own."""
-    session.install(*CONSTRAINTS, "pytest", XDIST, "transformers",
+    _seeded(session, *CONSTRAINTS, "pytest", XDIST, "transformers",
                     *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     _pytest(session, *_slowest_first(ROOT / "tests" / "real"), "-m", "not slow", *session.posargs)
 
 
 @nox.session(python=PYTHON)
+@_keeps_bytecode
 def real_slow(session: nox.Session) -> None:
     """The real-model tests marked slow (tests/real): a minute or more each on 2 cores, each a repeat on a
     bigger model of what a faster one shows in `real`. Not in the test command."""
-    session.install(*CONSTRAINTS, "pytest", XDIST, "transformers",
+    _seeded(session, *CONSTRAINTS, "pytest", XDIST, "transformers",
                     *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     _pytest(session, str(ROOT / "tests" / "real"), "-m", "slow", *session.posargs)
 
@@ -377,6 +392,7 @@ def _chromium(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+@_keeps_bytecode
 def browser(session: nox.Session) -> None:
     """reportgen's page in headless Chromium (Debian's /usr/bin/chromium; no browser download)."""
     _chromium(session)

@@ -1,7 +1,7 @@
 """Write tests/durations.txt, the seconds each test file took, from pytest's ``--durations=0`` output:
 ``python tests/durations.py LOG=ROOTDIR ...`` (ROOTDIR: the folder that run's node ids are relative to,
 e.g. ``packages/minify`` for a package's session, ``.`` for e2e). Files a log names are replaced; the rest
-of the table is kept. The noxfile starts the slowest files first (see its ``_slowest_first``), so the
+of the table is kept. The noxfile starts the slowest files first (tests/nox_support.py's ``slowest_first``), so the
 figures only need to rank files; measure them serially on one quiet core (``taskset -c 1 pytest -n 0
 --durations=0 ...``) so that one file's time is its own."""
 
@@ -12,17 +12,12 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-TABLE = ROOT / "tests" / "durations.txt"
+from nox_support import DURATIONS as TABLE
+from nox_support import ROOT
+from nox_support import read_durations as read_table
+
 LINE = re.compile(r"^([0-9.]+)s (?:call|setup|teardown)\s+([^:\s]+)::")
 HEADER = "# seconds per test file, written by tests/durations.py from --durations=0 logs: the noxfile runs the slowest first\n"
-
-
-def read_table() -> dict[str, float]:
-    if not TABLE.exists():
-        return {}
-    rows = (line.split(" ", 1) for line in TABLE.read_text().splitlines() if line and not line.startswith("#"))
-    return {rel: float(seconds) for seconds, rel in rows}
 
 
 def main(args: list[str]) -> int:

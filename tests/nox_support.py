@@ -1,0 +1,102 @@
+"""What the noxfile does for speed besides choosing sessions; no pt2kit import, stdlib only.
+
+- ``slowest_first``: the order pytest collects a folder's test files in, slowest first, from
+  tests/durations.txt (``read_durations``, which tests/durations.py writes from --durations=0 logs).
+- ``seed_bytecode`` / ``keep_bytecode``: one store of compiled bytecode (.pyc) for every virtualenv of a run.
+
+Why the bytecode store: the test command builds ~25 virtualenvs, and torch's source is compiled to bytecode
+afresh in each (uv installs without compiling it): a first ``torch.compile`` in a new venv took 16.6 s of CPU
+here, 9.0 s once its bytecode was written, and at a session's start its fork server and two xdist workers
+compile the same modules at once. uv installs a package by hard-linking one unpacked copy into every venv,
+so a module's source is the same file (inode, mtime, size) in all of them; a .pyc compiled from it in one
+venv is valid in the others. The store keeps each .pyc under its source's identity (inode-mtime_ns-size),
+is linked into a venv before its tests run and takes what the venv compiled after. Guarantees: a .pyc
+goes only beside the very file it was compiled from (other venvs' own copies of a same-named module, a
+floor's older wheel say, have other inodes and get none); Python still checks each .pyc against its
+source's mtime and size, and rewrites a stale one by replacing the link, never the stored file. The store
+lives under .nox, so a clean clone starts with none (cold, like the run's Inductor cache).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DURATIONS = ROOT / "tests" / "durations.txt"
+BYTECODE = ROOT / ".nox" / "_pyc"
+TAG = sys.implementation.cache_tag  # the sessions' Python is the noxfile's (same major.minor)
+
+
+def read_durations() -> dict[str, float]:
+    """tests/durations.txt: test file (relative to the repo) -> seconds; {} where there is none."""
+    if not DURATIONS.exists():
+        return {}
+    rows = (line.split(" ", 1) for line in DURATIONS.read_text().splitlines() if line and not line.startswith("#"))
+    return {rel: float(seconds) for seconds, rel in rows}
+
+
+def slowest_first(folder: Path, *ignore: Path) -> list[str]:
+    """pytest arguments: ``folder``'s test files that tests/durations.txt names, slowest first, then ``folder``
+    itself (pytest collects each file once: those named already are not collected again), less ``ignore``
+    (given to pytest as --ignore too: a file named on the command line is collected whatever --ignore says).
+
+    Why: xdist hands out work units (a group, or a test) in collection order; left to itself it orders units
+    by how many tests they hold, so a one-test group of two minutes could start last, with the other worker
+    idle till it ends. Only the order changes: every file under the folder still runs."""
+    costs = {ROOT / rel: seconds for rel, seconds in read_durations().items()}
+    named = sorted((p for p in costs if p.is_file() and folder in p.parents
+                    and not any(p == i or i in p.parents for i in ignore)), key=lambda p: -costs[p])
+    return [*map(str, named), str(folder), *(a for i in ignore for a in ("--ignore", str(i)))]
+
+
+def _modules(site: Path):
+    """(source key, where its .pyc goes) for every .py under ``site``."""
+    for dirpath, dirnames, filenames in os.walk(site):
+        if "__pycache__" in dirnames:
+            dirnames.remove("__pycache__")
+        for name in filenames:
+            if name.endswith(".py"):
+                try:
+                    st = os.stat(os.path.join(dirpath, name))
+                except OSError:
+                    continue
+                yield (f"{st.st_ino}-{st.st_mtime_ns}-{st.st_size}",
+                       os.path.join(dirpath, "__pycache__", f"{name[:-3]}.{TAG}.pyc"))
+
+
+def seed_bytecode(site: Path) -> int:
+    """Link the store's .pyc of every module of ``site`` that has none yet; the number linked."""
+    if not BYTECODE.is_dir() or not site.is_dir():
+        return 0
+    stored = set(os.listdir(BYTECODE))
+    linked = 0
+    for key, pyc in _modules(site):
+        if key in stored and not os.path.exists(pyc):
+            try:
+                os.makedirs(os.path.dirname(pyc), exist_ok=True)
+                os.link(BYTECODE / key, pyc)
+                linked += 1
+            except OSError:  # another filesystem, a read-only venv: Python compiles it, as without the store
+                pass
+    return linked
+
+
+def keep_bytecode(site: Path) -> int:
+    """Link into the store every .pyc of ``site`` it lacks; the number kept."""
+    if not site.is_dir():
+        return 0
+    BYTECODE.mkdir(parents=True, exist_ok=True)
+    stored = set(os.listdir(BYTECODE))
+    kept = 0
+    for key, pyc in _modules(site):
+        if key not in stored and os.path.exists(pyc):
+            part = BYTECODE / f".{key}.{os.getpid()}"
+            try:
+                os.link(pyc, part)
+                os.replace(part, BYTECODE / key)
+                kept += 1
+            except OSError:
+                part.unlink(missing_ok=True)
+    return kept
