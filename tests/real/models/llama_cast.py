@@ -1,9 +1,11 @@
-"""Llama causal LM (transformers, random weights): RMSNorm casts to float32 and back, a DynamicCache out."""
+"""Llama causal LM (transformers, random weights): RMSNorm casts to float32 and back, a DynamicCache out.
+One layer: a second runs the same module code again (the same ops, mask, cache entry kind), doubling
+every tool's trace and compile and showing nothing more."""
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 torch.manual_seed(0)
-config = LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+config = LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
 model = LlamaForCausalLM(config).eval()
 example_inputs = {"input_ids": torch.randint(0, 128, (2, 12)), "use_cache": True}
