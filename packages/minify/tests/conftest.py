@@ -1,11 +1,10 @@
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from pt2kit.testkit import Result, module, run
+from pt2kit.testkit import Result, module, run, run_alone
 
 MODELS = Path(__file__).parent / "models"
 
@@ -25,13 +24,11 @@ def minify(tmp_path):
 
 
 def run_repro(path: Path, **env: str) -> subprocess.CompletedProcess:
-    """A fresh, isolated Python in which importing pt2kit fails: the repro needs torch alone."""
+    """The repro run alone (pt2kit and pt2kit_portable not importable: it needs torch alone), with ``env``
+    added to the test's environment."""
     import os
 
-    code = (f"import sys, runpy; sys.modules['pt2kit'] = None; sys.argv = [{str(path)!r}]; "
-            f"runpy.run_path({str(path)!r}, run_name='__main__')")
-    return subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd=path.parent,
-                          env={**os.environ, **env}, timeout=300)
+    return run_alone(path, {**os.environ, **env})
 
 
 def switch_off(path: Path, pattern: str, replacement: str) -> None:

@@ -79,3 +79,21 @@ def test_module_runs_python_dash_m_with_the_tests_interpreter():
     assert module("json.tool", "--compact") == [sys.executable, "-m", "json.tool", "--compact"]
     r = run(module("json.tool", "--compact"), stdin=b'{"a": [1, 2]}')
     assert (r.code, r.stdout, r.argv[1:]) == (0, b'{"a":[1,2]}\n', ("-m", "json.tool", "--compact"))
+
+
+def test_run_alone_runs_a_script_where_pt2kit_cannot_be_imported(tmp_path, monkeypatch):
+    """Without a fork server (this package's venv has no pt2kit-runtime, and the variable is cleared), a fresh
+    isolated Python: the script's folder is its working directory, its exit code comes back, and an import
+    of pt2kit or pt2kit_portable fails in it."""
+    from pt2kit.testkit import run_alone
+
+    monkeypatch.delenv("PT2KIT_FORKSERVER", raising=False)
+    ok = tmp_path / "ok.py"
+    ok.write_text("import os, sys; print(os.getcwd(), sys.argv[0]); sys.exit(3)\n")
+    p = run_alone(ok)
+    assert (p.returncode, p.stdout) == (3, f"{tmp_path} {ok}\n")
+    for name in ("pt2kit.schema", "pt2kit_portable"):
+        bad = tmp_path / "bad.py"
+        bad.write_text(f"import {name}\n")
+        p = run_alone(bad)
+        assert p.returncode == 1 and p.stderr.splitlines()[-1].startswith("ModuleNotFoundError"), p.stderr

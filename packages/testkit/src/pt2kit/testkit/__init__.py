@@ -6,13 +6,16 @@
 * ``popen(argv, ...)`` starts one for a test that signals or kills it.
 * Both start the command as a user's shell starts a foreground job, whatever started the test run:
   SIGINT and SIGQUIT at their defaults (see :mod:`.process`).
+* ``run_alone(repro)`` runs a repro.py with pt2kit not importable (forked from the run's fork server where
+  there is one: :mod:`.alone`).
 * A command that outlives its timeout fails the test with :class:`ToolTimeout`, naming the command
   and showing what it wrote to stderr.
 """
 
+from .alone import run_alone
 from .process import SHELL_RESTORES, ToolTimeout, module, popen, run
 from .result import Result
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"
 
-__all__ = ["__version__", "SHELL_RESTORES", "Result", "ToolTimeout", "module", "popen", "run"]
+__all__ = ["__version__", "SHELL_RESTORES", "Result", "ToolTimeout", "module", "popen", "run", "run_alone"]
