@@ -35,7 +35,9 @@ PIPES = {"compile": (f"-- python {SCRIPT} compile", "minify"), "run": (f"-- pyth
 @pytest.fixture(scope="module")
 def pipes(tmp_path_factory):
     d = tmp_path_factory.mktemp("compfail")
-    env = user_env(PT2KIT_STORE=str(d / "store"), HOME=str(d))
+    # the run's own environment, HOME too: the fork server forks a tool's workers only for the environment it
+    # imported torch under, and a HOME of the test's own made every worker a fresh Python (217 s of CPU serially, 112 s so)
+    env = user_env(PT2KIT_STORE=str(d / "store"))
     out = {}
     for name, (script, minify) in PIPES.items():  # script: capture's arguments
         then = f" | {minify} --no-bisect -o repro-{name}.py > minified-{name}.ndjson" if minify else ""
