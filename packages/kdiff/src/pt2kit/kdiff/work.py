@@ -28,9 +28,10 @@ from pt2kit.runtime.training import check_trainable
 from pt2kit.schema import Diff, Divergence, Model
 from pt2kit_portable import autocast_words, copy_inputs
 
+from .caches import CacheUse
 from .job import Job
 from .modes import as_configured
-from .torchapi import original_module
+from .torchapi import mode_settings, original_module
 
 
 class Summary(msgspec.Struct, frozen=True, kw_only=True):
@@ -134,6 +135,8 @@ def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
     tol = {"atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan}
     ties = TieRecorder()
     sides = _Sides(loaded, job.seed, job.mode == "train", ties, chan)
+    if job.mode == "train" and "inductor.fallback_random" not in job.config:
+        sides.harness_settings = {"inductor.fallback_random": "true"}
     runs = _Runs(sides, ref, test, job.verdict or "fp64", loaded.label, chan)
     if ties.blind:
         chan.note("hops", "the near-tie watch ran " + ", ".join(ties.blind)
@@ -175,6 +178,8 @@ class _Sides:
     def __init__(self, loaded: Any, seed: int, train: bool, ties: Any, chan: Any) -> None:
         self.loaded, self.seed, self.train, self.ties, self.chan = loaded, seed, train, ties, chan
         self.watch_ties = True
+        # Inductor settings every side runs under that the script did not (in the FX graph cache's key): _load's
+        self.harness_settings: dict[str, str] = {}
         self.states: dict[str, dict[str, Any]] = {}
         self.trained: dict[str, list[tuple[str, Any]]] = {}
         self.nothing: str | None = None  # the test side's run in which Dynamo compiled no graph: why
@@ -201,8 +206,9 @@ class _Sides:
         watch = self.ties if backend.compile is None and self.watch_ties else contextlib.nullcontext()
         self.watch_ties = self.watch_ties and backend.compile is not None
         compiled = Compiled() if backend.compile is not None and role == "test" else contextlib.nullcontext()
+        caches = CacheUse(self.harness_settings) if isinstance(compiled, Compiled) else contextlib.nullcontext()
         try:
-            with torch.no_grad(), backends.context(backend), watch, compiled:
+            with torch.no_grad(), backends.context(backend), watch, compiled, caches:
                 if self.train:  # outputs and gradients of one training step, on the copies it writes into
                     inputs = step_inputs(inputs)
                     out, self.trained[role] = _seeded(seed, lambda: step(loaded, fn, inputs, train=True, copied=True))
@@ -218,6 +224,9 @@ class _Sides:
         reset_dynamo()
         if isinstance(compiled, Compiled) and compiled.nothing:
             self.nothing = compiled.nothing
+        said = caches.line(mode_settings()) if isinstance(caches, CacheUse) else None
+        if said:  # what the script's autotuning and FX graphs saved this compile, and what it redid
+            self.chan.note("caches", said)
         self.states[role] = precision_state()
         return unjag(flatten(out)) + self.start.written(original_module(fn), inputs)
 

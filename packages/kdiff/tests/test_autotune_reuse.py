@@ -1,0 +1,77 @@
+"""kdiff on a max-autotune script's capture reuses what the script autotuned, and says so (issue 59, part 3).
+
+One capture of a real ``torch.compile(mode="max-autotune")`` script on the CPU (Inductor's C++ GEMM template
+autotunes the bmm against ATen's) in a cache folder of the test's own; kdiff compiles the captured graph as
+the script did, in that folder (TORCHINDUCTOR_CACHE_DIR, as the script's run had it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import textwrap
+
+import pytest
+
+from pt2kit.testkit import module, run
+
+pytestmark = pytest.mark.xdist_group("autotune_reuse")
+
+SCRIPT = textwrap.dedent("""\
+    import torch
+
+    def f(a, b):
+        return torch.relu(torch.bmm(a, b)) * 2
+
+    torch.manual_seed(0)
+    c = torch.compile(f, mode="max-autotune")
+    c(torch.randn(4, 32, 64), torch.randn(4, 64, 48))
+""")
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory):
+    """(folder, the capture's stdout, the script's Inductor cache folder): the script run once under capture."""
+    where = tmp_path_factory.mktemp("autotuned")
+    (where / "s.py").write_text(SCRIPT)
+    cache = where / "inductor"
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache), PT2KIT_STORE=str(where / "store"))
+    r = run(module("pt2kit.runtime", "capture", "--", sys.executable, "s.py"), stdin=b"", env=env, cwd=where, timeout=600)
+    assert r.code == 0, r.stderr
+    return where, r.stdout, cache
+
+
+def _kdiff(captured, cache, *args):
+    """kdiff on the capture's stream with Inductor caching in ``cache``."""
+    where, stream, _ = captured
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache), PT2KIT_STORE=str(where / "store"))
+    return run(module("pt2kit.kdiff", *args), stdin=stream, env=env, cwd=where, timeout=600)
+
+
+def _verdict(stderr: str) -> str:
+    return next(line for line in stderr.splitlines() if "leaves pass" in line)
+
+
+def test_kdiff_reads_the_scripts_autotuning_back_and_judges_as_without_it(captured, tmp_path):
+    reused = _kdiff(captured, captured[2])
+    fresh = _kdiff(captured, tmp_path / "fresh")
+    assert (reused.code, fresh.code) == (0, 0), reused.stderr + fresh.stderr
+    said = [line for line in reused.stderr.splitlines() if "as the script was" in line]
+    assert said == [f"kdiff: s.py[0/0]: compiled under max_autotune, coordinate_descent_tuning, triton.cudagraphs as "
+                    f"the script was, in Inductor's cache {captured[2]}: FX graph cache "
+                    "0 hit, 1 miss; max-autotune: 1 matmul selection read from the autotune cache, 0 benchmarked "
+                    "afresh"], reused.stderr
+    assert re.search(r"max-autotune: 0 matmul selections read from the autotune cache, 1 benchmarked afresh \(the "
+                     r"script never met these shapes, or its cache is elsewhere\)", fresh.stderr), fresh.stderr
+    assert _verdict(reused.stderr) == _verdict(fresh.stderr) == "kdiff: s.py[0/0]: 1 of 1 leaves pass (inductor vs " \
+        "eager; PyTorch's accuracy-harness precision: TF32 off, Inductor's fallback_random on)"
+    assert [d["passed"] for d in reused.kind("diff")] == [d["passed"] for d in fresh.kind("diff")] == [True]
+
+
+def test_a_planted_bug_under_max_autotune_is_found_with_the_autotuning_reused(captured):
+    r = _kdiff(captured, captured[2], "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy")
+    assert r.code == 1, r.stderr
+    assert "kdiff: s.py[0/0]: FAIL out[0] (inductor vs eager): max abs" in r.stderr, r.stderr
+    assert f"first divergence: aten.relu.default (node relu) at {captured[0] / 's.py'}:4" in r.stderr, r.stderr
+    assert "max-autotune: 1 matmul selection read from the autotune cache, 0 benchmarked afresh" in r.stderr, r.stderr
