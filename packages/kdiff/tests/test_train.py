@@ -14,6 +14,10 @@ from conftest import MODELS, Result, kdiff_in
 
 BERT = MODELS / "bert_train.py"
 BUGS = MODELS / "backward_bugs.py"
+# The BERT compiles of one mode, on one worker in file order: each finds the kernels the one before built in the
+# run's Inductor cache (each with a cold cache: 150 s of CPU for the five; one after another: 99 s)
+GRAD = pytest.mark.xdist_group("kdiff_train_grad")  # the planted relu gradient, torch's own check of it, healthy
+TRAIN = pytest.mark.xdist_group("kdiff_train_train")  # --mode train: the planted NaN, healthy with dropout
 
 
 def _kdiff(cwd, *args: str, stdin: bytes = b"") -> Result:
@@ -36,7 +40,7 @@ def relu_grad(tmp_path_factory):
     return _kdiff(tmp_path_factory.mktemp("relu_grad"), str(BERT), "--grad", "--backend", f"{BUGS}:relu_grad")
 
 
-@pytest.mark.xdist_group("kdiff_train_relu")
+@GRAD
 def test_planted_relu_gradient_is_localised_in_the_backward_graph(relu_grad):
     r = relu_grad
     assert r.code == 1, r.stderr
@@ -54,7 +58,7 @@ def test_planted_relu_gradient_is_localised_in_the_backward_graph(relu_grad):
             f"gradient of aten.relu.default) at {line}  hidden_states = self.transform_act_fn(hidden_states)") in r.stderr
 
 
-@pytest.mark.xdist_group("kdiff_train_truth")
+@GRAD
 def test_the_planted_bug_leaves_the_forward_right_and_a_gradient_wrong():
     """What kdiff is judged against: torch's own assert_close of the compiled step against eager."""
     import runpy
@@ -77,7 +81,7 @@ def test_the_planted_bug_leaves_the_forward_right_and_a_gradient_wrong():
         torch.testing.assert_close(grad_c, grad)
 
 
-@pytest.mark.xdist_group("kdiff_train_nan")
+@TRAIN
 def test_a_nan_only_in_a_gradient_is_named_at_the_first_backward_node_that_makes_it(tmp_path):
     r = _kdiff(tmp_path, str(BERT), "--mode", "train", "--backend", f"{BUGS}:layer_norm_grad_nan")
     assert r.code == 1, r.stderr
@@ -102,7 +106,7 @@ def test_a_nan_only_in_a_gradient_is_named_at_the_first_backward_node_that_makes
     assert m["train"] is True
 
 
-@pytest.mark.xdist_group("kdiff_train_healthy_grad")
+@GRAD
 def test_healthy_bert_gradients_pass(tmp_path):
     r = _kdiff(tmp_path, str(BERT), "--grad")
     assert r.code == 0, r.stderr
@@ -111,7 +115,7 @@ def test_healthy_bert_gradients_pass(tmp_path):
     assert r.kind("divergence") == [] and "train" not in r.kind("model")[0]
 
 
-@pytest.mark.xdist_group("kdiff_train_healthy_train")
+@TRAIN
 def test_healthy_bert_passes_a_training_step_with_dropout(tmp_path):
     r = _kdiff(tmp_path, str(BERT), "--mode", "train")
     assert r.code == 0, r.stderr
