@@ -100,3 +100,18 @@ def test_a_child_whose_environment_leaves_ours_out_is_forked_by_the_server_named
     child = spawn(None, [str(script)], env, server=path)
     child.stdin.close()
     assert child.stdout.read() == f"{proc.pid} True None\n".encode() and child.wait(timeout=30) == 0
+
+
+def test_when_it_stops_it_counts_its_forks_and_refusals_by_reason_on_one_line(tmp_path, monkeypatch):
+    path = str(tmp_path / "socket")
+    proc = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.forkserver", "--serve", path],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    while not os.path.exists(path):
+        time.sleep(0.05)
+    monkeypatch.chdir(HERE)
+    assert _job(tmp_path, path).value["ppid"] == proc.pid
+    for _ in range(2):
+        assert _job(tmp_path, path, TEST_OTHER="1").value["ppid"] == os.getpid()
+    proc.terminate()
+    _, err = proc.communicate(timeout=10)
+    assert err.splitlines() == ["pt2kit fork server: forked 1, refused 2 (another environment (TEST_OTHER): 2)"]

@@ -21,6 +21,9 @@ Guarantees:
 * The server runs nothing but imports, what keys Inductor's caches and the CPU probes' answers (computed
   in a fork of its own, replayed: :func:`pt2kit.runtime.torchapi.replay_vec_isa_answers`) before it
   forks; no tensor op, no compile, no thread of its own (a fork of a threaded process can deadlock).
+* When it stops, where it refused anything, one line on stderr counts its forks and its refusals by
+  reason (``pt2kit fork server: forked 212, refused 7 (another environment (HOME): 7)``): each refusal
+  was a fresh process and its seconds of imports.
 * A child's exit code reaches the tool as :class:`subprocess.Popen` says it (minus the signal). Where
   the server dies first, its children are killed and the tool reads ``-SIGKILL``.
 
@@ -293,6 +296,16 @@ class _Server:
         os.set_blocking(self.wake_w, False)
         self.prober, self.answers_r = probe_in_a_fork([listener, self.wake_r, self.wake_w])
         self.waiting_answers = True
+        self.forked = 0
+        self.refused: dict[str, int] = {}  # reason -> how many asked and were refused, for the line at the end
+
+    def summary(self) -> str | None:
+        """One line where anything was refused (each refusal was a fresh process and its seconds of imports:
+        the line says which environment differed), else None."""
+        if not self.refused:
+            return None
+        why = "; ".join(f"{reason}: {n}" for reason, n in sorted(self.refused.items(), key=lambda kv: -kv[1]))
+        return f"pt2kit fork server: forked {self.forked}, refused {sum(self.refused.values())} ({why})"
 
     def serve(self) -> None:
         signal.set_wakeup_fd(self.wake_w)
@@ -346,8 +359,10 @@ class _Server:
         except OSError:
             pass
         if pid:
+            self.forked += 1
             self.pids[pid] = conn
         else:
+            self.refused[reason or "?"] = self.refused.get(reason or "?", 0) + 1
             conn.close()
 
     def _reap(self) -> None:
@@ -395,6 +410,8 @@ def serve(path: str) -> int:
         server.serve()
     finally:
         server.close()
+        if line := server.summary():
+            print(line, file=sys.stderr)
     return 0
 
 
