@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import model
+
+from pt2kit.testkit import run_alone
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -123,11 +123,11 @@ def test_minify_cuts_the_planted_relu_bug_of_a_real_transformer_to_the_relu(tool
     text = out.read_text()
     assert re.search(r"# \S+/transformers/models/t5/modeling_t5\.py:\d+  hidden_states = self\.act\(hidden_states\)",
                      text)
-    run = [sys.executable, "-I", str(out)]  # isolated: nothing but the installed torch
-    p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
+    # run alone: pt2kit not importable (forked from the run's warm server where there is one: 0.5 s, not 5)
+    p = run_alone(out)
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
     out.write_text(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, count=1, flags=re.M))
-    p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
+    p = run_alone(out)
     assert p.returncode == 0, p.stdout + p.stderr
 
 
@@ -144,11 +144,10 @@ def test_minify_keeps_the_op_a_backend_breaks_in_a_real_transformer(tool, tmp_pa
     (rep,) = r.kind("repro")
     assert rep["failure"] == "compile-error" and rep["signature"].startswith("IndexError: index out of range")
     assert "torch.log" in rep["ops"] and rep["reproduced"] == 1 == rep["runs"], rep  # a compile error: one fresh run
-    run = [sys.executable, "-I", str(out)]
-    p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
+    p = run_alone(out)
     assert p.returncode == 1 and "IndexError" in p.stdout, p.stdout + p.stderr
     out.write_text(re.sub(r"^BACKEND = .*$", "BACKEND = 'eager'", out.read_text(), count=1, flags=re.M))
-    p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
+    p = run_alone(out)
     assert p.returncode == 0, p.stdout + p.stderr
 
 
@@ -162,11 +161,10 @@ def test_minify_cuts_a_dynamic_shape_real_transformer_at_the_dynamo_level(tool, 
     assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.tanh"] and rep["reproduced"] == 3, rep
     text = out.read_text()
     assert "dynamic shapes" in text and text.rstrip().endswith("dynamic=True, seed=0))")
-    run = [sys.executable, "-I", str(out)]
-    p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
+    p = run_alone(out)
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
     out.write_text(re.sub(r"^BACKEND = .*$", "BACKEND = 'eager'", text, count=1, flags=re.M))
-    p = subprocess.run(run, capture_output=True, text=True, cwd=out.parent, timeout=300)
+    p = run_alone(out)
     assert p.returncode == 0, p.stdout + p.stderr
 
 
