@@ -49,7 +49,7 @@ from typing import IO, Any
 ENV = "PT2KIT_FORKSERVER"
 # variables torch and Python read at no import (or that only name who started us): they may differ
 IGNORED_PREFIXES = ("PT2KIT", "PYTEST_")
-IGNORED = frozenset({"PWD", "OLDPWD", "_", "SHLVL", "PYTHONUNBUFFERED", "COLUMNS", "LINES", "TERM", "NO_COLOR",
+IGNORED = frozenset({"PWD", "OLDPWD", "_", "SHLVL", "PS1", "PS2", "PYTHONUNBUFFERED", "COLUMNS", "LINES", "TERM", "NO_COLOR",
                      "FORCE_COLOR"})
 WORKER = "pt2kit.runtime.worker"
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", WORKER, "pt2kit.runtime.modelfile",
