@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import user_env
 
+from pt2kit.testkit import run_alone
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "models" / "train_amp.py"
 RELU = next(i for i, line in enumerate(SCRIPT.read_text().splitlines(), 1) if "torch.relu" in line)
@@ -70,7 +72,7 @@ def test_the_planted_bug_is_minified_to_a_repro_that_carries_the_autocast_and_fa
     assert ("Under: torch.autocast(cpu, float16) around each side's call of the graph (FAILURE['autocast']), as the "
             "script called it." in text)
     assert "'autocast': [{'device_type': 'cpu', 'dtype': 'float16', 'cache_enabled': True}]}" in text
-    alone = subprocess.run([sys.executable, "-I", "repro.py"], cwd=cwd, capture_output=True, text=True, timeout=600)
+    alone = run_alone(Path(cwd) / "repro.py", timeout=600)
     assert alone.returncode == 1 and alone.stdout.startswith("repro: the bug is present: accuracy"), alone.stderr
 
 

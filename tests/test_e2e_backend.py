@@ -14,6 +14,8 @@ from pathlib import Path
 import msgspec
 from conftest import user_env
 
+from pt2kit.testkit import run_alone
+
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 
@@ -49,7 +51,7 @@ def test_a_registered_testing_only_backend_travels_to_minify_and_its_repro(tmp_p
                                                            ["torch.relu"])
     text = (tmp_path / "repro.py").read_text()
     assert "BACKEND = 'relu_compile_error_TESTING_ONLY'" in text
-    alone = subprocess.run([PY, "repro.py"], cwd=tmp_path, capture_output=True, text=True)
+    alone = run_alone(tmp_path / "repro.py")
     assert alone.returncode == 1 and "ReluCompileError" in alone.stdout, alone.stdout + alone.stderr
 
 
@@ -136,5 +138,5 @@ def test_the_backend_a_diff_compiled_with_is_the_one_minify_cuts_with(tmp_path):
     assert mn.returncode == 1 and "(backend relu_accuracy_error_TESTING_ONLY)" in err, err[-3000:]
     (rep,) = [r for r in _records(mn.stdout) if r["kind"] == "repro"]
     assert (rep["failure"], rep["backend"], rep["nodes_after"]) == ("accuracy", "relu_accuracy_error_TESTING_ONLY", 1)
-    alone = subprocess.run([PY, "repro.py"], cwd=tmp_path, capture_output=True, text=True)
+    alone = run_alone(tmp_path / "repro.py")
     assert alone.returncode == 1, alone.stdout + alone.stderr

@@ -18,6 +18,8 @@ import msgspec
 import pytest
 from conftest import user_env
 
+from pt2kit.testkit import run_alone
+
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 pytestmark = pytest.mark.xdist_group("bwcomp")
@@ -40,7 +42,7 @@ def runs(tmp_path_factory):
                                   input=out["capture"].stdout, capture_output=True, cwd=tmp, env=env)
     out["minify"] = subprocess.run([PY, "-m", "pt2kit.minify", "--no-bisect", "--backend", "bwbug_backend.py:backend",
                                     "-o", "repro.py"], input=out["kdiff"].stdout, capture_output=True, cwd=tmp, env=env)
-    out["repro"] = subprocess.run([PY, "repro.py"], capture_output=True, text=True, cwd=tmp, env=env)
+    out["repro"] = run_alone(tmp / "repro.py", env)
     out["tmp"] = tmp
     return out
 

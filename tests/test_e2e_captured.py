@@ -16,6 +16,8 @@ from pathlib import Path
 import msgspec
 from conftest import user_env
 
+from pt2kit.testkit import run_alone
+
 ROOT = Path(__file__).resolve().parents[1]
 LABEL = "train_relu.py[0/0]"
 
@@ -47,9 +49,9 @@ def test_a_script_with_the_relu_bug_down_the_whole_pipe(tmp_path):
     html = (tmp_path / "r.html").read_text()
     assert '<section id="script">' in html and f"python train_relu.py: compile id 0/0, forward at {script}:12" in html
     # the repro alone: fails while the script's config plants the bug, passes once it is gone
-    assert subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True).returncode == 1
+    assert run_alone(tmp_path / "repro.py").returncode == 1
     (tmp_path / "fixed.py").write_text(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, count=1, flags=re.M))
-    fixed = subprocess.run([sys.executable, "fixed.py"], cwd=tmp_path, capture_output=True, text=True)
+    fixed = run_alone(tmp_path / "fixed.py")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
 
 

@@ -19,6 +19,8 @@ import msgspec
 import pytest
 from conftest import user_env
 
+from pt2kit.testkit import run_alone
+
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 SCRIPT = "train_nan_step3.py"
@@ -100,7 +102,7 @@ def test_kdiff_fails_the_step_and_minify_writes_a_repro_that_fails_alone(runs):
     assert mn.returncode == 1, mn.stderr.decode()[-3000:]
     (rep,) = [r for r in _records(mn.stdout) if r["kind"] == "repro"]
     assert rep["model"] == f"{SCRIPT}[0/0@step3]" and rep["ops"] == ["torch.softmax"]
-    alone = subprocess.run([PY, "repro.py"], cwd=runs["tmp"], capture_output=True, text=True)
+    alone = run_alone(runs["tmp"] / "repro.py")
     assert alone.returncode == 1 and alone.stdout.startswith("repro: the bug is present"), alone.stdout + alone.stderr
 
 

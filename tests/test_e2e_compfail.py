@@ -9,12 +9,13 @@ PyTorch's repro: the error's name in its output, exit 1. One module fixture runs
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
 import pytest
 from conftest import user_env
+
+from pt2kit.testkit import run_alone
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "packages" / "capture" / "tests" / "scripts" / "fails.py"
@@ -65,8 +66,7 @@ def repro(d: Path, env: dict, name: str, phase: str | None = None) -> tuple[list
               if r["kind"] == "repro"]
     assert rec["output"] == f"repro-{name}.py" and rec["reproduces"], rec
     assert phase is None or rec["phase"] == phase, rec
-    return rec["ops"], subprocess.run([sys.executable, rec["output"]], capture_output=True, text=True, cwd=d, env=env,
-                                      timeout=600)
+    return rec["ops"], run_alone(d / rec["output"], env, timeout=600)
 
 
 def test_a_cpp_compile_error_is_kept_named_and_minified_to_the_relu(pipes):
@@ -220,5 +220,5 @@ def test_check_nan_piped_straight_into_minify_is_minified_in_the_backward(pipes)
     (rec,) = [r for r in map(msgspec.json.decode, m.stdout.splitlines()) if r["kind"] == "repro"]
     assert rec["model"] == "backward.py[0/0@step2]" and rec["phase"] == "backward" and rec["reproduces"], rec
     assert rec["ops"] == ["aten.threshold_backward.default"]
-    run = subprocess.run([sys.executable, "repro-check.py"], capture_output=True, text=True, cwd=d, env=env, timeout=600)
+    run = run_alone(d / "repro-check.py", env, timeout=600)
     assert run.returncode == 1 and "nan" in (run.stdout + run.stderr).lower(), (run.stdout + run.stderr)[-2000:]

@@ -19,6 +19,8 @@ import msgspec
 import pytest
 from conftest import user_env
 
+from pt2kit.testkit import run_alone
+
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 pytestmark = pytest.mark.xdist_group("hopbw")
@@ -42,7 +44,7 @@ def runs(tmp_path_factory):
     out["minify"] = subprocess.run([PY, "-m", "pt2kit.minify", "--no-bisect", "-o", "repro.py", "--config",
                                     "post_grad_custom_post_pass=hopbw_pass.py:reject_while_loop_backward"],
                                    input=out["capture"].stdout, capture_output=True, cwd=tmp, env=env)
-    out["repro"] = subprocess.run([PY, "repro.py"], capture_output=True, text=True, cwd=tmp, env=env)
+    out["repro"] = run_alone(tmp / "repro.py", env)
     return out
 
 

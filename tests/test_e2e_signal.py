@@ -18,6 +18,8 @@ import msgspec
 import pytest
 from conftest import user_env
 
+from pt2kit.testkit import run_alone
+
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 pytestmark = pytest.mark.xdist_group("signal")
@@ -39,7 +41,7 @@ def runs(tmp_path_factory):
                                     cwd=tmp, env=env)
     out["minify"] = subprocess.run([PY, "-m", "pt2kit.minify", "--no-bisect", "-o", "repro.py"],
                                    input=out["capture"].stdout, capture_output=True, cwd=tmp, env=env)
-    out["repro"] = subprocess.run([PY, "repro.py"], capture_output=True, text=True, cwd=tmp, env=env)
+    out["repro"] = run_alone(tmp / "repro.py", env)
     # the same graph compiled by aot_eager, whose compiled side raises as eager does: what a fixed torch does
     text = (tmp / "repro.py").read_text()
     (tmp / "fixed.py").write_text(text.replace("\nBACKEND = 'inductor'\n", "\nBACKEND = 'aot_eager'\n"))

@@ -19,6 +19,7 @@ import torch
 from conftest import user_env
 
 from pt2kit.reportgen import md_text
+from pt2kit.testkit import run_alone
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = "pt2kit triage -- python examples/train.py --planted-bug"
@@ -71,11 +72,11 @@ def test_the_repro_fails_alone_and_passes_once_the_bug_is_gone(run, tmp_path):
     assert len(text.splitlines()) <= MAX_LINES, len(text.splitlines())
     assert text.index("class Repro(") < text.index("INPUTS = ") < text.index("# ---- the check") \
         < text.index('if __name__ == "__main__":')
-    p = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    p = run_alone(tmp_path / "repro.py", timeout=600)
     assert p.returncode == 1, p.stdout + p.stderr
     assert p.stdout.startswith("repro: the bug is present: accuracy")
     repro.write_text(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, count=1, flags=re.M))  # the planted bug off
-    p = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    p = run_alone(tmp_path / "repro.py", timeout=600)
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
 
