@@ -115,3 +115,12 @@ def test_when_it_stops_it_counts_its_forks_and_refusals_by_reason_on_one_line(tm
     proc.terminate()
     _, err = proc.communicate(timeout=10)
     assert err.splitlines() == ["pt2kit fork server: forked 1, refused 2 (another environment (TEST_OTHER): 2)"]
+
+
+def test_the_address_inductor_leaves_in_a_compiling_process_environment_does_not_stop_a_fork(server, tmp_path,
+                                                                                            monkeypatch):
+    proc, path = server
+    monkeypatch.chdir(HERE)
+    res = _job(tmp_path, path, _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR="140000000000")
+    assert res.ok, res.crash
+    assert res.value["ppid"] == proc.pid

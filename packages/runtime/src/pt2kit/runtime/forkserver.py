@@ -49,8 +49,11 @@ from typing import IO, Any
 ENV = "PT2KIT_FORKSERVER"
 # variables torch and Python read at no import (or that only name who started us): they may differ
 IGNORED_PREFIXES = ("PT2KIT", "PYTEST_")
-IGNORED = frozenset({"PWD", "OLDPWD", "_", "SHLVL", "PS1", "PS2", "PYTHONUNBUFFERED", "COLUMNS", "LINES", "TERM", "NO_COLOR",
-                     "FORCE_COLOR"})
+# _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR: an address Inductor writes into os.environ before each C++ module it
+# loads (CppPythonBindingsCodeCache), read by that module, never at import: a process that compiled once (a test,
+# a notebook) hands it to every tool it starts, and each was refused
+IGNORED = frozenset({"PWD", "OLDPWD", "_", "SHLVL", "PS1", "PS2", "PYTHONUNBUFFERED", "COLUMNS", "LINES", "TERM",
+                     "NO_COLOR", "FORCE_COLOR", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"})
 WORKER = "pt2kit.runtime.worker"
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", WORKER, "pt2kit.runtime.modelfile",
            "pt2kit.runtime.accuracy")
