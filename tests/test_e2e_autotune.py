@@ -1,4 +1,4 @@
-"""kdiff on a max-autotune script's capture reuses what the script autotuned, and says so (issue 59, part 3).
+"""capture | kdiff on a max-autotune script: kdiff reuses what the script autotuned, and says so (issue 59, part 3).
 
 One capture of a real ``torch.compile(mode="max-autotune")`` script on the CPU (Inductor's C++ GEMM template
 autotunes the bmm against ATen's) in a cache folder of the test's own; kdiff compiles the captured graph as
