@@ -52,7 +52,6 @@ def inductor_cache_dir() -> str:
     return cache_dir()
 
 
-
 MODE_SETTINGS = ("max_autotune", "max_autotune_gemm", "coordinate_descent_tuning", "triton.cudagraphs")
 
 

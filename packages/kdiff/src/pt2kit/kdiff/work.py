@@ -104,9 +104,16 @@ def _load(job: Job, chan: Any, stack: contextlib.ExitStack) -> Any:
     if job.emit_model:  # its settings are the file's, the environment's, --config's: not the harness's
         with apply_config({"inductor.fallback_random": "false"} if harness else {}):
             chan.emit_new(Model, **model_fields(loaded, job.device, job.config), train=train)
-    if train and "inductor.fallback_random" not in job.config:  # dropout drawn alike on every side
-        stack.enter_context(apply_config({"inductor.fallback_random": "true"}))
+    stack.enter_context(apply_config(_step_settings(job)))
     return loaded
+
+
+def _step_settings(job: Job) -> dict[str, str]:
+    """The Inductor settings every side of a training step runs under that the script's compile did not
+    have: fallback_random on (a dropout drawn alike on every side), unless --config set it."""
+    if job.mode == "train" and "inductor.fallback_random" not in job.config:
+        return {"inductor.fallback_random": "true"}
+    return {}
 
 
 def _backend_settings(job: Job, chan: Any, stack: contextlib.ExitStack) -> None:
@@ -134,9 +141,7 @@ def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
     ref, test = backends.resolve(job.ref, role="ref"), backends.resolve(job.test, role="test")
     tol = {"atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan}
     ties = TieRecorder()
-    sides = _Sides(loaded, job.seed, job.mode == "train", ties, chan)
-    if job.mode == "train" and "inductor.fallback_random" not in job.config:
-        sides.harness_settings = {"inductor.fallback_random": "true"}
+    sides = _Sides(loaded, job.seed, job.mode == "train", ties, chan, _step_settings(job))
     runs = _Runs(sides, ref, test, job.verdict or "fp64", loaded.label, chan)
     if ties.blind:
         chan.note("hops", "the near-tie watch ran " + ", ".join(ties.blind)
@@ -175,11 +180,12 @@ class _Sides:
     and, for a training step, its gradients (``trained``), each by role. Near-ties in data-dependent
     selections are watched in the first eager run only."""
 
-    def __init__(self, loaded: Any, seed: int, train: bool, ties: Any, chan: Any) -> None:
+    def __init__(self, loaded: Any, seed: int, train: bool, ties: Any, chan: Any,
+                 harness_settings: dict[str, str]) -> None:
         self.loaded, self.seed, self.train, self.ties, self.chan = loaded, seed, train, ties, chan
         self.watch_ties = True
-        # Inductor settings every side runs under that the script did not (in the FX graph cache's key): _load's
-        self.harness_settings: dict[str, str] = {}
+        # Inductor settings every side runs under that the script did not (in the FX graph cache's key)
+        self.harness_settings = harness_settings
         self.states: dict[str, dict[str, Any]] = {}
         self.trained: dict[str, list[tuple[str, Any]]] = {}
         self.nothing: str | None = None  # the test side's run in which Dynamo compiled no graph: why
