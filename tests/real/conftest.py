@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from pt2kit.testkit import Result, module, run
+from pt2kit.testkit import Result, module, run, start_env
 
 MODELS = Path(__file__).parent / "models"
-# The environment the run started with. An Inductor compile in this process (the tests' own verdicts: _truth,
-# same()) writes into os.environ (TORCHINDUCTOR_CACHE_DIR where unset; _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR,
-# an address in this process): a tool or repro given that environment is one the fork server refuses, and each
-# started a fresh Python (in one `real` run: forked 0, refused 42). Tools and repros get the user's environment.
-START_ENV = dict(os.environ)
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +20,7 @@ def tool(tmp_path_factory):
     def go(name: str, *args: str) -> Result:
         key = (name, *args)
         if key not in cache:
-            env = dict(START_ENV, PT2KIT_STORE=str(tmp / "store"))
+            env = start_env(PT2KIT_STORE=str(tmp / "store"))
             cache[key] = run(module(f"pt2kit.{name}", *args), env=env, cwd=tmp, timeout=900)
         return cache[key]
 

@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import START_ENV, model
+from conftest import model
 
-from pt2kit.testkit import run_alone
+from pt2kit.testkit import run_alone, start_env
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -124,10 +124,10 @@ def test_minify_cuts_the_planted_relu_bug_of_a_real_transformer_to_the_relu(tool
     assert re.search(r"# \S+/transformers/models/t5/modeling_t5\.py:\d+  hidden_states = self\.act\(hidden_states\)",
                      text)
     # run alone: pt2kit not importable (forked from the run's warm server where there is one: 0.5 s, not 5)
-    p = run_alone(out, START_ENV)
+    p = run_alone(out, start_env())
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
     out.write_text(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, count=1, flags=re.M))
-    p = run_alone(out, START_ENV)
+    p = run_alone(out, start_env())
     assert p.returncode == 0, p.stdout + p.stderr
 
 
@@ -144,10 +144,10 @@ def test_minify_keeps_the_op_a_backend_breaks_in_a_real_transformer(tool, tmp_pa
     (rep,) = r.kind("repro")
     assert rep["failure"] == "compile-error" and rep["signature"].startswith("IndexError: index out of range")
     assert "torch.log" in rep["ops"] and rep["reproduced"] == 1 == rep["runs"], rep  # a compile error: one fresh run
-    p = run_alone(out, START_ENV)
+    p = run_alone(out, start_env())
     assert p.returncode == 1 and "IndexError" in p.stdout, p.stdout + p.stderr
     out.write_text(re.sub(r"^BACKEND = .*$", "BACKEND = 'eager'", out.read_text(), count=1, flags=re.M))
-    p = run_alone(out, START_ENV)
+    p = run_alone(out, start_env())
     assert p.returncode == 0, p.stdout + p.stderr
 
 
@@ -161,10 +161,10 @@ def test_minify_cuts_a_dynamic_shape_real_transformer_at_the_dynamo_level(tool, 
     assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.tanh"] and rep["reproduced"] == 3, rep
     text = out.read_text()
     assert "dynamic shapes" in text and text.rstrip().endswith("dynamic=True, seed=0))")
-    p = run_alone(out, START_ENV)
+    p = run_alone(out, start_env())
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
     out.write_text(re.sub(r"^BACKEND = .*$", "BACKEND = 'eager'", text, count=1, flags=re.M))
-    p = run_alone(out, START_ENV)
+    p = run_alone(out, start_env())
     assert p.returncode == 0, p.stdout + p.stderr
 
 

@@ -1,22 +1,17 @@
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from pt2kit.testkit import Result, module, run
+from pt2kit.testkit import Result, module, run, start_env
 
 MODELS = Path(__file__).parent / "models"
-# The environment the run started with: a test's own Inductor compile here (test_train.py's check of the planted
-# bug) writes _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR (and TORCHINDUCTOR_CACHE_DIR where unset) into os.environ,
-# and the fork server refuses a tool given that environment: every kdiff after it started a fresh Python.
-START_ENV = dict(os.environ)
 
 
 def kdiff_in(cwd: Path, *args: str, stdin: bytes | None = None, timeout: float = 600) -> Result:
     """``python -m pt2kit.kdiff args`` in ``cwd``, its store under it."""
-    env = dict(START_ENV, PT2KIT_STORE=str(cwd / "store"))
+    env = start_env(PT2KIT_STORE=str(cwd / "store"))
     return run(module("pt2kit.kdiff", *args), stdin=b"" if stdin is None else stdin, env=env, cwd=cwd, timeout=timeout)
 
 

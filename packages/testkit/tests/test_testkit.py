@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import pytest
 
 from pt2kit.schema import Error, Header, StreamError, encode
-from pt2kit.testkit import Result, ToolTimeout, module, popen, run
+from pt2kit.testkit import Result, ToolTimeout, module, popen, run, start_env
 
 SHOW = ("import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "
         "signal.getsignal(signal.SIGQUIT) == signal.SIG_DFL)")
@@ -97,3 +97,14 @@ def test_run_alone_runs_a_script_where_pt2kit_cannot_be_imported(tmp_path, monke
         bad.write_text(f"import {name}\n")
         p = run_alone(bad)
         assert p.returncode == 1 and p.stderr.splitlines()[-1].startswith("ModuleNotFoundError"), p.stderr
+
+
+def test_start_env_is_the_run_before_any_test_wrote_into_it(monkeypatch):
+    """What a compile in the test process writes into os.environ does not reach the tools a test starts."""
+    monkeypatch.setenv("_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR", "140000000")
+    env = start_env(PT2KIT_STORE="/tmp/st")
+    assert "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR" not in env
+    assert env["PT2KIT_STORE"] == "/tmp/st" and env["PATH"]
+    shown = run([sys.executable, "-c", "import os; print(os.environ.get('_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR'))"],
+                env=start_env())
+    assert shown.stdout == b"None\n"

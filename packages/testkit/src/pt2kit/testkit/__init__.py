@@ -8,14 +8,17 @@
   SIGINT and SIGQUIT at their defaults (see :mod:`.process`).
 * ``run_alone(repro)`` runs a repro.py with pt2kit not importable (forked from the run's fork server where
   there is one: :mod:`.alone`).
+* ``start_env(**extra)``: the environment the test run started with, for a tool a test starts after
+  compiling in its own process (:mod:`.env`).
 * A command that outlives its timeout fails the test with :class:`ToolTimeout`, naming the command
   and showing what it wrote to stderr.
 """
 
 from .alone import run_alone
+from .env import start_env
 from .process import SHELL_RESTORES, ToolTimeout, module, popen, run
 from .result import Result
 
-__version__ = "1.1.0"
+__version__ = "1.2.0"
 
-__all__ = ["__version__", "SHELL_RESTORES", "Result", "ToolTimeout", "module", "popen", "run", "run_alone"]
+__all__ = ["__version__", "SHELL_RESTORES", "Result", "ToolTimeout", "module", "popen", "run", "run_alone", "start_env"]
