@@ -104,3 +104,11 @@ def whoami(payload, chan):
     return {"pid": os.getpid(), "ppid": os.getppid(), "pgid": os.getpgrp(), "cwd": os.getcwd(),
             "torch": "torch" in sys.modules, "tag": os.environ.get("PT2KIT_TEST_TAG"),
             "other": os.environ.get("TEST_OTHER")}
+
+
+def cache_folders(payload, chan):
+    """Where Inductor puts what this worker compiles: its environment's folder, memo included."""
+    from torch._inductor.codecache import CacheBase, write
+
+    _, written = write("x = 1\n", "py")
+    return {"ppid": os.getppid(), "written": written, "local": str(CacheBase.get_local_cache_path())}

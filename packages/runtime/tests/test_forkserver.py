@@ -124,3 +124,15 @@ def test_the_address_inductor_leaves_in_a_compiling_process_environment_does_not
     res = _job(tmp_path, path, _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR="140000000000")
     assert res.ok, res.crash
     assert res.value["ppid"] == proc.pid
+
+
+def test_a_tool_with_an_inductor_cache_folder_of_its_own_is_forked_and_compiles_into_it(server, tmp_path,
+                                                                                       monkeypatch):
+    """A test or a script that names its own TORCHINDUCTOR_CACHE_DIR was refused (a fresh Python each time)."""
+    proc, path = server
+    monkeypatch.chdir(HERE)
+    folder = tmp_path / "inductor"
+    res = _job(tmp_path, path, target="cache_folders", TORCHINDUCTOR_CACHE_DIR=str(folder))
+    assert res.ok, res.crash
+    assert res.value["ppid"] == proc.pid
+    assert res.value["written"].startswith(f"{folder}/") and res.value["local"].startswith(f"{folder}/cache/")

@@ -271,3 +271,17 @@ def test_vec_isa_answers_replayed_in_another_process_memoise_its_probes_without_
                          env={**os.environ, "WANT": want}).stdout
     assert out == "True [] 1 True\n"
 
+
+
+def test_forget_cache_dirs_makes_inductor_read_its_cache_folder_afresh(tmp_path, monkeypatch):
+    from torch._inductor.codecache import CacheBase
+
+    from pt2kit.runtime.torchapi import forget_cache_dirs
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "a"))
+    forget_cache_dirs()
+    assert str(CacheBase.get_local_cache_path()).startswith(str(tmp_path / "a"))
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "b"))
+    assert str(CacheBase.get_local_cache_path()).startswith(str(tmp_path / "a"))  # memoised: why it exists
+    forget_cache_dirs()
+    assert str(CacheBase.get_local_cache_path()).startswith(str(tmp_path / "b"))

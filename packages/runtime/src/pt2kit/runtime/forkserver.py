@@ -15,7 +15,8 @@ Guarantees:
   signal handlers are back, and it watches the tool (not the server) to stop when the tool dies.
 * The server forks only where nothing the child would read at import differs: the asking tool's
   interpreter is the server's and its environment is the server's, less :data:`IGNORED` (variables torch
-  reads at no import: ours, pytest's, the shell's). Otherwise, or where the tool's process group is in
+  reads at no import: ours, pytest's, the shell's, Ray's) and :data:`READ_WHEN_USED` (Inductor's cache
+  folders, which the child reads afresh). Otherwise, or where the tool's process group is in
   another session, or where importing initialised CUDA (no fork could use it), the server refuses and
   the tool starts a fresh worker: never a worker whose torch read another environment.
 * The server runs nothing but imports, what keys Inductor's caches and the CPU probes' answers (computed
@@ -46,21 +47,29 @@ import tempfile
 import threading
 from typing import IO, Any
 
+from .torchapi import forget_cache_dirs
+
 ENV = "PT2KIT_FORKSERVER"
 # variables torch and Python read at no import (or that only name who started us): they may differ
-IGNORED_PREFIXES = ("PT2KIT", "PYTEST_")
+# RAY_: Ray's, read when ray is imported, which the server never does (a worker Ray started carries them)
+IGNORED_PREFIXES = ("PT2KIT", "PYTEST_", "RAY_")
 # _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR: an address Inductor writes into os.environ before each C++ module it
 # loads (CppPythonBindingsCodeCache), read by that module, never at import: a process that compiled once (a test,
 # a notebook) hands it to every tool it starts, and each was refused
 IGNORED = frozenset({"PWD", "OLDPWD", "_", "SHLVL", "PS1", "PS2", "PYTHONUNBUFFERED", "COLUMNS", "LINES", "TERM",
                      "NO_COLOR", "FORCE_COLOR", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"})
+# Inductor's and Triton's cache folders: read where a compile uses them, never at import, and the server compiles
+# nothing. A test or a script with a folder of its own was refused (in one run of the test command, 49 fresh
+# Pythons); the child forgets anything Inductor memoised of the folder (:func:`.torchapi.forget_cache_dirs`).
+READ_WHEN_USED = frozenset({"TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"})
 WORKER = "pt2kit.runtime.worker"
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", WORKER, "pt2kit.runtime.modelfile",
            "pt2kit.runtime.accuracy")
 
 
 def _relevant(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k not in IGNORED and not k.startswith(IGNORED_PREFIXES)}
+    return {k: v for k, v in env.items()
+            if k not in IGNORED and k not in READ_WHEN_USED and not k.startswith(IGNORED_PREFIXES)}
 
 
 # -- the tool's side --------------------------------------------------------------------------------
@@ -194,6 +203,7 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
         os.chdir(req["cwd"])
         os.umask(req["umask"])
         tempfile.tempdir = None  # TMPDIR is the tool's
+        forget_cache_dirs()  # and so are Inductor's cache folders (READ_WHEN_USED)
         if req["main"] is None:  # python SCRIPT ARGS
             import runpy
 

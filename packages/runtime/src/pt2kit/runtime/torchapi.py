@@ -145,6 +145,16 @@ def inductor_cache_keys(fork_safe: bool = False) -> None:
         pass
 
 
+def forget_cache_dirs() -> None:
+    """(2.41) Forget what this process memoised of Inductor's cache folder (``CacheBase.get_local_cache_path``),
+    so that the next compile reads ``TORCHINDUCTOR_CACHE_DIR`` afresh (a fork whose environment names another
+    folder); nothing on a torch without it. Cheap: it imports nothing that is not imported already."""
+    codecache = sys.modules.get("torch._inductor.codecache")
+    memo = getattr(getattr(codecache, "CacheBase", None), "get_local_cache_path", None)
+    if hasattr(memo, "cache_clear"):
+        memo.cache_clear()
+
+
 def _vec_isa_key(isa: Any, code: str) -> str:
     import hashlib
 
