@@ -337,6 +337,9 @@ class Diff(Record, tag="diff", kw_only=True):
     accuracy: Accuracy | None = None  # (1.3) the float64 check, where it ran
     tie: Tie | None = None  # (1.3) the near-tie that explains a difference, when one does
     precision: Precision | None = None  # (1.8) the precision modes, under --precision as-configured
+    # (1.35) the reference raised this (its exception line) and the test returned: there are no values to compare,
+    # the failure is the error the test side does not raise ("eager raises, compiled returns")
+    raised: str | None = None
 
 
 class Divergence(Record, tag="divergence", kw_only=True):
@@ -476,7 +479,8 @@ class Repro(Record, tag="repro", kw_only=True):
 
     model: str | None = None
     path: BlobRef
-    failure: str  # accuracy | compile-error | crash | nan | violation
+    # accuracy | compile-error | crash | nan | violation | missing-error (1.35: eager raises, the compiled side returns)
+    failure: str
     nodes_before: int
     nodes_after: int
     reproduces: bool

@@ -33,14 +33,13 @@ def run(s: Any, job: Job) -> int:
     for _, m in read_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config):
         if m is None:
             continue
-        cannot = unrunnable(m.label, m.record)  # capture found its model file does not run here
-        if cannot is not None:
-            code = max(code, s.refuse(cannot, m.label))
-            continue
+        # capture found its model file does not run here: judged only for eager raising where compiled returns
+        cannot = unrunnable(m.label, m.record)
         test = piped_backend(job.test, m.record.captured, f"{m.where}: {m.label}", "kdiff", s.warn,
                              config=job.config)
         s.say(f"{m.where}: running model file {m.spec} named by the stream" + ("" if job.test else f" (backend {test})"))
-        one = job.for_piped(m, mode=job.mode or ("train" if m.train else "infer"), test=test)
+        one = job.for_piped(m, mode=job.mode or ("train" if m.train else "infer"), test=test,
+                            unrunnable=None if cannot is None else str(cannot))
         try:
             code = max(code, s.run_model(TARGET, one, Narrator(s.say, m.label, one, _called(m))))
         except CannotJudge as e:  # this graph cannot be judged (nothing to compare): the stream's next one can

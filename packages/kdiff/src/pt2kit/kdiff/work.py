@@ -31,6 +31,7 @@ from pt2kit_portable import autocast_words, copy_inputs
 from .caches import CacheUse
 from .job import Job
 from .modes import as_configured
+from .raised import EagerRaised, eager_fails, judge_raised
 from .torchapi import mode_settings, original_module
 
 
@@ -58,18 +59,6 @@ def _seeded(seed: int, fn: Any) -> Any:
     return fn()
 
 
-def _eager_fails(label: str, what: str, e: BaseException, again: Any) -> BaseException:
-    """The model's own eager run failing is bad input (exit 2, one line), not a crash: there is nothing
-    to compare against. Unless ``again()`` (the same run without kdiff's dispatch modes) succeeds: then
-    the failure is kdiff's own, and ``e`` stays a crash."""
-    try:
-        again()
-    except Exception:
-        return UsageError(f"{label}: the model's own {what} fails, so there is nothing to compare against "
-                          f"(the model, not the compiler): {_why(e)}")
-    return e
-
-
 def run(payload: dict[str, Any], chan: Any) -> Summary:
     """One model diffed (see the module docstring): its records sent through ``chan``, its summary returned."""
     job = msgspec.convert(payload, Job)
@@ -77,7 +66,13 @@ def run(payload: dict[str, Any], chan: Any) -> Summary:
     if job.precision == "harness":  # before the model: CUBLAS_WORKSPACE_CONFIG must precede any cuBLAS work
         use_precision(HARNESS)
     with apply_config(job.config) as stack:
-        return _diff(job, _load(job, chan, stack), chan)
+        try:
+            loaded = _load(job, chan, stack)
+        except Exception:  # capture found it does not run here: its line, not the load's error
+            if job.unrunnable:
+                raise CannotJudge(job.unrunnable) from None
+            raise
+        return _diff(job, loaded, chan)
 
 
 def _load(job: Job, chan: Any, stack: contextlib.ExitStack) -> Any:
@@ -142,7 +137,13 @@ def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
     tol = {"atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan}
     ties = TieRecorder()
     sides = _Sides(loaded, job.seed, job.mode == "train", ties, chan, _step_settings(job))
-    runs = _Runs(sides, ref, test, job.verdict or "fp64", loaded.label, chan)
+    sides.cannot = CannotJudge(job.unrunnable) if job.unrunnable else None
+    try:
+        runs = _Runs(sides, ref, test, job.verdict or "fp64", loaded.label, chan)
+    except EagerRaised as e:  # a finding only where the compiled side returns (:mod:`.raised`)
+        chan.emit_new(Diff, model=loaded.label, **judge_raised(e, lambda: sides.run(test, "test"), ref.name,
+                                                               test.name, sides.cannot))
+        return Summary(diffs=1, failed=1)
     if ties.blind:
         chan.note("hops", "the near-tie watch ran " + ", ".join(ties.blind)
                   + " whole: selections inside it are not checked for ties")
@@ -189,6 +190,8 @@ class _Sides:
         self.states: dict[str, dict[str, Any]] = {}
         self.trained: dict[str, list[tuple[str, Any]]] = {}
         self.nothing: str | None = None  # the test side's run in which Dynamo compiled no graph: why
+        # capture found the model file does not run here: only eager raising, the compiled side not, is judged
+        self.cannot: CannotJudge | None = None
         from pt2kit.runtime.written import Start  # imports torch: not at kdiff --help (narrate imports this module)
 
         self.start = Start(loaded.model, loaded.inputs)  # every side starts from these values
@@ -225,8 +228,10 @@ class _Sides:
                 raise
             self.start.restore()
             with torch.no_grad():
-                raise _eager_fails(loaded.label, "eager run", e,
-                                   lambda: _seeded(seed, lambda: loaded.call(fn, inputs))) from None
+                raise eager_fails(loaded.label, "eager run", e,
+                                  lambda: _seeded(seed, lambda: loaded.call(fn, inputs))) from None
+        if self.cannot is not None and role == "reference":  # eager returned: capture's reason stands
+            raise self.cannot
         reset_dynamo()
         if isinstance(compiled, Compiled) and compiled.nothing:
             self.nothing = compiled.nothing
