@@ -158,7 +158,7 @@ def test_every_check_a_repro_can_be_handed_embeds_without_a_name_twice_and_compi
     code = {"torch._inductor.config": {"post_grad_custom_post_pass": ("pt2kit:code", "/f.py", "p")}}
     eager = {"eager": "RuntimeError: ZeroDivisionError"}  # a crash where eager raises: its check needs the signature
     for kind, own in (("accuracy", {}), ("nan", {}), ("compile-error", {}), ("crash", {}), ("crash", eager),
-                      ("violation", {})):
+                      ("missing-error", eager), ("violation", {})):
         for backend in ("inductor", "aoti", ("/b.py", "be")):
             for phase, train in (({}, False), ({"phase": "backward"}, False), ({}, True)):
                 for config in ({}, code):

@@ -2,7 +2,7 @@
 
 Decides once, from the original run, what "still fails" means (an exception's type and normalised
 message, the signal that killed the process, an accuracy failure by kdiff's float64-aware verdict,
-NaN/Inf in the compiled output, a constraint and op), then shrinks the forward aten graph (with
+NaN/Inf in the compiled output, a constraint and op, eager's error where the compiled side returns), then shrinks the forward aten graph (with
 --mode train, a failure of the backward: the backward graph, its saved values fed in, else the model's
 graph run as a training step; accuracy: from kdiff's first diverging op; else truncation, prefix cut
 and delta debugging), the input shapes and the --config set, judging every candidate by that signature in warm worker processes
@@ -14,7 +14,7 @@ subsystem and its application, or the config change, with PyTorch's compiler_bis
 off and on) and writes a `bisect` record (--no-bisect: not).
 
 Without MODEL, reads records on stdin, forwards every line, and minifies each model's first failure
-of each kind: a failing `diff` (a gradient's `grad.*` runs in train mode), a `crash`, a `violation`, a `kernel` with a NaN/Inf finding
+of each kind: a failing `diff` (a gradient's `grad.*` runs in train mode; one whose reference raised, a missing error), a `crash`, a `violation`, a `kernel` with a NaN/Inf finding
 (`kdiff m.py | minify`, `fxcheck m.py --deny aten.convolution | minify`).
 Exit 1 a repro was made and reproduces, 0 no failure to minify, 2 bad input, 3 the failure could not
 be re-created or reduced (the message says why).
@@ -47,7 +47,7 @@ from pt2kit.runtime.session import Session
 from . import __version__, drive
 from .job import Job, parse_jobs, violation_profile
 
-FAILURES = ("auto", "compile-error", "crash", "accuracy", "nan", "violation")
+FAILURES = ("auto", "compile-error", "crash", "accuracy", "nan", "violation", "missing-error")
 
 app = tool_app("minify", __doc__ or "")
 

@@ -120,7 +120,8 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
             s.warn(f"{t.where}: no model record for {t.label} on stdin (the run that wrote this wrote none): skipped")
             continue
         cannot = unrunnable(t.label, t.model.record)  # capture found its model file does not run here
-        if cannot is not None and t.want.kind != "crash":  # a crash's own run may show it dies where eager raises
+        # a crash's or a missing error's own run may show the compiled side dies or returns where eager raises
+        if cannot is not None and t.want.kind not in ("crash", "missing-error"):
             code = max(code, s.refuse(cannot, t.label))
             continue
         mode = "train" if t.want.phase == "backward" else job.mode or ("train" if t.model.train else "infer")
@@ -138,7 +139,7 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         narrator.minifying(t)
         try:
             code = max(code, _one(s, one, t.want, narrator, early))
-        except UsageError:  # its eager run raised, and the compiled one did not die by a signal: as capture said
+        except UsageError:  # its eager run raised, and the compiled one raised too: as capture said
             if cannot is None:
                 raise
             code = max(code, s.refuse(cannot, t.label))
@@ -321,7 +322,8 @@ def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, A
     g, whole, s = found.graph, found.whole, found.searcher
     best, final_config = found.done if found.done is not None else s.search(whole)
     queries = sum(x.queries for x in searchers)
-    once = failure["kind"] == "compile-error"  # the compiler raises on that program: one fresh run shows it
+    # the compiler raises on that program, or returns where eager raises: one fresh run shows it
+    once = failure["kind"] in ("compile-error", "missing-error")
     query = s.payload(best, final_config)
     say.stage(f"verifying the repro ({best.nodes} ops) in {'a fresh process' if once else f'{RUNS} fresh processes'}")
     beside = bisecting(pool, query, failure, job.backend, say) if job.bisect else None

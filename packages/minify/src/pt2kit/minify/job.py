@@ -14,7 +14,7 @@ KEEPS_A_VIOLATION = ("auto", "violation")
 
 
 class Job(ModelJob, frozen=True, kw_only=True):
-    failure: str = "auto"  # auto | compile-error | crash | accuracy | nan | violation
+    failure: str = "auto"  # auto | compile-error | crash | accuracy | nan | violation | missing-error
     # a name torch registers (the worker checks it), aoti, or FILE.py:NAME; None: a piped record's script's
     # (pt2kit.runtime.backends), else inductor (drive.run sets it before any worker runs)
     backend: str | None = None

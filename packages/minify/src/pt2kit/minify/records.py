@@ -51,7 +51,7 @@ class Want(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The failure minify is asked to keep (what a stream record names, or --deny, or the first finding of
     --profile's checks: the worker sends it to the parent, encoded as this Struct)."""
 
-    kind: str  # accuracy | crash | compile-error | violation | nan
+    kind: str  # accuracy | crash | compile-error | violation | nan | missing-error (eager raises, compiled returns)
     ref: str | None = None  # accuracy: the diff's reference (eager | eager64)
     rule: str | None = None  # accuracy: "close" when the diff's --verdict was close
     said: str | None = None  # accuracy: the diff's verdict, with its numbers (:func:`diff_said`)
@@ -65,6 +65,8 @@ class Want(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 def wanted(rec: Any) -> Want | None:
     """The failure a stream record names, or None (a passing diff, a finding-free kernel)."""
+    if isinstance(rec, Diff) and not rec.passed and rec.raised:  # no values: eager raised, the compiled side returned
+        return Want(kind="missing-error", backend=rec.test or None)
     if isinstance(rec, Diff) and not rec.passed:
         return Want(kind="accuracy", ref="eager64" if rec.ref == "eager64" else "eager",
                     rule="close" if rec.rule == "close" else None, said=diff_said(rec),

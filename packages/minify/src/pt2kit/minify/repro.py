@@ -127,6 +127,7 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
             "crash": f"the process dies with {failure.get('signature', '')}" + (
                 f" where eager raises {failure['eager']}" if failure.get("eager") else ""),
             "nan": f"the compiled {out} holds {failure.get('signature', '')}",
+            "missing-error": f"the compiled side returns where eager raises {failure.get('eager', '')}",
             "violation": f"{failure.get('constraint', '')}: {failure.get('op', '')} in the graph"}[failure["kind"]]
     ops = _doc(", ".join(dict.fromkeys(c.ops)))
     file = _backend_file(backend)

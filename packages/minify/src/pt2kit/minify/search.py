@@ -183,7 +183,7 @@ class Searcher:
             got = self._localized if self._localize_tried else self.localized(names)
             if got is not None:
                 keep, best = got
-        elif self.failure["kind"] in ("compile-error", "crash", "nan"):
+        elif self.failure["kind"] in ("compile-error", "crash", "nan", "missing-error"):
             got = self.each_op_alone(names)
             if got is not None:
                 keep, best = got

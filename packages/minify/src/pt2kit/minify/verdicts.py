@@ -40,7 +40,8 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how,
     where the failure is in what it computes, not in its compile. A crash where eager raises (``failure["eager"]``,
     that error's signature): eager must raise it, and ``said`` hears what eager did (the error's signature, or
     None where it returned) before the compiled side runs, which kills the process; it raising or returning
-    instead is no crash."""
+    instead is no crash. A missing error (eager raises ``failure["eager"]``): the compiled side returning is the
+    failure; it raising anything, or eager not raising that error, is none."""
     kind, amp = failure["kind"], failure.get("autocast")  # amp: the torch.autocast the script called the graph under
     expect = failure.get("eager")
     settle(failure)
@@ -71,8 +72,9 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how,
         if failure.get("check_str"):
             return kind == "compile-error" and failure["check_str"] in f"{sig} {detail}", sig, detail
         return kind == "compile-error" and sig == failure["signature"], sig, detail
-    if eager is None:
-        return False, f"the compiled side returns where eager raises {expect}", ""
+    if eager is None:  # eager raised: the compiled side returning is a missing error, and no crash
+        returns = f"the compiled side returns where eager raises {expect}"
+        return (True, kind, returns) if kind == "missing-error" else (False, returns, "")
     wrote = written(inputs, eager_in, test_in)  # an input a side wrote in place is compared as an output is
     return how["verdict"](module, inputs, eager + [eager_in[i] for i in wrote], test + [test_in[i] for i in wrote],
                           failure, how, grad, wrote)

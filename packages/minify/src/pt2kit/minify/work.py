@@ -151,8 +151,8 @@ def _searched_graphs(loaded: Any, job: Job) -> tuple[list[ir.Graph], list[Any]]:
 
 def _judge(loaded: Any, job: Job, send: Any) -> dict[str, Any]:
     """How the model fails, run eagerly and with the backend: a compile error, NaN/Inf, an accuracy
-    failure by the verdict asked for, or none (``kind`` None, with what was seen); a crash where eager
-    raises (:func:`_eager_raised`)."""
+    failure by the verdict asked for, or none (``kind`` None, with what was seen); a crash or a missing error
+    where eager raises (:func:`_eager_raised`)."""
     import torch
 
     from pt2kit.runtime.written import Start
@@ -163,8 +163,9 @@ def _judge(loaded: Any, job: Job, send: Any) -> dict[str, Any]:
         try:
             eager = _outputs(loaded.call(loaded.model)) + start.written(loaded.model, loaded.inputs)
         except Exception as e:  # the model's own bug, as kdiff says it: bad input, not a failure to minify
-            if job.failure in ("auto", "crash"):
-                _eager_raised(loaded, job, e, start, send)
+            got = _eager_raised(loaded, job, e, start, send) if job.failure in ("auto", "crash", "missing-error") else None
+            if got is not None:
+                return got
             raise UsageError(f"{loaded.label}: the model's own eager run fails, so there is no "
                              f"compiler failure to minify (the model, not the compiler): {exception_line(e)}") from None
     harness.sync()  # an eager kernel's device-side error is eager's: raised here, not in the compiled run
@@ -198,15 +199,22 @@ def _judge(loaded: Any, job: Job, send: Any) -> dict[str, Any]:
                                           if differs(t, r, None)), "passes")}
 
 
-def _eager_raised(loaded: Any, job: Job, e: Exception, start: Any, send: Any) -> None:
+def _eager_raised(loaded: Any, job: Job, e: Exception, start: Any, send: Any) -> dict[str, Any] | None:
     """Eager raised ``e``: the compiled run, said to the parent first, for where it kills this process by a
-    signal instead (Inductor's C++ kernel dividing an integer by zero: SIGFPE), which is the failure; it
-    returns where the compiled run raises or returns (the model's own failure, then)."""
-    send({"t": "eager", "raised": verdicts.exception_signature(e)})
+    signal instead (Inductor's C++ kernel dividing an integer by zero: SIGFPE), which is the failure; where
+    it returns, the missing error is (unless a crash is asked for); None where it raises too, in any form
+    (the model's own failure, then)."""
+    raised = verdicts.exception_signature(e)
+    send({"t": "eager", "raised": raised})
     start.restore()
-    with contextlib.suppress(Exception):
+    try:
         _compiled_outputs(loaded, job, _backend(job.backend))
-    start.restore()
+    except Exception:
+        return None
+    finally:
+        start.restore()
+    return None if job.failure == "crash" else {"kind": "missing-error", "signature": raised, "eager": raised,
+                                                "detail": f"the compiled side returns where eager raises {raised}"}
 
 
 def _outputs(out: Any) -> list[tuple[str, Any]]:

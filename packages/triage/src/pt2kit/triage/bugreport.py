@@ -32,7 +32,7 @@ LIMIT = 65_536  # GitHub's limit on an issue body, in characters
 ROWS = 20  # failing graphs listed one by one; the page lists them all
 HEAD = 30_000  # characters of the repro's graph and inputs shown where the whole file does not fit
 FAILURE = {"accuracy": "wrong results", "compile-error": "compile error", "crash": "crash", "nan": "NaN/Inf",
-           "violation": "violation"}
+           "violation": "violation", "missing-error": "no error where eager raises"}
 # collect_env's own wording, in its order
 VERSIONS = ("PyTorch version", "Is debug build", "CUDA used to build PyTorch", "ROCM used to build PyTorch",
             "OS", "Libc version", "Python version", "Python platform", "Is CUDA available", "CUDA runtime version",
