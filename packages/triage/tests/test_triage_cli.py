@@ -93,7 +93,7 @@ def _steps(*codes: int) -> list[Step]:
 def test_the_exit_code_is_the_worst_steps():
     assert worst(_steps(0, 0, 0), compiled=True) == 0
     assert worst(_steps(0, 1, 0, 1, 0), compiled=True) == 1  # a graph break, a repro
-    assert worst(_steps(0, 0, 3, 1, 0), compiled=True) == 3  # kdiff's compiler crash outranks minify's repro
+    assert worst(_steps(0, 0, 3, 1, 0), compiled=True) == 3  # a kdiff crash no repro reproduces outranks a repro
     assert worst(_steps(1, 0, 0), compiled=True) == 3  # the script died with graphs compiled; nothing explains it
     assert worst(_steps(1, 0), compiled=False) == 2  # it died before compiling: its own failure
     assert worst(_steps(1, 0, 1, 1, 0), compiled=True) == 1  # its death reproduced by minify
@@ -101,6 +101,36 @@ def test_the_exit_code_is_the_worst_steps():
     # a bug found stays the answer where a later step refused its input (minify: a setting it will not apply)
     assert worst(_steps(0, 0, 1, 2, 0), compiled=True) == 1
     assert worst(_steps(1, 0, 2, 0), compiled=True) == 2  # kdiff refused: what it said is the answer, not a crash
+
+
+def _crash_stream(path: Path, reproduced: bool) -> Path:
+    """kdiff's child killed by SIGABRT in the compiled code of a graph (pytorch#181688's heap corruption, which
+    the script's own capture could not pin on a graph), then minify's repro of that crash."""
+    from pt2kit.schema import BlobRef, Crash, Header, Repro
+    from pt2kit.schema.stream import encode
+
+    label = "abort.py[0/0]"
+    repro = BlobRef(path="blobs/aa/a.py", sha256="a" * 64, size=1, media_type="text/x-python")
+    recs = [Header(v=1, run="k", tool="kdiff", tool_version="0", argv=["kdiff"], time="t", host="h", python="3",
+                   store="s"),
+            Crash(v=1, run="k", model=label, stage="compile and run test (inductor)", signal="SIGABRT",
+                  exitcode=-6, message="child process killed by SIGABRT during compile and run test (inductor)"),
+            Header(v=1, run="m", tool="minify", tool_version="0", argv=["minify"], time="t", host="h", python="3",
+                   store="s"),
+            Repro(v=1, run="m", model=label, path=repro, failure="crash", nodes_before=5, nodes_after=3, reproduces=reproduced, signature="SIGABRT")]
+    path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
+    return path
+
+
+def test_a_compiler_crash_kdiff_hit_and_minify_reproduced_is_the_bug_found(tmp_path):
+    """triage exited 3 ("a crash") on pytorch#181688 although its repro failed alone on 2.11 and passed on 2.13:
+    kdiff's exit 3 for the compiler's crash outranked minify's repro. A crash a repro reproduces is the finding;
+    one no repro reproduces stays a crash."""
+    found = streams.read(_crash_stream(tmp_path / "found.ndjson", True)).explained()
+    assert found == {"kdiff"}
+    assert worst(_steps(134, 0, 3, 1, 0), compiled=True, explained=found) == 1
+    lost = streams.read(_crash_stream(tmp_path / "lost.ndjson", False)).explained()
+    assert lost == set() and worst(_steps(134, 0, 3, 1, 0), compiled=True, explained=lost) == 3
 
 
 def test_a_tool_runs_as_its_command_else_as_python_m_and_is_shown_so(monkeypatch, tmp_path):

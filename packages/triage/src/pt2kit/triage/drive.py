@@ -25,9 +25,10 @@ Guarantees:
   over a name made since), and each tool checks its own -o when it writes (runtime.writes). A file the
   script made under one of those names, or a folder the script removed or swapped, stops the run in one line,
   exit 2, with what was written kept.
-* Exit: the most severe step's: 3 a crash (a tool's or the compiler's, or the script's own that no tool
-  reproduced), then 1 a finding or a repro that reproduces, then 2 a step that refused its input (a bug
-  found stays the answer where a later step refused), then 0 nothing found.
+* Exit: the most severe step's: 3 a crash (a tool's, the compiler's that no repro reproduces, or the script's
+  own that no tool reproduced), then 1 a finding or a repro that reproduces (a compiler crash kdiff hit
+  included), then 2 a step that refused its input (a bug found stays the answer where a later step
+  refused), then 0 nothing found.
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ class Pipeline:
                      out / "reportgen.ndjson", files=[out / "report.html"]))
         facts = environment.finish(*probe)
         # a backend that cannot be loaded without running the script again left kdiff and minify unrun: incomplete
-        code = worst(self.steps, bool(seen.models), refused=backend is None and _unloadable(seen) is not None)
+        code = worst(self.steps, bool(seen.models), refused=backend is None and _unloadable(seen) is not None,
+                     explained=streams.read(last).explained())
         report = bugreport.build(last, self.steps, facts, job.command, self.cwd, code, say.notes)
         self.free(["bug-report.md"])
         self.writes.write("", self.rel(out / "bug-report.md"), report)
@@ -243,17 +245,21 @@ WRITES = ("guardscan.ndjson", "kdiff.ndjson", "minify.ndjson", "repro.py", "repo
 
 # each tool's exit code by how much a user must know of it, least first: clean, a step that refused its
 # input (the run is incomplete: its line says why), a finding (a bug found stays found whatever a later step
-# refused), a crash (a tool or the compiler died: the worst news, as a kdiff crash minify then reproduces)
+# refused), a crash (a tool or the compiler died: the worst news, unless minify's repro reproduces it: a finding)
 SEVERITY = (0, 2, 1, 3)
 
 
-def worst(steps: list[Step], compiled: bool, refused: bool = False) -> int:
+def worst(steps: list[Step], compiled: bool, refused: bool = False, explained: set[str] | frozenset[str] = frozenset()
+          ) -> int:
     """The run's exit code: the most severe step's (:data:`SEVERITY`: 3, then 1, then 2, then 0). The
     script's own failing exit counts where no tool found a failure to explain it: 2 (the model's own
     failure) where it failed before any graph was compiled, else 3 (it died with graphs compiled, and no
     tool re-created how). ``refused``: triage itself left a step unrun that the streams called for (its
-    line said why), which counts as that step's refusal: 2."""
-    codes = [min(st.code, 3) if st.code is not None and st.code >= 0 else 3 for st in steps if st.name != "capture"]
+    line said why), which counts as that step's refusal: 2. ``explained``: the steps whose exit 3 is the
+    compiler's crash of graphs that minify's repro reproduces (:meth:`.streams.Seen.explained`): the bug
+    found, 1, as the same crash caught by capture is."""
+    codes = [1 if st.code == 3 and st.name in explained else min(st.code, 3) if st.code is not None and st.code >= 0
+             else 3 for st in steps if st.name != "capture"]
     codes += [2] if refused else []
     code = max(codes, key=SEVERITY.index, default=0)
     capture = next((st for st in steps if st.name == "capture"), None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pt2kit.schema import Crash, Diff, Header, Kernel, Model, Violation, read_stream
+from pt2kit.schema import Crash, Diff, Header, Kernel, Model, Repro, Violation, read_stream
 
 
 @dataclass
@@ -18,14 +18,28 @@ class Seen:
     code_settings: dict[str, set[str]] = field(default_factory=dict)  # hooks and decompositions set to code: where
     failing: list[str] = field(default_factory=list)  # "kind model" of each record minify would take
     traces: int = 0  # structured traces of processes that kept no graph (guardscan says why from them)
+    crashed: dict[str, list[str | None]] = field(default_factory=dict)  # tool -> the model each of its crashes names
+    reproduced: set[str] = field(default_factory=set)  # models whose crash a repro reproduces (minify's `repro`)
+
+    def explained(self) -> set[str]:
+        """The tools (``kdiff``) whose every crash is the compiler's crash of a graph that minify's repro
+        reproduces: that crash is the bug found, no crash of the tool."""
+        return {tool for tool, models in self.crashed.items() if all(m in self.reproduced for m in models)}
 
 
 def read(path: Path) -> Seen:
     seen = Seen()
-    for line in read_stream([path], want=(Header, Model, Crash, Diff, Kernel, Violation)):
+    tools: dict[str, str] = {}  # run -> the tool that wrote it
+    for line in read_stream([path], want=(Header, Model, Crash, Diff, Kernel, Violation, Repro)):
         r = line.record
+        if isinstance(r, Crash):
+            seen.crashed.setdefault(tools.get(r.run, ""), []).append(r.model)
         if isinstance(r, Header):
             seen.traces += len(r.traces)
+            tools[r.run] = r.tool
+        elif isinstance(r, Repro):
+            if r.failure == "crash" and r.reproduces and r.model is not None:
+                seen.reproduced.add(r.model)
         elif isinstance(r, Model):
             if r.model not in seen.models:
                 seen.models.append(r.model)
