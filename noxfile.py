@@ -9,14 +9,9 @@ constraints.txt, never from a lock.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
-import re
 import shutil
-import subprocess
 import sys
-import tempfile
-import tomllib
 from pathlib import Path
 
 import nox
@@ -61,8 +56,10 @@ XDIST = "pytest-xdist"
 # --durations: CI's log names the slowest tests, where the next minutes of a run are to be won
 PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-n", _pytest_workers(), "--dist", "loadgroup", "--durations=12",
           "--no-loadscope-reorder")
-# tests/nox_support.py: the slowest-first order of test files, and the bytecode every venv of the run shares
+# tests/nox_packages.py: the packages, their wheels and floors; tests/nox_support.py: the slowest-first order
+# of test files, and the bytecode every venv of the run shares
 sys.path.insert(0, str(ROOT / "tests"))
+from nox_packages import PACKAGES, floor_source, floors_of, local_closure, project, wheel  # noqa: E402
 from nox_support import keep_bytecode, seed_bytecode  # noqa: E402
 from nox_support import slowest_first as _slowest_first  # noqa: E402
 
@@ -102,86 +99,8 @@ def _pytest(session: nox.Session, *args: str) -> None:
     session.run(*(SERVED if served else ()), *PYTEST, *args)
 
 
-def _package_dirs() -> dict[str, Path]:
-    """Distribution name -> source directory, for every package in the repo."""
-    dirs = [ROOT / "schemas", *sorted(p.parent for p in (ROOT / "packages").glob("*/pyproject.toml"))]
-    return {tomllib.loads((d / "pyproject.toml").read_text())["project"]["name"]: d for d in dirs}
-
-
-PACKAGES = _package_dirs()
-
-
-def _requirement_name(dep: str) -> str:
-    return re.split(r"[<>=!~\[; ]", dep, maxsplit=1)[0].strip()
-
-
-def _requirements(directory: Path, extras: str = "") -> list[str]:
-    """The package's dependencies, and those of the extras named (``"test,browser"``)."""
-    project = tomllib.loads((directory / "pyproject.toml").read_text())["project"]
-    optional = project.get("optional-dependencies", {})
-    return [*project.get("dependencies", []), *(d for e in filter(None, extras.split(",")) for d in optional.get(e, []))]
-
-
-def _local_closure(name: str, extras: str = "") -> list[str]:
-    """The package (with the extras named) and the local packages it depends on, transitively."""
-    seen: list[str] = []
-
-    def visit(n: str) -> None:
-        if n in seen:
-            return
-        seen.append(n)
-        for dep in _requirements(PACKAGES[n], extras if n == name else ""):
-            dep_name = _requirement_name(dep)
-            if dep_name in PACKAGES:
-                visit(dep_name)
-
-    visit(name)
-    return seen
-
-
-# uv builds a source directory again every time a command names one (`-e packages/kdiff` or a floor's
-# folder): ~100 builds of our 11 packages in a CI run, each an isolated hatchling environment and two
-# backend calls. Each package is built into a wheel once instead, kept under .nox/_wheels by a hash of
-# what goes into it (pyproject.toml and src/, so an edit builds afresh), and every session installs the
-# wheel: a package is tested as a user installs it (a file missing from its wheel fails here too).
-WHEELS = ROOT / ".nox" / "_wheels"
-
-
-def _content_key(directory: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted([directory / "pyproject.toml", *(directory / "src").rglob("*")]):
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(f"{path.relative_to(directory)}\0".encode() + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
-
-def _build_wheel(out: Path, directory: Path) -> list[str]:
-    try:
-        import uv  # installed beside nox by the README's command
-
-        return [uv.find_uv_bin(), "build", "--wheel", "-q", "-o", str(out), str(directory)]
-    except ImportError:
-        return [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(directory)]
-
-
-def _wheel(session: nox.Session, name: str, directory: Path, extras: str = "") -> str:
-    """A requirement installing ``name`` (with ``extras``) from its wheel built from ``directory``."""
-    dest = WHEELS / f"{name}-{_content_key(directory)}"
-    if not dest.exists():
-        WHEELS.mkdir(parents=True, exist_ok=True)
-        part = Path(tempfile.mkdtemp(dir=WHEELS, prefix=f".{name}-"))  # two nox runs at once build apart
-        session.log(f"building {name}'s wheel from {directory.relative_to(ROOT)}")
-        subprocess.run(_build_wheel(part, directory), check=True)
-        try:
-            part.rename(dest)
-        except OSError:  # the other run was first: same content, same wheel
-            shutil.rmtree(part, ignore_errors=True)
-    (wheel,) = dest.glob("*.whl")
-    return f"{name}[{extras}] @ {wheel.as_uri()}" if extras else f"{name} @ {wheel.as_uri()}"
-
-
 def _install(session: nox.Session, names: list[str], extras: str = "test") -> None:
-    _seeded(session, *CONSTRAINTS, XDIST, *(_wheel(session, n, PACKAGES[n], extras if n == names[0] else "")
+    _seeded(session, *CONSTRAINTS, XDIST, *(wheel(session, n, PACKAGES[n], extras if n == names[0] else "")
                                            for n in names))
 
 
@@ -190,9 +109,9 @@ def _install(session: nox.Session, names: list[str], extras: str = "test") -> No
 @_keeps_bytecode
 def tests(session: nox.Session, package: str) -> None:
     """One package's tests, in a virtualenv with only what it declares."""
-    _install(session, _local_closure(package, "test"))
+    _install(session, local_closure(package, "test"))
     # the Triton kernels run on the CPU here, through Triton's interpreter (tests say where they need it)
-    if "pt2kit-runtime" in _local_closure(package, "test"):
+    if "pt2kit-runtime" in local_closure(package, "test"):
         _pytest(session, *_slowest_first(PACKAGES[package] / "tests"), *session.posargs)
     else:
         session.run(*PYTEST, *_slowest_first(PACKAGES[package] / "tests"), *session.posargs)
@@ -217,84 +136,23 @@ FLOOR_TESTS = {
 }
 
 
-def _project(directory: Path) -> dict:
-    return tomllib.loads((directory / "pyproject.toml").read_text())
-
-
-def _floors_of(directory: Path, extras: str = "") -> dict[str, tuple[int, ...]]:
-    """pt2kit-* dependency -> the floor (``>=X.Y``) the package at ``directory`` declares for it (its
-    extras' too, where named: a test extra's tools are installed at their floors as well)."""
-    floors = {}
-    for dep in _requirements(directory, extras):
-        name = _requirement_name(dep)
-        if name in PACKAGES:
-            floor = re.search(r">=\s*([0-9.]+)", dep)
-            if floor is None:
-                raise ValueError(f"{directory.name}: {dep!r} has no >= floor")
-            floors[name] = _version(floor[1])
-    return floors
-
-
-def _version(text: str) -> tuple[int, ...]:
-    parts = tuple(int(p) for p in text.split("."))
-    return parts + (0,) * (3 - len(parts))
-
-
-def _text_version(text: str) -> tuple[int, ...] | None:
-    found = re.search(r"^__version__ = [\"']([0-9.]+)[\"']", text, re.M)
-    return _version(found[1]) if found else None
-
-
-def _git(*args: str) -> str:
-    return subprocess.run(["git", "-C", str(ROOT), *args], check=True, capture_output=True, text=True).stdout
-
-
-def _floor_source(session: nox.Session, name: str, floor: tuple[int, ...]) -> tuple[Path, tuple[int, ...]]:
-    """The package as it was at the first commit whose version is ``floor`` or newer: the oldest code
-    pip could pick for ``>=floor`` (a version's first commit holds the least of what that version has).
-    The working tree where no commit has it yet (a bump not committed). Extracted once under .nox/."""
-    rel = PACKAGES[name].relative_to(ROOT)
-    init = rel / _project(PACKAGES[name])["tool"]["hatch"]["version"]["path"]
-    if _git("rev-parse", "--is-shallow-repository").strip() == "true":
-        session.error("nox -s floors builds old versions from git history: a shallow clone has none")
-    for commit in _git("rev-list", "--reverse", "HEAD", "--", str(init)).split():
-        version = _text_version(_git("show", f"{commit}:{init}"))
-        if version is not None and version >= floor:
-            break
-    else:
-        version = _text_version((ROOT / init).read_text())
-        if version is None or version < floor:
-            session.error(f"{name} {'.'.join(map(str, floor))} is required but no version of it is that new")
-        return PACKAGES[name], version
-    dest = ROOT / ".nox" / "_floors" / f"{name}-{'.'.join(map(str, version))}-{commit[:12]}"
-    if not dest.exists():
-        part = dest.with_name(dest.name + ".part")
-        shutil.rmtree(part, ignore_errors=True)
-        part.mkdir(parents=True)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, str(rel)], check=True,
-                                 capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(part)], input=archive, check=True)
-        part.rename(dest)
-    return dest / rel, version
-
-
 @nox.session(python=PYTHON)
-@nox.parametrize("package", [n for n in PACKAGES if _floors_of(PACKAGES[n])])
+@nox.parametrize("package", [n for n in PACKAGES if floors_of(PACKAGES[n])])
 @_keeps_bytecode
 def floors(session: nox.Session, package: str) -> None:
     """The package with each pt2kit-* dependency at its floor (built from this repo's history), then its
     --help, its public names and its FLOOR_TESTS: a floor too low for what the package uses fails here,
     not at a user's first header. A dependency's own floors must hold too (a floor of ours below what
     another of our floors needs is one pip never installs)."""
-    wanted = {dep: (floor, package) for dep, floor in _floors_of(PACKAGES[package], "test").items()}
+    wanted = {dep: (floor, package) for dep, floor in floors_of(PACKAGES[package], "test").items()}
     sources: dict[str, tuple[Path, tuple[int, ...]]] = {}
     while pending := [d for d in wanted if d not in sources]:
         for dep in pending:
-            sources[dep] = _floor_source(session, dep, wanted[dep][0])
-            for sub, floor in _floors_of(sources[dep][0]).items():
+            sources[dep] = floor_source(session, dep, wanted[dep][0])
+            for sub, floor in floors_of(sources[dep][0]).items():
                 wanted.setdefault(sub, (floor, dep))
     for dep, (where, _) in sources.items():
-        for sub, floor in _floors_of(where).items():
+        for sub, floor in floors_of(where).items():
             have = sources[sub][1]
             if have < floor:
                 session.error(f"{package} accepts {sub} {'.'.join(map(str, have))}, but {dep} (at its "
@@ -302,11 +160,11 @@ def floors(session: nox.Session, package: str) -> None:
     args = []
     for dep, (where, version) in sources.items():
         session.log(f"{dep} {'.'.join(map(str, version))} from {where.relative_to(ROOT)}")
-        args.append(_wheel(session, dep, where))
-    _seeded(session, *CONSTRAINTS, XDIST, _wheel(session, package, PACKAGES[package], "test"), *args)
+        args.append(wheel(session, dep, where))
+    _seeded(session, *CONSTRAINTS, XDIST, wheel(session, package, PACKAGES[package], "test"), *args)
     module = "pt2kit." + package.removeprefix("pt2kit-")
     session.run("python", "-c", f"import {module} as m; [getattr(m, n) for n in getattr(m, '__all__', ())]")
-    for script in _project(PACKAGES[package])["project"].get("scripts", {}):
+    for script in project(PACKAGES[package])["project"].get("scripts", {}):
         session.run(script, "--help", silent=True)
     tests = PACKAGES[package] / "tests"
     session.run("pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
@@ -323,12 +181,12 @@ def newest(session: nox.Session) -> None:
     pin = Path(session.create_tmp()) / "torch-only.txt"
     pin.write_text(next(line for line in (ROOT / "constraints.txt").read_text().splitlines()
                         if line.startswith("torch==")) + "\n")
-    _seeded(session, "-c", str(pin), "--upgrade", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    _seeded(session, "-c", str(pin), "--upgrade", XDIST, *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     session.run("python", "-m", "pip", "list", "--format=freeze", silent=False, success_codes=[0, 1])
     for name, directory in PACKAGES.items():
         module = "pt2kit." + name.removeprefix("pt2kit-")
         session.run("python", "-c", f"import {module} as m; [getattr(m, n) for n in getattr(m, '__all__', ())]")
-        for script in _project(directory)["project"].get("scripts", {}):
+        for script in project(directory)["project"].get("scripts", {}):
             session.run(script, "--help", silent=True)
     for name, tests in FLOOR_TESTS.items():  # a run each: two packages' test_parsers.py are two modules
         session.run("pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
@@ -339,7 +197,7 @@ def newest(session: nox.Session) -> None:
 @_keeps_bytecode
 def e2e(session: nox.Session) -> None:
     """End-to-end tests across tools (pipes, the README's commands)."""
-    _seeded(session, *CONSTRAINTS, "pytest", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    _seeded(session, *CONSTRAINTS, "pytest", XDIST, *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     _pytest(session, *_slowest_first(ROOT / "tests", ROOT / "tests" / "real", ROOT / "tests" / "test_e2e_minifier_ported.py"),
             *session.posargs)
 
@@ -350,7 +208,7 @@ def minifier(session: nox.Session) -> None:
     """PyTorch's own minifier tests, ported (tests/minifier/): each script through `pt2kit capture | [kdiff |]
     minify` with no flag. Not in the test command: 18 whole pipelines, each a capture, a kdiff and a minify
     with its verifications, cost more than the rest of the e2e session (minutes a case on 2 cores)."""
-    _seeded(session, *CONSTRAINTS, "pytest", XDIST, *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    _seeded(session, *CONSTRAINTS, "pytest", XDIST, *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     _pytest(session, str(ROOT / "tests" / "test_e2e_minifier_ported.py"), *session.posargs)
 
 
@@ -359,7 +217,7 @@ def minifier(session: nox.Session) -> None:
 def real(session: nox.Session) -> None:
     """Every tool on real transformers models (tests/real), verdicts against PyTorch's own."""
     _seeded(session, *CONSTRAINTS, "pytest", XDIST, "transformers",
-                    *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+                    *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     _pytest(session, *_slowest_first(ROOT / "tests" / "real"), "-m", "not slow", *session.posargs)
 
 
@@ -369,7 +227,7 @@ def real_slow(session: nox.Session) -> None:
     """The real-model tests marked slow (tests/real): a minute or more each on 2 cores, each a repeat on a
     bigger model of what a faster one shows in `real`. Not in the test command."""
     _seeded(session, *CONSTRAINTS, "pytest", XDIST, "transformers",
-                    *(_wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+                    *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     _pytest(session, str(ROOT / "tests" / "real"), "-m", "slow", *session.posargs)
 
 
@@ -401,7 +259,7 @@ def _chromium(session: nox.Session) -> None:
 def browser(session: nox.Session) -> None:
     """reportgen's page in headless Chromium (Debian's /usr/bin/chromium; no browser download)."""
     _chromium(session)
-    _install(session, _local_closure("pt2kit-reportgen", "test,browser"), extras="test,browser")
+    _install(session, local_closure("pt2kit-reportgen", "test,browser"), extras="test,browser")
     session.run(*PYTEST, str(PACKAGES["pt2kit-reportgen"] / "tests" / "browser"),
                 *session.posargs)
 
