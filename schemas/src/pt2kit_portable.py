@@ -1,6 +1,6 @@
 """pt2kit_portable: the rules every pt2kit process applies, in one file that also runs where pt2kit is not installed.
 
-Version 9 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
+Version 10 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
 functions that use it, imported there. No package-relative import, no ``from __future__``, no msgspec,
 nothing else of pt2kit. The same text is used three ways, so a rule changed here changes everywhere:
 
@@ -31,6 +31,11 @@ Guarantees:
 * :func:`differs` is the one verdict on an output leaf (kdiff's, benchrun's, minify's reproduction check,
   every repro.py's and ``pt2kit capture --check accuracy``'s in the script's own process): assert_close,
   then PyTorch's float64 RMSE rule (:func:`accuracy_rule`); NaN where both sides hold NaN agrees.
+* :func:`undefined_values` (a mode around an eager run) and :func:`undefined_nodes` (an fx graph read
+  alone) are the one rule for values no op defined: an op of :data:`UNDEFINED_OPS` (``torch.empty``...)
+  and what reads its values (:func:`reads_values`). kdiff compares only the shape and dtype of such an
+  output, minify's original run never compares it and no candidate returns it: eager and a correct
+  compile differ there.
 * :func:`as_input` rebuilds a graph input as it was in the script, as PyTorch's ``InputReader`` does:
   ``requires_grad`` kept, and an input that was not a leaf (the result of an op on a tensor that
   requires grad) made the output of one op again, with its storage, offset, shape and strides; capture's
@@ -75,7 +80,7 @@ import math
 import signal
 from dataclasses import dataclass
 
-VERSION = 9
+VERSION = 10
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -744,6 +749,145 @@ def float64_mode():
             return tree_map(widen, out)
 
     return Float64Mode()
+
+
+# -- values no op defined ------------------------------------------------------------------------------
+
+# ops whose output holds whatever memory held: two runs of one program differ there, so those values mean
+# nothing (PyTorch's OpInfo tests compare only their metadata: test_ops skips empty, empty_like, new_empty...)
+UNDEFINED_OPS = frozenset({"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided",
+                           "empty_permuted"})
+# ops that write every element of their first argument without reading it (in place, or functional: its copy)
+OVERWRITING_OPS = frozenset({"fill", "fill_", "zero", "zero_", "copy", "copy_", "uniform_", "normal_", "random_",
+                             "exponential_", "geometric_", "cauchy_", "log_normal_", "bernoulli_"})
+# ops that read only the shape, dtype and device of their tensor arguments
+SHAPE_ONLY_OPS = UNDEFINED_OPS | {"zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
+                                  "new_zeros", "new_ones", "new_full"}
+
+
+def reads_values(name, position):
+    """Whether an op (its name: ``empty_like``, ``fill_``) reads the values of its tensor argument at ``position``:
+    not those of an op of :data:`SHAPE_ONLY_OPS`, nor the first one of an op of :data:`OVERWRITING_OPS`."""
+    return name not in SHAPE_ONLY_OPS and not (position == 0 and name in OVERWRITING_OPS)
+
+
+def op_name(target):
+    """The bare name of what an fx node calls: an aten op's (``empty`` of ``aten.empty.memory_format``), a
+    torch function's (``empty`` of ``torch.empty``), a method's (``new_empty``)."""
+    if isinstance(target, str):
+        return target
+    return getattr(getattr(target, "overloadpacket", None) or target, "__name__", "")
+
+
+def undefined_nodes(graph):
+    """An fx graph's nodes whose values are memory no op defined, by name: the op that made it (``empty``), by
+    :func:`undefined_values`'s rule read off the graph: an op of :data:`UNDEFINED_OPS`, and every node that
+    reads such a value where :func:`reads_values` says it reads it. A write into one in place (``fill_``) is a
+    node of its own: the node written into stays undefined (a candidate cut before the write sees it so)."""
+    import torch
+
+    out = {}
+    for n in graph.nodes:
+        if n.op not in ("call_function", "call_method"):
+            continue
+        name = op_name(n.target)
+        if name in UNDEFINED_OPS:
+            out[n.name] = name
+            continue
+        for i, a in enumerate(n.args):
+            made = next((out[x.name] for x in (a if isinstance(a, (list, tuple)) else [a])
+                         if isinstance(x, torch.fx.Node) and x.name in out), None)
+            if made is not None and reads_values(name, i):
+                out[n.name] = made
+                break
+    return out
+
+
+def _storage_key(t):
+    """The address of a tensor's storage (0 where it has none this rule can follow: no memory, sparse)."""
+    try:
+        return t.untyped_storage().data_ptr()
+    except Exception:
+        return 0
+
+
+def _covers(t):
+    """Whether a write into ``t`` writes every byte of its storage: no element twice, no gap."""
+    try:
+        if t.storage_offset() or t.numel() * t.element_size() != t.untyped_storage().nbytes():
+            return False
+    except Exception:
+        return False
+    step = 1
+    for stride, size in sorted((s, n) for s, n in zip(t.stride(), t.shape, strict=True) if n != 1):
+        if stride != step:
+            return False
+        step *= size
+    return True
+
+
+def undefined_values():
+    """A mode to enter around an eager run: afterwards ``mode.made_by(t)`` names the op (``aten.empty``)
+    whose uninitialised memory some of ``t``'s values are, or None where an op defined every one. Tracked by
+    storage through views, in-place writes and ``out=``: an op's output is undefined where it reads an
+    undefined tensor (``empty(2) + 1``), and defined again only where an op of :data:`OVERWRITING_OPS` (or
+    one with ``out=``) writes all of its storage from defined values (``empty(3).normal_()``,
+    ``torch.add(a, b, out=empty(2))``); a write into part of one (``x[:1].fill_(0)``) leaves it undefined.
+    A storage found undefined is kept alive until the mode is dropped, so no later tensor gets its address.
+    The mode never fails the run it watches: an op it cannot follow is one it does not judge."""
+    import torch
+
+    class UndefinedValues(hop_aware_mode()):
+        def __init__(self):
+            super().__init__()
+            self.undefined = {}  # storage address -> (the op that made it, the storage kept alive)
+
+        def made_by(self, t):
+            key = _storage_key(t) if isinstance(t, torch.Tensor) else 0
+            return self.undefined[key][0] if key in self.undefined else None
+
+        def watch(self, func, args, kwargs):
+            out = func(*args, **kwargs)
+            with contextlib.suppress(Exception):
+                self._follow(func, args, kwargs, out)
+            return out
+
+        def _follow(self, func, args, kwargs, out):
+            name = func.overloadpacket.__name__
+            written, outs, ins, every = [], [], [], []
+            schema = func._schema.arguments
+            values = [*args, *(kwargs.get(a.name) for a in schema[len(args):])]
+            for i, (a, v) in enumerate(zip(schema, values, strict=False)):
+                ts = [x for x in (v if isinstance(v, (list, tuple)) else [v]) if isinstance(x, torch.Tensor)]
+                every += ts
+                if a.alias_info is not None and a.alias_info.is_write:
+                    written += ts
+                    if a.kwarg_only:  # out=: written, never read
+                        outs += ts
+                        continue
+                if reads_values(name, i):
+                    ins += ts
+            why = f"{func.namespace}.{name}" if name in UNDEFINED_OPS else next(
+                (self.undefined[k][0] for k in map(_storage_key, ins) if k in self.undefined), None)
+            whole = name in OVERWRITING_OPS or bool(outs)  # the op writes every element of what it writes
+            results = [x for x in (out if isinstance(out, (list, tuple)) else [out]) if isinstance(x, torch.Tensor)]
+            seen = {_storage_key(x) for x in every}
+            for t in written:
+                self._mark(t, why, whole and _covers(t))
+            for t in results:
+                if _storage_key(t) not in seen:  # a new storage (an address reused is marked again)
+                    self._mark(t, why, True)
+
+        def _mark(self, t, why, defines):
+            key = _storage_key(t)
+            if not key:
+                return
+            if why is not None:
+                self.undefined[key] = (why, t.untyped_storage())
+            elif defines:
+                self.undefined.pop(key, None)
+
+    return UndefinedValues()
 
 
 # -- the accuracy verdict on an output leaf ------------------------------------------------------------

@@ -249,3 +249,25 @@ def test_a_failure_no_op_shows_alone_is_kept_as_the_ops_it_needs_and_said_once()
         best, _ = s.search(s.whole())
         assert {op.rsplit(".", 1)[0] for op in best.ops} == needed, best.ops
         assert [ln for ln in lines if ln.startswith("the failure needs")] == ([said] if said else []) and s.needs == said
+
+
+def test_memory_no_op_defined_is_never_a_candidates_output():
+    """torch.empty's values, and what is computed from them, differ between any two runs: a candidate returning
+    them "fails" on a correct compile, and the search would cut the graph to that op (issue 57: the script of
+    pytorch#184405 returns torch.empty(2)). A torch.empty filled whole is defined, and returned."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from pt2kit.minify.toir import to_ir
+
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return x.relu(), torch.empty_like(x) + 1, torch.empty(3).fill_(2.0)
+
+    x = torch.randn(4)
+    g = to_ir(make_fx(f)(x), [x], 0, "cpu")
+    name = {n.op: n.name for n in g.nodes}
+    assert {n.op for n in g.nodes if n.undefined} == {"aten.empty_like.default", "aten.add.Tensor",
+                                                      "aten.empty.memory_format"}
+    assert ir.build(g, {name["aten.empty_like.default"]}) is None
+    assert ir.build(g, {name["aten.empty_like.default"], name["aten.add.Tensor"]}) is None
+    whole = ir.build(g, {n.name for n in g.compute})
+    assert whole is not None and f"return ({name['aten.relu.default']}, {name['aten.fill_.Scalar']}, )" in whole.source

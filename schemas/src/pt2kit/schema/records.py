@@ -332,7 +332,8 @@ class Diff(Record, tag="diff", kw_only=True):
     heatmap: BlobRef | None = None
     note: str | None = None  # e.g. shape or dtype mismatch
     rule: str | None = None  # (1.3) what decided `passed`: "fp64" (PyTorch's accuracy rule) | "close" | "tie"
-    # | "precision" (1.8: it fails only with the model's own precision modes on)
+    # | "precision" (1.8: it fails only with the model's own precision modes on) | "undefined" (1.36: its values
+    # are uninitialised memory, torch.empty's: only its shape and dtype were compared)
     close: bool | None = None  # (1.3) the assert_close verdict against the reference, whatever the rule
     accuracy: Accuracy | None = None  # (1.3) the float64 check, where it ran
     tie: Tie | None = None  # (1.3) the near-tie that explains a difference, when one does

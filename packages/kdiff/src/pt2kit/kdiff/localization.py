@@ -28,7 +28,8 @@ the forward op it differentiates (AOTAutograd's ``seq_nr`` link) and that forwar
 module (a backward node's own stack trace where the forward op has none).
 
 Never named: nodes whose value is uninitialised memory (``empty``, ``empty_like``, ``new_empty``,
-``empty_strided``...): their values differ between any two runs and mean nothing.
+``empty_strided``..., and what reads it: pt2kit_portable's undefined_nodes): their values differ between any
+two runs and mean nothing.
 A failure that leaves no answer raises :class:`LocalizeError` with the compiler's full message.
 Not guaranteed: a backward divergence caused by what the compiled forward saved (the backward is
 judged on eager's saved values), or by the autograd glue between graphs: no node is named then.
@@ -51,12 +52,10 @@ from pt2kit.runtime.aotgraphs import TrainingGraphs, forward_graphs, forward_nod
 from pt2kit.runtime.fxmeta import node_place
 from pt2kit.runtime.hops import materialise
 from pt2kit.runtime.torchapi import backward_compiler, reset_dynamo, run_backward
+from pt2kit_portable import undefined_nodes
 
 from .backends import Backend, to_float64
 from .metrics import Comparison, compare
-
-UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided",
-                           "empty_permuted"})
 
 
 class LocalizeError(Exception):
@@ -84,15 +83,12 @@ class Divergence:
     note: str | None = None  # an earlier divergence that does not reach a failing output, or that this one does not
 
 
-def _uninitialised(n: torch.fx.Node) -> bool:
-    packet = getattr(n.target, "overloadpacket", None)
-    return getattr(packet, "__name__", "") in UNINITIALISED
-
-
 def tensor_nodes(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
-    """The nodes whose values are compared: tensor-valued calls, uninitialised memory left out."""
+    """The nodes whose values are compared: tensor-valued calls, uninitialised memory (and what reads it: a
+    view of torch.empty's) left out by pt2kit_portable's one rule."""
+    undefined = undefined_nodes(gm.graph)
     return [n for n in gm.graph.nodes if n.op == "call_function" and isinstance(n.meta.get("val"), torch.Tensor)
-            and not _uninitialised(n)]
+            and n.name not in undefined]
 
 
 def interpret(gm: torch.fx.GraphModule, args: list[Any], *, float64: bool, seed: int | None = None

@@ -46,7 +46,7 @@ class Narrator(Base):
                  + (f"  {v.code}" if v.code else ""))
 
     def finish(self, value: Any, notes: dict[str, Any]) -> int:
-        for key in ("backend_settings", "caches", "fp64", "narrowed", "hops", "localize"):
+        for key in ("backend_settings", "caches", "fp64", "narrowed", "hops", "undefined", "localize"):
             if key in notes:
                 self.say(f"{self.label}: {notes[key]}")
         if "precision_own" in notes:

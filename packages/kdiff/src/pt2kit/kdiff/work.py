@@ -26,7 +26,7 @@ from pt2kit.runtime.text import exception_line as _why
 from pt2kit.runtime.torchapi import reset_dynamo
 from pt2kit.runtime.training import check_trainable
 from pt2kit.schema import Diff, Divergence, Model
-from pt2kit_portable import autocast_words, copy_inputs
+from pt2kit_portable import autocast_words, copy_inputs, undefined_values
 
 from .caches import CacheUse
 from .job import Job
@@ -190,6 +190,7 @@ class _Sides:
         self.states: dict[str, dict[str, Any]] = {}
         self.trained: dict[str, list[tuple[str, Any]]] = {}
         self.nothing: str | None = None  # the test side's run in which Dynamo compiled no graph: why
+        self.undefined: dict[str, str] = {}  # leaves whose values an op left undefined: the op (the first eager run's)
         # capture found the model file does not run here: only eager raising, the compiled side not, is judged
         self.cannot: CannotJudge | None = None
         from pt2kit.runtime.written import Start  # imports torch: not at kdiff --help (narrate imports this module)
@@ -212,12 +213,14 @@ class _Sides:
         # torch.compile compiles on the first call: a compiled side's stage covers both
         verb = "compile and run" if backend.compile is not None else "run"
         self.chan.stage(f"{verb} {role} ({backend.name})")
-        watch = self.ties if backend.compile is None and self.watch_ties else contextlib.nullcontext()
+        first = backend.compile is None and self.watch_ties  # the first eager run: what the model itself does
+        watch = self.ties if first else contextlib.nullcontext()
+        undefined = undefined_values() if first else contextlib.nullcontext()
         self.watch_ties = self.watch_ties and backend.compile is not None
         compiled = Compiled() if backend.compile is not None and role == "test" else contextlib.nullcontext()
         caches = CacheUse(self.harness_settings) if isinstance(compiled, Compiled) else contextlib.nullcontext()
         try:
-            with torch.no_grad(), backends.context(backend), watch, compiled, caches:
+            with torch.no_grad(), backends.context(backend), watch, undefined, compiled, caches:
                 if self.train:  # outputs and gradients of one training step, on the copies it writes into
                     inputs = step_inputs(inputs)
                     out, self.trained[role] = _seeded(seed, lambda: step(loaded, fn, inputs, train=True, copied=True))
@@ -239,7 +242,14 @@ class _Sides:
         if said:  # what the script's autotuning and FX graphs saved this compile, and what it redid
             self.chan.note("caches", said)
         self.states[role] = precision_state()
-        return unjag(flatten(out)) + self.start.written(original_module(fn), inputs)
+        leaves = unjag(flatten(out)) + self.start.written(original_module(fn), inputs)
+        if first:
+            self.undefined.update((n, op) for n, t in leaves if (op := undefined.made_by(t)))
+            if self.undefined:
+                self.chan.note("undefined", ", ".join(self.undefined) + ": uninitialised memory ("
+                               + ", ".join(sorted(set(self.undefined.values()))) + " left the values undefined): "
+                               "shape and dtype compared, not values")
+        return leaves
 
 
 def _gradients(job: Job, loaded: Any, runs: _Runs, sides: _Sides, verdict: Any,
@@ -357,6 +367,7 @@ class _Runs:
 
         side = sides.run
         self.side, self.pair = side, sides.start.pair
+        self.undefined = sides.undefined  # filled by the first eager run below
         self.ref, self.test, self.rule, self.chan = ref, test, rule, chan
         self.note: str | None = None
         self.f64 = ref if ref.float64 else backends.Backend("eager64", float64=True)
@@ -391,7 +402,8 @@ class _Runs:
         from .records import Verdict
 
         return Verdict(rule=self.rule, fp64=dict(self.fp64 or []), baseline=dict(self.baseline or []),
-                       baseline_name=self.ref.name if not self.ref.float64 else "eager", tie=tie)
+                       baseline_name=self.ref.name if not self.ref.float64 else "eager", tie=tie,
+                       undefined=self.undefined)
 
     def again(self, why: str) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]], Any]:
         """(reference, test, verdict) run again under the settings in force now."""

@@ -91,6 +91,9 @@ class Node(msgspec.Struct, frozen=True, kw_only=True):
     # from one; not a BatchNorm buffer, not the model's input): fed to a candidate run as a training
     # step, it is a leaf that requires grad, and nothing else is
     grad: bool = False
+    # its values are memory no op defined (torch.empty's, or read from it: pt2kit_portable.undefined_nodes):
+    # never a candidate's output, since eager and compiled differ there without a bug
+    undefined: bool = False
 
 
 UNWRITABLE = "__unwritable__"  # a node's expr where the call has no standalone source form
@@ -192,10 +195,10 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
     order = {n.name: i for i, n in enumerate(nodes)}
     held = [p for p in sorted(params.values(), key=lambda p: order[p.name]) if p.const is not None]
     fed = sorted((p for p in params.values() if p.const is None), key=lambda p: order[p.name])
-    outs = [n for n in kept if n.spec is not None and n.spec.kind in TENSORS
+    outs = [n for n in kept if n.spec is not None and n.spec.kind in TENSORS and not n.undefined
             and (n.name not in read or n.output or (outputs is not None and n.name in outputs))]
     if outputs is not None:
-        outs = [n for n in kept if n.name in outputs] or outs
+        outs = [n for n in kept if n.name in outputs and not n.undefined] or outs
     if not outs:
         return None
     lines = ["class Repro(torch.nn.Module):", f"    def forward(self{''.join(', ' + p.name for p in fed)}):",

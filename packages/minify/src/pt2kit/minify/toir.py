@@ -17,7 +17,7 @@ import msgspec
 
 from pt2kit.runtime.hops import hop_name
 from pt2kit.runtime.torchapi import is_op_overload
-from pt2kit_portable import copy_inputs, is_leaf
+from pt2kit_portable import copy_inputs, is_leaf, undefined_nodes
 
 from . import ir
 
@@ -279,6 +279,7 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs = {a.name for a in out_node.all_input_nodes}
     shared = _shared_storages([n for n in gm.graph.nodes if n.op == "placeholder"], args)
+    undefined = undefined_nodes(gm.graph)
     nodes, dynamic = [], False
     for n in gm.graph.nodes:
         val = n.meta.get("val", n.meta.get("example_value"))
@@ -309,7 +310,7 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
             place, code, _ = node_place(n)
             nodes.append(ir.Node(name=_name(n), expr=expr, deps=[_name(d) for d in n.all_input_nodes],
                                  op=op, spec=spec, place=place, code=code, output=n.name in outputs,
-                                 grad=_grad(n, level)))
+                                 grad=_grad(n, level), undefined=n.name in undefined))
     return ir.Graph(index=index, nodes=nodes, dynamic=dynamic, level=level, subgraph=subgraph, phase=phase)
 
 

@@ -27,7 +27,7 @@ from pt2kit.runtime.precision import HARNESS, precision_state, use_precision
 from pt2kit.runtime.tensors import first_jagged, unjag
 from pt2kit.runtime.text import exception_line
 from pt2kit.runtime.torchapi import reset_dynamo
-from pt2kit_portable import under_autocast
+from pt2kit_portable import undefined_values, under_autocast
 
 from . import filecode, harness, ir, loading, plan, verdicts
 from .job import Job
@@ -161,7 +161,8 @@ def _judge(loaded: Any, job: Job, send: Any) -> dict[str, Any]:
     torch.manual_seed(job.seed)
     with torch.no_grad():
         try:
-            eager = _outputs(loaded.call(loaded.model)) + start.written(loaded.model, loaded.inputs)
+            with undefined_values() as seen:  # what no op defined (torch.empty's memory) is never compared
+                eager = _outputs(loaded.call(loaded.model)) + start.written(loaded.model, loaded.inputs)
         except Exception as e:  # the model's own bug, as kdiff says it: bad input, not a failure to minify
             got = _eager_raised(loaded, job, e, start, send) if job.failure in ("auto", "crash", "missing-error") else None
             if got is not None:
@@ -169,6 +170,8 @@ def _judge(loaded: Any, job: Job, send: Any) -> dict[str, Any]:
             raise UsageError(f"{loaded.label}: the model's own eager run fails, so there is no "
                              f"compiler failure to minify (the model, not the compiler): {exception_line(e)}") from None
     harness.sync()  # an eager kernel's device-side error is eager's: raised here, not in the compiled run
+    undefined = {n for n, t in eager if seen.made_by(t)}
+    eager = [(n, t) for n, t in eager if n not in undefined]
     backend = _backend(job.backend)
     start.restore()
     try:
@@ -178,6 +181,7 @@ def _judge(loaded: Any, job: Job, send: Any) -> dict[str, Any]:
         return {"kind": "compile-error", "signature": verdicts.exception_signature(e), "detail": str(e)[:2000]}
     if watched.nothing and backend != "aoti":  # the compiled run was eager code: no compiler failure is in it
         return {"kind": None, "detail": "passes", "nothing_compiled": watched.nothing}
+    test = [(n, t) for n, t in test if n not in undefined]
     got = verdicts.nonfinite([t for _, t in test])
     if got and (job.failure in ("auto", "nan")) and not verdicts.nonfinite([t for _, t in eager]):
         return {"kind": "nan", "signature": got}
