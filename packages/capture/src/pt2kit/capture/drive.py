@@ -6,7 +6,7 @@ Guarantees:
 * The command runs unmodified with ``boot/`` first on PYTHONPATH and the PT2KIT_CAPTURE_* variables
   (and TORCH_TRACE, unless the user set it) in its environment: every Python process it starts
   (torchrun's ranks too) captures its own graphs. Its process is the script's as without capture
-  (:mod:`.supervise`: fds, terminal, job control, signals, ``setsid``); its stderr, exit code, working
+  (:mod:`pt2kit.runtime.foreground`: fds, terminal, job control, signals, ``setsid``); its stderr, exit code, working
   directory and files are its own; its stdout goes to our stderr, so that our stdout carries records
   only, unless ``--out FILE`` takes the records (then its stdout is left on stdout).
 * Where the records go is checked before the command runs (:mod:`.outfile`): a bad ``--out`` is one
@@ -38,12 +38,13 @@ from pathlib import Path
 from typing import Any
 
 import pt2kit_portable
+from pt2kit.runtime import foreground
 from pt2kit.runtime.errors import Terminated, UsageError
 from pt2kit.runtime.session import Session, torch_version
 from pt2kit.runtime.storegc import scratch_owner
 from pt2kit.schema import Crash, Model
 
-from . import outfile, runs, supervise
+from . import outfile, runs
 from .boot import pt2kit_capture_contract as contract
 from .crashes import compile_crash_fields, crash_fields, export_crash_fields, run_crash_fields
 from .job import Job
@@ -63,7 +64,7 @@ from .records import (
 )
 
 BOOT = Path(__file__).resolve().parent / "boot"
-GRACE = supervise.GRACE
+GRACE = foreground.GRACE
 # the boot imports it; copied into the scratch dir: its own folder holds the rest of site-packages
 PORTABLE = Path(pt2kit_portable.__file__)
 
@@ -81,7 +82,7 @@ def run(s: Session, job: Job) -> int:
     except BaseException:
         outfile.discard(target)
         raise
-    sigs = supervise.block()  # from here to the records' end, signals are read, not died of
+    sigs = foreground.block()  # from here to the records' end, signals are read, not died of
     try:
         (scratch / "owner").write_text(scratch_owner())
         user_trace = os.environ.get("TORCH_TRACE") or None
@@ -90,7 +91,7 @@ def run(s: Session, job: Job) -> int:
         pid = _start(job, scratch, user_trace, target)
         checker = runs.start()
         try:
-            end = supervise.wait(pid, sigs, job.timeout, spare=(checker.pid,))
+            end = foreground.wait(pid, sigs, job.timeout, spare=(checker.pid,))
             trace_dir = Path(user_trace) if user_trace else scratch / "trace"
             s.writer.out = io.BytesIO()
             try:
@@ -108,7 +109,7 @@ def run(s: Session, job: Job) -> int:
     finally:
         outfile.discard(target)
         shutil.rmtree(scratch, ignore_errors=True)
-        supervise.unblock(sigs)
+        foreground.unblock(sigs)
 
 
 def _deliver(s: Session, target: outfile.Target) -> None:
@@ -143,7 +144,7 @@ def _start(job: Job, scratch: Path, user_trace: str | None, target: outfile.Targ
     if user_trace is None:
         env["TORCH_TRACE"] = str(scratch / "trace")
     try:
-        return supervise.spawn(job.command, env, stdout_fd=None if target.path else 2)
+        return foreground.spawn(job.command, env, stdout_fd=None if target.path else 2)
     except OSError as e:  # found by which(), gone or not executable since
         raise UsageError(f"{job.command[0]}: cannot run it: {e.strerror or e}") from None
 

@@ -1,9 +1,10 @@
 """One step of the pipeline: a pt2kit tool run as the command it is, its stdin and stdout files of the
 folder, and the line a user types to run it by hand; and how triage waits for it.
 
-Waiting follows ``pt2kit capture``'s rule (``timeout --foreground``'s): the step runs in triage's own
-process group, so the terminal's Ctrl-C reaches it once, from the terminal; a SIGINT or SIGTERM sent to
-triage alone (``kill PID``) is handed to the step. Either way the step ends as the tool ends on it (capture
+A step runs as ``pt2kit capture`` runs the script, by the same code (:mod:`pt2kit.runtime.foreground`,
+``timeout --foreground``'s rule): in triage's own process group, so the terminal's Ctrl-C reaches it once,
+from the terminal, and Ctrl-Z gives the shell back; a signal sent to triage alone (``kill PID``) is handed to
+the step, and a second SIGINT or SIGTERM kills its tree. The step ends as the tool ends on it (capture
 hands it to the script and still writes the records of what ran), and triage runs no further step.
 """
 
@@ -16,9 +17,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pt2kit.runtime import foreground
 from pt2kit.runtime.writes import Outputs
-
-SI_KERNEL = 0x80  # si_code of a signal the kernel sent: the terminal's Ctrl-C
 
 
 @dataclass
@@ -72,47 +72,25 @@ def command(name: str) -> tuple[list[str], list[str]]:
 
 
 def run(step: Step, writes: Outputs) -> Step:
-    """Run ``step`` to its end; its exit code (and the signal that stopped the run) land on it. Its stdout
-    is a new file (``writes`` makes it: an existing name, a link included, is one line)."""
-    sigs = {s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is not signal.SIG_IGN}
-    sigs.add(signal.SIGCHLD)
-    signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    """Run ``step`` to its end; its exit code (and the SIGINT/SIGTERM that stopped the run) land on it. Its
+    stdout is a new file (``writes`` makes it: an existing name, a link included, is one line)."""
+    sigs = foreground.block()
     fds: list[int] = []
     try:
-        actions = []
         if step.stdin is not None:
             fds.append(os.open(step.stdin, os.O_RDONLY | os.O_CLOEXEC))
-            actions.append((os.POSIX_SPAWN_DUP2, fds[-1], 0))
         if step.stdout is not None:  # a new file: the folder was new or empty
             fds.append(writes.create("", rel(step.stdout, Path.cwd())))
-            actions.append((os.POSIX_SPAWN_DUP2, fds[-1], 1))
-        argv = step.run_as or step.argv
-        pid = os.posix_spawn(argv[0], argv, dict(os.environ), file_actions=actions, setsigmask=(),
-                             setsigdef=[signal.SIGPIPE])
+        stdin_fd = fds[0] if step.stdin is not None else None
+        stdout_fd = fds[-1] if step.stdout is not None else None
+        pid = foreground.spawn(step.run_as or step.argv, dict(os.environ), stdout_fd, stdin_fd)
         for fd in fds:
             os.close(fd)
         fds.clear()
-        step.code = _wait(pid, step, sigs)
+        end = foreground.wait(pid, sigs, None)
+        step.code, step.stop = end.returncode, end.stop
         return step
     finally:
         for fd in fds:
             os.close(fd)
-        while signal.sigtimedwait(sigs, 0) is not None:  # what came after the step ended: acted on already
-            pass
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs)
-
-
-def _wait(pid: int, step: Step, sigs: set[signal.Signals]) -> int:
-    while True:
-        got, status = os.waitpid(pid, os.WNOHANG)
-        if got:
-            return os.waitstatus_to_exitcode(status)
-        info = signal.sigtimedwait(sigs, 1.0)
-        if info is None or info.si_signo == signal.SIGCHLD:
-            continue
-        step.stop = step.stop or signal.Signals(info.si_signo)
-        if info.si_code != SI_KERNEL:  # sent to triage alone: the terminal's reached the step already
-            try:
-                os.kill(pid, info.si_signo)
-            except ProcessLookupError:
-                pass
+        foreground.unblock(sigs)

@@ -1,34 +1,38 @@
-"""Running the user's command as if capture were not there: its process, its signals, its terminal.
+"""Running a command as if the tool that runs it were not there: its process, its signals, its terminal.
+
+``pt2kit capture`` runs the user's command this way, and ``pt2kit triage`` each tool it runs (one rule, which
+both followed apart before: :func:`spawn`, :func:`block`, :func:`wait`, :func:`unblock`). "The tool" below is
+the caller.
 
 The design is ``timeout --foreground``'s and tini's, not a process group of its own (which broke
-``os.setsid()``, Ctrl-Z and ``/dev/tty``): the command is spawned into capture's own process group
-with every fd capture inherited, the signal mask cleared and SIGPIPE at its default, and capture
+``os.setsid()``, Ctrl-Z and ``/dev/tty``): the command is spawned into the tool's own process group
+with every fd the tool inherited, the signal mask cleared and SIGPIPE at its default, and the tool
 waits for it with the signals it forwards blocked and read by ``sigtimedwait`` (so it learns who
 sent each one).
 
 Guarantees:
 
-* Fds: every fd capture was given (``3>f``, make's jobserver, systemd's ``LISTEN_FDS``) is the
-  command's, at the same number; capture's own fds are close-on-exec, so the command sees none of them
-  (a stdio fd that was closed when capture started stays closed for the command).
-* Terminal: the command is in the terminal's foreground group whenever capture is (``input()``,
+* Fds: every fd the tool was given (``3>f``, make's jobserver, systemd's ``LISTEN_FDS``) is the
+  command's, at the same number; the tool's own fds are close-on-exec, so the command sees none of them
+  (a stdio fd that was closed when the tool started stays closed for the command).
+* Terminal: the command is in the terminal's foreground group whenever the tool is (``input()``,
   ``getpass`` through ``/dev/tty`` with stdin piped, pdb); Ctrl-C, Ctrl-\\ and a hangup reach it from
-  the terminal, once: capture does not send them again.
-* Job control: Ctrl-Z stops the command and capture, and the shell gets the terminal back; ``fg``/``bg``
+  the terminal, once: the tool does not send them again.
+* Job control: Ctrl-Z stops the command and the tool, and the shell gets the terminal back; ``fg``/``bg``
   continue both. A command stopped on its own (``kill -STOP``, a script suspending itself) stops
-  capture with the same signal, and when capture is continued the command is too.
-* Signals sent to capture alone (``kill PID``: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) are
-  handed to the command; a second SIGINT/SIGTERM kills its whole tree. A signal capture was started
-  ignoring (``nohup``'s SIGHUP) stays ignored, by the command too. Capture never dies of one while the
+  the tool with the same signal, and when the tool is continued the command is too.
+* Signals sent to the tool alone (``kill PID``: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2) are
+  handed to the command; a second SIGINT/SIGTERM kills its whole tree. A signal the tool was started
+  ignoring (``nohup``'s SIGHUP) stays ignored, by the command too. The tool never dies of one while the
   command runs: it waits for the command, then the caller writes the records.
-* ``--timeout`` and an interrupt stop the whole tree: capture is a child subreaper (Linux), so a
+* A timeout and an interrupt stop the whole tree: the tool is a child subreaper (Linux), so a
   process the command started stays its descendant even after ``setsid()`` or a double fork.
 * ``os.setsid()``/``setpgid`` work in the command: it is no process group leader.
 
-Not guaranteed: a signal sent to capture's whole group with ``kill`` (``kill -- -PGID``, a shell's
-SIGHUP to its jobs) reaches the command twice, once itself and once from capture, as with
+Not guaranteed: a signal sent to the tool's whole group with ``kill`` (``kill -- -PGID``, a shell's
+SIGHUP to its jobs) reaches the command twice, once itself and once from the tool, as with
 ``timeout --foreground``; processes the command leaves running after it exits normally are left
-running, as without capture; outside Linux, descendants that leave the tree are not followed.
+running, as without the tool; outside Linux, descendants that leave the tree are not followed.
 """
 
 from __future__ import annotations
@@ -52,19 +56,20 @@ _PR_SET_CHILD_SUBREAPER = 36
 
 @dataclass
 class Outcome:
-    """How the command ended, and what capture was sent while it ran."""
+    """How the command ended, and what the tool was sent while it ran."""
 
     returncode: int  # the exit status, or -N for signal N (subprocess's convention)
     timed_out: bool = False
-    stop: signal.Signals | None = None  # SIGINT/SIGTERM sent to capture itself (not by the terminal)
+    stop: signal.Signals | None = None  # SIGINT/SIGTERM sent to the tool itself (not by the terminal)
     signals: list[str] = field(default_factory=list)
 
 
-def spawn(argv: list[str], env: dict[str, str], stdout_fd: int | None) -> int:
-    """Start ``argv`` (searched on PATH) with capture's fds, group and terminal; its pid."""
+def spawn(argv: list[str], env: dict[str, str], stdout_fd: int | None, stdin_fd: int | None = None) -> int:
+    """Start ``argv`` (searched on PATH) with the tool's fds, group and terminal, ``stdin_fd``/``stdout_fd``
+    in place of its stdin and stdout where given; its pid."""
     _subreaper()
-    actions = [(os.POSIX_SPAWN_DUP2, stdout_fd, 1)] if stdout_fd is not None else []
-    # a stdio fd closed when capture started is the command's closed again (every tool holds /dev/null there,
+    actions = [(os.POSIX_SPAWN_DUP2, fd, i) for i, fd in ((0, stdin_fd), (1, stdout_fd)) if fd is not None]
+    # a stdio fd closed when the tool started is the command's closed again (every tool holds /dev/null there,
     # inherited, for its own children): after the dup2, which may read it
     actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in sorted(held())]
     default = [s for s in (signal.SIGPIPE, getattr(signal, "SIGXFSZ", None)) if s is not None]
@@ -80,7 +85,7 @@ def _subreaper() -> None:
 
 
 def watched() -> set[signal.Signals]:
-    """The signals capture reads while the command runs: those it forwards that it was not started
+    """The signals the tool reads while the command runs: those it forwards that it was not started
     ignoring (a blocked signal is queued even when ignored), and SIGCHLD."""
     return {s for s in FORWARD if signal.getsignal(s) is not signal.SIG_IGN} | {signal.SIGCHLD}
 
@@ -92,7 +97,7 @@ def block() -> set[signal.Signals]:
 
 
 def unblock(sigs: set[signal.Signals]) -> None:
-    """Drop what came while capture was writing (it already acted on the command's end), then unblock."""
+    """Drop what came while the tool was writing (it already acted on the command's end), then unblock."""
     while signal.sigtimedwait(sigs, 0) is not None:
         pass
     signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs)
@@ -100,7 +105,7 @@ def unblock(sigs: set[signal.Signals]) -> None:
 
 def wait(pid: int, sigs: set[signal.Signals], timeout: float | None, spare: tuple[int, ...] = ()) -> Outcome:
     """Wait for the command (``pid``), reaping the orphans that come to us, handling stops and signals.
-    ``spare``: capture's own children (the run check's, importing torch), which a timeout or a Ctrl-C that
+    ``spare``: the tool's own children (capture's run check, importing torch), which a timeout or a Ctrl-C that
     kills the command's tree leaves alone: the check after it needs one."""
     tree = functools.partial(_signal_tree, spare=spare)
     out = Outcome(returncode=0)
@@ -181,7 +186,7 @@ def _send(pid: int, sig: int) -> None:
 
 
 def descendants(root: int | None = None) -> list[int]:
-    """Every process under ``root`` (capture itself by default), from /proc."""
+    """Every process under ``root`` (the tool itself by default), from /proc."""
     root = os.getpid() if root is None else root
     children: dict[int, list[int]] = {}
     for d in os.listdir("/proc") if os.path.isdir("/proc") else ():
