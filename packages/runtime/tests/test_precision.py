@@ -13,6 +13,7 @@ CASES = {
     "matmul precision high": "torch.set_float32_matmul_precision('high')",
     "new API, one backend": "torch.backends.cuda.matmul.fp32_precision = 'tf32'",
     "new API, generic": "torch.backends.fp32_precision = 'tf32'",
+    "matmul precision medium (bf16 CPU matmul)": "torch.set_float32_matmul_precision('medium')",
 }
 
 SCRIPT = """
@@ -49,3 +50,14 @@ def test_importing_it_imports_no_torch_and_names_cpu_modes_apart():
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "['BF16 CPU matmul'] ['TF32 matmul'] ['matmul=tf32', 'cpu_matmul=bf16']"
+
+
+def test_the_cpu_part_sets_what_a_cpu_run_reads_and_leaves_cudas_settings_alone():
+    """A repro made on the CPU carries use_cpu_precision alone: the harness's CPU settings, none of CUDA's."""
+    script = ("import torch\nfrom pt2kit.runtime.precision import HARNESS, precision_state, use_cpu_precision\n"
+              "torch.set_float32_matmul_precision('medium')\nbefore = precision_state()\n"
+              "use_cpu_precision(HARNESS)\nnow = precision_state()\n"
+              "print(before['cpu_matmul'], [k for k in HARNESS if now[k] != HARNESS[k]])")
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "bf16 ['cudnn', 'cudnn_deterministic', 'cublas_workspace']"

@@ -22,6 +22,7 @@ Guarantees:
   one first (reading a legacy flag after the new API set it raises in torch >= 2.9).
 * :func:`use_precision` applies such a dict (HARNESS, or a state read before); keys this torch
   lacks are skipped; ``inductor=False`` leaves Inductor's config alone (a user's ``--config`` wins).
+  :func:`use_cpu_precision` applies the part a run on the CPU reads (a repro made on the CPU carries it alone).
   CUBLAS_WORKSPACE_CONFIG only takes effect in a process that has not used cuBLAS yet.
 * :func:`reduced_modes` names the reduced-precision modes of a state ("TF32 matmul", "TF32 cuDNN",
   "bf16 CPU matmul"...), :func:`differences` every setting that is not the harness's.
@@ -111,22 +112,12 @@ def _set_fp32(path, children, value, legacy=None):
 
 
 def use_precision(settings, inductor=True):
-    """Apply ``settings`` (keys of :data:`HARNESS`; missing keys are left as they are)."""
+    """Apply ``settings`` (keys of :data:`HARNESS`; missing keys are left as they are): those any run reads
+    (:func:`use_cpu_precision`), then CUDA's (cuBLAS, cuDNN, the math SDPA kernel, CUBLAS_WORKSPACE_CONFIG)."""
     import torch
 
     b = torch.backends
-    if "matmul" in settings or "cudnn" in settings or "cpu_matmul" in settings:
-        # a generic new-API setting (torch.backends.fp32_precision) would stand under the ones set below
-        with contextlib.suppress(RuntimeError, AttributeError, ValueError):
-            if getattr(b, "fp32_precision", "none") != "none":
-                b.fp32_precision = "none"
-
-    if "matmul" in settings:
-        # the overall level first, as set_float32_matmul_precision's user set it; then each backend
-        level = "medium" if settings.get("cpu_matmul") == "bf16" else \
-            "high" if "tf32" in (settings["matmul"], settings.get("cpu_matmul")) else "highest"
-        with contextlib.suppress(RuntimeError, AttributeError, ValueError):
-            torch.set_float32_matmul_precision(level)
+    use_cpu_precision(settings, inductor)
 
     def matmul_flag(on):
         b.cuda.matmul.allow_tf32 = on
@@ -138,18 +129,37 @@ def use_precision(settings, inductor=True):
         _set_fp32(("cuda", "matmul"), (), settings["matmul"], matmul_flag)
     if "cudnn" in settings:
         _set_fp32(("cudnn",), ("conv", "rnn"), settings["cudnn"], cudnn_flag)
-    if "cpu_matmul" in settings:
-        _set_fp32(("mkldnn", "matmul"), (), settings["cpu_matmul"])
     if "cudnn_benchmark" in settings:
         b.cudnn.benchmark = bool(settings["cudnn_benchmark"])
     if "cudnn_deterministic" in settings:
         b.cudnn.deterministic = bool(settings["cudnn_deterministic"])
-    if "mkldnn_deterministic" in settings and hasattr(b.mkldnn, "deterministic"):
-        b.mkldnn.deterministic = bool(settings["mkldnn_deterministic"])
     if "sdp_reduced_reduction" in settings and hasattr(b.cuda, "allow_fp16_bf16_reduction_math_sdp"):
         b.cuda.allow_fp16_bf16_reduction_math_sdp(bool(settings["sdp_reduced_reduction"]))
     if settings.get("cublas_workspace"):
         os.environ["CUBLAS_WORKSPACE_CONFIG"] = settings["cublas_workspace"]
+
+
+def use_cpu_precision(settings, inductor=True):
+    """The part of :func:`use_precision` a run on the CPU reads: the float32 matmul level, oneDNN's matmul
+    precision and determinism, Inductor's fallback_random (a repro made on the CPU applies this alone)."""
+    import torch
+
+    b = torch.backends
+    if "matmul" in settings or "cudnn" in settings or "cpu_matmul" in settings:
+        # a generic new-API setting (torch.backends.fp32_precision) would stand under the ones set below
+        with contextlib.suppress(RuntimeError, AttributeError, ValueError):
+            if getattr(b, "fp32_precision", "none") != "none":
+                b.fp32_precision = "none"
+    if "matmul" in settings:
+        # the overall level first, as set_float32_matmul_precision's user set it; then each backend
+        level = "medium" if settings.get("cpu_matmul") == "bf16" else \
+            "high" if "tf32" in (settings["matmul"], settings.get("cpu_matmul")) else "highest"
+        with contextlib.suppress(RuntimeError, AttributeError, ValueError):
+            torch.set_float32_matmul_precision(level)
+    if "cpu_matmul" in settings:
+        _set_fp32(("mkldnn", "matmul"), (), settings["cpu_matmul"])
+    if "mkldnn_deterministic" in settings and hasattr(b.mkldnn, "deterministic"):
+        b.mkldnn.deterministic = bool(settings["mkldnn_deterministic"])
     if inductor and "fallback_random" in settings:
         importlib.import_module("torch._inductor.config").fallback_random = bool(settings["fallback_random"])
 
