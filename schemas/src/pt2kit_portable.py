@@ -117,13 +117,8 @@ def signal_name(returncode):
 def summary_line(message):
     """One line of a many-line exception text: its first line, and the next one where the first only
     introduces it (``backend='inductor' raised:``); at most 500 characters."""
-    lines = [ln.strip() for ln in str(message).strip().splitlines() if ln.strip()]
-    if not lines:
-        return ""
-    out = lines[0]
-    if out.endswith(":") and len(lines) > 1:
-        out = f"{out} {lines[1]}"
-    return out[:500]
+    lines = [ln.strip() for ln in str(message).strip().splitlines() if ln.strip()] or [""]
+    return (f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0])[:500]
 
 
 # exceptions Dynamo raises through a backend to trace the frame again (each derives from RestartAnalysis on
@@ -156,15 +151,8 @@ def escape(text, string=False):
     too, so the line stands inside a ``"..."`` or triple-quoted literal (a docstring) without closing it
     or starting an escape of its own. The one way a string from a record or the user's program enters
     generated Python outside a ``repr`` literal (a name written as code must be refused, not escaped)."""
-    out = []
-    for c in str(text):
-        if string and c in '\\"':
-            out.append("\\" + c)
-        elif c.isprintable() or c == "\t":
-            out.append(c)
-        else:
-            out.append(repr(c)[1:-1])
-    return "".join(out)
+    return "".join("\\" + c if string and c in '\\"' else c if c.isprintable() or c == "\t" else repr(c)[1:-1]
+                   for c in str(text))
 
 
 # -- torch config settings as text ------------------------------------------------------------------
