@@ -43,6 +43,13 @@ def offset_of(x):
     return inner(math.floor(x))
 
 
+def local_import(x):
+    """It imports what it uses itself, as pt2kit_portable's functions import torch."""
+    import math
+
+    return math.sqrt(x)
+
+
 class Base:
     pass
 
@@ -101,6 +108,16 @@ def test_a_class_comes_after_what_its_definition_needs_with_its_comment_and_its_
     ns: dict = {}
     exec("\n".join(c.imports) + "\n" + c.source(), ns)
     assert ns["Child"]().where() == "b" and issubclass(ns["Child"], ns["Base"])
+
+
+def test_a_functions_own_import_of_a_hoisted_module_becomes_the_tops_one(modules):
+    kept = closure([("helpers_mod", "local_import")], docstrings=False, ours=MINE)
+    assert "    import math\n" in kept.source() and kept.imports == []
+    c = closure([("helpers_mod", "local_import")], docstrings=False, ours=MINE, hoist=("math",))
+    assert c.source() == "def local_import(x):\n    return math.sqrt(x)\n" and c.imports == ["import math"]
+    ns: dict = {}
+    exec("\n".join(c.imports) + "\n" + c.source(), ns)
+    assert ns["local_import"](9.0) == 3.0
 
 
 def test_a_re_exported_name_is_embedded_from_its_definition_and_a_clash_is_refused(modules):

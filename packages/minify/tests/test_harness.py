@@ -2,7 +2,7 @@
 
 import torch
 
-from pt2kit.minify.harness import dense, eager_outputs, fresh, make_inputs, make_plain_inputs, run_eager
+from pt2kit.minify.harness import dense, eager_outputs, fresh, fresh_plain, make_inputs, make_plain_inputs, run_eager
 from pt2kit.minify.verdicts import exception_signature, outcome
 
 ACCURACY = {"kind": "accuracy", "signature": "accuracy"}
@@ -26,9 +26,10 @@ def test_each_run_of_a_candidate_reads_the_inputs_as_made_not_as_the_run_before_
 def test_a_fresh_input_keeps_its_strides_and_values():
     t = torch.arange(6.0).reshape(3, 2).t()  # strides (1, 2): Inductor specialises on them
     e = torch.zeros(1).expand(3)  # stride 0: cannot be written element by element
-    a, b, n = fresh([t, e, 5])
-    assert a.stride() == (1, 2) and torch.equal(a, t) and a.data_ptr() != t.data_ptr()
-    assert torch.equal(b, e) and b.data_ptr() != e.data_ptr() and n == 5
+    for copies in (fresh, fresh_plain):  # a repro of plain inputs copies them as every query does
+        a, b, n = copies([t, e, 5])
+        assert a.stride() == (1, 2) and torch.equal(a, t) and a.data_ptr() != t.data_ptr()
+        assert torch.equal(b, e) and b.stride() == (0,) and b.data_ptr() != e.data_ptr() and n == 5
 
 
 class WritesAView(torch.nn.Module):
@@ -166,8 +167,8 @@ def test_every_check_a_repro_can_be_handed_embeds_without_a_name_twice_and_compi
                     c = embed.closure([(plan.ANSWER, "main"), *how.values()], docstrings=False)
                     compile(c.source(), "<check>", "exec")
                     assert set(how) <= {"judge", "backend_of", "inputs", "side", "compiled", "configured", "float64",
-                                        "verdict", "signature"}
+                                        "verdict", "signature", "fresh", "precision"}
                     assert all(name in c.names for _, name in how.values())
                     assert ("signature" in how) == (kind == "compile-error" or bool(own))
-                    assert c.source().count("def float64_copy(") == c.source().count("def differs(") == (
+                    assert c.source().count("def to_float64(") == c.source().count("def differs(") == (
                         kind == "accuracy")

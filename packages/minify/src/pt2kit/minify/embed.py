@@ -16,7 +16,8 @@ Guarantees:
   a decorator, a default, a constant's value, before it) and otherwise as they are called, a caller before
   its callees, so the text reads top to bottom; each with the comment lines right above it.
   ``docstrings=False`` leaves out every docstring of what is embedded (a reader has the names and the
-  comments; :meth:`Closure.origins` names the modules where the docstrings are).
+  comments; :meth:`Closure.origins` names the modules where the docstrings are). ``hoist=("torch",)``: a
+  function's opening ``import torch`` (pt2kit_portable's, which imports without torch) is the top's one.
 """
 
 from __future__ import annotations
@@ -149,15 +150,36 @@ def _docstrings(stmt: ast.stmt) -> list[tuple[int, int]]:
     return spans
 
 
-def _text(mod: _Module, stmt: ast.stmt, docstrings: bool) -> str:
+def _hoisted(stmt: ast.stmt, hoist: tuple[str, ...]) -> list[ast.Import]:
+    """The ``import M`` statements (M of ``hoist``, no alias) a function's body opens with, after its docstring,
+    never its last statement: pt2kit_portable imports torch inside each function, so that importing it needs no
+    torch; what embeds it imports M at its top anyway, and the function reads M from there."""
+    if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        return []
+    body, out = stmt.body, []
+    start = int(isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str))
+    for s in body[start:-1]:
+        if not (isinstance(s, ast.Import) and all(a.asname is None and a.name in hoist for a in s.names)):
+            break
+        out.append(s)
+    return out
+
+
+def _text(mod: _Module, stmt: ast.stmt, docstrings: bool, hoist: tuple[str, ...] = ()) -> tuple[str, list[str]]:
+    """(the statement's text, the modules of the imports :func:`_hoisted` took out of it)."""
     first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
     while first > 1 and mod.lines[first - 2].lstrip().startswith("#"):  # the comment that says why, above it
         first -= 1
     lines = mod.lines[first - 1:stmt.end_lineno]
-    if not docstrings:
-        for start, end in sorted(_docstrings(stmt), reverse=True):
-            del lines[start - first:end - first + 1]
-    return "\n".join(lines)
+    hoisted = _hoisted(stmt, hoist)
+    cut = [] if docstrings else _docstrings(stmt)
+    for s in hoisted:  # the import and the blank line after it
+        blank = s.end_lineno < len(mod.lines) and not mod.lines[s.end_lineno].strip()  # type: ignore[operator]
+        cut.append((s.lineno, s.end_lineno + blank))  # type: ignore[operator]
+    for start, end in sorted(cut, reverse=True):
+        del lines[start - first:end - first + 1]
+    return "\n".join(lines), [a.name for s in hoisted for a in s.names]
 
 
 def _import_line(module: str, attr: str | None, name: str) -> str:
@@ -175,9 +197,11 @@ def _entry(e: Any) -> tuple[str, str]:
     return e.__module__, e.__name__
 
 
-def closure(entries: list[Any], docstrings: bool = True, ours: tuple[str, ...] = OURS) -> Closure:
+def closure(entries: list[Any], docstrings: bool = True, ours: tuple[str, ...] = OURS,
+            hoist: tuple[str, ...] = ()) -> Closure:
     """The source of ``entries`` and of everything they reach (the module docstring says how); ``ours``: the
-    top-level packages whose names are embedded, never imported."""
+    top-level packages whose names are embedded, never imported; ``hoist``: modules whose ``import`` a function
+    opens with becomes one import at the top (:func:`_hoisted`)."""
     out = Closure()
     taken: dict[str, tuple[str, str]] = {}  # name in the embedded namespace -> (module, name) it is
     busy: set[tuple[str, str]] = set()
@@ -214,7 +238,11 @@ def closure(entries: list[Any], docstrings: bool = True, ours: tuple[str, ...] =
         for dep in now:  # defined before it: its definition evaluates them
             if dep != name:
                 visit(module, dep, dep)
-        text = _text(mod, stmt, docstrings)
+        text, hoisted = _text(mod, stmt, docstrings, hoist)
+        for m in hoisted:
+            bind(m, (m, ""))
+            if f"import {m}" not in out.imports:
+                out.imports.append(f"import {m}")
         if all(p[2] != text for p in out.parts):  # `a, b = ...` defines two names in one statement
             out.parts.append((module, name, text))
         for dep in later:  # after it: a function reads as its caller calls it, top to bottom

@@ -29,6 +29,7 @@ from pt2kit_portable import (
     loss_of,
     make_tensor,
     run_backward,
+    to_float64,
 )
 
 # -- inputs ------------------------------------------------------------------------------------
@@ -100,6 +101,14 @@ def fresh(inputs):
     return copy_inputs(list(inputs))
 
 
+def fresh_plain(inputs):
+    """:func:`fresh` for the inputs :func:`make_plain_inputs` makes (each tensor a leaf that requires no grad, on a
+    storage of its own: :func:`.plan.plain`): the same copies, each storage copied and the layout kept."""
+    return [torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage().clone(), t.storage_offset(),
+                                                                t.shape, t.stride()) if isinstance(t, torch.Tensor)
+            else t for t in inputs]
+
+
 def written(inputs, *runs):
     """The positions of the tensor inputs some run wrote in place (its copy of the input, ``fresh``'s, no longer
     holds the input's values): after the run each is compared as an output is, as kdiff judges what a call
@@ -139,10 +148,11 @@ def run_float64(module, inputs, side, grad=None, wrote=()):
 
 
 def run_float64_cast(module, inputs, side, grad=None, wrote=()):
-    """:func:`run_float64` for a graph float64_mode changes nothing of (:func:`.plan.float64_run`): the float64 copy
-    run as it is, as PyTorch's after_aot repros run theirs (an op with no float64 kernel raises here, where the mode
-    runs it in float32: then there is no float64 run, and differs says so)."""
-    module, inputs = float64_copy(module, inputs)
+    """:func:`run_float64` for a repro's graph float64_mode changes nothing of (:func:`.plan.float64_run`): the
+    float64 inputs run as they are, as PyTorch's after_aot repros run theirs (an op with no float64 kernel raises
+    here, where the mode runs it in float32: then there is no float64 run, and differs says so). The inputs alone
+    (float64_copy's to_float64): a repro's module holds no tensor, its constants made in its forward."""
+    inputs = to_float64(inputs)
     out = side(module, inputs, grad)
     sync()
     return dense(out) + [inputs[i] for i in wrote]

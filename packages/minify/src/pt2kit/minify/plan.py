@@ -8,7 +8,8 @@ NAME); ``side`` (what a run of the graph gives: its outputs, or a training step'
 (how the compiled side runs); ``configured`` (how the config is applied: code handed over as FILE.py:NAME
 loaded first, where it holds some, a decomposition put into Inductor's table where it holds one); ``float64``
 (an accuracy failure's float64 reference); ``inputs`` (how a repro makes its inputs from their specs);
-``verdict`` (what is judged on the two sides' results); ``signature`` (an error's: what a compile error is
+``verdict`` (what is judged on the two sides' results); ``fresh`` (each side's copy of the inputs);
+``precision`` (how the precision settings the failure was judged under are applied); ``signature`` (an error's: what a compile error is
 judged by, what eager must raise where a crash is the compiled side's signal where eager raises, and what a
 query says of a side that raised).
 """
@@ -21,6 +22,7 @@ from typing import Any
 from .loading import CODE, DECOMPOSITIONS
 
 ANSWER, HARNESS, LOADING, VERDICTS = (f"pt2kit.minify.{m}" for m in ("answer", "harness", "loading", "verdicts"))
+PRECISION = "pt2kit.runtime.precision"
 Role = tuple[str, str]
 
 
@@ -50,6 +52,8 @@ def sides(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any
     return {"side": (HARNESS, "gradients" if train else "eager_outputs"),
             "compiled": compiled_side(backend, train, is_backward(failure, train)),
             "configured": (LOADING, configured),
+            "fresh": (HARNESS, "fresh"),
+            **({"precision": (PRECISION, "use_precision")} if failure.get("precision") else {}),
             **({"float64": (HARNESS, "run_float64")} if failure["kind"] == "accuracy" else {}),
             "verdict": (VERDICTS, verdict),
             "signature": (VERDICTS, "exception_signature")}
@@ -78,7 +82,8 @@ def plain(specs: list[tuple[Any, ...]]) -> bool:
 def repro(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], train: bool = False,
           specs: list[tuple[Any, ...]] | None = None, graph: str = "", level: str = "aten") -> dict[str, Role]:
     """What a repro's main is handed: the judge, how the backend is had, how its inputs are made from ``specs``
-    (:func:`plain`), and where the judge runs both sides, :func:`sides` (without ``signature`` but for a compile
+    and copied (:func:`plain`), its precision settings where it runs on the CPU alone (:func:`on_cpu`), and where
+    the judge runs both sides, :func:`sides` (without ``signature`` but for a compile
     error: the repro's own run is strict, an error in any other failure cannot be judged, and is said in one
     line), the float64 reference as its ``graph`` (source, at ``level``) needs it (:func:`float64_run`)."""
     judge = {"crash": "judge_crash", "violation": "judge_violation"}.get(failure["kind"], "judge_outcome")
@@ -92,4 +97,14 @@ def repro(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any
         del run["signature"]
     if "float64" in run:
         run["float64"] = float64_run(graph, level)
+    if specs is not None and plain(specs):
+        run["fresh"] = (HARNESS, "fresh_plain")
+    if "precision" in run and specs is not None and on_cpu(specs, graph):
+        run["precision"] = (PRECISION, "use_cpu_precision")
     return {**how, **run}
+
+
+def on_cpu(specs: list[tuple[Any, ...]], graph: str = "") -> bool:
+    """Whether a repro runs on the CPU alone as it is written: every input there and no device named in its graph
+    (``REPRO_DEVICE=cuda`` moves it, without CUDA's precision settings: a repro made on CUDA carries those)."""
+    return all(s[0] == "scalar" or s[4] == "cpu" for s in specs) and "cuda" not in graph

@@ -31,7 +31,7 @@ CHECK = "# ---- the check"  # the line the embedded check starts with: what is a
 def check(how: dict[str, plan.Role], tool_version: str) -> tuple[list[str], str]:
     """(the imports, the text) of the check a repro handed ``how`` (:func:`.plan.repro`) runs: main and
     those functions, with what they reach, by source (:mod:`.embed`), under a comment that says where from."""
-    c = embed.closure([(plan.ANSWER, "main"), *how.values()], docstrings=False)
+    c = embed.closure([(plan.ANSWER, "main"), *how.values()], docstrings=False, hoist=("torch",))
     whence = ", ".join(m if m != "pt2kit_portable" else f"{m} (version {pt2kit_portable.VERSION})" for m in c.origins())
     head = textwrap.fill(f"{CHECK}: pt2kit minify {_doc(tool_version)}'s, by source: main and the code it reaches, "
                          f"no more (each function's docstring is in its module: {whence}) ----", 110,
@@ -66,10 +66,12 @@ def _precision_line(failure: dict[str, Any]) -> str:
     return f" Judged under the model's own precision: {', '.join(precision.differences(p)) or 'the harness settings'}."
 
 
-def _needs(c: ir.Candidate, backend: str, config: dict[str, dict[str, str]], torch_version: str) -> str:
+def _needs(c: ir.Candidate, backend: str, config: dict[str, dict[str, str]], torch_version: str,
+           cpu_precision: bool = False) -> str:
     devices = sorted({s.device for s in c.inputs if s.kind in ir.TENSORS}) or ["cpu"]
+    moves = "; CUDA's precision settings come with a repro made on CUDA" if cpu_precision else ""
     out = [f"torch (made on {torch_version}), Python's standard library", f"device {', '.join(devices)} (REPRO_DEVICE="
-           f"cuda moves the inputs)"]
+           f"cuda moves the inputs{moves})"]
     if (file := _backend_file(backend)) is not None:
         out.append(f"the backend file {file[0]} (its {file[1]}), loaded by that path")
     settings = " ".join(f"{k}={v}" for k, v in config_strings(config).items())
@@ -135,10 +137,11 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     # a failure no op of the repro shows alone (an op ordered against another's write): said, so no one cuts it further
     together = "\n" + textwrap.fill(_doc(needs[:1].upper() + needs[1:]) + ".", 110) if needs else ""
-    needs = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
-                          break_long_words=False, break_on_hyphens=False)  # never inside an escape
     how = plan.repro(failure, file or backend, {m: {k: from_literal(v) for k, v in kv.items()} for m, kv in config.items()},
                      train=phase == "joint", specs=[s.as_tuple() for s in c.inputs], graph=c.source, level=level)
+    needs = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version, how.get("precision", ("", ""))[1]
+                                                  == "use_cpu_precision")) + ".", 110,
+                          break_long_words=False, break_on_hyphens=False)  # never inside an escape
     imports, checked = check(how, tool_version)
     std, torch_ = _imports(imports, c.source)
     head = f'''#!/usr/bin/env python3

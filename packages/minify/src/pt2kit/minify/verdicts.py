@@ -20,7 +20,7 @@ from pt2kit.runtime.precision import use_precision
 from pt2kit_portable import differs, exception_line, under_autocast
 
 from . import plan
-from .harness import fresh, run_eager, written
+from .harness import run_eager, written
 from .loading import Untestable
 
 
@@ -44,8 +44,9 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how,
     failure; it raising anything, or eager not raising that error, is none."""
     kind, amp = failure["kind"], failure.get("autocast")  # amp: the torch.autocast the script called the graph under
     expect = failure.get("eager")
-    settle(failure)
-    eager_in, test_in = fresh(inputs), fresh(inputs)  # each side's own copy: what it writes into one is judged too
+    if failure.get("precision"):  # the settings it was judged under: the accuracy harness's, or the model's own
+        how["precision"](failure["precision"])
+    eager_in, test_in = how["fresh"](inputs), how["fresh"](inputs)  # each side's own: what it writes is judged too
     try:
         torch.manual_seed(0)  # each side from one seed: a random op (dropout) draws alike, as in the original run
         with under_autocast(amp):
@@ -87,7 +88,7 @@ def accuracy_verdict(module, inputs, eager, test, failure, how, grad=None, wrote
     try:
         torch.manual_seed(0)
         with under_autocast(failure.get("autocast")):  # it leaves float64 alone: the ops run as eager's do under it
-            fp64 = how["float64"](module, fresh(inputs), how["side"], grad, wrote)
+            fp64 = how["float64"](module, how["fresh"](inputs), how["side"], grad, wrote)
     except Exception:
         fp64 = None
     for i, (t, r) in enumerate(zip(test, eager, strict=False)):
