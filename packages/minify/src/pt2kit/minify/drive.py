@@ -50,7 +50,7 @@ def run(s: Session, job: Job) -> int:
     job = replace(job, device=job.device or "cpu", mode=job.mode or "infer")
     label = s.open_model(job.model, device=job.device)
     want = Want(kind="violation", constraint="deny", op=job.deny) if job.deny and job.profile is None else None
-    return _one(s, job, want, Narrator(s.say, label, job))
+    return _one(s, job, want, Narrator(s.say, label, job))[0]
 
 
 def workers(s: Session, asked: int | None) -> int:
@@ -114,7 +114,7 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
     for out in outs:
         if out is not None:
             check_output("-o", out, inputs)
-    code = EXIT_OK
+    code, unshown = EXIT_OK, []  # unshown: the targets whose graphs do not show their failure
     for t, out in zip(got.targets, outs, strict=True):
         if t.model is None:
             s.warn(f"{t.where}: no model record for {t.label} on stdin (the run that wrote this wrote none): skipped")
@@ -138,11 +138,20 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         narrator = Narrator(s.say, t.label, one)
         narrator.minifying(t)
         try:
-            code = max(code, _one(s, one, t.want, narrator, early))
+            got_one, shown = _one(s, one, t.want, narrator, early)
+            code = max(code, got_one)
+            if not shown:
+                unshown.append(t.label)
         except UsageError:  # its eager run raised, and the compiled one raised too: as capture said
             if cannot is None:
                 raise
             code = max(code, s.refuse(cannot, t.label))
+    if unshown and len(unshown) == len(got.targets) and got.unnamed:  # the script's failure, no graph showing it
+        from .script import minify_script
+
+        s.say(f"{got.unnamed[0]}: the command failed, and its captured graph(s) do not show it when minify runs "
+              f"them ({', '.join(unshown)}): the script itself is reduced")
+        return minify_script(s, job, got.unnamed[0], got.commands[0])
     return code
 
 
@@ -156,8 +165,9 @@ def _backend(job: Job, t: Any) -> str:
     return piped_backend(job.backend, captured, label, "minify", config=job.config)
 
 
-def _one(s: Session, job: Job, want: Want | None, narrator: Narrator, early: Early | None = None) -> int:
-    """One model: its repro made, written (-o, and the store) and recorded; its exit code."""
+def _one(s: Session, job: Job, want: Want | None, narrator: Narrator, early: Early | None = None) -> tuple[int, bool]:
+    """One model: its repro made, written (-o, and the store) and recorded; (its exit code, whether its graphs
+    show the failure: :attr:`.records.Outcome.unshown`)."""
     from pt2kit.runtime.progress import Progress
     from pt2kit.schema import Repro
 
@@ -180,7 +190,7 @@ def _one(s: Session, job: Job, want: Want | None, narrator: Narrator, early: Ear
             from pt2kit.schema import Bisect
 
             narrator.on(s.emit(Bisect, **o.bisect, model=narrator.label))
-    return max(narrator.finish(o), refused)
+    return max(narrator.finish(o), refused), not o.unshown
 
 
 def _kept(s: Session, text: str) -> Path:
@@ -270,10 +280,10 @@ def _nothing_to_search(job: Job, failure: dict[str, Any] | None, seen: dict[str,
         return Outcome(EXIT_OK, f"no failure to minify: {job.model} runs the same eagerly and with {job.backend}"
                                 f"{step}")
     if "why" in failure:
-        return Outcome(EXIT_CRASH, failure["why"])
+        return Outcome(EXIT_CRASH, failure["why"], unshown=bool(failure.get("unshown")))
     if not graphs:
         return Outcome(EXIT_CRASH, f"the failure ({failure['kind']}) happens before any graph reaches the backend "
-                                   "(in Dynamo): minify works on the graphs it is handed")
+                                   "(in Dynamo): minify works on the graphs it is handed", unshown=True)
     return None
 
 
@@ -311,7 +321,7 @@ def _showing(graphs: list[ir.Graph], searchers: list[Searcher], failure: dict[st
         w is None or g.unwritable for g, w in zip(graphs, wholes, strict=True)) else (others or "they pass")
     also = ", nor with the real values of its small inputs" if real else ""
     return Outcome(EXIT_CRASH, f"the {failure['kind']} failure ({failure.get('signature', '')}) does not "
-                               f"reproduce on the captured graph(s) with seeded inputs{also} ({why})")
+                               f"reproduce on the captured graph(s) with seeded inputs{also} ({why})", unshown=True)
 
 
 def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, Any], searchers: list[Searcher],
@@ -391,10 +401,11 @@ def _failure(job: Job, want: Want | None, seen: dict[str, Any], precision: dict[
     if kind is None:
         if asked not in ("auto", None):
             return {"why": f"asked for {_a(asked)} failure, but {job.model} shows none: "
-                           f"{seen.get('detail') or 'it runs the same eagerly and with ' + job.backend}"}
+                           f"{seen.get('detail') or 'it runs the same eagerly and with ' + job.backend}", "unshown": True}
         return None
     if asked not in ("auto", None) and asked != kind:
-        return {"why": f"asked for {_a(asked)} failure, but {job.model} shows {kind}: {seen.get('signature', '')}"}
+        return {"why": f"asked for {_a(asked)} failure, but {job.model} shows {kind}: {seen.get('signature', '')}",
+                "unshown": True}
     # where it shows (train mode): "backward" searches the backward graphs, then the graphs run as training steps
     phase = "backward" if seen.get("phase") == "backward" else None
     if kind == "accuracy":  # the one the search ahead bets on, built in one place

@@ -38,6 +38,9 @@ class Outcome:
     text: str | None = None  # repro.py
     query: dict[str, Any] | None = None  # the repro's candidate as a worker's query (what bisection compiles)
     bisect: dict[str, Any] | None = None  # the `bisect` record's fields, when the stage was bisected
+    # the model's graphs do not show the failure the stream named (it runs through, or fails otherwise): a
+    # failure of the script's the kept graph does not re-create (Dynamo traced the script so, not its graph)
+    unshown: bool = False
 
 
 def repro_fields(fields: dict[str, Any], text: str, store: Store, model: str, output: str | None) -> dict[str, Any]:
