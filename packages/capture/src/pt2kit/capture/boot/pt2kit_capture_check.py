@@ -159,12 +159,17 @@ class Checked:
             keep(self.ref, self.line, self.calls, inputs, f"{self.how}: {why}")
 
     def _eager(self, inputs: list[Any]) -> list[tuple[str, Any]]:
-        """The graph run eagerly on copies of ``inputs``, under no_grad, the RNG state put back after."""
+        """The graph run eagerly on copies of ``inputs``, under no_grad, the RNG state put back after; an
+        output whose values no op defined (torch.empty's memory: pt2kit_portable.undefined_values) left out,
+        so never judged: eager and a correct compile differ there."""
         import torch
 
+        from pt2kit_portable import undefined_values
+
         devices = sorted({a.device.index or 0 for a in inputs if isinstance(a, torch.Tensor) and a.is_cuda})
-        with torch.random.fork_rng(devices=devices), torch.no_grad():
-            return leaves(self.ref(*[_copy(a) for a in inputs]))
+        with torch.random.fork_rng(devices=devices), torch.no_grad(), undefined_values() as seen:
+            out = leaves(self.ref(*[_copy(a) for a in inputs]))
+        return [(n, t) for n, t in out if not seen.made_by(t)]
 
     def _judge(self, got: list[tuple[str, Any]], inputs: list[Any]) -> str:
         """Why this call fails the check ("" when it passes)."""
