@@ -377,5 +377,5 @@ def test_a_failure_before_any_graph_naming_no_script_is_one_line_and_exit_2(mini
     assert r.code == 2, r.stderr
     assert r.stderr.splitlines()[-1] == (
         "minify: error: <stdin>:2: Unsupported: Failed to trace builtin operator (the command failed and no graph "
-        "was kept, so there is no graph to cut, and no script to reduce: the command (none) is not `python "
+        "was kept or shows it, so there is no graph to cut, and no script to reduce: the command (none) is not `python "
         "SCRIPT.py`)")

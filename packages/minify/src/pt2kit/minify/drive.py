@@ -97,9 +97,12 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         where, message = got.refused[0]
         raise UsageError(f"{where}: the step before minify stopped, so nothing on stdin was judged and there is "
                          f"nothing to minify yet: {message}")
-    if not got.targets and not got.models and got.unnamed:  # it failed before any graph: its script is reduced
+    if not got.targets and got.unnamed:  # the command failed and no graph shows it: its script is reduced
         from .script import minify_script
 
+        if got.models:  # Dynamo ran the script wrong (a guard, a side effect) in code no graph holds
+            s.say(f"{got.unnamed[0]}: the command failed, and none of the {len(got.models)} captured graph(s) on "
+                  "stdin shows a failure: the script itself is reduced")
         return minify_script(s, job, got.unnamed[0], got.commands[0])
     if not got.targets:
         if got.models:

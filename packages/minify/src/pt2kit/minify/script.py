@@ -1,15 +1,22 @@
-"""A failure before any graph was kept (Dynamo raising while it traced: fullgraph=True over a graph break,
-an internal Dynamo error): no graph to cut, but a script. It is reduced at the source level by
-pysource-minimize (shrinkray, the other on PyPI, needs Python 3.12 since 25.12: see the README), keeping the
-failure's signature, and the reduced script is the repro.
+"""A failure no kept graph shows (Dynamo raising while it traced: fullgraph=True over a graph break, an
+internal Dynamo error; or the script's own check failing under compile where Dynamo ran it wrong: a guard
+missed, a side effect or a mutation mis-traced): no graph to cut, but a script. It is reduced at the source
+level by pysource-minimize (shrinkray, the other on PyPI, needs Python 3.12 since 25.12: see the README),
+keeping the failure's signature, and the reduced script is the repro.
 
 Guarantees: the signature is minify's own rule (:func:`.verdicts.exception_signature`), embedded by source
-in every candidate and in the repro (:mod:`.embed`), and the script's own signature is taken from a run
-of it under that check, never from the record's text. Each candidate is a file in a temporary folder run
-as ``INTERPRETER candidate.py ARGS`` in a fresh process with a timeout, with the working directory the
-command ran in (minify's own: triage runs capture and minify in one folder) and the script's folder on
-PYTHONPATH, so the script's relative files and sibling modules are found as in the original run; nothing
-is written next to the user's files. The repro exits 1 while the failure is there, 0 once the script runs
+in every candidate and in the repro (:mod:`.embed`); an exception whose type is not torch's (an assert of
+the script's) is named also by the script's statement it came through last, so the user's own check is the
+one kept. The script's own signature is taken from a run of it under that check, never from the record's
+text. The failure is the compiler's only where the script runs through with torch.compile disabled
+(:data:`.scriptstage.OFF`): a script failing so too is the user's own bug (exit 2, no repro), and every
+candidate the reduction keeps passes that run too (else ``assert False`` would be a "repro"). The repro's
+stage is told by running it under PyTorch's switches (:mod:`.scriptstage`).
+
+Each candidate is a file in a temporary folder run as ``INTERPRETER candidate.py ARGS`` in a fresh process
+with a timeout, with the working directory the command ran in (minify's own: triage runs capture and minify
+in one folder) and the script's folder on PYTHONPATH, so the script's relative files and sibling modules are
+found as in the original run; nothing is written next to the user's files. The repro exits 1 while the failure is there, 0 once the script runs
 through, 125 where it fails otherwise. Not guaranteed: a script that reads its own ``__file__`` reads the
 candidate's; ``python -m MODULE`` is not reduced.
 """
@@ -25,24 +32,58 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_USAGE, UsageError
 from pt2kit.runtime.session import Session, torch_version
 from pt2kit.runtime.writes import write_output
 from pt2kit_portable import escape
 
-from . import __version__, embed
+from . import __version__, embed, scriptstage
 from .job import Job
+from .scriptstage import OFF, setting, switched
 
 MARK = "repro: "  # the line the check writes on stderr: "repro: reproduced: SIG" or "repro: fails otherwise: SIG"
 BUDGET_S = 300.0  # the reduction stops trying candidates after this long: the smallest one found is the repro
 JUDGE = '''
+
+# this file, read where it starts: by the time the hook runs, a runner's runpy has put its own __main__ and argv back
+_SCRIPT = os.path.realpath(globals().get("__file__") or sys.argv[0])
+
+
+def _statement(tb):
+    # the script's own statement the exception came through last, as ast.unparse writes it (the reducer
+    # writes every candidate so): a failure of the user's own check is that check failing, not any other
+    import ast
+    import linecache
+
+    main = _SCRIPT
+    line = None
+    while tb is not None:
+        if os.path.realpath(tb.tb_frame.f_code.co_filename) == main:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None:
+        return None
+    try:
+        tree = ast.parse("".join(linecache.getlines(main)))
+    except SyntaxError:
+        return None
+    simple = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and not hasattr(n, "body")
+              and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    said = ast.unparse(simple[-1]) if simple else linecache.getline(main, line)
+    return " ".join(said.split())[:200]
+
 
 def _judged(kind, e, tb):
     # the failure's signature decides: the same one is the bug (1), another is "cannot test" (125); an
     # uncaught exception only gets here, so a script that runs through exits 0
     sys.__excepthook__(kind, e, tb)
     got = exception_signature(e)
+    # an error of torch's own names itself; any other (an AssertionError, the script's own check) is named
+    # by the script's statement it came through too
+    at = None if kind.__module__.partition(".")[0] == "torch" else _statement(tb)
+    got = got if at is None else f"{got} at: {at}"
     print(f"repro: raised by {kind.__module__}", file=sys.stderr)
     print(f"repro: {'reproduced' if got == SIGNATURE else 'fails otherwise'}: {got}", file=sys.stderr)
     sys.stdout.flush()
@@ -138,6 +179,21 @@ def _forked(cmd: Command, path: Path, timeout: float) -> tuple[int | str | None,
     return code, b"".join(err).decode("utf-8", "replace")
 
 
+def _own(cmd: Command, sig: str, off: tuple[int | None, str | None, str]) -> str | None:
+    """Why the failure is not the compiler's, from the script's run with torch.compile disabled
+    (:data:`.scriptstage.OFF`); None where that run went through (exit 0): compiling is what makes it fail."""
+    code, got, _ = off
+    words = f"with torch.compile disabled ({setting(OFF)})"
+    if code == 0:
+        return None
+    if code == 1 and got == sig:
+        return (f"{cmd.script.name} fails the same way {words}: {sig} is the script's own failure, not the "
+                "compiler's; no repro")
+    return (f"{cmd.script.name} does not run through {words} either ("
+            + (f"it fails with {got}" if got else "timed out" if code is None else f"exit {code}")
+            + "): no run without the compiler to tell the compiler's part from the script's; no repro")
+
+
 class _Stop(Exception):
     """The reduction's time is up."""
 
@@ -151,6 +207,15 @@ class Reduced:
     runs: int  # candidates run
     wall_s: float
     stopped: bool  # the budget ran out: the smallest found so far
+    by: str = ""  # the module of the exception's type: torch's own, or another (builtins: an assert)
+
+    @property
+    def failure(self) -> str:
+        """The `repro` record's kind: a torch error (Dynamo raising as it traced) is a compile error; the
+        script's own assertion failing under compile, wrong results; any other error, a crash."""
+        if self.by.partition(".")[0] == "torch":
+            return "compile-error"
+        return "accuracy" if self.signature.startswith("AssertionError:") else "crash"
 
 
 def reduce(cmd: Command, say: Callable[[str], None], budget_s: float = BUDGET_S) -> Reduced | tuple[int, str]:
@@ -168,19 +233,23 @@ def reduce(cmd: Command, say: Callable[[str], None], budget_s: float = BUDGET_S)
             return EXIT_CRASH, f"minify's own run of {cmd.script.name} " + (
                 "ran through (exit 0): the failure did not come back" if code == 0 else
                 f"ended without an exception the check saw (exit {code})")
-        if by.partition(".")[0] != "torch":  # the script's own error before any compile: no compiler bug
-            return EXIT_USAGE, f"{cmd.script.name} raised {sig} (of {by or 'no module'}), not torch: no compiler failure"
         head, once = check(sig), time.monotonic() - start
         # a candidate that hangs where the original failed is no repro; the floor: a loaded machine (CI beside
         # the tests) took 30 s to import torch
         timeout = max(120.0, 4 * once)
+        own = _own(cmd, sig, run(cmd, switched(OFF, head + source), folder, timeout))
+        if own is not None:
+            return EXIT_USAGE, own
         runs, best = [0], [source]
 
         def fails(text: str) -> bool:
             if time.monotonic() - start > budget_s:
                 raise _Stop  # pysource-minimize has no budget of its own: the smallest failing one found is it
             runs[0] += 1
-            got = run(cmd, head + text, folder, timeout)[:2] == (1, sig)
+            # the failure, and the compiler's: with torch.compile disabled the candidate runs through (a
+            # candidate cut to `assert False` fails either way, and is no compiler's failure)
+            got = run(cmd, head + text, folder, timeout)[:2] == (1, sig) and \
+                run(cmd, switched(OFF, head + text), folder, timeout)[0] == 0
             if got and len(text) < len(best[0]):
                 if len(text.splitlines()) < len(best[0].splitlines()):  # said per line gone, not per character
                     say(f"{runs[0]} candidates run: {len(text.splitlines())} lines still fail so")
@@ -196,12 +265,13 @@ def reduce(cmd: Command, say: Callable[[str], None], budget_s: float = BUDGET_S)
         except ValueError:  # its first check of the script (normalised by ast.unparse) did not fail so
             return EXIT_CRASH, f"{cmd.script.name} did not fail with {sig} again, as pysource-minimize reads it back"
     return Reduced(small, sig, len(source.splitlines()), len(small.splitlines()), runs[0],
-                   time.monotonic() - start, stopped)
+                   time.monotonic() - start, stopped, by)
 
 
-def repro_text(r: Reduced, cmd: Command, tool_version: str, torch_version: str) -> str:
-    """repro.py: a docstring that says what it is, the check, then the reduced script (its ``from
-    __future__`` imports first, where Python needs them)."""
+def repro_text(r: Reduced, cmd: Command, tool_version: str, torch_version: str,
+               stage: dict[str, Any] | None = None) -> str:
+    """repro.py: a docstring that says what it is (and the ``stage`` :mod:`.scriptstage` told), the check,
+    then the reduced script (its ``from __future__`` imports first, where Python needs them)."""
     tree = ast.parse(r.text)
     future = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
     lines = r.text.splitlines()
@@ -211,9 +281,12 @@ def repro_text(r: Reduced, cmd: Command, tool_version: str, torch_version: str) 
             lines[i] = ""
     name, sig = escape(cmd.script.name, string=True), escape(r.signature, string=True)
     args = escape(" ".join(cmd.args), string=True)
+    how = ("before torch.compile hands a\nbackend any graph (Dynamo raises while it traces)" if r.failure == "compile-error"
+           else "under torch.compile, where no\ngraph a backend was handed shows the failure")
     doc = (f"pt2kit minify {tool_version}: {name}, the user's script reduced at the source level by\n"
-           f"pysource-minimize from {r.lines_before} to {r.lines_after} lines. It still fails before torch.compile "
-           f"hands a\nbackend any graph (Dynamo raises while it traces) with:\n\n    {sig}\n\n"
+           f"pysource-minimize from {r.lines_before} to {r.lines_after} lines. It still fails {how}, with:\n\n    {sig}\n\n"
+           f"and runs through with torch.compile disabled (`{setting(OFF)} python repro.py`): the failure is the\n"
+           f"compiler's, not the script's.\n\n" + (scriptstage.doc(stage) + "\n" if stage else "") +
            f"Made on torch {escape(torch_version, string=True)}. Run it as `python repro.py{' ' + args if args else ''}` "
            "in the folder the script ran in:\nit exits 1 while the failure is there, 0 once the script runs "
            "through, 125 where it fails otherwise.\n")
@@ -235,25 +308,36 @@ def minify_script(s: Session, job: Job, where: str, argv: list[str]) -> int:
 
     cmd = command_of(argv)
     if isinstance(cmd, str):  # no script to reduce: the line it always said, and why
-        raise UsageError(f"{where} (the command failed and no graph was kept, so there is no graph to cut, and "
+        raise UsageError(f"{where} (the command failed and no graph was kept or shows it, so there is no graph to cut, and "
                          f"no script to reduce: {cmd})")
     r = reduce(cmd, s.say, job.timeout or BUDGET_S)
     if isinstance(r, tuple):
         if r[0] == EXIT_USAGE:
-            raise UsageError(f"{where} (the command failed and no graph was kept, so there is no graph to cut: {r[1]})")
+            raise UsageError(f"{where} (the command failed and no graph was kept or shows it, so there is no graph to cut: "
+                             f"{r[1]})")
         s.say(f"{where}: {r[1]}: no repro")
         return r[0]
     text = repro_text(r, cmd, __version__, torch_version())
     runs = 2
     reproduced = verify(cmd, text, r.signature, runs)
+    stage = None
+    if reproduced:  # the stage, told by the repro run under PyTorch's own switches
+        with tempfile.TemporaryDirectory(prefix="pt2kit-minify-") as tmp:
+            stage = scriptstage.stage(lambda t: run(cmd, t, Path(tmp), timeout=300.0)[:2], text, r.signature, s.say)
+        text = repro_text(r, cmd, __version__, torch_version(), stage)
     if job.output is not None:
         write_output(job.output, text, flag="-o")
-    # no graph: 0 nodes before and after (the lines are said below); "compile-error": Dynamo's, as it traced
-    s.emit(Repro, model=None, path=s.store.put_text(text, "text/x-python", ".py"), failure="compile-error",
+    # no graph: 0 nodes before and after (the lines are said below)
+    s.emit(Repro, model=None, path=s.store.put_text(text, "text/x-python", ".py"), failure=r.failure,
            nodes_before=0, nodes_after=0, reproduces=reproduced == runs, signature=r.signature, queries=r.runs,
            wall_s=round(r.wall_s, 1), reproduced=reproduced, runs=runs, output=job.output)
     stopped = f" (stopped after {job.timeout or BUDGET_S:g} s: the smallest found)" if r.stopped else ""
     s.say(f"{cmd.script.name}: reduced from {r.lines_before} to {r.lines_after} lines in {r.runs} runs, "
           f"{r.wall_s:.0f} s{stopped}; repro.py fails so in {reproduced} of {runs} fresh runs"
           + (f"; wrote {job.output}" if job.output else ""))
+    if stage is not None:
+        from pt2kit.schema import Bisect, BisectRun
+
+        runs_of = {k: BisectRun(**stage[k]) for k in ("off", "on") if stage.get(k)}
+        s.emit(Bisect, model=None, **{**stage, **runs_of})
     return EXIT_FINDINGS if reproduced else EXIT_CRASH
