@@ -226,3 +226,34 @@ def test_a_report_past_the_limit_even_so_leaves_sections_out_from_the_end_and_sa
                                 "\\(guardscan\\), How to rerun each step; triage's folder holds them, in report.html "
                                 "and the streams.)")
     assert "b" * 20_000 in md  # what fits once the later sections are out stays
+
+
+def test_a_script_level_repro_where_no_captured_graph_shows_it_has_its_bisection_and_says_so(tmp_path):
+    # pytorch#196173: Dynamo folds `holder.current is holder.left` unguarded; its one graph passes kdiff, the
+    # script's own assert fails; minify reduced the script (no model named) and told the stage (no model named)
+    from pt2kit.schema import Crash
+
+    env = {"v": 1, "run": "r1"}
+    text = '"""the script reduced"""\nimport torch\n'
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    (tmp_path / "blobs" / sha[:2]).mkdir(parents=True)
+    (tmp_path / "blobs" / sha[:2] / f"{sha}.py").write_text(text)
+    ref = BlobRef(path=f"blobs/{sha[:2]}/{sha}.py", sha256=sha, size=len(text), media_type="text/x-python")
+    sig = "AssertionError: call <n> at: assert torch.equal(e, c)"
+    recs = [Header(**env, tool="capture", tool_version="0", argv=["pt2kit", "capture"], time="t", host="h",
+                   python="3.11", store=str(tmp_path)),
+            Model(**env, model="g.py[0/0]", file=str(tmp_path / "m.py")),
+            Crash(**env, stage="run", exitcode=1, exception="AssertionError", message="call 1: eager [-2.0]"),
+            Repro(**env, path=ref, failure="accuracy", nodes_before=0, nodes_after=0, reproduces=True, signature=sig,
+                  reproduced=2, runs=2),
+            Bisect(**env, backend="eager", chain={"eager": True}, found=True, env={"TORCH_BISECT_BACKEND": "eager"},
+                   verdict="Dynamo alone (the eager backend): it fails under TORCH_BISECT_BACKEND=eager",
+                   off=BisectRun(setting="TORCHDYNAMO_DISABLE=1", fails=False, signature="passes"),
+                   on=BisectRun(setting="TORCH_BISECT_BACKEND=eager", fails=True, signature=sig))]
+    path = tmp_path / "minify.ndjson"
+    path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
+    md = build(path, [], {}, ["python", "g.py"], tmp_path, 1)
+    assert md.splitlines()[0].endswith("(no captured graph shows it)"), md.splitlines()[0]
+    assert "your script reduced at the source level (no captured graph shows it)" in md
+    assert "- Dynamo alone \\(the eager backend\\): it fails under TORCH\\_BISECT\\_BACKEND=eager\n" in md
+    assert "  - checked, culprit off: `TORCHDYNAMO_DISABLE=1` passes\n" in md

@@ -206,3 +206,18 @@ def test_a_pass_the_script_set_to_code_is_handed_over_as_config_and_said(tmp_pat
     assert any("hands it to kdiff and minify as --config post_grad_custom_post_pass=/w/pg.py:corrupt" in x
                for x in said), said
     assert any("decomposition of aten.silu.default" in x and "cannot hand that over" in x for x in said), said
+
+
+def test_the_scripts_own_failure_goes_to_minify_where_graphs_were_kept_too(tmp_path):
+    # pytorch#196173: the script's one graph passes kdiff, its own assert fails (Dynamo folded an identity test
+    # unguarded): minify reduces the script, where before "nothing to minify" left triage at exit 3
+    from pt2kit.schema import Crash, Header, Model
+    from pt2kit.schema.stream import encode
+
+    recs = [Header(v=1, run="c", tool="capture", tool_version="0", argv=["capture"], time="t", host="h", python="3",
+                   store="s"),
+            Model(v=1, run="c", model="g.py[0/0]", file="m.py"),
+            Crash(v=1, run="c", stage="run", exitcode=1, exception="AssertionError", message="call 1")]
+    path = tmp_path / "capture.ndjson"
+    path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
+    assert streams.read(path).failing == ["crash of the script"]

@@ -103,7 +103,8 @@ def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
     where = _rel(row["mine"], cwd)  # reportgen's rule: the user's own line, as the page leads with it
     at = "at" if row["mine_is_op"] else "called at"  # the call of the compiled code is not the op's line
     # a crash naming no graph (the script's end) has no model record: reportgen's row has a placeholder name
-    graph = f" ({text(row['model'])})" if _model(c, row["model"]) is not None else " (no graph was kept)"
+    graph = f" ({text(row['model'])})" if _model(c, row["model"]) is not None else \
+        " (no captured graph shows it)" if c.of("model") else " (no graph was kept)"
     return (f"[{text(_backend(c, row))}] {text(kind)}" + (f" in {text(op)}" if op else "")
             + (f" {at} {text(where)}" if where else "") + graph)
 
@@ -174,7 +175,8 @@ def _repro(row: dict[str, Any] | None, c: Any, cwd: Path, whole: bool = True) ->
     # a repro of no graph (minify 0.13: a failure before any graph was kept) is the script reduced
     cut = (f"cut from {rep.nodes_before} to {rep.nodes_after} nodes: {', '.join(code(o) for o in rep.ops) or 'no op'}"
            + (f", {text(rep.phase)} graph" if rep.phase else "")) if rep.nodes_before else \
-        "your script reduced at the source level (no graph was kept)"
+        "your script reduced at the source level (" + ("no captured graph shows it" if c.of("model") else
+                                                       "no graph was kept") + ")"
     out.append(f"{code('python ' + where)} needs {needs} and exits 1 while the bug is there (it failed the same way "
                f"in {rep.reproduced} of {rep.runs} fresh runs), 0 once it is fixed; {cut}.")
     source = _repro_text(rep, c)
@@ -193,7 +195,10 @@ def _repro(row: dict[str, Any] | None, c: Any, cwd: Path, whole: bool = True) ->
 def _bisection(row: dict[str, Any] | None, c: Any) -> list[str]:
     out = ["#### Bisection", ""]
     model = row["model"] if row else None
-    found = [b for b in c.of("bisect") if b.model == model] or (c.of("bisect") if model is None else [])
+    rep = row["repro"]["r"] if row and row["repro"] else None
+    # a script-level repro (no graph kept) names no model: its bisection names none either
+    key = rep.model if rep is not None else model
+    found = [b for b in c.of("bisect") if b.model == key] or (c.of("bisect") if model is None else [])
     if not found:
         return [*out, "Not bisected: the stream holds no `bisect` record (minify bisects the repro it made; "
                       "it made none, or this minify does not bisect)."]

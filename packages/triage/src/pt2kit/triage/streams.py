@@ -50,9 +50,9 @@ def read(path: Path) -> Seen:
         elif isinstance(r, Crash) and r.model is not None:
             seen.crashes.append(r.model)
             seen.failing.append(f"crash {r.model}")
-        elif isinstance(r, Crash) and r.stage != "export" and r.exception and not seen.models:
-            seen.failing.append("crash of the script")  # its own end by an exception, no graph kept (the crash
-            # comes last): minify reduces the script itself
+        elif isinstance(r, Crash) and r.stage != "export" and r.exception:
+            seen.failing.append("crash of the script")  # its own end by an exception (the crash comes last):
+            # where no graph kept shows a failure (none kept, or kdiff passes each), minify reduces the script
         elif isinstance(r, Diff) and not r.passed:
             seen.failing.append(f"diff {r.model}")
         elif isinstance(r, Kernel) and r.finding:
