@@ -290,3 +290,29 @@ def test_an_expanded_overlapping_or_offset_input_loads_in_the_scripts_layout(tmp
         assert all(torch.equal(g, a) for g, a in zip(got, args, strict=True))
     text = (tmp_path / name).read_text()
     assert "offset=8)" in text and "storage=12)" in text  # the third's storage is what its layout reaches
+
+
+def test_an_autocast_region_of_the_graph_is_written_as_the_with_block_every_dynamo_traces(tmp_path):
+    """Dynamo writes `with torch.autocast(...)` in a compiled forward as _enter_autocast/_exit_autocast calls;
+    Dynamo 2.11 ran such a call while tracing a tool's compile of the model file and crashed ("Global
+    autocast(cpu)_enabled state changed while dynamo tracing"). The file holds the script's `with` block."""
+    graphs = []
+
+    def fn(x, w):
+        with torch.autocast("cpu", torch.bfloat16):
+            y = torch.nn.functional.linear(x, w).relu()
+        return y.float() * 2
+
+    def keep(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    args = (torch.randn(4, 8), torch.randn(8, 8))
+    torch._dynamo.reset()
+    torch.compile(fn, backend=keep)(*args)
+    name, _, _ = _writer().write(graphs[0], list(args), tmp_path, "g0_0", ["a test"], "all", 1 << 20)
+    text = (tmp_path / name).read_text()
+    assert "with torch.amp.autocast('cpu', torch.bfloat16, True, None):" in text and "_enter_autocast(" not in text
+    loaded = load_model(str(tmp_path / name))
+    (got,) = torch.compile(loaded.model, backend="eager")(*loaded.inputs)
+    assert torch.equal(got, fn(*loaded.inputs)) and not torch.is_autocast_enabled("cpu")

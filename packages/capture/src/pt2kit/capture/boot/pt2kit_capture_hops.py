@@ -1,5 +1,5 @@
-"""Higher-order ops a model file must write in another form than FX's codegen of Dynamo's graph, for the
-capture boot's writer: the form Dynamo traces again when a tool compiles the file.
+"""What a model file must write in another form than FX's codegen of Dynamo's graph, for the capture boot's
+writer: the form Dynamo traces again when a tool compiles the file (flex_attention's call, autocast regions).
 
 Runs inside the user's interpreter: stdlib + torch. Guarantees: the graph is read, never changed once
 :func:`python_code` returns (a node is retargeted only while FX writes its code).
@@ -7,6 +7,7 @@ Runs inside the user's interpreter: stdlib + torch. Guarantees: the graph is rea
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pt2kit_capture_torchapi as api
@@ -38,14 +39,52 @@ FLEX_CALL = _SPACE["_flex_attention"]
 
 
 def python_code(graph: Any) -> Any:
-    """FX's code of graph, each flex_attention call written as a call of ``_flex_attention`` (:data:`FLEX`):
-    the op's nodes are retargeted for the codegen and put back at once (the backend gets the graph as is)."""
+    """FX's code of graph, each flex_attention call written as a call of ``_flex_attention`` (:data:`FLEX`), and
+    each autocast region as a ``with`` block (:func:`autocast_blocks`): the op's nodes are retargeted for the
+    codegen and put back at once (the backend gets the graph as is)."""
     hop = api.flex_attention_hop()
     flex = [n for n in graph.nodes if n.op == "call_function" and hop is not None and n.target is hop]
     try:
         for n in flex:
             n.target = FLEX_CALL
-        return graph.python_code("self", verbose=True)
+        code = graph.python_code("self", verbose=True)
+        code.src = autocast_blocks(code.src)
+        return code
     finally:
         for n in flex:
             n.target = hop
+
+
+# Dynamo writes a `with torch.autocast(...)` inside the compiled code as two calls, _enter_autocast(args) and
+# _exit_autocast(ctx). Dynamo 2.11 traces such a call as an in-graph function and runs it while tracing, so a
+# tool that compiles the model file crashed ("Global autocast(cpu)_enabled state changed while dynamo
+# tracing"). The file writes the region as the script did, a `with` block, which every Dynamo traces back
+# into the same two nodes.
+_ENTER = re.compile(r"(\s*)(\w+) = torch\.amp\.autocast_mode\._enter_autocast\((.*)\)")
+_EXIT = re.compile(r"\s*\w+ = torch\.amp\.autocast_mode\._exit_autocast\((\w+)\)(?:;.*)?")
+
+
+def autocast_blocks(src: str) -> str:
+    """``src`` (FX's code of a forward) with each _enter_autocast ... _exit_autocast region as a ``with
+    torch.amp.autocast(args):`` block; ``src`` unchanged where the regions do not nest or the context
+    object is used by anything but its exit."""
+    out: list[str] = []
+    open_: list[tuple[str, int]] = []  # each open region: the context's name, the index of its `with` line
+    for line in src.split("\n"):
+        enter, leave = _ENTER.fullmatch(line), _EXIT.fullmatch(line)
+        pad = "    " * len(open_)
+        if leave is not None:
+            if not open_ or open_[-1][0] != leave.group(1):
+                return src
+            _, at = open_.pop()
+            if all(not x.strip() or x.strip().startswith("#") for x in out[at + 1:]):
+                out.append(f"{pad}{leave.group(0)[:len(leave.group(0)) - len(leave.group(0).lstrip())]}pass")
+            continue
+        if any(re.search(rf"\b{re.escape(name)}\b", line) for name, _ in open_):
+            return src  # the context object is an argument of something else
+        if enter is not None:
+            out.append(f"{pad}{enter.group(1)}with torch.amp.autocast({enter.group(3)}):")
+            open_.append((enter.group(2), len(out) - 1))
+            continue
+        out.append(pad + line if line.strip() else line)
+    return src if open_ else "\n".join(out)
