@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import minify_in, run_repro
 
-from pt2kit.schema import BlobRef, Crash, Header
+from pt2kit.schema import BlobRef, Crash, Error, Header
 from pt2kit.schema.stream import encode
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -30,14 +30,16 @@ SIG = ("AssertionError: call <n>: eager [-<n>, -<n>], compiled [<n>, <n>] at: as
 pytestmark = pytest.mark.xdist_group("script-dynamo")
 
 
-def _minify(d: Path, script: str, message: str, *flags: str):
-    """``capture -- python SCRIPT | minify FLAGS``, the capture stream as capture writes it for that run."""
+def _minify(d: Path, script: str, message: str, *flags: str, refused: str | None = None):
+    """``capture -- python SCRIPT | minify FLAGS``, the capture stream as capture writes it for that run (and
+    where ``refused``, kdiff's `error` record of a graph it could not judge)."""
     shutil.copy(SCRIPTS / script, d / script)
     env = {"v": 1, "run": "c"}
     trace = BlobRef(path="blobs/ab/ab.log", sha256="ab" * 32, size=1, media_type="text/plain")  # its TORCH_TRACE
     recs = [Header(**env, tool="capture", tool_version="0", argv=["pt2kit", "capture", "--", sys.executable, script],
                    time="t", host="h", python="3.11", store=str(d / "store"), traces=[trace]),
-            Crash(**env, stage="run", exitcode=1, exception="AssertionError", message=message)]
+            Crash(**env, stage="run", exitcode=1, exception="AssertionError", message=message),
+            *([Error(v=1, run="k", message=refused, exit_code=2)] if refused else [])]
     return minify_in(d, *flags, store=d / "store", stdin=b"".join(encode(r) + b"\n" for r in recs), timeout=300)
 
 
@@ -89,8 +91,14 @@ def test_the_repro_fails_alone_runs_through_with_compile_disabled_and_keeps_the_
 
 
 def test_a_script_failing_the_same_way_with_compile_disabled_is_the_users_own_bug(tmp_path):
-    r = _minify(tmp_path, "own_assert.py", "expected 9, got 8.0", "-o", str(tmp_path / "repro.py"))
+    # kdiff could not judge its graph (pytorch#176854's: "no floating output of the model requires grad"): the
+    # script is what is left to judge, not "nothing to minify yet"
+    r = _minify(tmp_path, "own_assert.py", "expected 9, got 8.0", "-o", str(tmp_path / "repro.py"),
+                refused="--mode train: no floating output of the model requires grad")
     assert r.code == 2, r.stderr
+    assert "minify: <stdin>:2: AssertionError: expected 9, got 8.0: the command failed, and the step before minify " \
+           "stopped (--mode train: no floating output of the model requires grad), so no captured graph was judged: " \
+           "the script itself is reduced" in r.stderr, r.stderr
     assert r.stderr.splitlines()[-1] == (
         "minify: error: <stdin>:2: AssertionError: expected 9, got 8.0 (the command failed and no graph was kept or "
         "shows it, so there is no graph to cut: own_assert.py fails the same way with torch.compile disabled "

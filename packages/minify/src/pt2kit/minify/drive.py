@@ -93,17 +93,20 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
     if not got.targets and got.graphless:  # the failure is real, but holds no graph: never "nothing to minify"
         raise UsageError(f"{got.graphless[0]} (cannot minify it: a failing export has no graph to cut; "
                          "make it export, or minify a graph of the script that compiled)")
+    if not got.targets and got.unnamed:  # the command failed and no graph shows it: its script is reduced
+        from .script import minify_script
+
+        if got.refused:  # a graph no tool could judge: the script's own failure is still there to reduce
+            s.say(f"{got.unnamed[0]}: the command failed, and the step before minify stopped ({got.refused[0][1]}), "
+                  "so no captured graph was judged: the script itself is reduced")
+        elif got.models:  # Dynamo ran the script wrong (a guard, a side effect) in code no graph holds
+            s.say(f"{got.unnamed[0]}: the command failed, and none of the {len(got.models)} captured graph(s) on "
+                  "stdin shows a failure: the script itself is reduced")
+        return minify_script(s, job, got.unnamed[0], got.commands[0])
     if not got.targets and got.refused:  # the step before stopped: nothing was judged, never "nothing to minify"
         where, message = got.refused[0]
         raise UsageError(f"{where}: the step before minify stopped, so nothing on stdin was judged and there is "
                          f"nothing to minify yet: {message}")
-    if not got.targets and got.unnamed:  # the command failed and no graph shows it: its script is reduced
-        from .script import minify_script
-
-        if got.models:  # Dynamo ran the script wrong (a guard, a side effect) in code no graph holds
-            s.say(f"{got.unnamed[0]}: the command failed, and none of the {len(got.models)} captured graph(s) on "
-                  "stdin shows a failure: the script itself is reduced")
-        return minify_script(s, job, got.unnamed[0], got.commands[0])
     if not got.targets:
         if got.models:
             s.say("no failing diff, crash, violation or NaN/Inf kernel on stdin: nothing to minify")
