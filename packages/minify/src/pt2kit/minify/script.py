@@ -321,7 +321,7 @@ def minify_script(s: Session, job: Job, where: str, argv: list[str]) -> int:
     runs = 2
     reproduced = verify(cmd, text, r.signature, runs)
     stage = None
-    if reproduced:  # the stage, told by the repro run under PyTorch's own switches
+    if reproduced and job.bisect:  # the stage, told by the repro run under PyTorch's own switches
         with tempfile.TemporaryDirectory(prefix="pt2kit-minify-") as tmp:
             stage = scriptstage.stage(lambda t: run(cmd, t, Path(tmp), timeout=300.0)[:2], text, r.signature, s.say)
         text = repro_text(r, cmd, __version__, torch_version(), stage)
