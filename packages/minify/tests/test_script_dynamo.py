@@ -108,3 +108,18 @@ def test_a_script_failing_the_same_way_with_compile_disabled_is_the_users_own_bu
         "(TORCHDYNAMO_DISABLE=1): AssertionError: expected <n>, got <n> at: assert compiled.item() == 9.0, "
         "f'expected 9, got {compiled.item()}' is the script's own failure, not the compiler's; no repro)")
     assert not (tmp_path / "repro.py").exists() and r.kind("repro") == []
+
+
+def test_a_run_without_a_fork_server_gets_one_for_its_candidates_and_it_ends_with_the_reduction(monkeypatch):
+    # a user's triage has no test run's server: each candidate was a fresh interpreter (5-25 s of imports on 2
+    # busy cores), and pytorch#176854's 300 s reduction ran 8 candidates, 26 -> 22 lines (60 s forked: 11 lines)
+    import os
+
+    from pt2kit.minify import script
+    from pt2kit.runtime.forkserver import ENV
+
+    monkeypatch.delenv(ENV, raising=False)
+    with script.own_server():
+        path = script._SERVER[0]
+        assert path is not None and os.path.exists(path)
+    assert script._SERVER[0] is None and not os.path.exists(os.path.dirname(path))

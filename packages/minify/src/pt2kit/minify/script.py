@@ -14,6 +14,7 @@ candidate the reduction keeps passes that run too (else ``assert False`` would b
 stage is told by running it under PyTorch's switches (:mod:`.scriptstage`).
 
 Each candidate is a file in a temporary folder run as ``INTERPRETER candidate.py ARGS`` in a fresh process
+(forked from a server that imported torch once, where the command's interpreter is this one: :func:`own_server`)
 with a timeout, with the working directory the command ran in (minify's own: triage runs capture and minify
 in one folder) and the script's folder on PYTHONPATH, so the script's relative files and sibling modules are
 found as in the original run; nothing is written next to the user's files. The repro exits 1 while the failure is there, 0 once the script runs
@@ -24,12 +25,13 @@ candidate's; ``python -m MODULE`` is not reduced.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -160,7 +162,7 @@ def _forked(cmd: Command, path: Path, timeout: float) -> tuple[int | str | None,
     exe = shutil.which(cmd.python[0]) if len(cmd.python) == 1 else None
     if exe is None or os.path.realpath(exe) != os.path.realpath(sys.executable):
         return "fresh", ""
-    child = spawn(None, [str(path), *cmd.args], dict(os.environ), path=[str(cmd.script.parent)])
+    child = spawn(None, [str(path), *cmd.args], dict(os.environ), path=[str(cmd.script.parent)], server=_SERVER[0])
     if child is None:
         return "fresh", ""
     child.stdin.close()
@@ -192,6 +194,43 @@ def _own(cmd: Command, sig: str, off: tuple[int | None, str | None, str]) -> str
     return (f"{cmd.script.name} does not run through {words} either ("
             + (f"it fails with {got}" if got else "timed out" if code is None else f"exit {code}")
             + "): no run without the compiler to tell the compiler's part from the script's; no repro")
+
+
+_SERVER: list[str | None] = [None]  # the socket of the fork server minify started for this run's candidates
+
+
+@contextlib.contextmanager
+def own_server() -> Iterator[None]:
+    """A fork server for the candidates where the run has none (a user's triage): each candidate a fork of one
+    process that imported torch once, 0.5 s, not a fresh interpreter's imports (5-25 s a candidate on 2 busy
+    cores, which left a 300 s reduction 8 candidates). It serves only this interpreter in this environment
+    (:mod:`pt2kit.runtime.forkserver`'s rule); any other command runs fresh, as before."""
+    import shutil
+
+    from pt2kit.runtime.forkserver import ENV
+
+    if os.environ.get(ENV):  # the run's own server forks them already
+        yield
+        return
+    folder = tempfile.mkdtemp(prefix="pt2kit-fork-")
+    path = os.path.join(folder, "socket")
+    server = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.forkserver", "--serve", path],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):  # it binds its socket before its imports (a candidate asking then waits for them)
+            if os.path.exists(path) or server.poll() is not None:
+                break
+            time.sleep(0.05)
+        _SERVER[0] = path if server.poll() is None else None
+        yield
+    finally:
+        _SERVER[0] = None
+        server.terminate()  # SIGTERM: it kills what it forked, then ends
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class _Stop(Exception):
@@ -310,7 +349,8 @@ def minify_script(s: Session, job: Job, where: str, argv: list[str]) -> int:
     if isinstance(cmd, str):  # no script to reduce: the line it always said, and why
         raise UsageError(f"{where} (the command failed and no graph was kept or shows it, so there is no graph to cut, and "
                          f"no script to reduce: {cmd})")
-    r = reduce(cmd, s.say, job.timeout or BUDGET_S)
+    with own_server():  # the repro's verification and stage runs below are fresh processes, as a maintainer's
+        r = reduce(cmd, s.say, job.timeout or BUDGET_S)
     if isinstance(r, tuple):
         if r[0] == EXIT_USAGE:
             raise UsageError(f"{where} (the command failed and no graph was kept or shows it, so there is no graph to cut: "
