@@ -80,7 +80,7 @@ import math
 import signal
 from dataclasses import dataclass
 
-VERSION = 10
+VERSION = 11
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -748,6 +748,15 @@ UNDEFINED_OPS = frozenset({"empty", "empty_like", "new_empty", "empty_strided", 
 # ops that write every element of their first argument without reading it (in place, or functional: its copy)
 OVERWRITING_OPS = frozenset({"fill", "fill_", "zero", "zero_", "copy", "copy_", "uniform_", "normal_", "random_",
                              "exponential_", "geometric_", "cauchy_", "log_normal_", "bernoulli_"})
+# ops that write their first argument where their index arguments say: whether every element is written depends
+# on values (`inv[perm] = arange(n)`, an inverse permutation, writes all), so they define it, read it not. A
+# garbage value judged is a finding one can see and question; a real output left unjudged is a bug missed:
+# transformers' MoE routing builds its inverse permutation so, and Mixtral's logits went unjudged.
+INDEXED_WRITES = frozenset({"index_put", "index_put_", "_index_put_impl_", "index_copy", "index_copy_", "index_add",
+                            "index_add_", "index_fill", "index_fill_", "index_reduce", "index_reduce_", "scatter",
+                            "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_",
+                            "masked_scatter", "masked_scatter_", "put", "put_"})
+OVERWRITING_OPS = OVERWRITING_OPS | INDEXED_WRITES
 # ops that read only the shape, dtype and device of their tensor arguments
 SHAPE_ONLY_OPS = UNDEFINED_OPS | {"zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
                                   "new_zeros", "new_ones", "new_full"}
