@@ -9,9 +9,13 @@ constraints.txt, never from a lock.
 from __future__ import annotations
 
 import functools
+import getpass
 import os
+import re
 import shutil
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import nox
@@ -32,11 +36,6 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # One Inductor cache for the whole run, under .nox: every session's compiles of the same kernels share it, and a
 # clean clone starts cold (the default, /tmp/torchinductor_$USER, outlives the clone and would flatter a rerun).
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(ROOT / ".nox" / "_inductor"))
-# Inductor writes each cpp_wrapper header's precompiled form (140 MB) to /tmp/torchinductor_$USER whatever
-# TORCHINDUCTOR_CACHE_DIR says, keyed by the venv's include paths: a run left ~9 GB there that no later run
-# reads, and runs on one machine filled its disk (CI failed with "No space left on device"). Off, a
-# cpp_wrapper compile is ~1 s slower warm, 3 s faster cold; no test is about the headers.
-os.environ.setdefault("TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS", "0")
 
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 CONSTRAINTS = ("-c", str(ROOT / "constraints.txt"))
@@ -76,15 +75,38 @@ def _seeded(session: nox.Session, *args: str) -> None:
 
 
 def _keeps_bytecode(fn):
-    """A session that hands what its venv compiled to the run's store when it ends, failed or not."""
+    """A session that hands what its venv compiled to the run's store when it ends, failed or not, and removes
+    the precompiled headers its compiles left in /tmp (:func:`_drop_headers`)."""
     @functools.wraps(fn)
     def session(session: nox.Session, **kwargs) -> None:
+        started = time.time()
         try:
             fn(session, **kwargs)
         finally:
             if not isinstance(session.virtualenv, nox.virtualenv.PassthroughEnv):
                 keep_bytecode(_site_packages(session))
+            _drop_headers(session, started)
     return session
+
+
+def _drop_headers(session: nox.Session, since: float) -> None:
+    """Inductor precompiles the headers of its C++ kernels (140 MB each; a kernel compile takes ~25% less CPU
+    with one) into /tmp/torchinductor_$USER whatever TORCHINDUCTOR_CACHE_DIR says, keyed by the venv's
+    include paths: no other session reads them, and a run left ~9 GB there (runs on one machine filled its
+    disk and CI failed, "No space left on device"). Those this session wrote go when it ends; a rerun of
+    the same session precompiles them again (seconds each)."""
+    user = re.sub(r'[\\/:*?"<>|]', "_", getpass.getuser())  # torch's default_cache_dir, which it reads at import
+    folder = Path(tempfile.gettempdir()) / f"torchinductor_{user}"
+    freed = 0
+    for path in (folder / "precompiled_headers").glob("*"):
+        try:
+            if path.stat().st_mtime >= since:
+                freed += path.stat().st_size
+                path.unlink()
+        except OSError:
+            pass
+    if freed:
+        session.log(f"{freed >> 20} MB of precompiled headers this session wrote removed from {folder}")
 
 
 # Beside a test run that has pt2kit-runtime, its fork server (pt2kit.runtime.forkserver): every tool a test
