@@ -139,6 +139,26 @@ def tests(session: nox.Session, package: str) -> None:
         session.run(*PYTEST, *_slowest_first(PACKAGES[package] / "tests"), *session.posargs)
 
 
+def _surface(package: str) -> list[tuple[str, ...]]:
+    """The commands that check what a user of ``package`` meets first: an import of every public name, each
+    command's --help."""
+    module = "pt2kit." + package.removeprefix("pt2kit-")
+    return [("python", "-c", f"import {module} as m; [getattr(m, n) for n in getattr(m, '__all__', ())]"),
+            *((script, "--help") for script in project(PACKAGES[package])["project"].get("scripts", {}))]
+
+
+def _together(session: nox.Session, quiet: list[tuple[str, ...]], loud: list[tuple[str, ...]]) -> None:
+    """Every command, one per core at a time (each is one Python mostly on one core, and these sessions ran
+    them one by one: the run's first two minutes used half the machine); ``quiet`` ones show their output
+    only where they fail. The first failure fails the session once all have ended."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(int(_pytest_workers()) or 1) as pool:
+        ran = [pool.submit(session.run, *c) for c in loud] + [pool.submit(session.run, *c, silent=True) for c in quiet]
+    for future in ran:
+        future.result()
+
+
 # -- floors: each package against its pt2kit-* dependencies at the oldest versions it accepts -----------
 
 # Its own fast tests that go through what it takes from them (the header Session writes, records built
@@ -184,13 +204,9 @@ def floors(session: nox.Session, package: str) -> None:
         session.log(f"{dep} {'.'.join(map(str, version))} from {where.relative_to(ROOT)}")
         args.append(wheel(session, dep, where))
     _seeded(session, *CONSTRAINTS, XDIST, wheel(session, package, PACKAGES[package], "test"), *args)
-    module = "pt2kit." + package.removeprefix("pt2kit-")
-    session.run("python", "-c", f"import {module} as m; [getattr(m, n) for n in getattr(m, '__all__', ())]")
-    for script in project(PACKAGES[package])["project"].get("scripts", {}):
-        session.run(script, "--help", silent=True)
     tests = PACKAGES[package] / "tests"
-    session.run("pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
-                *(str(tests / t) for t in FLOOR_TESTS[package]), *session.posargs)
+    _together(session, _surface(package), [("pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
+                                            *(str(tests / t) for t in FLOOR_TESTS[package]), *session.posargs)])
 
 
 @nox.session(python=PYTHON)
@@ -205,14 +221,11 @@ def newest(session: nox.Session) -> None:
                         if line.startswith("torch==")) + "\n")
     _seeded(session, "-c", str(pin), "--upgrade", XDIST, *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     session.run("python", "-m", "pip", "list", "--format=freeze", silent=False, success_codes=[0, 1])
-    for name, directory in PACKAGES.items():
-        module = "pt2kit." + name.removeprefix("pt2kit-")
-        session.run("python", "-c", f"import {module} as m; [getattr(m, n) for n in getattr(m, '__all__', ())]")
-        for script in project(directory)["project"].get("scripts", {}):
-            session.run(script, "--help", silent=True)
-    for name, tests in FLOOR_TESTS.items():  # a run each: two packages' test_parsers.py are two modules
-        session.run("pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
-                    *(str(PACKAGES[name] / "tests" / t) for t in tests), *session.posargs)
+    # a pytest run each: two packages' test_parsers.py are two modules
+    _together(session, [c for name in PACKAGES for c in _surface(name)],
+              [("pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
+                *(str(PACKAGES[name] / "tests" / t) for t in tests), *session.posargs)
+               for name, tests in FLOOR_TESTS.items()])
 
 
 @nox.session(python=PYTHON)
