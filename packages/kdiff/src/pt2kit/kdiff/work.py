@@ -3,7 +3,8 @@
 Runs, in this order, only those the verdict needs: the reference; an eager float32 baseline (the
 reference itself unless it is eager64); a float64 run for PyTorch's accuracy rule (the reference
 itself for eager64); the test. The first eager run also notes near-ties in data-dependent
-selections (:mod:`.ties`).
+selections (:mod:`.ties`). The sides are run by :mod:`.sides`; this module loads the model and
+turns their leaves into diffs, gradients and a divergence.
 """
 
 from __future__ import annotations
@@ -18,21 +19,17 @@ from pt2kit.runtime.backends import is_code
 from pt2kit.runtime.config import apply_config
 from pt2kit.runtime.errors import UsageError
 from pt2kit.runtime.modelfile import backend_callable, load_model, model_fields
-from pt2kit.runtime.outcome import CANNOT, CannotJudge, Compiled
-from pt2kit.runtime.outputs import flatten
+from pt2kit.runtime.outcome import CANNOT, CannotJudge
 from pt2kit.runtime.precision import HARNESS, precision_state, reduced_modes, use_precision
-from pt2kit.runtime.tensors import unjag
 from pt2kit.runtime.text import exception_line as _why
-from pt2kit.runtime.torchapi import reset_dynamo
 from pt2kit.runtime.training import check_trainable
 from pt2kit.schema import Diff, Divergence, Model
-from pt2kit_portable import autocast_words, copy_inputs, undefined_values
+from pt2kit_portable import autocast_words
 
-from .caches import CacheUse
 from .job import Job
 from .modes import as_configured
-from .raised import EagerRaised, eager_fails, judge_raised
-from .torchapi import mode_settings, original_module
+from .raised import EagerRaised, judge_raised
+from .sides import Runs, Sides, seeded
 
 
 class Summary(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,11 +49,6 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     written: int = 0  # leaves that are tensors a side wrote in place (:mod:`.written`)
 
 
-def _seeded(seed: int, fn: Any) -> Any:
-    import torch
-
-    torch.manual_seed(seed)
-    return fn()
 
 
 def run(payload: dict[str, Any], chan: Any) -> Summary:
@@ -136,10 +128,10 @@ def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
     ref, test = backends.resolve(job.ref, role="ref"), backends.resolve(job.test, role="test")
     tol = {"atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan}
     ties = TieRecorder()
-    sides = _Sides(loaded, job.seed, job.mode == "train", ties, chan, _step_settings(job))
+    sides = Sides(loaded, job.seed, job.mode == "train", ties, chan, _step_settings(job))
     sides.cannot = CannotJudge(job.unrunnable) if job.unrunnable else None
     try:
-        runs = _Runs(sides, ref, test, job.verdict or "fp64", loaded.label, chan)
+        runs = Runs(sides, ref, test, job.verdict or "fp64", loaded.label, chan)
     except EagerRaised as e:  # a finding only where the compiled side returns (:mod:`.raised`)
         chan.emit_new(Diff, model=loaded.label, **judge_raised(e, lambda: sides.run(test, "test"), ref.name,
                                                                test.name, sides.cannot))
@@ -176,83 +168,9 @@ def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
                    nothing_compiled=sides.nothing, written=len(sides.start.names))
 
 
-class _Sides:
-    """Runs one side (:meth:`run`): its outputs as leaves; the precision settings it ran under (``states``)
-    and, for a training step, its gradients (``trained``), each by role. Near-ties in data-dependent
-    selections are watched in the first eager run only."""
-
-    def __init__(self, loaded: Any, seed: int, train: bool, ties: Any, chan: Any,
-                 harness_settings: dict[str, str]) -> None:
-        self.loaded, self.seed, self.train, self.ties, self.chan = loaded, seed, train, ties, chan
-        self.watch_ties = True
-        # Inductor settings every side runs under that the script did not (in the FX graph cache's key)
-        self.harness_settings = harness_settings
-        self.states: dict[str, dict[str, Any]] = {}
-        self.trained: dict[str, list[tuple[str, Any]]] = {}
-        self.nothing: str | None = None  # the test side's run in which Dynamo compiled no graph: why
-        self.undefined: dict[str, str] = {}  # leaves whose values an op left undefined: the op (the first eager run's)
-        # capture found the model file does not run here: only eager raising, the compiled side not, is judged
-        self.cannot: CannotJudge | None = None
-        from pt2kit.runtime.written import Start  # imports torch: not at kdiff --help (narrate imports this module)
-
-        self.start = Start(loaded.model, loaded.inputs)  # every side starts from these values
-
-    def run(self, backend: Any, role: str) -> list[tuple[str, Any]]:
-        import torch
-
-        from pt2kit.runtime.training import step_inputs
-
-        from . import backends
-        from .grads import step
-
-        loaded, seed = self.loaded, self.seed
-        self.start.restore()  # parameters and buffers an earlier side wrote in place: back to the file's values
-        # each side on its own copy, inputs that share a storage sharing the copy: a graph that writes into
-        # its inputs (f(a, a[1]) adding to a) hands the next side the values the script handed it
-        fn, inputs = backends.prepare(loaded.model, copy_inputs(loaded.inputs), backend)
-        # torch.compile compiles on the first call: a compiled side's stage covers both
-        verb = "compile and run" if backend.compile is not None else "run"
-        self.chan.stage(f"{verb} {role} ({backend.name})")
-        first = backend.compile is None and self.watch_ties  # the first eager run: what the model itself does
-        watch = self.ties if first else contextlib.nullcontext()
-        undefined = undefined_values() if first else contextlib.nullcontext()
-        self.watch_ties = self.watch_ties and backend.compile is not None
-        compiled = Compiled() if backend.compile is not None and role == "test" else contextlib.nullcontext()
-        caches = CacheUse(self.harness_settings) if isinstance(compiled, Compiled) else contextlib.nullcontext()
-        try:
-            with torch.no_grad(), backends.context(backend), watch, undefined, compiled, caches:
-                if self.train:  # outputs and gradients of one training step, on the copies it writes into
-                    inputs = step_inputs(inputs)
-                    out, self.trained[role] = _seeded(seed, lambda: step(loaded, fn, inputs, train=True, copied=True))
-                else:
-                    out = _seeded(seed, lambda: loaded.call(fn, inputs))
-        except Exception as e:
-            if backend.compile is not None or backend.float64:
-                raise
-            self.start.restore()
-            with torch.no_grad():
-                raise eager_fails(loaded.label, "eager run", e,
-                                  lambda: _seeded(seed, lambda: loaded.call(fn, inputs))) from None
-        if self.cannot is not None and role == "reference":  # eager returned: capture's reason stands
-            raise self.cannot
-        reset_dynamo()
-        if isinstance(compiled, Compiled) and compiled.nothing:
-            self.nothing = compiled.nothing
-        said = caches.line(mode_settings()) if isinstance(caches, CacheUse) else None
-        if said:  # what the script's autotuning and FX graphs saved this compile, and what it redid
-            self.chan.note("caches", said)
-        self.states[role] = precision_state()
-        leaves = unjag(flatten(out)) + self.start.written(original_module(fn), inputs)
-        if first:
-            self.undefined.update((n, op) for n, t in leaves if (op := undefined.made_by(t)))
-            if self.undefined:
-                self.chan.note("undefined", ", ".join(self.undefined) + ": uninitialised memory ("
-                               + ", ".join(sorted(set(self.undefined.values()))) + " left the values undefined): "
-                               "shape and dtype compared, not values")
-        return leaves
 
 
-def _gradients(job: Job, loaded: Any, runs: _Runs, sides: _Sides, verdict: Any,
+def _gradients(job: Job, loaded: Any, runs: Runs, sides: Sides, verdict: Any,
                tol: dict[str, Any], chan: Any) -> tuple[list[dict[str, Any]], dict[str, Any], BaseException | None]:
     """(the gradients' diffs, the summary's counts of them, the model's own eager backward's failure: said
     after the forward's diffs are written) with ``--grad`` or ``--mode train``; nothing otherwise."""
@@ -316,7 +234,7 @@ class _Locator:
 
         def run(fn: Any) -> Any:  # each call from the values every side started from
             self.start.restore()
-            return _seeded(seed, lambda: step(loaded, fn, train=self.train) if backward else loaded.call(fn))
+            return seeded(seed, lambda: step(loaded, fn, train=self.train) if backward else loaded.call(fn))
 
         try:
             return (localize_backward if backward else localize)(loaded.model, run, **self.kw)
@@ -354,65 +272,3 @@ def _divergence(locate: _Locator, failed: list[dict[str, Any]], label: str, chan
                   "the values eager's forward saved for it: the difference comes from what the compiled "
                   "forward saved, or from between the graphs")
     return located
-
-
-class _Runs:
-    """The runs a verdict needs, in order: the reference; an eager float32 baseline (the reference
-    itself unless it is eager64); a float64 run for PyTorch's accuracy rule (the reference itself for
-    eager64); the test. :meth:`again` runs them once more under other settings, the float64 run kept
-    (no precision mode touches float64)."""
-
-    def __init__(self, sides: _Sides, ref: Any, test: Any, rule: str, label: str, chan: Any) -> None:
-        from . import backends
-
-        side = sides.run
-        self.side, self.pair = side, sides.start.pair
-        self.undefined = sides.undefined  # filled by the first eager run below
-        self.ref, self.test, self.rule, self.chan = ref, test, rule, chan
-        self.note: str | None = None
-        self.f64 = ref if ref.float64 else backends.Backend("eager64", float64=True)
-        self.fp64: list[tuple[str, Any]] | None = None
-        if ref.float64:
-            try:
-                self.ref_leaves = self.fp64 = side(ref, "reference")
-            except Exception as e:
-                raise UsageError(f"--ref eager64: the float64 run of {label} fails ({_why(e)}); "
-                                 "use --ref eager (the verdict then checks float64 only where it runs)") from None
-        else:
-            self.ref_leaves = side(ref, "reference")
-        self.baseline = self.ref_leaves if not ref.float64 else None
-        if self.rule == "fp64":
-            if self.baseline is None:
-                self.baseline = side(backends.Backend("eager"), "baseline")
-            if self.fp64 is None:
-                try:
-                    self.fp64 = side(self.f64, "float64 reference")
-                except Exception as e:
-                    self.rule, self.note = "close", f"the float64 run fails ({_why(e)}): verdicts are assert_close's"
-                    chan.note("fp64", self.note)
-        if self.f64.narrowed:
-            chan.note("narrowed", "the float64 run took float32 for ops with no float64 kernel: "
-                      + ", ".join(self.f64.narrowed))
-        self.test_leaves = side(test, "test")
-        # a write one side did alone, at its starting value on the others; every side in the reference's order
-        self.pair(self.ref_leaves, self.baseline, self.fp64, self.test_leaves)
-        chan.stage("compare")
-
-    def verdict(self, tie: Any = None) -> Any:
-        from .records import Verdict
-
-        return Verdict(rule=self.rule, fp64=dict(self.fp64 or []), baseline=dict(self.baseline or []),
-                       baseline_name=self.ref.name if not self.ref.float64 else "eager", tie=tie,
-                       undefined=self.undefined)
-
-    def again(self, why: str) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]], Any]:
-        """(reference, test, verdict) run again under the settings in force now."""
-        from . import backends
-
-        ref_leaves = self.fp64 if self.ref.float64 else self.side(self.ref, f"reference {why}")
-        baseline = ref_leaves if not self.ref.float64 else self.side(backends.Backend("eager"), f"baseline {why}")
-        test_leaves = self.side(self.test, f"test {why}")
-        self.pair(ref_leaves, baseline, test_leaves)
-        v = self.verdict()
-        v.baseline = dict(baseline or [])
-        return ref_leaves or [], test_leaves, v
