@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pt2kit.runtime.child import run_in_child
-from pt2kit.runtime.forkserver import ENV, spawn
+from pt2kit.runtime.forkclient import ENV, spawn
 
 HERE = Path(__file__).parent
 

@@ -157,7 +157,7 @@ def _forked(cmd: Command, path: Path, timeout: float) -> tuple[int | str | None,
     import shutil
     import threading
 
-    from pt2kit.runtime.forkserver import spawn
+    from pt2kit.runtime.forkclient import spawn
 
     exe = shutil.which(cmd.python[0]) if len(cmd.python) == 1 else None
     if exe is None or os.path.realpath(exe) != os.path.realpath(sys.executable):
@@ -207,7 +207,7 @@ def own_server() -> Iterator[None]:
     (:mod:`pt2kit.runtime.forkserver`'s rule); any other command runs fresh, as before."""
     import shutil
 
-    from pt2kit.runtime.forkserver import ENV
+    from pt2kit.runtime.forkclient import ENV
 
     if os.environ.get(ENV):  # the run's own server forks them already
         yield

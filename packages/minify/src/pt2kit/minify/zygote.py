@@ -183,7 +183,7 @@ class Served:
 
     def spawn(self, op: str, *, argv: list[str] | None = None, cwd: str | None = None,
               env: dict[str, str] | None = None) -> Any:
-        from pt2kit.runtime.forkserver import ENV, spawn
+        from pt2kit.runtime.forkclient import ENV, spawn
 
         # a repro's run gets no PT2KIT variable (verify): the server is named apart
         return spawn("pt2kit.minify.worker" if op == "worker" else None, argv or [], env or self.env, cwd,
@@ -199,7 +199,7 @@ class Served:
 def start(env: dict[str, str]) -> Zygote | Served | None:
     if not (hasattr(os, "fork") and hasattr(socket, "send_fds") and hasattr(socket, "SOCK_SEQPACKET")):
         return None
-    from pt2kit.runtime.forkserver import ENV
+    from pt2kit.runtime.forkclient import ENV
 
     if env.get(ENV):
         return Served(env)

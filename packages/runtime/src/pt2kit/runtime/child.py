@@ -112,7 +112,7 @@ def start_worker(env: dict[str, str] | None = None, preload: tuple[str, ...] = (
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("PYTHONUNBUFFERED", "1")
     args = ["--preload", ",".join(preload)] if preload else []
-    from .forkserver import spawn_worker
+    from .forkclient import spawn_worker
 
     forked = spawn_worker(args, child_env)  # where a fork server serves this environment (a test run's)
     if forked is not None:

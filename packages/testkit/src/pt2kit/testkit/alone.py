@@ -53,7 +53,7 @@ def run_alone(path: str | os.PathLike[str], env: Mapping[str, str] | None = None
 
 def _forked(path: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess | None:
     try:
-        from pt2kit.runtime.forkserver import ENV, spawn
+        from pt2kit.runtime.forkclient import ENV, spawn
     except ImportError:
         return None
     if not env.get(ENV):
