@@ -1,4 +1,4 @@
-"""pt2kit's sessions. `nox -s lint floors newest tests e2e real browser` is the test command (what .ci/run runs, after
+"""pt2kit's sessions. `nox -s lint floors newest tests e2e browser` is the test command (what .ci/run runs, after
 installing nox and uv, in the README's one line); `nox -s demo` the main job.
 
 Every package is tested in a virtualenv of its own holding only what it declares (plus its test
@@ -231,10 +231,13 @@ def newest(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 @_keeps_bytecode
 def e2e(session: nox.Session) -> None:
-    """End-to-end tests across tools (pipes, the README's commands)."""
-    _seeded(session, *CONSTRAINTS, "pytest", XDIST, *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
-    _pytest(session, *_slowest_first(ROOT / "tests", ROOT / "tests" / "real", ROOT / "tests" / "test_e2e_minifier_ported.py"),
-            *session.posargs)
+    """End-to-end tests across tools (pipes, the README's commands) and every tool on real transformers models
+    (tests/real, less those marked slow), in one pytest: one fork server, one pool of workers and one tail
+    where two sessions had two."""
+    _seeded(session, *CONSTRAINTS, "pytest", XDIST, "transformers",
+            *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    _pytest(session, *_slowest_first(ROOT / "tests", ROOT / "tests" / "test_e2e_minifier_ported.py"),
+            "-m", "not slow", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -250,7 +253,8 @@ def minifier(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 @_keeps_bytecode
 def real(session: nox.Session) -> None:
-    """Every tool on real transformers models (tests/real), verdicts against PyTorch's own."""
+    """Every tool on real transformers models (tests/real), verdicts against PyTorch's own: what e2e runs of
+    them, alone."""
     _seeded(session, *CONSTRAINTS, "pytest", XDIST, "transformers",
                     *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
     _pytest(session, *_slowest_first(ROOT / "tests" / "real"), "-m", "not slow", *session.posargs)

@@ -14,12 +14,18 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import model
 
 from pt2kit.testkit import run_alone, start_env
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
+
+MODEL_DIR = Path(__file__).parent / "models"
+
+
+def model(name: str) -> str:
+    return str(MODEL_DIR / f"{name}.py")
+
 
 MODELS = ["bert_kwargs", "gpt2_cache", "llama_cast", "t5_encdec", "mixtral_moe", "switch_moe"]
 # kdiff's and minify's tests of a model share its _truth (a compile in this process): one xdist worker each
