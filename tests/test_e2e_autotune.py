@@ -2,7 +2,8 @@
 
 One capture of a real ``torch.compile(mode="max-autotune")`` script on the CPU (Inductor's C++ GEMM template
 autotunes the bmm against ATen's) in a cache folder of the test's own; kdiff compiles the captured graph as
-the script did, in that folder (TORCHINDUCTOR_CACHE_DIR, as the script's run had it).
+the script did, in that folder: the one the capture recorded (``captured.cache_dir``) where kdiff's own
+environment names none, else the environment's (the user's choice wins, and kdiff says the script's was elsewhere).
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ def captured(tmp_path_factory):
 
 
 def _kdiff(captured, cache, *args):
-    """kdiff on the capture's stream with Inductor caching in ``cache``."""
+    """kdiff on the capture's stream with TORCHINDUCTOR_CACHE_DIR=``cache`` (None: unset)."""
     where, stream, _ = captured
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache), PT2KIT_STORE=str(where / "store"))
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
+    env.update(PT2KIT_STORE=str(where / "store"), **({} if cache is None else {"TORCHINDUCTOR_CACHE_DIR": str(cache)}))
     return run(module("pt2kit.kdiff", *args), stdin=stream, env=env, cwd=where, timeout=600)
 
 
@@ -54,16 +56,18 @@ def _verdict(stderr: str) -> str:
 
 
 def test_kdiff_reads_the_scripts_autotuning_back_and_judges_as_without_it(captured, tmp_path):
-    reused = _kdiff(captured, captured[2])
-    fresh = _kdiff(captured, tmp_path / "fresh")
+    reused = _kdiff(captured, None)  # no folder named here: the script's, from its capture
+    fresh = _kdiff(captured, tmp_path / "fresh")  # the user's own folder wins, said
     assert (reused.code, fresh.code) == (0, 0), reused.stderr + fresh.stderr
-    said = [line for line in reused.stderr.splitlines() if "as the script was" in line]
+    said = [re.sub(r"in \d+\.\d s:", "in S s:", line) for line in reused.stderr.splitlines() if "as the script was" in line]
     assert said == [f"kdiff: s.py[0/0]: compiled under max_autotune, coordinate_descent_tuning, triton.cudagraphs as "
-                    f"the script was, in Inductor's cache {captured[2]}: FX graph cache "
+                    f"the script was, in the script's Inductor cache {captured[2]}, in S s: FX graph cache "
                     "0 hit, 1 miss; max-autotune: 1 matmul selection read from the autotune cache, 0 benchmarked "
                     "afresh"], reused.stderr
-    assert re.search(r"max-autotune: 0 matmul selections read from the autotune cache, 1 benchmarked afresh \(the "
-                     r"script never met these shapes, or its cache is elsewhere\)", fresh.stderr), fresh.stderr
+    assert (f"as the script was, in Inductor's cache {tmp_path / 'fresh'}, not the script's {captured[2]} "
+            "(TORCHINDUCTOR_CACHE_DIR names it), in ") in fresh.stderr, fresh.stderr
+    assert re.search(r"max-autotune: 0 matmul selections read from the autotune cache, 1 benchmarked afresh \(shapes "
+                     r"the script never autotuned, or a cache folder without its results\)", fresh.stderr), fresh.stderr
     assert _verdict(reused.stderr) == _verdict(fresh.stderr) == "kdiff: s.py[0/0]: 1 of 1 leaves pass (inductor vs " \
         "eager; PyTorch's accuracy-harness precision: TF32 off, Inductor's fallback_random on)"
     assert [d["passed"] for d in reused.kind("diff")] == [d["passed"] for d in fresh.kind("diff")] == [True]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -174,6 +175,16 @@ def test_mode_options_are_the_settings_torch_compile_applies_for_a_mode(api):
                                                                     "coordinate_descent_tuning": True}
     assert api.mode_options("reduce-overhead", None) == {"triton.cudagraphs": True}
     assert api.mode_options(None, None) == {} and api.mode_options("default", None) == {}
+
+
+def test_the_inductor_cache_dir_is_the_folder_the_environment_names_else_torchs_default(api, monkeypatch, tmp_path):
+    # what a tool compiling a captured graph again reads the script's autotuning back from (captured.cache_dir)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "c"))
+    assert api.inductor_cache_dir() == str(tmp_path / "c")
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR")
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    assert api.inductor_cache_dir() == os.path.abspath(default_cache_dir())
 
 
 def test_op_imports_name_the_module_that_registers_each_op_and_never_the_users(api):

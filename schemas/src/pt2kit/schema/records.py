@@ -247,6 +247,10 @@ class Captured(_Struct):
     # flag that hands it over (--config KEY=FILE.py:NAME; a decomposition, --backend FILE.py:NAME of a
     # backend that installs it) and exits 2
     code_settings: dict[str, str] = {}
+    # (1.37) the folder Inductor cached in for the script's process (TORCHINDUCTOR_CACHE_DIR, else torch's
+    # default under the temporary folder): its FX graphs, kernels and max-autotune's benchmark results, which a
+    # tool compiling the graph again reads back where it compiles in the same folder; None: not known
+    cache_dir: str | None = None
 
 
 class Model(Record, tag="model", kw_only=True):

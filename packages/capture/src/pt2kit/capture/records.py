@@ -90,6 +90,7 @@ class Entry(msgspec.Struct, kw_only=True):
     mode: str | None = None
     options: dict[str, str] = {}
     mode_options: dict[str, str] = {}
+    cache_dir: str | None = None
     dynamic: bool | None = None
     function: str | None = None
     source: str | None = None
@@ -353,7 +354,8 @@ def model_fields(store: Store, job: Job, proc: Process, entry: Entry, trace: Blo
             # a failing call's error is its crash record's, not the backend's
             error=entry.error if entry.of is None else None, trace=trace, tensors=tensors,
             step=entry.call if entry.of is not None else None, check=entry.check,
-            unrunnable=entry.unrunnable, code_settings=dict(entry.code_settings)),
+            unrunnable=entry.unrunnable, code_settings=dict(entry.code_settings),
+            cache_dir=entry.cache_dir),
     }
 
 

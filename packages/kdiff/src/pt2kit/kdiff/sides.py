@@ -10,18 +10,18 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from pt2kit.runtime.caches import CacheUse
 from pt2kit.runtime.errors import UsageError
 from pt2kit.runtime.outcome import CannotJudge, Compiled
 from pt2kit.runtime.outputs import flatten
 from pt2kit.runtime.precision import precision_state
 from pt2kit.runtime.tensors import unjag
 from pt2kit.runtime.text import exception_line as _why
-from pt2kit.runtime.torchapi import reset_dynamo
+from pt2kit.runtime.torchapi import mode_settings, reset_dynamo
 from pt2kit_portable import copy_inputs, undefined_values
 
-from .caches import CacheUse
 from .raised import eager_fails
-from .torchapi import mode_settings, original_module
+from .torchapi import original_module
 
 
 def seeded(seed: int, fn: Any) -> Any:

@@ -7,10 +7,12 @@ it (:meth:`pt2kit.runtime.session.Session.each_model`), the worker decodes the s
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from .caches import ENV
 from .flags import check_seconds
 
 if TYPE_CHECKING:
@@ -30,14 +32,22 @@ class ModelJob(msgspec.Struct, frozen=True, kw_only=True):
     # (2.3) the piped model record's label, which the worker's records name (`train.py[0/1]` for a graph
     # `pt2kit capture` took: its file is a blob named by its hash); None: the file's own (label_of)
     label: str | None = None
+    # (2.45) the Inductor cache folder of the script that compiled the piped graph (its capture's `cache_dir`):
+    # the worker compiles in it (its autotuning read back, not redone) unless the tool's environment named one
+    # (`cache_given`: the user's choice wins) (:func:`pt2kit.runtime.caches.use_script_cache`)
+    script_cache: str | None = None
+    cache_given: bool = False
 
     def __post_init__(self) -> None:
         check_seconds("--timeout", self.timeout)
 
     def for_piped(self, model: PipedModel, **more: Any) -> Self:
         """(2.9) This job for one model a piped stream named (:func:`pt2kit.runtime.piped.each_piped`): its
-        file, device, config and label, the stream's trust rules on, and no `model` record of its own (the
-        stream's is forwarded already); ``more`` sets the tool's own fields, or overrides those (kdiff's mode
-        from the record's ``train``, minify's config with the failing run's over the record's)."""
-        fields = {"model": model.spec, "device": model.device, "config": model.config, "label": model.label}
+        file, device, config, label and script's cache folder, the stream's trust rules on, and no `model`
+        record of its own (the stream's is forwarded already); ``more`` sets the tool's own fields, or overrides
+        those (kdiff's mode from the record's ``train``, minify's config with the failing run's over the
+        record's)."""
+        captured = model.record.captured
+        fields = {"model": model.spec, "device": model.device, "config": model.config, "label": model.label,
+                  "script_cache": getattr(captured, "cache_dir", None), "cache_given": ENV in os.environ}
         return msgspec.structs.replace(self, **{**fields, **more}, emit_model=False, from_stream=True)

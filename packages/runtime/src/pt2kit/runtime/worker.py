@@ -33,6 +33,7 @@ import msgspec
 from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError
 from pt2kit.schema.store import STORE_ENV, sweep_temp_files
 
+from .caches import use_script_cache
 from .errors import EXIT_INTERRUPTED, EXIT_TERMINATED, UsageError
 from .outcome import CannotJudge
 
@@ -167,6 +168,9 @@ def main() -> int:
     threading.Thread(target=_orphan_watch, args=(parent, job["store"]), daemon=True).start()
     chan = Channel(msg_out, job["run"], job["store"])
     module, _, func = job["target"].partition(":")
+    payload = job["payload"]
+    if isinstance(payload, dict) and "script_cache" in payload:  # a piped graph: compiled in its script's cache
+        use_script_cache(payload["script_cache"], payload.get("cache_given", False))
     try:
         value = getattr(importlib.import_module(module), func)(job["payload"], chan)
     except (UsageError, StreamError) as e:

@@ -94,6 +94,7 @@ class Line(TypedDict):
     mode: str | None
     options: dict[str, str]
     mode_options: dict[str, str]  # the Inductor settings mode stands for, as reprs
+    cache_dir: str | None  # the folder Inductor caches in for this process (an Inductor graph's; else None)
     dynamic: bool | None
     function: str | None
     source: str | None  # "/abs/path.py:LINE"

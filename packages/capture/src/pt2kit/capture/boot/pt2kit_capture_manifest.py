@@ -137,7 +137,7 @@ def new_line(backend: str) -> dict[str, Any]:
     values = os.environ.get(contract.ENV_VALUES, contract.DEFAULT_VALUES)
     return {
         "compile_id": None, "rank": boot.rank(), "world": boot.env_int("WORLD_SIZE"), "pid": os.getpid(),
-        "argv": list(sys.argv), "backend": backend, "backend_code": None, "backend_in_script": False, "mode": None, "mode_options": {},
+        "argv": list(sys.argv), "backend": backend, "backend_code": None, "backend_in_script": False, "mode": None, "mode_options": {}, "cache_dir": None,
         "options": {}, "dynamic": None,
         "function": None, "source": None, "called_from": None, "grad": False, "autocast": [], "settings": {}, "code_settings": {}, "file": None, "tensors": [],
         "inputs": [], "nodes": 0, "ops": {}, "values": values if values in contract.VALUES else contract.DEFAULT_VALUES, "error": None,
@@ -210,6 +210,8 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | Non
         line["options"] = {str(k): repr(v) for k, v in (compile_args.get("options") or {}).items()}
         if label == "inductor":  # what mode stands for, read here where torch is: the mode then travels
             line["mode_options"] = {str(k): repr(v) for k, v in api.mode_options(line["mode"], line["dynamic"]).items()}
+            # where its autotuning and FX graphs are cached: a tool compiling the graph again reads them back there
+            line["cache_dir"] = api.inductor_cache_dir()
         line["compile_id"] = api.compile_id(gm)
         frame = api.frame_code(gm)
         if frame:

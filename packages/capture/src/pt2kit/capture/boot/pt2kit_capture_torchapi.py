@@ -42,6 +42,18 @@ def mode_options(mode: str | None, dynamic: bool | None) -> dict[str, Any]:
         return {}
 
 
+def inductor_cache_dir() -> str | None:
+    """The folder Inductor caches in for this process (``torch._inductor.runtime.cache_dir_utils.cache_dir``:
+    ``TORCHINDUCTOR_CACHE_DIR``, else its default under the temporary folder), absolute; None where this
+    torch has no such function."""
+    try:
+        from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+        return os.path.abspath(cache_dir())
+    except Exception:
+        return None
+
+
 def compile_id(gm: Any) -> str | None:
     """Dynamo's compile id of the graph being compiled, as tlparse writes it ("0/1")."""
     cid = getattr(gm, "meta", {}).get("dynamo_compile_id")

@@ -1,0 +1,100 @@
+"""What a compile reused of the caches the script's own compile filled, said in one line; and the folder
+a tool's worker compiles a captured graph in: the script's.
+
+A max-autotune (or reduce-overhead) script autotunes as it compiles and keeps what it benchmarked in
+Inductor's cache folder. ``pt2kit capture`` records that folder (``Captured.cache_dir``); a tool's worker
+compiles the graph in it (:func:`use_script_cache`) unless the tool's own environment names one
+(``TORCHINDUCTOR_CACHE_DIR``: the user's choice wins, and the line says the script's was elsewhere), so a
+choice the script benchmarked is read back, not benchmarked again.
+Guarantees: :class:`CacheUse` counts what Inductor counted during the compiles inside it (FX graph cache
+hits and misses, matmul selections read from the autotune cache and those benchmarked afresh) and their
+seconds; its line names the folder, whose it is, and why an FX graph could not be reused (the judging
+precision's settings are part of its key). Not guaranteed: that the script's choices are still there (a
+folder someone emptied reads as "benchmarked afresh").
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from .torchapi import compile_counters, forget_cache_dirs, inductor_cache_dir
+
+ENV = "TORCHINDUCTOR_CACHE_DIR"
+_SCRIPT: dict[str, Any] = {"folder": None, "given": False}  # what use_script_cache was told, for the line
+
+
+def use_script_cache(folder: str | None, given: bool) -> None:
+    """Compile in ``folder`` (the script's Inductor cache, from its capture) from now on in this process,
+    where the tool's environment named none (``given`` False) and the folder is still there; remembered
+    either way for :meth:`CacheUse.line`."""
+    _SCRIPT.update(folder=folder, given=given)
+    if folder and not given and os.path.isdir(folder):
+        os.environ[ENV] = folder
+        forget_cache_dirs()  # what Inductor memoised of the folder it read before (a warm worker's)
+
+
+def folder_said() -> str:
+    """The folder this process caches in, and whose it is against the script's (:func:`use_script_cache`)."""
+    here, script = os.path.abspath(inductor_cache_dir()), _SCRIPT["folder"]
+    if script is None:
+        return f"in Inductor's cache {here}"
+    if here == os.path.abspath(script):
+        return f"in the script's Inductor cache {here}"
+    why = f"{ENV} names it" if _SCRIPT["given"] else "it is gone"
+    return f"in Inductor's cache {here}, not the script's {script} ({why})"
+
+
+class CacheUse:
+    """Counts what the compiles inside it reused, and times them (:meth:`line`); ``settings``: the Inductor
+    settings every side runs under that the script's compile did not have (part of the FX graph cache's key).
+    Several blocks add up (:meth:`add` takes another process's :meth:`counts`)."""
+
+    def __init__(self, settings: dict[str, str]) -> None:
+        self.settings = settings
+        self.grew: dict[str, int] = {}
+        self.seconds = 0.0
+        self.before: dict[str, int] = {}
+        self.start = 0.0
+
+    def __enter__(self) -> CacheUse:
+        self.before, self.start = compile_counters(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        after = compile_counters()
+        self.add({k: after.get(k, 0) - self.before.get(k, 0) for k in after}, time.perf_counter() - self.start)
+
+    def add(self, grew: dict[str, int], seconds: float) -> None:
+        for k, v in grew.items():
+            self.grew[k] = self.grew.get(k, 0) + int(v)
+        self.seconds += seconds
+
+    def counts(self) -> dict[str, Any]:
+        """What :meth:`add` takes, as plain data: a query's worker hands it to its parent."""
+        return {"grew": dict(self.grew), "seconds": self.seconds}
+
+    def delta(self, key: str) -> int:
+        return self.grew.get(key, 0)
+
+    def line(self, modes: list[str], what: str = "compiled") -> str | None:
+        """One line, or None where none of a mode's settings (``modes``: :func:`.torchapi.mode_settings`) is on;
+        ``what``: the compiles counted ("compiled", "38 candidates compiled")."""
+        if not modes:
+            return None
+        autotuning = "max_autotune" in modes or "max_autotune_gemm" in modes
+        hits, misses = self.delta("fxgraph_cache_hit"), self.delta("fxgraph_cache_miss")
+        fresh, picks = self.delta("select_algorithm_autotune"), self.delta("mm_selections")
+        parts = [f"FX graph cache {hits} hit, {misses} miss"]
+        if misses and self.settings:
+            parts[-1] += " (" + ", ".join(f"{k}={v}" for k, v in sorted(self.settings.items())) + " is in its key)"
+        if autotuning and hits and not picks:
+            parts.append("max-autotune: nothing autotuned, the compiled graph was read back whole")
+        elif autotuning:
+            reused = max(picks - fresh, 0)
+            parts.append(f"max-autotune: {reused} matmul selection{'s' * (reused != 1)} read from the autotune cache, "
+                         f"{fresh} benchmarked afresh" + (" (shapes the script never autotuned, or a cache folder "
+                                                          "without its results)" if fresh else ""))
+        return (f"{what} under {', '.join(modes)} as the script was, {folder_said()}, in {self.seconds:.1f} s: "
+                + "; ".join(parts))
