@@ -118,14 +118,14 @@ EXACT = 1024  # elements: a gradient this small is written by value
 
 def grad_expr(g: Any, seed: int) -> str:
     """The model file's expression of one incoming gradient (None: ``None``), in its layout."""
-    import pt2kit_capture_write as write
+    import pt2kit_capture_tensors as tensors
     from pt2kit_capture_code import literal
     from pt2kit_capture_values import value_range
 
     if g is None:
         return "None"
-    meta = f"{write.shape(g.shape)!r}, {write.shape(g.stride())!r}, {g.dtype}, {str(g.device)!r}"
-    layout = write.layout_args(g)
+    meta = f"{tensors.shape(g.shape)!r}, {tensors.shape(g.stride())!r}, {g.dtype}, {str(g.device)!r}"
+    layout = tensors.layout_args(g)
     if g.numel() <= EXACT and not g.is_complex():
         values = literal(g.detach().cpu().reshape(-1).tolist())
         return f"make_tensor({meta}, values=torch.tensor({values}, dtype={g.dtype}){layout})"

@@ -13,7 +13,8 @@ boot's modules import each other by file name from this folder:
   (``aoti_compile_and_package``), ``pt2kit_capture_patch_ddp`` (DDPOptimizer's real inputs), ``pt2kit_capture_patch_export``
   (a ``torch.export.export`` the script called that raised): one patch a file;
 - ``pt2kit_capture_manifest``: a graph's manifest line, its model file and tensors written
-  (``pt2kit_capture_write``, ``pt2kit_capture_values``, ``pt2kit_capture_code``), the line appended;
+  (``pt2kit_capture_write``, ``pt2kit_capture_tensors``, ``pt2kit_capture_values``, ``pt2kit_capture_code``),
+  the line appended;
 - ``pt2kit_capture_calls`` (a compiled call's first failure, its graph named), ``pt2kit_capture_backward``
   (the same for its compiled backward, run from ``loss.backward()``), ``pt2kit_capture_running`` (the call
   running now, in a mapped file a signal cannot take);

@@ -131,7 +131,7 @@ class Shared:
 
     def expr(self, i: int, tensors: Any) -> tuple[str, str] | None:
         """(expression, "saved" | "seeded") of input ``i`` as a view of its group's storage (``tensors``: the
-        model file's :class:`Tensors`, which saves or seeds that storage); None: it shares none."""
+        model file's :class:`pt2kit_capture_tensors.Tensors`, which saves or seeds that storage); None: it shares none."""
         group = self.groups.get(i)
         if group is None:
             return None
