@@ -74,11 +74,11 @@ Not guaranteed: a stable API for users (these are pt2kit's internals); any torch
 """
 
 import ast
+import collections
 import contextlib
 import copy
 import math
 import signal
-from dataclasses import dataclass
 
 VERSION = 11
 
@@ -501,7 +501,6 @@ def autocast_off():
 def tree_map(fn, tree):
     """``fn`` on every leaf of a pytree of lists, tuples, dicts and registered containers."""
     from torch.utils._pytree import tree_map as pytree_map
-
     return pytree_map(fn, tree)
 
 
@@ -649,11 +648,8 @@ def to_float64(x):
     import torch
 
     def up(t):
-        if isinstance(t, torch.Tensor):
-            if t.is_floating_point():
-                return t.double()
-            if t.is_complex():
-                return t.to(torch.complex128)
+        if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
+            return t.to(torch.complex128 if t.is_complex() else torch.float64)
         return t
 
     return tree_map(up, x)
@@ -890,21 +886,13 @@ def undefined_values():
 # -- the accuracy verdict on an output leaf ------------------------------------------------------------
 
 
-@dataclass
-class RuleResult:
-    passed: bool
-    rmse_test: float
-    rmse_baseline: float
-    multiplier: float
-    tol: float
+RuleResult = collections.namedtuple("RuleResult", "passed rmse_test rmse_baseline multiplier tol")
 
 
 def multiplier_for(dtype, numel):
     import torch
 
-    if dtype in (torch.float16, torch.bfloat16) or numel < 1000:
-        return 3.0
-    return 2.0
+    return 3.0 if dtype in (torch.float16, torch.bfloat16) or numel < 1000 else 2.0
 
 
 def tol_for(dtype):
@@ -918,16 +906,11 @@ def rmse(a, b):
     """Root mean squared error in float64, in chunks (bounded extra memory)."""
     import torch
 
-    a, b = a.reshape(-1), b.reshape(-1)
-    n = a.numel()
-    if n == 0:
-        return 0.0
-    total = 0.0
-    step = 1 << 22
+    a, b, n, step, total = a.reshape(-1), b.reshape(-1), a.numel(), 1 << 22, 0.0
     for i in range(0, n, step):
         d = a[i:i + step].to(torch.float64) - b[i:i + step].to(a.device, torch.float64)
         total += float((d * d).sum())
-    return math.sqrt(total / n)
+    return math.sqrt(total / n) if n else 0.0
 
 
 def agreeing_nonfinite(a, b):
