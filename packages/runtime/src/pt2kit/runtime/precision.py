@@ -96,19 +96,22 @@ def precision_state():
 def _set_fp32(path, children, value, legacy=None):
     import torch
 
-    b = torch.backends
     if legacy is not None and value in ("ieee", "tf32"):
         with contextlib.suppress(RuntimeError, AttributeError):
             legacy(value == "tf32")  # first: it resets the new-API settings below it
-    node = b
+    node = torch.backends
     for part in path:
         node = getattr(node, part, None)
-    if node is None:
-        return
-    for n in [node, *(getattr(node, c, None) for c in children)]:
-        if n is not None and getattr(n, "fp32_precision", value) != value:
-            with contextlib.suppress(RuntimeError, AttributeError, ValueError):
-                n.fp32_precision = value
+    for n in [node, *(getattr(node, c, None) for c in children)] if node is not None else ():
+        _put_fp32(n, value)
+
+
+def _put_fp32(node, value):
+    """``node.fp32_precision = value`` where ``node`` (a torch.backends one, or None) has that setting and
+    holds another value; one this torch refuses is left as it is."""
+    if node is not None and getattr(node, "fp32_precision", value) != value:
+        with contextlib.suppress(RuntimeError, AttributeError, ValueError):
+            node.fp32_precision = value
 
 
 def use_precision(settings, inductor=True):
@@ -147,9 +150,7 @@ def use_cpu_precision(settings, inductor=True):
     b = torch.backends
     if "matmul" in settings or "cudnn" in settings or "cpu_matmul" in settings:
         # a generic new-API setting (torch.backends.fp32_precision) would stand under the ones set below
-        with contextlib.suppress(RuntimeError, AttributeError, ValueError):
-            if getattr(b, "fp32_precision", "none") != "none":
-                b.fp32_precision = "none"
+        _put_fp32(b, "none")
     if "matmul" in settings:
         # the overall level first, as set_float32_matmul_precision's user set it; then each backend
         level = "medium" if settings.get("cpu_matmul") == "bf16" else \
@@ -157,7 +158,7 @@ def use_cpu_precision(settings, inductor=True):
         with contextlib.suppress(RuntimeError, AttributeError, ValueError):
             torch.set_float32_matmul_precision(level)
     if "cpu_matmul" in settings:
-        _set_fp32(("mkldnn", "matmul"), (), settings["cpu_matmul"])
+        _put_fp32(getattr(b.mkldnn, "matmul", None), settings["cpu_matmul"])
     if "mkldnn_deterministic" in settings and hasattr(b.mkldnn, "deterministic"):
         b.mkldnn.deterministic = bool(settings["mkldnn_deterministic"])
     if inductor and "fallback_random" in settings:
