@@ -21,6 +21,7 @@ from typing import Any
 
 import pt2kit_capture_boot as boot
 import pt2kit_capture_contract as contract
+from pt2kit_capture_userfile import call_site
 
 # pt2kit's one-line name of an exception, and which exceptions are Dynamo tracing again (the rule fxcheck's
 # backend applies too); pt2kit capture copies the module beside this folder
@@ -216,7 +217,7 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | Non
         frame = api.frame_code(gm)
         if frame:
             line["function"], line["source"] = frame[0], f"{os.path.abspath(frame[1])}:{frame[2]}"
-        line["called_from"] = api.call_site()
+        line["called_from"] = call_site()
         line["grad"] = torch.is_grad_enabled() and any(
             isinstance(a, torch.Tensor) and a.requires_grad for a in args)
         # what Dynamo compiled it under (its guards hold it): the graph's ops give their dtypes only under it

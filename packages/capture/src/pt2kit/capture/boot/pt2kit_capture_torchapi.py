@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-import sysconfig
 from typing import Any
+
+from pt2kit_capture_userfile import is_torch_file, module_of, user_file
 
 AFTER_DYNAMO = "torch._dynamo.repro.after_dynamo"  # defines wrap_backend_debug, imported at call time
 AOTI_MODULE = "torch._inductor"  # defines aoti_compile_and_package
@@ -95,47 +96,12 @@ def frame_code(gm: Any) -> tuple[str, str, int] | None:
     while frame is not None:
         if in_torch and user_file(frame.f_code.co_filename):
             return frame.f_code.co_name, frame.f_code.co_filename, frame.f_lineno
-        in_torch = in_torch or _in_torch(frame.f_code.co_filename)
+        in_torch = in_torch or is_torch_file(frame.f_code.co_filename)
         frame = frame.f_back
     return None
 
 
 _STACK_LINE = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
-
-
-def call_site() -> str | None:
-    """``/abs/file.py:LINE`` of the user's own line that called into the compiled code: outward from the
-    backend past torch's frames, the first frame that is neither torch's, this boot's, the standard
-    library's nor an installed library's (a Hugging Face model's ``generic.py`` wrapper is the library's;
-    the script's ``model(**batch)`` is the user's). None where every frame is a library's."""
-    frame, in_torch = sys._getframe(1), False
-    paths = sysconfig.get_paths()
-    libraries = [paths.get(k) for k in ("purelib", "platlib")]
-    while frame is not None:
-        path = frame.f_code.co_filename
-        if in_torch and user_file(path) and not any(_under(path, d) for d in libraries):
-            return f"{os.path.abspath(path)}:{frame.f_lineno}"
-        in_torch = in_torch or _in_torch(path)
-        frame = frame.f_back
-    return None
-
-
-def user_file(path: str) -> bool:
-    """Whether code in ``path`` is the user's: not torch's, this boot's, nor the standard library's
-    (site-packages other than torch's are the user's: a transformers model is what they compiled)."""
-    if not path or path.startswith("<frozen") or _in_torch(path) or _under(path, os.path.dirname(__file__)):
-        return False
-    paths = sysconfig.get_paths()
-    return not _under(path, paths.get("stdlib")) or any(_under(path, paths.get(k)) for k in ("purelib", "platlib"))
-
-
-def _in_torch(path: str) -> bool:
-    torch_file = getattr(sys.modules.get("torch"), "__file__", None)
-    return bool(torch_file) and _under(path, os.path.dirname(torch_file))
-
-
-def _under(path: str, directory: str | None) -> bool:
-    return bool(directory) and os.path.abspath(path).startswith(os.path.join(os.path.abspath(directory), ""))
 
 
 def source_name(node: Any) -> str | None:
@@ -362,7 +328,7 @@ def _op_module(target: Any) -> tuple[str | None, str | None]:
     where = registered_at(f"{ns}::{name}")
     if where is None or where[0].endswith(".cpp") or where[0].startswith("/dev/null"):
         return None, None  # C++: there once torch (or the library that loaded it) is imported
-    module = _module_of(where[0])
+    module = module_of(where[0])
     if module and module.startswith("torch.") and not module.startswith(("torch._library", "torch.library")):
         return module, None
     return None, (f"op {ns}::{name} is registered by {where[0]}:{where[1]}, which this file does not import: it "
@@ -393,16 +359,6 @@ def _custom_op_defs() -> dict[str, Any]:
         return dict(OPDEFS)
     except Exception:
         return {}
-
-
-def _module_of(path: str) -> str | None:
-    """The name of the loaded module whose file is ``path`` (``__main__`` for the script)."""
-    target = os.path.abspath(path)
-    for name, mod in list(sys.modules.items()):
-        f = getattr(mod, "__file__", None)
-        if f and os.path.abspath(f) == target:
-            return name
-    return None
 
 
 def output_meta(gm: Any) -> list[dict[str, Any] | None] | None:
