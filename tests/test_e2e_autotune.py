@@ -43,12 +43,12 @@ def captured(tmp_path_factory):
     return where, r.stdout, cache
 
 
-def _kdiff(captured, cache, *args):
-    """kdiff on the capture's stream with TORCHINDUCTOR_CACHE_DIR=``cache`` (None: unset)."""
-    where, stream, _ = captured
+def _kdiff(captured, cache, *args, tool="pt2kit.kdiff", stream=None):
+    """kdiff (or ``tool``) on the capture's stream (or ``stream``) with TORCHINDUCTOR_CACHE_DIR=``cache`` (None: unset)."""
+    where = captured[0]
     env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
     env.update(PT2KIT_STORE=str(where / "store"), **({} if cache is None else {"TORCHINDUCTOR_CACHE_DIR": str(cache)}))
-    return run(module("pt2kit.kdiff", *args), stdin=stream, env=env, cwd=where, timeout=600)
+    return run(module(tool, *args), stdin=captured[1] if stream is None else stream, env=env, cwd=where, timeout=600)
 
 
 def _verdict(stderr: str) -> str:
@@ -73,9 +73,20 @@ def test_kdiff_reads_the_scripts_autotuning_back_and_judges_as_without_it(captur
     assert [d["passed"] for d in reused.kind("diff")] == [d["passed"] for d in fresh.kind("diff")] == [True]
 
 
-def test_a_planted_bug_under_max_autotune_is_found_with_the_autotuning_reused(captured):
+def test_a_planted_bug_under_max_autotune_is_found_and_minified_with_the_autotuning_reused(captured):
     r = _kdiff(captured, captured[2], "--config", "cpp.inject_relu_bug_TESTING_ONLY=accuracy")
     assert r.code == 1, r.stderr
     assert "kdiff: s.py[0/0]: FAIL out[0] (inductor vs eager): max abs" in r.stderr, r.stderr
     assert f"first divergence: aten.relu.default (node relu) at {captured[0] / 's.py'}:4" in r.stderr, r.stderr
     assert "max-autotune: 1 matmul selection read from the autotune cache, 0 benchmarked afresh" in r.stderr, r.stderr
+    # minify, with no folder named, compiles every run in the script's: what they read back said in one line
+    m = _kdiff(captured, None, "--no-bisect", tool="pt2kit.minify", stream=r.stdout)
+    assert m.code == 1, m.stderr
+    said = [line for line in m.stderr.splitlines() if "as the script was" in line]
+    assert len(said) == 1 and re.fullmatch(
+        r"minify: s\.py\[0/0\]: the original run, (\d+) candidates?(, \d+ localisations?)? compiled under max_autotune, "
+        r"coordinate_descent_tuning, triton\.cudagraphs as the script was, in the script's Inductor cache "
+        + re.escape(str(captured[2])) + r", in \d+\.\d s \(the workers' added up\): FX graph cache \d+ hit, \d+ miss; "
+        r"max-autotune: (nothing autotuned, no matmul was compiled afresh|\d+ matmul selections? read from the autotune "
+        r"cache, 0 benchmarked afresh)", said[0]), m.stderr
+    assert "3 -> 1 ops (aten.relu.default)" in m.stderr, m.stderr

@@ -172,7 +172,8 @@ def _one(s: Session, job: Job, want: Want | None, narrator: Narrator, early: Ear
 
     with Progress("minify", quiet=s.quiet).task(narrator.label) as task:
         o = minify_one(job, want=want, stage=task.stage, torch_version=torch_version(),
-                       on_model=partial(_model_record, s), early=early)
+                       on_model=partial(_model_record, s), early=early,
+                       on_caches=lambda line: s.say(f"{narrator.label}: {line}"))
     written, refused = None, EXIT_OK
     if o.text is not None:
         try:

@@ -7,12 +7,14 @@ knows nothing of stdin, -o or the session. Torch-free (the workers hold torch)."
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.caches import modes_in, script_env
 from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 
 from . import __version__, ir, original, repro
@@ -28,16 +30,21 @@ NOT_A_BUG = ": not a compiler bug by PyTorch's float64 rule"
 
 
 def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
-               on_model: Any = None, early: Early | None = None) -> Outcome:
+               on_model: Any = None, early: Early | None = None, on_caches: Any = None) -> Outcome:
     """``want``: the failure a stream record named (kind, and for a violation its constraint and op);
     ``job.jobs``: the workers, decided (:func:`.drive.workers`). The original run, the failure it shows, the
-    graph that shows it alone, then its search and the repro."""
+    graph that shows it alone, then its search and the repro. Every run compiles in the script's Inductor
+    cache folder (a piped graph's, :func:`pt2kit.runtime.caches.script_env`); under a max-autotune or
+    reduce-overhead setting, ``on_caches`` gets the line saying what they read back of it, and their seconds."""
     start = time.monotonic()
     jobs = job.jobs or 1
     say = _Said(stage)
     bet = worth_it(job, want)
-    pool = Pool(max(jobs, 2) if bet else jobs, timeout=job.timeout, early=early)
+    pool = Pool(max(jobs, 2) if bet else jobs, timeout=job.timeout, early=early,
+                env=script_env(job.script_cache, job.cache_given, dict(os.environ)))
+    pool.caches.script, pool.caches.given = job.script_cache, job.cache_given
     got: dict[str, Any] = {}
+    config: dict[str, Any] = {}
     try:
         graphs, config, seen = original.ask(pool, job, say, on_model or (lambda f: None), got, bet)
         if want is not None and want.said and seen.get("kind") is None:  # the diff handed over and this run disagree
@@ -69,6 +76,9 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
     finally:
         if "early" in got:  # stopped before the original run was judged (a bad model file)
             got["early"].cancel()
+        line = pool.cache_line(modes_in(config))
+        if line and on_caches is not None:
+            on_caches(line)
         pool.close()
 
 

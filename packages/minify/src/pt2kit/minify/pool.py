@@ -25,7 +25,9 @@ from typing import Any
 
 import msgspec
 
+from pt2kit.runtime.caches import CacheUse
 from pt2kit.runtime.flags import usable_cpus
+from pt2kit.runtime.forkserver import READ_WHEN_USED
 from pt2kit_portable import signal_name
 
 from . import zygote
@@ -134,7 +136,7 @@ class Early:
 
     def take(self, env: dict[str, str]) -> Zygote | None:
         z = self.zygote
-        if z is not None and (z.gone or z.env != env):
+        if z is not None and (z.gone or _imported_under(z.env) != _imported_under(env)):
             self.close()
         z, self.zygote = self.zygote, None
         return z
@@ -148,8 +150,15 @@ class Early:
             self.zygote = None
 
 
+def _imported_under(env: dict[str, str]) -> dict[str, str]:
+    """What of ``env`` a fork server's imports read: not the cache folders, which each child reads afresh
+    (the zygote's child forgets what was memoised of them), so a pool in the script's folder takes it."""
+    return {k: v for k, v in env.items() if k not in READ_WHEN_USED}
+
+
 class Pool:
-    """``jobs`` warm workers; :meth:`map` answers requests in parallel, in order."""
+    """``jobs`` warm workers; :meth:`map` answers requests in parallel, in order. ``caches``: what their
+    compiles read back of Inductor's caches, each answered request's added (:meth:`cache_line`)."""
 
     def __init__(self, jobs: int, env: dict[str, str] | None = None, timeout: float | None = None,
                  fork: bool = True, early: Early | None = None) -> None:
@@ -162,6 +171,23 @@ class Pool:
         self.worker_env = self.env if share is None else {**self.env, THREADS: str(share)}
         self.workers = [Worker(self.worker_env, self.zygote) for _ in range(max(1, jobs))]
         self.replaced = 0
+        self.caches, self.asked = CacheUse({}), collections.Counter[str]()
+        self.counting = threading.Lock()
+
+    def _counted(self, op: str, msg: dict[str, Any]) -> dict[str, Any]:
+        if msg.get("t") == "done" and "caches" in msg:
+            with self.counting:
+                self.caches.add(msg["caches"])
+                self.asked[op] += 1
+        return msg
+
+    def cache_line(self, modes: list[str]) -> str | None:
+        """One line: what the runs answered so far compiled under a max-autotune or reduce-overhead setting
+        (``modes``) read back of the script's caches, and their seconds; None where no mode is on."""
+        said = [f"{n} {word}{'s' * (n != 1)}" for op, word in (("query", "candidate"), ("localize", "localisation"),
+                                                                ("bisect", "bisection step")) if (n := self.asked[op])]
+        runs = ", ".join((["the original run"] if self.asked["original"] else []) + said) or "nothing"
+        return self.caches.line(modes, f"{runs} compiled", workers=True)
 
     def _worker(self, i: int) -> Worker:
         if not self.workers[i].alive:
@@ -171,7 +197,7 @@ class Pool:
 
     def ask(self, op: str, payload: Any, on_message: Callable[[dict[str, Any]], None] = lambda m: None,
             worker: int = 0) -> dict[str, Any]:
-        return self._worker(worker).ask(op, payload, on_message, self.timeout)
+        return self._counted(op, self._worker(worker).ask(op, payload, on_message, self.timeout))
 
     def map(self, op: str, payloads: list[Any], first: int = 0, timeout: float | None = None,
             straggle: Callable[[float], float] | None = None) -> list[dict[str, Any]]:
@@ -198,7 +224,7 @@ class Pool:
                 worker = self._worker(w)
                 with lock:
                     running[i] = (worker, time.monotonic())
-                out[i] = worker.ask(op, payload, lambda m: None, limit)
+                out[i] = self._counted(op, worker.ask(op, payload, lambda m: None, limit))
                 with lock:
                     began = running.pop(i)[1]
                     if out[i].get("t") == "done":

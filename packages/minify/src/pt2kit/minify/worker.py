@@ -41,6 +41,7 @@ def main() -> int:
 
     handlers = {**HANDLERS, **BISECTING}
 
+    from pt2kit.runtime.caches import CacheUse
     from pt2kit_portable import kept_compiler_state
 
     enc = msgspec.json.Encoder()
@@ -52,9 +53,10 @@ def main() -> int:
         req = msgspec.json.decode(raw)
         start = time.monotonic()
         try:
-            with kept_compiler_state():
+            # what its compiles read back of the script's caches (the parent sums them: Pool.caches)
+            with kept_compiler_state(), CacheUse({}) as used:
                 result = handlers[req["op"]](req["payload"], send)
-            send({"t": "done", "result": result, "s": time.monotonic() - start})
+            send({"t": "done", "result": result, "s": time.monotonic() - start, "caches": used.counts()})
         except Exception as e:
             send({"t": "raised", "type": type(e).__name__, "message": str(e)[:4000],
                   "usage": getattr(e, "usage", False)})

@@ -225,6 +225,9 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
             os.close(fd)
         os.environ.clear()
         os.environ.update(req["env"])
+        from pt2kit.runtime.torchapi import forget_cache_dirs
+
+        forget_cache_dirs()  # the child's Inductor cache folder is its environment's (the script's: Pool's env)
         os.chdir(req["cwd"])
         if req["op"] == "worker":
             from .worker import main as worker_main

@@ -19,9 +19,10 @@ import os
 import time
 from typing import Any
 
-from .torchapi import compile_counters, forget_cache_dirs, inductor_cache_dir
+from .torchapi import MODE_SETTINGS, compile_counters, forget_cache_dirs, inductor_cache_dir
 
 ENV = "TORCHINDUCTOR_CACHE_DIR"
+INDUCTOR = "torch._inductor.config"
 _SCRIPT: dict[str, Any] = {"folder": None, "given": False}  # what use_script_cache was told, for the line
 
 
@@ -35,14 +36,28 @@ def use_script_cache(folder: str | None, given: bool) -> None:
         forget_cache_dirs()  # what Inductor memoised of the folder it read before (a warm worker's)
 
 
-def folder_said() -> str:
-    """The folder this process caches in, and whose it is against the script's (:func:`use_script_cache`)."""
-    here, script = os.path.abspath(inductor_cache_dir()), _SCRIPT["folder"]
+def script_env(folder: str | None, given: bool, environ: dict[str, str]) -> dict[str, str] | None:
+    """The environment a tool's own workers compile a piped graph in: ``environ`` with the script's Inductor
+    cache ``folder`` (:func:`use_script_cache`'s rule, for workers the tool starts itself); None: unchanged."""
+    if not folder or given or not os.path.isdir(folder) or environ.get(ENV) == folder:
+        return None
+    return {**environ, ENV: folder}
+
+
+def modes_in(config: dict[str, dict[str, str]]) -> list[str]:
+    """:data:`.torchapi.MODE_SETTINGS` on in a resolved config ({module: {key: literal}}), read without torch."""
+    inductor = config.get(INDUCTOR, {})
+    return [k for k in MODE_SETTINGS if inductor.get(k) == "True"]
+
+
+def folder_said(here: str, script: str | None, given: bool) -> str:
+    """``here``, the folder a compile cached in, and whose it is against the script's (:func:`use_script_cache`)."""
+    here = os.path.abspath(here)
     if script is None:
         return f"in Inductor's cache {here}"
     if here == os.path.abspath(script):
         return f"in the script's Inductor cache {here}"
-    why = f"{ENV} names it" if _SCRIPT["given"] else "it is gone"
+    why = f"{ENV} names it" if given else "it is gone"
     return f"in Inductor's cache {here}, not the script's {script} ({why})"
 
 
@@ -51,10 +66,12 @@ class CacheUse:
     settings every side runs under that the script's compile did not have (part of the FX graph cache's key).
     Several blocks add up (:meth:`add` takes another process's :meth:`counts`)."""
 
-    def __init__(self, settings: dict[str, str]) -> None:
+    def __init__(self, settings: dict[str, str], script: str | None = None, given: bool = False) -> None:
         self.settings = settings
         self.grew: dict[str, int] = {}
         self.seconds = 0.0
+        self.folder: str | None = None  # where the compiles cached
+        self.script, self.given = script, given  # the script's folder, and whether the tool's environment named one
         self.before: dict[str, int] = {}
         self.start = 0.0
 
@@ -64,24 +81,29 @@ class CacheUse:
 
     def __exit__(self, *exc: Any) -> None:
         after = compile_counters()
-        self.add({k: after.get(k, 0) - self.before.get(k, 0) for k in after}, time.perf_counter() - self.start)
+        self.folder, self.script, self.given = inductor_cache_dir(), _SCRIPT["folder"], _SCRIPT["given"]
+        self.add({"grew": {k: after.get(k, 0) - self.before.get(k, 0) for k in after},
+                  "seconds": time.perf_counter() - self.start})
 
-    def add(self, grew: dict[str, int], seconds: float) -> None:
-        for k, v in grew.items():
+    def add(self, counts: dict[str, Any]) -> None:
+        """Another block's :meth:`counts` (another process's) added to this one's."""
+        for k, v in counts.get("grew", {}).items():
             self.grew[k] = self.grew.get(k, 0) + int(v)
-        self.seconds += seconds
+        self.seconds += float(counts.get("seconds", 0.0))
+        self.folder = counts.get("folder") or self.folder
 
     def counts(self) -> dict[str, Any]:
-        """What :meth:`add` takes, as plain data: a query's worker hands it to its parent."""
-        return {"grew": dict(self.grew), "seconds": self.seconds}
+        """What :meth:`add` takes, as plain data: a worker hands it to its parent."""
+        return {"grew": dict(self.grew), "seconds": self.seconds, "folder": self.folder}
 
     def delta(self, key: str) -> int:
         return self.grew.get(key, 0)
 
-    def line(self, modes: list[str], what: str = "compiled") -> str | None:
+    def line(self, modes: list[str], what: str = "compiled", workers: bool = False) -> str | None:
         """One line, or None where none of a mode's settings (``modes``: :func:`.torchapi.mode_settings`) is on;
-        ``what``: the compiles counted ("compiled", "38 candidates compiled")."""
-        if not modes:
+        ``what``: the compiles counted ("compiled", "38 candidates compiled"); ``workers``: the seconds are
+        several processes' added up."""
+        if not modes or self.folder is None:
             return None
         autotuning = "max_autotune" in modes or "max_autotune_gemm" in modes
         hits, misses = self.delta("fxgraph_cache_hit"), self.delta("fxgraph_cache_miss")
@@ -89,12 +111,15 @@ class CacheUse:
         parts = [f"FX graph cache {hits} hit, {misses} miss"]
         if misses and self.settings:
             parts[-1] += " (" + ", ".join(f"{k}={v}" for k, v in sorted(self.settings.items())) + " is in its key)"
-        if autotuning and hits and not picks:
-            parts.append("max-autotune: nothing autotuned, the compiled graph was read back whole")
+        if autotuning and not picks:  # the graphs with a matmul were FX graph cache hits, or there were none
+            parts.append("max-autotune: nothing autotuned, " + ("the compiled graph was read back whole" if hits and
+                                                                not misses else "no matmul was compiled afresh"))
         elif autotuning:
             reused = max(picks - fresh, 0)
             parts.append(f"max-autotune: {reused} matmul selection{'s' * (reused != 1)} read from the autotune cache, "
                          f"{fresh} benchmarked afresh" + (" (shapes the script never autotuned, or a cache folder "
                                                           "without its results)" if fresh else ""))
-        return (f"{what} under {', '.join(modes)} as the script was, {folder_said()}, in {self.seconds:.1f} s: "
+        where = folder_said(self.folder, self.script, self.given)
+        took = f"{self.seconds:.1f} s" + (" (the workers' added up)" if workers else "")
+        return (f"{what} under {', '.join(modes)} as the script was, {where}, in {took}: "
                 + "; ".join(parts))

@@ -1,0 +1,28 @@
+"""pt2kit.runtime.caches: the folder a tool's workers compile a captured graph in, and the modes it reads."""
+
+from __future__ import annotations
+
+from pt2kit.runtime.caches import folder_said, modes_in, script_env
+
+
+def test_the_scripts_folder_is_used_only_where_the_tools_environment_names_none_and_it_is_there(tmp_path):
+    env = {"PATH": "/bin"}
+    assert script_env(str(tmp_path), False, env) == {"PATH": "/bin", "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)}
+    assert script_env(str(tmp_path), True, env) is None  # TORCHINDUCTOR_CACHE_DIR set for the tool: the user's
+    assert script_env(str(tmp_path / "gone"), False, env) is None
+    assert script_env(None, False, env) is None
+
+
+def test_the_line_says_whose_folder_it_was(tmp_path):
+    assert folder_said(str(tmp_path), str(tmp_path), False) == f"in the script's Inductor cache {tmp_path}"
+    assert folder_said("/c", str(tmp_path), True) == (f"in Inductor's cache /c, not the script's {tmp_path} "
+                                                      "(TORCHINDUCTOR_CACHE_DIR names it)")
+    assert folder_said("/c", "/old", False) == "in Inductor's cache /c, not the script's /old (it is gone)"
+    assert folder_said("/c", None, False) == "in Inductor's cache /c"
+
+
+def test_modes_are_read_from_a_resolved_config_without_torch():
+    config = {"torch._inductor.config": {"max_autotune": "True", "coordinate_descent_tuning": "False",
+                                         "triton.cudagraphs": "True"}, "torch._dynamo.config": {"max_autotune": "True"}}
+    assert modes_in(config) == ["max_autotune", "triton.cudagraphs"]
+    assert modes_in({}) == []
