@@ -1,6 +1,6 @@
 """pt2kit_portable: the rules every pt2kit process applies, in one file that also runs where pt2kit is not installed.
 
-Version 10 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
+Version 12 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
 functions that use it, imported there. No package-relative import, no ``from __future__``, no msgspec,
 nothing else of pt2kit. The same text is used three ways, so a rule changed here changes everywhere:
 
@@ -51,6 +51,8 @@ Guarantees:
   candidates and the repro alike; any other backend: None, torch.compile as before.
 * :func:`loss_of` is the loss of every ``--mode train`` run and of a joint repro: the sum of the means
   of the floating leaves that require grad (a half-precision one's mean taken in float32).
+* :func:`compiler_error` is the one rule for which exception of a failed compile is the compiler's own
+  (under Dynamo's and Inductor's wrappers): capture's manifest and minify's signature name it alike.
 * :func:`exception_line` names an exception in one line of at most 500 characters; :func:`signal_name`
   names the signal a process died of; :data:`GRACE` is the seconds a process is given between SIGTERM
   and SIGKILL.
@@ -80,7 +82,7 @@ import copy
 import math
 import signal
 
-VERSION = 11
+VERSION = 12
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -138,6 +140,27 @@ def exception_line(e):
     names an exception in one line."""
     summary = summary_line(str(e))
     return f"{type(e).__name__}: {summary}"[:500] if summary else type(e).__name__
+
+
+# the exceptions torch raises around the compiler's own: Dynamo's BackendCompilerFailed (a backend raised) and
+# InternalTorchDynamoError, Inductor's InductorError and LoweringException (an op's lowering raised)
+COMPILER_WRAPPERS = frozenset({"BackendCompilerFailed", "InductorError", "LoweringException", "InternalTorchDynamoError"})
+
+
+def compiler_error(e):
+    """The compiler's own exception under torch's wrappers (:data:`COMPILER_WRAPPERS`): while ``e`` is one, the
+    exception it holds (``inner_exception``, else ``__cause__``, else ``__context__``: InductorError and
+    LoweringException are raised ``from None``); a wrapper that holds none is itself. A C++ build failure is
+    ``CppCompileError``, never ``InductorError``, wherever pt2kit names it (capture's manifest, minify's
+    signature, every repro.py's)."""
+    for _ in range(8):
+        if not any(c.__name__ in COMPILER_WRAPPERS for c in type(e).__mro__):
+            break
+        inner = getattr(e, "inner_exception", None) or e.__cause__ or e.__context__
+        if not isinstance(inner, BaseException) or inner is e:
+            break
+        e = inner
+    return e
 
 
 # -- text written into generated Python ----------------------------------------------------------

@@ -17,7 +17,7 @@ import re
 import torch
 
 from pt2kit.runtime.precision import use_precision
-from pt2kit_portable import differs, exception_line, under_autocast
+from pt2kit_portable import COMPILER_WRAPPERS, compiler_error, differs, exception_line, under_autocast
 
 from . import plan
 from .harness import run_eager, written
@@ -125,9 +125,6 @@ def nonfinite(outputs):
     return "+".join(sorted(kinds))
 
 
-_WRAPPERS = ("BackendCompilerFailed", "InductorError", "LoweringException", "InternalTorchDynamoError")
-
-
 def _subprocess_error(details, kind, text):
     """(type, message) of the error in a compile worker's traceback (``SubprocException.details``, the
     text of ``traceback.format_exc()``): the first line after the last frame; else (kind, text)."""
@@ -143,15 +140,12 @@ def _subprocess_error(details, kind, text):
 def exception_signature(e):
     """``Type: message`` of the error that matters, numbers, addresses, paths and names normalised, so
     the same bug on a smaller graph or smaller shapes has the same signature."""
+    e = compiler_error(e)  # torch wraps the compiler's error: the innermost is the bug (capture names it so too)
     kind, text = type(e).__name__, str(e)
-    for _ in range(4):  # torch wraps the backend's error; the innermost named error is the bug
-        inner = e.__cause__ or e.__context__
-        if kind in _WRAPPERS and inner is not None:
-            e, kind, text = inner, type(inner).__name__, str(inner)
-            continue
+    for _ in range(4):  # a wrapper holding no exception names the compiler's in its text alone
         m = re.match(r"\s*(?:backend='[^']*' raised:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Failure)):\s*(.*)", text,
                      re.S)
-        if kind in _WRAPPERS and m:
+        if kind in COMPILER_WRAPPERS and m:
             kind, text = m.group(1).rsplit(".", 1)[-1], m.group(2)
             continue
         break

@@ -25,6 +25,8 @@ import pt2kit_capture_contract as contract
 import pt2kit_capture_manifest as manifest
 import pt2kit_capture_running as running
 
+from pt2kit_portable import compiler_error, exception_line
+
 _LOADED: Any = weakref.WeakKeyDictionary()  # an AOT Inductor package's loaded model -> its state
 
 
@@ -67,7 +69,7 @@ def failed(line: dict[str, Any], gm: Any, args: list[Any], call: int | None, e: 
     does not hold them (``own``: never does; and ``gm`` is there to write one; ``names``: the parameter
     path of an exported program's placeholders)."""
     try:
-        new = dict(line, error=manifest.exception_line(manifest.cause(e)), stage=stage, call=call,
+        new = dict(line, error=exception_line(compiler_error(e)), stage=stage, call=call,
                    capture_error=None, of=line.get("seq"), phase=phase if stage == "run" else None)
         kept = line.get("selected") or os.environ.get(contract.ENV_GRAPHS, "").strip() == "failing"
         if gm is not None and kept and (own or (call or 1) > 1 or not line.get("file")):

@@ -25,7 +25,7 @@ from pt2kit_capture_userfile import call_site
 
 # pt2kit's one-line name of an exception, and which exceptions are Dynamo tracing again (the rule fxcheck's
 # backend applies too); pt2kit capture copies the module beside this folder
-from pt2kit_portable import autocast_now, exception_line, is_dynamo_restart
+from pt2kit_portable import autocast_now, compiler_error, exception_line, is_dynamo_restart
 
 # exceptions that say the generated code did not build (C++ or a GPU kernel's compiler), or a lowering failed
 BUILD = {"CppCompileError", "CUDACompileError", "CompilationError", "TritonCompilationError"}
@@ -46,7 +46,7 @@ def compile_through(line: dict[str, Any] | None, call: Any, stage: str = "compil
             if is_dynamo_restart(e):
                 discard(line)
             else:
-                line.update(error=exception_line(cause(e)), stage=failed_stage(e, stage))
+                line.update(error=exception_line(compiler_error(e)), stage=failed_stage(e, stage))
                 append(line)
         raise
     finally:
@@ -56,17 +56,6 @@ def compile_through(line: dict[str, Any] | None, call: Any, stage: str = "compil
             unselect(line)
         append(line)
     return out
-
-
-def cause(e: BaseException) -> BaseException:
-    """The compiler's own exception under Dynamo's and Inductor's wrappers (``BackendCompilerFailed`` and
-    ``InductorError`` hold it as ``inner_exception``): ``CppCompileError``, not the wrapper's name."""
-    for _ in range(8):
-        inner = getattr(e, "inner_exception", None)
-        if not isinstance(inner, BaseException) or inner is e:
-            break
-        e = inner
-    return e
 
 
 def failed_stage(e: BaseException, stage: str) -> str:
