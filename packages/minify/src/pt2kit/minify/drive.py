@@ -113,7 +113,9 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
     for out in outs:
         if out is not None:
             check_output("-o", out, inputs)
-    code, unshown = EXIT_OK, []  # unshown: the targets whose graphs do not show their failure
+    # unshown: the targets whose graphs do not show their failure; cannot: those whose model file does not run
+    # here (a custom op the script registers, say): both leave the script's own failure to reduce
+    code, unshown, cannot_run = EXIT_OK, [], []
     for t, out in zip(got.targets, outs, strict=True):
         if t.model is None:
             s.warn(f"{t.where}: no model record for {t.label} on stdin (the run that wrote this wrote none): skipped")
@@ -121,7 +123,7 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         cannot = unrunnable(t.label, t.model.record)  # capture found its model file does not run here
         # a crash's or a missing error's own run may show the compiled side dies or returns where eager raises
         if cannot is not None and t.want.kind not in ("crash", "missing-error"):
-            code = max(code, s.refuse(cannot, t.label))
+            cannot_run.append((t.label, cannot))
             continue
         mode = "train" if t.want.phase == "backward" else job.mode or ("train" if t.model.train else "infer")
         if job.mode == "infer" and mode == "train":
@@ -144,13 +146,17 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         except UsageError:  # its eager run raised, and the compiled one raised too: as capture said
             if cannot is None:
                 raise
-            code = max(code, s.refuse(cannot, t.label))
-    if unshown and len(unshown) == len(got.targets) and got.unnamed:  # the script's failure, no graph showing it
-        from .script import minify_script
+            cannot_run.append((t.label, cannot))
+    if got.unnamed and len(unshown) + len(cannot_run) == len(got.targets) > 0:  # the script's failure, no graph
+        from .script import minify_script  # showing it: what none of them shows or runs, its script still does
 
-        s.say(f"{got.unnamed[0]}: the command failed, and its captured graph(s) do not show it when minify runs "
-              f"them ({', '.join(unshown)}): the script itself is reduced")
+        said = [f"do not show it when minify runs them ({', '.join(unshown)})"] if unshown else []
+        said += [f"do not run here ({e})" for _, e in cannot_run]  # e names its graph
+        s.say(f"{got.unnamed[0]}: the command failed, and its captured graph(s) {'; '.join(said)}: the script "
+              "itself is reduced")
         return minify_script(s, job, got.unnamed[0], got.commands[0])
+    for label, e in cannot_run:
+        code = max(code, s.refuse(e, label))
     return code
 
 
