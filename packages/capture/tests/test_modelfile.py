@@ -316,3 +316,33 @@ def test_an_autocast_region_of_the_graph_is_written_as_the_with_block_every_dyna
     loaded = load_model(str(tmp_path / name))
     (got,) = torch.compile(loaded.model, backend="eager")(*loaded.inputs)
     assert torch.equal(got, fn(*loaded.inputs)) and not torch.is_autocast_enabled("cpu")
+
+
+def test_an_empty_autocast_region_is_a_with_block_holding_pass_inside_its_region(tmp_path):
+    """A region with no op of the graph inside (``with torch.autocast("cpu", enabled=False): pass`` in the script's
+    bfloat16 region) is an _enter_autocast right before its _exit_autocast in Dynamo's code: its `with` holds
+    `pass`, indented inside it and the region around it, so the model file loads and gives the script's values."""
+    graphs = []
+
+    def fn(x):
+        y = x * 2
+        with torch.autocast("cpu", torch.bfloat16):
+            with torch.autocast("cpu", enabled=False):
+                pass
+            n = x.shape[0]
+        return y + n
+
+    def keep(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(fn, backend=keep)(torch.randn(4))
+    name, _, _ = _writer().write(graphs[0], [torch.randn(4)], tmp_path, "g0_0", ["a test"], "all", 1 << 20)
+    text = (tmp_path / name).read_text()
+    outer = "        with torch.amp.autocast('cpu', torch.bfloat16, True, None):\n"
+    inner = "            with torch.amp.autocast('cpu', None, False, None):\n                pass\n"
+    assert outer + inner in text and "_enter_autocast(" not in text
+    loaded = load_model(str(tmp_path / name))
+    (got,) = loaded.model(*loaded.inputs)
+    assert torch.equal(got, fn(*loaded.inputs))

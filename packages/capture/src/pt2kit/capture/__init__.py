@@ -4,6 +4,6 @@ unmodified, and write a `model` record for every graph torch.compile hands a bac
 No library API yet: ``__all__`` is the version alone.
 """
 
-__version__ = "0.17.3"
+__version__ = "0.17.4"
 
 __all__ = ["__version__"]

@@ -61,7 +61,7 @@ def python_code(graph: Any) -> Any:
 # tracing"). The file writes the region as the script did, a `with` block, which every Dynamo traces back
 # into the same two nodes.
 _ENTER = re.compile(r"(\s*)(\w+) = torch\.amp\.autocast_mode\._enter_autocast\((.*)\)")
-_EXIT = re.compile(r"\s*\w+ = torch\.amp\.autocast_mode\._exit_autocast\((\w+)\)(?:;.*)?")
+_EXIT = re.compile(r"(\s*)\w+ = torch\.amp\.autocast_mode\._exit_autocast\((\w+)\)(?:;.*)?")
 
 
 def autocast_blocks(src: str) -> str:
@@ -72,16 +72,18 @@ def autocast_blocks(src: str) -> str:
     open_: list[tuple[str, int]] = []  # each open region: the context's name, the index of its `with` line
     for line in src.split("\n"):
         enter, leave = _ENTER.fullmatch(line), _EXIT.fullmatch(line)
-        pad = "    " * len(open_)
+        pad = "    " * len(open_)  # inside every open region, the one this line may close included
         if leave is not None:
-            if not open_ or open_[-1][0] != leave.group(1):
+            if not open_ or open_[-1][0] != leave.group(2):
                 return src
             _, at = open_.pop()
-            if all(not x.strip() or x.strip().startswith("#") for x in out[at + 1:]):
-                out.append(f"{pad}{leave.group(0)[:len(leave.group(0)) - len(leave.group(0).lstrip())]}pass")
+            if all(not x.strip() or x.lstrip().startswith("#") for x in out[at + 1:]):  # a `with` needs a body
+                out.append(f"{pad}{leave.group(1)}pass")
             continue
-        if any(re.search(rf"\b{re.escape(name)}\b", line) for name, _ in open_):
-            return src  # the context object is an argument of something else
+        # the context object an argument of something else (not the name of torch's function, which the first
+        # context is named after: `_enter_autocast = ..._enter_autocast(...)`, and a nested region calls it again)
+        if any(re.search(rf"(?<![\w.]){re.escape(name)}\b", line) for name, _ in open_):
+            return src
         if enter is not None:
             out.append(f"{pad}{enter.group(1)}with torch.amp.autocast({enter.group(3)}):")
             open_.append((enter.group(2), len(out) - 1))
