@@ -70,6 +70,12 @@ def make_inputs(specs, seed=0, device=None):
     return out
 
 
+def no_autocast(state=None):
+    """:func:`pt2kit_portable.under_autocast` where the script called the graph under no torch.autocast: nothing
+    entered (:mod:`.plan`'s role ``under``, so a repro of such a failure carries no autocast code)."""
+    return contextlib.nullcontext()
+
+
 def make_plain_inputs(specs, seed=0, device=None):
     """:func:`make_inputs` where every spec is a scalar or a seeded tensor of its own storage (:func:`.plan.plain`):
     the same values, drawn from the same generator in the same order."""

@@ -19,8 +19,7 @@ UNTESTABLE = 125  # what `git bisect run` reads as "this revision cannot be test
 
 
 class Untestable(Exception):
-    """The repro cannot judge the failure here: no such device, a backend file missing or not loading,
-    a graph eager cannot run."""
+    """The repro cannot judge the failure here: no such device, no backend file, a graph eager cannot run."""
 
 
 CODE = "pt2kit:code"  # a setting's value ("pt2kit:code", FILE, NAME): the pass NAME of FILE (--config HOOK=FILE.py:NAME)

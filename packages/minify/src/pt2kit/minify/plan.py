@@ -9,7 +9,8 @@ NAME); ``side`` (what a run of the graph gives: its outputs, or a training step'
 loaded first, where it holds some, a decomposition put into Inductor's table where it holds one); ``float64``
 (an accuracy failure's float64 reference); ``inputs`` (how a repro makes its inputs from their specs);
 ``verdict`` (what is judged on the two sides' results); ``fresh`` (each side's copy of the inputs);
-``precision`` (how the precision settings the failure was judged under are applied); ``signature`` (an error's: what a compile error is
+``precision`` (how the precision settings the failure was judged under are applied); ``under`` (the
+torch.autocast the script called the graph under, entered around each side's call); ``signature`` (an error's: what a compile error is
 judged by, what eager must raise where a crash is the compiled side's signal where eager raises, and what a
 query says of a side that raised).
 """
@@ -53,6 +54,7 @@ def sides(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any
             "compiled": compiled_side(backend, train, is_backward(failure, train)),
             "configured": (LOADING, configured),
             "fresh": (HARNESS, "fresh"),
+            "under": ("pt2kit_portable", "under_autocast") if failure.get("autocast") else (HARNESS, "no_autocast"),
             **({"precision": (PRECISION, "use_precision")} if failure.get("precision") else {}),
             **({"float64": (HARNESS, "run_float64")} if failure["kind"] == "accuracy" else {}),
             "verdict": (VERDICTS, verdict),

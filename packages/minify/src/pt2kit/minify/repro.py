@@ -33,20 +33,23 @@ def check(how: dict[str, plan.Role], tool_version: str) -> tuple[list[str], str]
     those functions, with what they reach, by source (:mod:`.embed`), under a comment that says where from."""
     c = embed.closure([(plan.ANSWER, "main"), *how.values()], docstrings=False, hoist=("torch",))
     whence = ", ".join(m if m != "pt2kit_portable" else f"{m} (version {pt2kit_portable.VERSION})" for m in c.origins())
-    head = textwrap.fill(f"{CHECK}: pt2kit minify {_doc(tool_version)}'s, by source: main and the code it reaches, "
-                         f"no more (each function's docstring is in its module: {whence}) ----", 110,
+    head = textwrap.fill(f"{CHECK}: pt2kit minify {_doc(tool_version)}'s, main and what it reaches, by source "
+                         f"(the docstrings are in {whence}) ----", 110,
                          subsequent_indent="# ", break_long_words=False, break_on_hyphens=False)
     return c.imports, head + "\n" + c.source()
 
 
-def _imports(imports: list[str], graph: str) -> tuple[list[str], list[str]]:
+def _imports(imports: list[str], graph: str, code: str) -> tuple[list[str], list[str]]:
     """(the standard library's imports, at the top; torch's other than ``import torch``, after it): what the
-    check needs and what the graph names (math.inf, operator.getitem)."""
+    check (``code``) needs and what the graph names (math.inf, operator.getitem)."""
     wanted = list(imports) + [f"import {m}" for m in ("math", "operator") if re.search(rf"\b{m}\.", graph)]
     torch_ = sorted({i for i in wanted if re.match(r"(import|from) torch\b", i)} - {"import torch"})
-    std = sorted({i for i in wanted if not re.match(r"(import|from) torch\b", i)},
-                 key=lambda i: (i.startswith("from"), i))
-    return ["import sys", *(i for i in std if i != "import sys")], torch_
+    std = {i for i in wanted if not re.match(r"(import|from) torch\b", i)}
+    # the standard library's plain imports on one line (sys: what the import of torch below needs on failing);
+    # `import a.b` only where the code names a.b (`import importlib.util` comes with the loader's `importlib`)
+    plain = sorted({"sys", *(i.split()[1] for i in std if i.startswith("import ") and " as " not in i)})
+    plain = [m for m in plain if "." not in m or re.search(rf"\b{re.escape(m)}\b", f"{code}\n{graph}")]
+    return ["import " + ", ".join(plain), *sorted(i for i in std if not i.startswith("import ") or " as " in i)], torch_
 
 
 def _backend_file(backend: str) -> tuple[str, str] | None:
@@ -69,9 +72,8 @@ def _precision_line(failure: dict[str, Any]) -> str:
 def _needs(c: ir.Candidate, backend: str, config: dict[str, dict[str, str]], torch_version: str,
            cpu_precision: bool = False) -> str:
     devices = sorted({s.device for s in c.inputs if s.kind in ir.TENSORS}) or ["cpu"]
-    moves = "; CUDA's precision settings come with a repro made on CUDA" if cpu_precision else ""
-    out = [f"torch (made on {torch_version}), Python's standard library", f"device {', '.join(devices)} (REPRO_DEVICE="
-           f"cuda moves the inputs{moves})"]
+    moves = ", without CUDA's precision settings" if cpu_precision else ""  # a repro made on CUDA sets those
+    out = [f"torch (made on {torch_version})", f"device {', '.join(devices)} (REPRO_DEVICE=cuda moves the inputs{moves})"]
     if (file := _backend_file(backend)) is not None:
         out.append(f"the backend file {file[0]} (its {file[1]}), loaded by that path")
     settings = " ".join(f"{k}={v}" for k, v in config_strings(config).items())
@@ -143,7 +145,7 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
                                                   == "use_cpu_precision")) + ".", 110,
                           break_long_words=False, break_on_hyphens=False)  # never inside an escape
     imports, checked = check(how, tool_version)
-    std, torch_ = _imports(imports, c.source)
+    std, torch_ = _imports(imports, c.source, checked)
     head = f'''#!/usr/bin/env python3
 """A standalone repro made by pt2kit minify {_doc(tool_version)} on torch {_doc(torch_version)}.
 
@@ -151,10 +153,8 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
 Failure: {_doc(what)}.{_phase_line(phase)}{_autocast_line(failure)}
 Backend: {_doc(backend)}{", dynamic shapes" if dynamic else ""}.{_doc(_precision_line(failure))}
 {needs}
-
-`python repro.py` exits 1 while the bug is present, 0 once it is fixed, and 125 with one line on stderr
-where it cannot run here (no such device, torch or the backend file missing or not loading, eager
-unable to run the graph): what `git bisect run python repro.py` reads as "cannot test this revision".
+`python repro.py` exits 1 while the bug is present, 0 once fixed, 125 with one line on stderr where it cannot run
+here (no such device, torch or a backend file missing, eager unable to run the graph): git bisect run's "skip".
 """
 {chr(10).join(std)}
 

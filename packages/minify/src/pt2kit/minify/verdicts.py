@@ -42,14 +42,13 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how,
     None where it returned) before the compiled side runs, which kills the process; it raising or returning
     instead is no crash. A missing error (eager raises ``failure["eager"]``): the compiled side returning is the
     failure; it raising anything, or eager not raising that error, is none."""
-    kind, amp = failure["kind"], failure.get("autocast")  # amp: the torch.autocast the script called the graph under
-    expect = failure.get("eager")
+    kind, amp, expect = failure["kind"], failure.get("autocast"), failure.get("eager")  # amp: the autocast of the call
     if failure.get("precision"):  # the settings it was judged under: the accuracy harness's, or the model's own
         how["precision"](failure["precision"])
     eager_in, test_in = how["fresh"](inputs), how["fresh"](inputs)  # each side's own: what it writes is judged too
     try:
         torch.manual_seed(0)  # each side from one seed: a random op (dropout) draws alike, as in the original run
-        with under_autocast(amp):
+        with how["under"](amp):
             eager = run_eager(module, eager_in, how["side"], grad)
     except Exception as e:  # a candidate the eager side cannot run is no repro of anything
         if expect is None or how["signature"](e) != expect:
@@ -60,7 +59,7 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how,
     if said is not None:
         said(expect if eager is None else None)
     try:
-        with how["configured"](config), under_autocast(amp):
+        with how["configured"](config), how["under"](amp):
             torch.manual_seed(0)
             test = how["compiled"](module, test_in, backend, dynamic, grad)
     except Exception as e:
@@ -87,7 +86,7 @@ def accuracy_verdict(module, inputs, eager, test, failure, how, grad=None, wrote
     of ``how["side"]``; None where that cannot run: differs says so where it needed one)."""
     try:
         torch.manual_seed(0)
-        with under_autocast(failure.get("autocast")):  # it leaves float64 alone: the ops run as eager's do under it
+        with how["under"](failure.get("autocast")):  # it leaves float64 alone: the ops run as eager's do under it
             fp64 = how["float64"](module, how["fresh"](inputs), how["side"], grad, wrote)
     except Exception:
         fp64 = None
