@@ -54,8 +54,9 @@ Guarantees:
 * :func:`compiler_error` is the one rule for which exception of a failed compile is the compiler's own
   (under Dynamo's and Inductor's wrappers): capture's manifest and minify's signature name it alike.
 * :func:`exception_line` names an exception in one line of at most 500 characters; :func:`signal_name`
-  names the signal a process died of; :data:`GRACE` is the seconds a process is given between SIGTERM
-  and SIGKILL.
+  names the signal a process died of; :func:`same_death` is the one rule for which deaths are one crash
+  (a signal, or any memory fault for another: :data:`MEMORY_FAULTS`), :func:`death_words` says it;
+  :data:`GRACE` is the seconds a process is given between SIGTERM and SIGKILL.
 * :func:`escape` is the one way a string from a record or a user's program (a path, a model label, a
   backend, a failure's text, a source line) enters generated Python (capture's model files, minify's
   repros) outside a ``repr`` literal: one printable line, never a line of code, also inside a docstring.
@@ -82,7 +83,7 @@ import copy
 import math
 import signal
 
-VERSION = 12
+VERSION = 13
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -114,6 +115,26 @@ def signal_name(returncode):
         return signal.Signals(-returncode).name
     except ValueError:
         return f"signal {-returncode}"
+
+
+# A process whose memory the compiled code corrupted dies by whichever check trips first: a read of an unmapped
+# page (SIGSEGV, SIGBUS) or the allocator's own check of its heap (glibc's abort: SIGABRT). Which one varies
+# from run to run (pytorch#181688: SIGABRT in one run, SIGSEGV in the next), so each is the same crash.
+MEMORY_FAULTS = ("SIGSEGV", "SIGBUS", "SIGABRT")
+
+
+def same_death(signature, died):
+    """Whether a process that died ``died`` (:func:`signal_name`'s word) shows the crash ``signature``: the
+    same signal, or both memory faults (:data:`MEMORY_FAULTS`)."""
+    return died == signature or (died in MEMORY_FAULTS and signature in MEMORY_FAULTS)
+
+
+def death_words(signature):
+    """The crash ``signature`` as a repro's contract says it: ``SIGABRT, or another memory fault (SIGSEGV,
+    SIGBUS)`` for a memory fault, else the signal itself."""
+    if signature not in MEMORY_FAULTS:
+        return signature
+    return f"{signature}, or another memory fault ({', '.join(s for s in MEMORY_FAULTS if s != signature)})"
 
 
 def summary_line(message):

@@ -124,6 +124,18 @@ def test_a_backend_that_kills_the_process_is_a_crash_signature(minify, tmp_path)
     # the backend is the user's own file, loaded by path, and the docstring says the repro needs it
     assert re.search(rf"^BACKEND = \({str(backend)!r}, 'aborting_backend'\)$", out.read_text(), re.M)
     assert f"the backend file {backend} (its aborting_backend)" in out.read_text().split('"""')[1].replace("\n", " ")
+    # heap corruption dies by whichever check trips first (pytorch#181688: SIGABRT in one run, SIGSEGV in the
+    # next): any memory fault is the crash, as the contract says; another signal is not
+    doc = out.read_text().split('"""')[1].replace("\n# ", " ").replace("\n", " ")
+    assert "the process dies with SIGABRT, or another memory fault (SIGSEGV, SIGBUS)" in doc, doc
+    aborting = backend.read_text()
+    for signum, died, code in ((11, "SIGSEGV", 1), (8, "SIGFPE", 0)):
+        backend.write_text(aborting.replace("os.abort()", f"os.kill(os.getpid(), {signum})"))
+        p = run_repro(out)
+        said = f"died with {died}" if code else f"no SIGABRT, or another memory fault (SIGSEGV, SIGBUS): " \
+            f"the process ended with {died}"
+        assert p.returncode == code and said in p.stdout, p.stdout + p.stderr
+    backend.write_text(aborting)
     # where it cannot run, the crash is neither found nor ruled out: no device, a child whose torch
     # does not import (it never reached the backend), the backend file gone
     cannot_test(run_repro(out, REPRO_DEVICE="cuda"), "REPRO_DEVICE=cuda is not available here")

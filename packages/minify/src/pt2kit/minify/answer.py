@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-from pt2kit_portable import escape, exception_line, signal_name
+from pt2kit_portable import death_words, escape, exception_line, same_death, signal_name
 
 from .loading import UNTESTABLE, Untestable, load_file_attr
 from .verdicts import judged, violations
@@ -63,14 +63,15 @@ def _in_child(failure):
                        capture_output=True, text=True)
     died = signal_name(p.returncode) or f"exit {p.returncode}"
     eager = next((ln.removeprefix(EAGER) for ln in p.stdout.splitlines() if ln.startswith(EAGER)), None)
-    if died == failure["signature"] and eager is None:  # eager's side never ended: its death is no compiler's
+    same = same_death(failure["signature"], died)
+    if same and eager is None:  # eager's side never ended: its death is no compiler's
         raise Untestable(f"the process died with {died} before eager's side of the graph ended")
-    if died == failure["signature"]:
+    if same:
         where = f" where eager raises {eager}" if failure.get("eager") and eager == failure["eager"] else ""
         print(f"repro: the bug is present: the process died with {died}{where}")
         return 1
     if p.returncode == 0 or p.returncode < 0:  # ran to its end, or died of another signal: not this crash
-        print(f"repro: no {failure['signature']}: the process ended with {died}")
+        print(f"repro: no {death_words(failure['signature'])}: the process ended with {died}")
         return 0
     last = (p.stderr.strip().splitlines() or [""])[-1]
     if p.returncode == UNTESTABLE:

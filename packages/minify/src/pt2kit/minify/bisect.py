@@ -26,6 +26,8 @@ from typing import Any
 
 import msgspec
 
+from pt2kit_portable import same_death
+
 CHAIN = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
 WHAT = {"eager": "Dynamo alone (the eager backend)", "aot_eager": "AOTAutograd (the aot_eager backend)",
         "aot_eager_decomp_partition": "AOTAutograd's decompositions and partitioner (aot_eager_decomp_partition)",
@@ -85,7 +87,7 @@ class Bisector:
                        applications=r.get("applications") or [], switched=r.get("switched", True),
                        installed=r.get("installed") or [])
         if t == "died":  # a crash repro's worker dies: the failure, where the signal is the repro's
-            same = self.failure["kind"] == "crash" and a["signal"] == self.failure.get("signature")
+            same = self.failure["kind"] == "crash" and same_death(self.failure.get("signature"), a["signal"])
             return Run(setting=label, fails=same, clean=False, signature=f"died with {a['signal']}")
         if t == "timeout":
             return Run(setting=label, fails=False, clean=False, signature="timed out")

@@ -128,7 +128,7 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
     out = "gradient" if failure.get("phase") == "backward" else "output"
     what = {"accuracy": f"the compiled {out} differs from {against} beyond {rule}",
             "compile-error": f"the compiled side raises {failure.get('signature', '')}",
-            "crash": f"the process dies with {failure.get('signature', '')}" + (
+            "crash": f"the process dies with {pt2kit_portable.death_words(failure.get('signature', ''))}" + (
                 f" where eager raises {failure['eager']}" if failure.get("eager") else ""),
             "nan": f"the compiled {out} holds {failure.get('signature', '')}",
             "missing-error": f"the compiled side returns where eager raises {failure.get('eager', '')}",

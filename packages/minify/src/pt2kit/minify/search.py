@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pt2kit_portable import same_death
+
 from . import ir, shrink
 from .ir import Config
 
@@ -107,7 +109,7 @@ class Searcher:
             return bool(r["fails"])
         if t == "died":  # where eager must raise first (failure["eager"]), the worker said it did
             eager = next((m.get("raised") for m in answer.get("said", ()) if m.get("t") == "eager"), None)
-            same = self.failure["kind"] == "crash" and answer["signal"] == self.failure["signature"] and \
+            same = self.failure["kind"] == "crash" and same_death(self.failure["signature"], answer["signal"]) and \
                 eager == self.failure.get("eager")
             if not same:
                 self.seen[f"died with {answer['signal']}"] = answer.get("stderr", "")[-500:]
