@@ -81,7 +81,9 @@ def _env_with_python_first() -> dict[str, str]:
 def triage(bug: Path, out: Path, timeout: float, cap: float) -> dict[str, object]:
     """`pt2kit triage --out OUT/NAME -- python BUG`, timed; stopped past ``cap`` seconds (exit 124)."""
     folder = out / bug.stem
-    cmd = [sys.executable, "-m", "pt2kit.runtime", "triage", "--out", str(folder), "--timeout", str(int(timeout)),
+    # pt2kit.triage's own main, not `pt2kit triage`: that finds its tools by their installed metadata, which a
+    # run from the source trees (the GPU machine: tests/real/gpu/device_realbugs.sh) has none of
+    cmd = [sys.executable, "-m", "pt2kit.triage", "--out", str(folder), "--timeout", str(int(timeout)),
            "--", "python", str(bug)]
     rc, wall, said = _run(cmd, out, cap, env=_env_with_python_first())
     # the whole of it: each step's own last word (minify's "nothing to minify", say) is where a miss is lost
