@@ -1,9 +1,39 @@
 """pt2kit-capture: run the user's own command (``python train.py``, ``python -m pkg``, ``torchrun ...``)
-unmodified, and write a `model` record for every graph torch.compile hands a backend in it.
+unmodified, and write a `model` record for every graph torch.compile hands a backend in it; or capture a
+block of code in this process (a notebook's cells).
 
-No library API yet: ``__all__`` is the version alone.
+Public (everything else is private):
+
+* ``capture(**options)``: (0.18) ``with pt2kit.capture() as cap:`` (the module is callable: the same as
+  ``pt2kit.capture.capture()``) records every graph torch.compile compiles inside the block, as ``pt2kit
+  capture -- python s.py`` does, leaving the process as it was; ``cap.records``, ``cap.write(path)``,
+  ``cap.kdiff(*args)``, ``cap.minify(*args)``, ``cap.guardscan(*args)`` (each tool run as the command line
+  runs it, its records returned). Options: ``store``, ``graphs``, ``values``, ``max_value_bytes``,
+  ``max_run_bytes``, ``check``, ``quiet``.
+* ``Records``: (0.18) the records of a stream (a list of Structs), ``stream`` its bytes, ``exit_code``
+  the tool's; ``write``, ``of(kind)``, ``repros`` and the next tool as a method; shown in Jupyter as
+  reportgen's page.
+
+Importing this package imports neither torch nor these names' modules; each is imported when first used.
 """
 
-__version__ = "0.17.4"
+import sys
+import types
 
-__all__ = ["__version__"]
+from pt2kit.runtime.api import exports
+
+__version__ = "0.18.0"
+
+_PUBLIC = {"capture": ".inprocess", "Records": ".results"}
+__all__ = ["__version__", *_PUBLIC]
+__getattr__, __dir__ = exports(__name__, _PUBLIC)
+
+
+class _Callable(types.ModuleType):
+    """This module, callable: ``import pt2kit.capture; with pt2kit.capture() as cap:``."""
+
+    def __call__(self, **options: object) -> object:
+        return self.capture(**options)
+
+
+sys.modules[__name__].__class__ = _Callable

@@ -95,7 +95,7 @@ def run(s: Session, job: Job) -> int:
             trace_dir = Path(user_trace) if user_trace else scratch / "trace"
             s.writer.out = io.BytesIO()
             try:
-                code = _write(s, job, scratch, trace_dir, bool(user_trace), end.returncode,
+                code = write_records(s, job, scratch, trace_dir, bool(user_trace), end.returncode,
                               job.timeout if end.timed_out else None, narrator, checker)
             finally:  # also after an error of ours midway: the records written so far are not lost
                 _deliver(s, target)
@@ -193,8 +193,8 @@ def _mentions(log: Path, needle: bytes, chunk: int = 1 << 20) -> bool:
     return False
 
 
-def _write(s: Session, job: Job, scratch: Path, trace_dir: Path, user_trace: bool, returncode: int,
-           timed_out: float | None, narrator: Narrator, checker: Any = None) -> int:
+def write_records(s: Session, job: Job, scratch: Path, trace_dir: Path | None, user_trace: bool, returncode: int,
+                  timed_out: float | None, narrator: Narrator, checker: Any = None) -> int:
     """The header, a model record per kept graph, a crash when the command failed; the exit code."""
     procs, marks = read_processes(scratch), read_markers(scratch)
     kept_procs = [p for p in procs if job.keeps_rank(p.rank)]

@@ -24,6 +24,8 @@ import functools
 import weakref
 from typing import Any
 
+import pt2kit_capture_boot as boot
+
 _NODES: Any = weakref.WeakKeyDictionary()  # a backward node -> (its graph's state, call, inputs)
 
 
@@ -77,7 +79,7 @@ def _wrap(fcls: Any) -> None:
         return got
 
     backward._pt2kit_capture = True
-    fcls.backward = staticmethod(backward)
+    boot.replace(fcls, "backward", staticmethod(backward))
 
 
 def _shapes(out: Any) -> list[Any]:
@@ -96,7 +98,6 @@ def write_grads(line: dict[str, Any], grads: list[Any], shapes: list[Any]) -> No
     AOTAutograd hands the compiled backward the values (and, where it does not make them contiguous, the
     layout) it got in the script. Nothing where they do not pair one to one with the outputs (AOTAutograd's
     extra outputs: a mutated input, an aliased intermediate's base): the tools' loss is used then."""
-    import pt2kit_capture_boot as boot
     import torch
 
     try:

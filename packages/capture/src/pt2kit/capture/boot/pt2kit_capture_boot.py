@@ -5,7 +5,9 @@ Stdlib + torch only, in the user's own interpreter (it may have neither pt2kit n
 boot's modules import each other by file name from this folder:
 
 - ``pt2kit_capture_boot`` (here): whether this process records (``PT2KIT_CAPTURE_DIR`` set, its rank the
-  one ``PT2KIT_CAPTURE_RANK`` keeps), the import hook installed, ``exit.json`` at exit;
+  one ``PT2KIT_CAPTURE_RANK`` keeps), the import hook installed, ``exit.json`` at exit; each patch made
+  through :func:`replace`, so :func:`attach`/:func:`detach` (``with pt2kit.capture()``, in the user's
+  own process) install and remove the same hooks around a block;
 - ``pt2kit_capture_hook``: a ``sys.meta_path`` finder that waits for the script to import torch, then
   installs the patches, each once its torch module is imported;
 - ``pt2kit_capture_patch_compile`` (torch.compile's mode/options), ``pt2kit_capture_patch_dynamo``
@@ -138,7 +140,11 @@ def _at_exit() -> None:
 
 
 def _write_exit() -> None:
-    exc = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+    write_exit(getattr(sys, "last_exc", None) or getattr(sys, "last_value", None))
+
+
+def write_exit(exc: BaseException | None) -> None:
+    """``p<pid>/exit.json``: the exception the program (or the captured block) ended with."""
     if exc is None:
         return
     try:
@@ -147,3 +153,65 @@ def _write_exit() -> None:
         (where / contract.EXIT).write_text(json.dumps({"exception": type(exc).__name__, "message": str(exc)}))
     except Exception:
         pass
+
+
+# while attached in-process: (owner, attribute, what its own __dict__ held there, MISSING where it inherited
+# it) for each patch, oldest first; a script's process keeps none (its patches last until it ends, and a
+# reference to each compiled graph's Function class would keep it alive)
+UNDO: list[tuple[object, str, object]] = []
+ATTACHED: list[bool] = []
+MISSING = object()
+
+
+def replace(owner: object, name: str, new: object) -> None:
+    """``owner.name = new`` for a patch; while attached, the value it replaces kept (its own, a descriptor as
+    it was), so :func:`detach` puts it back."""
+    if ATTACHED:
+        UNDO.append((owner, name, vars(owner).get(name, MISSING)))
+    setattr(owner, name, new)
+
+
+def attach(torch: object) -> None:
+    """The in-process start (``with pt2kit.capture()``, torch imported already, the PT2KIT_CAPTURE_*
+    variables set by the caller): the finder and patches :func:`start` installs, from a clean slate."""
+    import pt2kit_capture_hook as hook
+
+    _fresh()
+    ATTACHED[:] = [True]
+    mark("boot")
+    sys.meta_path.insert(0, hook.AfterImport({}))
+    hook.torch_imported(torch)
+
+
+def detach() -> None:
+    """The in-process end: every patch put back (newest first), the finder out, this process's mapped
+    marker and faulthandler report file closed (faulthandler off where the capture turned it on)."""
+    import pt2kit_capture_hook as hook
+    import pt2kit_capture_running as running
+
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, hook.AfterImport)]
+    ATTACHED.clear()
+    while UNDO:
+        owner, name, old = UNDO.pop()
+        try:
+            if old is MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, old)
+        except Exception:
+            pass
+    running.release()
+    _fresh()
+
+
+def _fresh() -> None:
+    """The per-run state of the boot's modules as a new process has it (a second capture in one process
+    starts over: its own scratch dir, budget, sequence numbers)."""
+    import pt2kit_capture_manifest as manifest
+    import pt2kit_capture_patch_aoti as aoti
+    import pt2kit_capture_running as running
+
+    HOOKED.clear()
+    manifest._STATE.update(first=False, referenced=set(), run=None, seq=0)
+    running._COMPILES[0] = 0
+    aoti._PACKAGES.clear()

@@ -16,6 +16,7 @@ import sys
 import weakref
 from typing import Any
 
+import pt2kit_capture_boot as boot
 import pt2kit_capture_calls as calls
 import pt2kit_capture_manifest as manifest
 import pt2kit_capture_running as running
@@ -69,10 +70,10 @@ def patch(module: Any) -> None:
         return out
 
     aoti_compile_and_package._pt2kit_capture = True
-    module.aoti_compile_and_package = aoti_compile_and_package
+    boot.replace(module, "aoti_compile_and_package", aoti_compile_and_package)
     load = api.aoti_loader(module)
     if load is not None and not getattr(load, "_pt2kit_capture", False):
-        module.aoti_load_package = _loading(load)
+        boot.replace(module, "aoti_load_package", _loading(load))
 
 
 def _loading(original: Any) -> Any:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pt2kit_capture_boot as boot
+
 
 def patch(cls: type) -> None:
     """Keep torch.compile's mode/options/dynamic on its backend wrapper (the inductor one drops mode)."""
@@ -27,4 +29,4 @@ def patch(cls: type) -> None:
         except Exception:
             pass
 
-    cls.__init__ = __init__
+    boot.replace(cls, "__init__", __init__)

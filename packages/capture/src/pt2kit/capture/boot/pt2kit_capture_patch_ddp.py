@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pt2kit_capture_boot as boot
+
 # the real inputs of the graphs DDPOptimizer is splitting now, by placeholder name (innermost last)
 REAL: list[dict[str, Any]] = []
 
@@ -46,7 +48,7 @@ def patch(module: Any) -> None:
             REAL.pop()
 
     compile_fn._pt2kit_capture = True
-    cls.compile_fn = compile_fn
+    boot.replace(cls, "compile_fn", compile_fn)
 
 
 def real_inputs(gm: Any, args: list[Any]) -> list[Any]:

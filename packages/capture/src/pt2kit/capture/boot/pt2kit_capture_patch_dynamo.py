@@ -9,10 +9,13 @@ and inputs, every attribute Dynamo reads off it is its own, its result or except
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+import pt2kit_capture_boot as boot
 import pt2kit_capture_calls as calls
 import pt2kit_capture_check as check
+import pt2kit_capture_contract as contract
 import pt2kit_capture_manifest as manifest
 
 
@@ -30,7 +33,7 @@ def patch(module: Any) -> None:
         return original(fn, *args, **kwargs)
 
     wrap_backend_debug._pt2kit_capture = True
-    module.wrap_backend_debug = wrap_backend_debug
+    boot.replace(module, "wrap_backend_debug", wrap_backend_debug)
 
 
 class Capturing:
@@ -50,6 +53,8 @@ class Capturing:
 
     def __call__(self, gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
         backend = self._torchdynamo_orig_backend
+        if not os.environ.get(contract.ENV_DIR):  # made in a captured block that has ended: the backend alone
+            return backend(gm, example_inputs, **kwargs)
         try:
             line = manifest.prepare(backend, self._pt2kit_name, gm, example_inputs)
         except Exception:

@@ -34,7 +34,7 @@ def patch(module: Any) -> None:
             raise
 
     export._pt2kit_capture = True
-    module.export = export
+    boot.replace(module, "export", export)
 
 
 def _failed(e: BaseException, caller: Any, torch_dir: str) -> None:

@@ -80,6 +80,15 @@ def _forked() -> None:
             pass
 
 
+def release() -> None:
+    """This process's mapped marker closed, and faulthandler turned off where :func:`_watch_faults` turned it
+    on (the in-process capture's end: the process goes on without capture)."""
+    m = _MAP.pop(os.getpid(), None)
+    if m is not None:
+        m.close()
+    _forked()
+
+
 def enter(line: dict[str, Any], call: int, phase: str | None, stage: str = "run") -> bytes | None:
     """Mark call ``call`` of ``line``'s graph running (at ``stage``, its ``phase``: "forward" or "backward" for
     stage "run"); the token puts back what was marked."""

@@ -1,0 +1,101 @@
+"""``with pt2kit.capture() as cap:`` in a real notebook, run in a real Jupyter kernel (nbclient, ipykernel)
+as a user runs it: a model under Inductor's planted relu bug compiled in the block, the records shown as
+reportgen's page, ``cap.kdiff()`` naming aten.relu at the cell's own line, and the kernel going on after
+it with the compiler as it was before the block. The notebook runs once; every test reads its outputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.xdist_group("capture-notebook")
+
+SETUP = '''\
+import json, os, sys
+import torch
+import pt2kit.capture
+from torch._dynamo.repro import after_dynamo
+
+def state():
+    """What the capture must leave as it found it."""
+    return {"wrap_backend_debug": after_dynamo.wrap_backend_debug.__qualname__,
+            "meta_path": [type(f).__name__ for f in sys.meta_path],
+            "env": sorted(k for k in os.environ if k.startswith("PT2KIT_CAPTURE")),
+            "boot_on_path": any(p.endswith("boot") and "capture" in p for p in sys.path)}
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) * 2
+
+torch.manual_seed(0)
+net, x = Net(), torch.randn(4, 8)
+before = state()
+print(json.dumps({"file": Net.forward.__code__.co_filename, "line": Net.forward.__code__.co_firstlineno + 1}))
+'''
+
+CAPTURE = '''\
+with pt2kit.capture() as cap, torch.no_grad():
+    torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "accuracy"
+    out = torch.compile(net)(x)
+torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = None
+cap.records
+'''
+
+KDIFF = '''\
+d = cap.kdiff()
+print(json.dumps({"exit": d.exit_code, "divergences": [[v.op, v.source] for v in d.of("divergence")]}))
+'''
+
+AFTER = '''\
+with torch.no_grad():
+    again = torch.compile(net)(x)
+print(json.dumps({"same": state() == before, "state": state(), "close": torch.allclose(again, net(x) ),
+                  "models": len(cap.records.of("model"))}))
+'''
+
+
+@pytest.fixture(scope="module")
+def notebook(tmp_path_factory):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    here = tmp_path_factory.mktemp("notebook")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (SETUP, CAPTURE, KDIFF, AFTER)])
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(here)}}).execute()
+    return nb, here
+
+
+def _json(cell) -> dict:
+    text = "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+    return json.loads(text.strip().splitlines()[-1])
+
+
+def test_the_records_show_as_reportgens_page_of_the_graph_compiled_in_the_block(notebook):
+    nb, here = notebook
+    shown = [o for o in nb.cells[1].outputs if o.get("output_type") == "execute_result"]
+    page = shown[0]["data"]["text/html"]
+    assert page.lstrip().lower().startswith("<!doctype html>") and "pt2kit capture" in page
+    where = _json(nb.cells[0])
+    assert f"{where['file']}" in page  # the model record's graph, called from the cell
+    assert (here / "pt2kit-out").is_dir() and not list((here / "pt2kit-out").glob(".capture-*"))  # scratch gone
+
+
+def test_kdiff_in_the_kernel_names_aten_relu_at_the_cells_own_line(notebook):
+    nb, _ = notebook
+    where, got = _json(nb.cells[0]), _json(nb.cells[2])
+    assert got["exit"] == 1  # a failing verdict is data, not an exception: the cell ran to its end
+    assert got["divergences"] == [["aten.relu.default", f"{where['file']}:{where['line']}"]]
+
+
+def test_the_kernel_goes_on_with_the_compiler_as_it_was_before_the_block(notebook):
+    nb, _ = notebook
+    after = _json(nb.cells[3])
+    assert after["same"], after["state"]
+    assert "AfterImport" not in after["state"]["meta_path"] and after["state"]["env"] == []
+    # compiled again after the block: without the planted bug (the user turned it off), and not captured
+    assert after["close"] and after["models"] == 1
