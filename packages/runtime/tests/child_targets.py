@@ -112,3 +112,10 @@ def cache_folders(payload, chan):
 
     _, written = write("x = 1\n", "py")
     return {"ppid": os.getppid(), "written": written, "local": str(CacheBase.get_local_cache_path())}
+
+
+def cache_folder(payload, chan):
+    """The Inductor cache folder this worker would compile in (TORCHINDUCTOR_CACHE_DIR as the job left it)."""
+    import os
+
+    return os.environ.get("TORCHINDUCTOR_CACHE_DIR")

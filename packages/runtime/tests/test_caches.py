@@ -2,7 +2,33 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from pt2kit.runtime.caches import folder_said, modes_in, script_env
+from pt2kit.runtime.child import run_in_child
+
+HERE = Path(__file__).parent
+
+
+def _worker_folder(tmp_path, env_folder, script_folder):
+    """The folder a worker compiles a piped graph in: started with TORCHINDUCTOR_CACHE_DIR=``env_folder``
+    (None: unset), its job naming the script's ``script_folder``."""
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
+    env.update(PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+               **({"TORCHINDUCTOR_CACHE_DIR": env_folder} if env_folder else {}))
+    res = run_in_child("child_targets:cache_folder", {"script_cache": script_folder, "cache_given": False},
+                       run="run-7", store=str(tmp_path), on_record=lambda r: None, quiet=True, env=env)
+    assert res.ok, res
+    return res.value
+
+
+def test_a_worker_compiles_in_the_scripts_folder_unless_it_was_started_in_one_of_its_own(tmp_path):
+    script = tmp_path / "script"
+    script.mkdir()
+    assert _worker_folder(tmp_path, None, str(script)) == str(script)
+    # benchrun starts its cold run in a fresh folder of its own: never the script's
+    assert _worker_folder(tmp_path, str(tmp_path / "cold"), str(script)) == str(tmp_path / "cold")
 
 
 def test_the_scripts_folder_is_used_only_where_the_tools_environment_names_none_and_it_is_there(tmp_path):

@@ -33,7 +33,7 @@ import msgspec
 from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError
 from pt2kit.schema.store import STORE_ENV, sweep_temp_files
 
-from .caches import use_script_cache
+from .caches import ENV, use_script_cache
 from .errors import EXIT_INTERRUPTED, EXIT_TERMINATED, UsageError
 from .outcome import CannotJudge
 
@@ -155,6 +155,9 @@ def _lower_priority(by: int) -> int | None:
 
 
 def main() -> int:
+    # a cache folder the tool started us in (benchrun's fresh one for a cold compile) is never replaced by the
+    # script's: read before any import of torch here sets Inductor's default into the environment
+    folder_given = ENV in os.environ
     # Keep the original stdout for messages; anything the model prints goes to stderr instead.
     msg_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
@@ -170,7 +173,7 @@ def main() -> int:
     module, _, func = job["target"].partition(":")
     payload = job["payload"]
     if isinstance(payload, dict) and "script_cache" in payload:  # a piped graph: compiled in its script's cache
-        use_script_cache(payload["script_cache"], payload.get("cache_given", False))
+        use_script_cache(payload["script_cache"], payload.get("cache_given", False) or folder_given)
     try:
         value = getattr(importlib.import_module(module), func)(job["payload"], chan)
     except (UsageError, StreamError) as e:
