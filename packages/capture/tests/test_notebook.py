@@ -1,7 +1,8 @@
 """``with pt2kit.capture() as cap:`` in a real notebook, run in a real Jupyter kernel (nbclient, ipykernel)
 as a user runs it: a model under Inductor's planted relu bug compiled in the block, the records shown as
 reportgen's page, ``cap.kdiff()`` naming aten.relu at the cell's own line, and the kernel going on after
-it with the compiler as it was before the block. The notebook runs once; every test reads its outputs."""
+it with the compiler as it was before the block; then a ``%%pt2kit`` cell. The notebook runs once; every
+test reads its outputs."""
 
 from __future__ import annotations
 
@@ -51,6 +52,18 @@ d = cap.kdiff()
 print(json.dumps({"exit": d.exit_code, "divergences": [[v.op, v.source] for v in d.of("divergence")]}))
 '''
 
+MAGIC = '''\
+%%pt2kit
+def twice(t):
+    return t.cos() * 2
+y = torch.compile(twice, backend="eager")(x)
+'''
+
+MAGIC_AFTER = '''\
+print(json.dumps({"y": torch.equal(y, twice(x)), "state": state() == before,
+                  "models": [[m.captured.function, m.captured.source] for m in _pt2kit.records.of("model")]}))
+'''
+
 AFTER = '''\
 with torch.no_grad():
     again = torch.compile(net)(x)
@@ -65,8 +78,9 @@ def notebook(tmp_path_factory):
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     here = tmp_path_factory.mktemp("notebook")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (SETUP, CAPTURE, KDIFF, AFTER)])
-    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(here)}}).execute()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (SETUP, CAPTURE, KDIFF, AFTER, "%load_ext pt2kit.capture", MAGIC, MAGIC_AFTER)])
+    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(here)}})
+    client.execute()
     return nb, here
 
 
@@ -99,3 +113,15 @@ def test_the_kernel_goes_on_with_the_compiler_as_it_was_before_the_block(noteboo
     assert "AfterImport" not in after["state"]["meta_path"] and after["state"]["env"] == []
     # compiled again after the block: without the planted bug (the user turned it off), and not captured
     assert after["close"] and after["models"] == 1
+
+
+def test_a_pt2kit_cell_runs_in_the_kernel_under_capture_and_shows_its_records(notebook):
+    nb, _ = notebook
+    shown = [o for o in nb.cells[5].outputs if o.get("output_type") == "execute_result"]
+    assert "twice" in shown[0]["data"]["text/html"]  # the page of the cell's graph
+    got = _json(nb.cells[6])
+    (function, source), = got["models"]
+    file, _, line = source.rpartition(":")
+    # the cell's own code, compiled as a cell: its variables the kernel's, its lines its own
+    assert got["y"] and got["state"] and function == "twice" and line == "1"
+    assert file != _json(nb.cells[0])["file"] and file.endswith(".py")

@@ -13,6 +13,9 @@ Public (everything else is private):
 * ``Records``: (0.18) the records of a stream (a list of Structs), ``stream`` its bytes, ``exit_code``
   the tool's; ``write``, ``of(kind)``, ``repros`` and the next tool as a method; shown in Jupyter as
   reportgen's page.
+* ``load_ipython_extension``: (0.18) ``%load_ext pt2kit.capture`` registers the ``%%pt2kit [TOOL [ARGS]]``
+  cell magic: the cell run under ``capture()``, its records (or TOOL's on them) shown, the capture kept in
+  the kernel as ``_pt2kit``.
 
 Importing this package imports neither torch nor these names' modules; each is imported when first used.
 """
@@ -24,7 +27,7 @@ from pt2kit.runtime.api import exports
 
 __version__ = "0.18.0"
 
-_PUBLIC = {"capture": ".inprocess", "Records": ".results"}
+_PUBLIC = {"capture": ".inprocess", "Records": ".results", "load_ipython_extension": ".magic"}
 __all__ = ["__version__", *_PUBLIC]
 __getattr__, __dir__ = exports(__name__, _PUBLIC)
 
