@@ -21,6 +21,12 @@ def in_block(x):
     return x.cos() * 2  # the graph's line
 
 
+def branchy(x, n):  # a guard on n: compiled again for n=3
+    if n > 2:
+        return x.sin()
+    return x.cos()
+
+
 def after_block(x):
     return x.tan() - 1
 
@@ -43,6 +49,8 @@ def captured(tmp_path_factory):
             seen["inside"] = after_dynamo.wrap_backend_debug
             torch.compile(in_block, backend="eager")(x)
             seen["in_block_entries"] = len(entries(in_block.__code__))
+            twice = torch.compile(branchy, backend="eager")
+            twice(x, 1), twice(x, 3)
             late = torch.compile(after_block, backend="eager")  # its backend wrapped, first called after the block
             raise ValueError("the block's own error")
     seen.update(after_wrap=after_dynamo.wrap_backend_debug, after_meta_path=list(sys.meta_path), after_path=list(sys.path),
@@ -54,7 +62,7 @@ def captured(tmp_path_factory):
 
 def test_a_graph_compiled_in_the_block_is_a_model_record_naming_its_line(captured):
     cap, _, store = captured
-    (model,) = cap.records.of("model")
+    model, *_ = cap.records.of("model")
     assert model.captured.backend == "eager" and model.captured.function == "in_block"
     assert model.captured.source == f"{__file__}:{in_block.__code__.co_firstlineno}"
     assert model.file.startswith(str(store)) and os.path.isfile(model.file)
@@ -78,7 +86,7 @@ def test_after_the_block_the_process_is_as_before_it(captured):
     assert seen["in_block_entries"] == 1 and seen["after_in_block_entries"] == 0
     assert seen["after_before_entries"] == seen["before_entries"] == 1
     # a function torch.compile wrapped in the block, compiled after it: its backend alone, nothing recorded
-    assert seen["late"] and seen["late_lines"] == 0 and len(cap.records.of("model")) == 1
+    assert seen["late"] and seen["late_lines"] == 0 and len(cap.records.of("model")) == 3
 
 
 def test_the_stream_goes_to_a_file_the_pipes_read(captured, tmp_path):
@@ -87,6 +95,14 @@ def test_the_stream_goes_to_a_file_the_pipes_read(captured, tmp_path):
     cap, _, _ = captured
     path = cap.write(tmp_path / "run.ndjson")
     assert path.read_bytes() == cap.records.stream
-    assert [line.kind for line in read_stream([str(path)])] == ["header", "model", "crash"]
+    assert [line.kind for line in read_stream([str(path)])] == ["header", "model", "model", "model", "crash"]
     with pytest.raises(ValueError, match="expected one of kdiff"):
         cap.records.run("rm")
+
+
+def test_guardscan_on_the_block_reads_its_trace_and_names_the_recompile(captured):
+    cap, _, _ = captured
+    got = cap.guardscan("--quiet")
+    (recompile,) = got.of("recompile")
+    assert recompile.source == f"{__file__}:{branchy.__code__.co_firstlineno + 1}" and recompile.guard == "n == 1"
+    assert got.exit_code == 1  # a finding is data: no exception

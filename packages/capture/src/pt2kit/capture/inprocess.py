@@ -15,8 +15,9 @@ PT2KIT_CAPTURE_* variables as they were, the boot's folder off ``sys.path``; Dyn
 them: a code Dynamo compiled in the block (through the capture's wrappers) is dropped from them, so its
 next call compiles it again without capture. The model files are checked to run in a child process, never
 here. Not captured: a function ``torch.compile`` wrapped before the block (its backend was taken then:
-call ``torch.compile`` inside the block), nor the structured trace (torch reads TORCH_TRACE when imported:
-the records carry none, so guardscan has no guards or breaks to read). Not reentrant: one capture at a time.
+call ``torch.compile`` inside the block). torch's structured trace (guardscan's input) is written for the
+block by one more handler on its trace logger (:func:`.torchapi.start_trace`), removed after it. Not
+reentrant: one capture at a time.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 from pt2kit.runtime.session import Session
 from pt2kit.runtime.storegc import scratch_owner
 
-from . import __version__, runs
+from . import __version__, runs, torchapi
 from .boot import pt2kit_capture_contract as contract
 from .drive import BOOT, write_records
 from .job import DEFAULT_MAX_VALUE_BYTES, Job, parse_graphs
@@ -74,11 +75,11 @@ class Capture:
         os.environ.update(env)
         sys.path.insert(0, str(BOOT))
         self.boot = importlib.import_module("pt2kit_capture_boot")
-        self.api = importlib.import_module("pt2kit_capture_torchapi")
-        self._codes = self.api.compiled_codes()
+        self._codes = torchapi.compiled_codes()
         self.checker = runs.start()  # its torch import overlaps the block
         _ACTIVE.append(self)
         self.boot.attach(torch)
+        self._trace = torchapi.start_trace(self.scratch / "trace")
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -90,7 +91,8 @@ class Capture:
         s, job = self.session, self.job
         try:
             narrator = Narrator(s.say, "the block", job)
-            write_records(s, job, self.scratch, None, False, 0 if exc is None else 1, None, narrator, self.checker)
+            write_records(s, job, self.scratch, self.scratch / "trace", False, 0 if exc is None else 1, None, narrator,
+                          self.checker)
         finally:
             if self.checker.poll() is None:
                 self.checker.kill()
@@ -105,10 +107,11 @@ class Capture:
         variables and ``sys.path`` put back."""
         _ACTIVE.remove(self)
         try:
+            torchapi.stop_trace(self._trace)
             self.boot.detach()
-            for key, (code, entries) in self.api.compiled_codes().items():
+            for key, (code, entries) in torchapi.compiled_codes().items():
                 if key not in self._codes or entries > self._codes[key][1]:
-                    self.api.forget_compiled(code)
+                    torchapi.forget_compiled(code)
         finally:
             for k, v in self._env.items():
                 if v is None:

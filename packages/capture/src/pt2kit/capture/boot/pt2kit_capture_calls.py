@@ -21,6 +21,7 @@ import os
 import weakref
 from typing import Any
 
+import pt2kit_capture_boot as boot
 import pt2kit_capture_contract as contract
 import pt2kit_capture_manifest as manifest
 import pt2kit_capture_running as running
@@ -112,7 +113,7 @@ def watch_loaded(runner: Any, line: dict[str, Any], program: Any) -> None:
                     running.leave(token)
 
             __call__._pt2kit_capture = True
-            cls.__call__ = __call__
+            boot.replace(cls, "__call__", __call__)
         _LOADED[runner] = {"calls": 0, "failed": False, "line": line, "program": program}
     except Exception:
         pass

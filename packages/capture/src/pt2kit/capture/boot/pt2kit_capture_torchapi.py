@@ -68,21 +68,6 @@ def compile_id(gm: Any) -> str | None:
     return None if cid is None else str(cid)
 
 
-def compiled_codes() -> dict[int, tuple[Any, int]]:
-    """id -> (code, its cache entries now) of each code Dynamo compiled here (the tracker torch._dynamo.reset reads)."""
-    from torch._dynamo import convert_frame, eval_frame
-
-    codes = [c for c in (ref() for ref in list(convert_frame.input_codes.seen)) if c is not None]
-    return {id(c): (c, len(eval_frame._debug_get_cache_entry_list(c))) for c in codes}
-
-
-def forget_compiled(code: Any) -> None:
-    """Drop what Dynamo compiled for ``code``: its next call compiles it again (torch._dynamo.reset, one code)."""
-    from torch._dynamo.eval_frame import reset_code
-
-    reset_code(code)
-
-
 def frame_code(gm: Any) -> tuple[str, str, int] | None:
     """(function, file, line) of the user's code Dynamo is compiling, never torch's own: the first code
     object the tracing context traced (``TracingContext.traced_code``) that lies outside torch (the
