@@ -6,6 +6,7 @@ test reads its outputs."""
 
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
@@ -92,7 +93,9 @@ def _json(cell) -> dict:
 def test_the_records_show_as_reportgens_page_of_the_graph_compiled_in_the_block(notebook):
     nb, here = notebook
     shown = [o for o in nb.cells[1].outputs if o.get("output_type") == "execute_result"]
-    page = shown[0]["data"]["text/html"]
+    frame = shown[0]["data"]["text/html"]
+    assert frame.startswith("<iframe srcdoc=") and "<" not in frame[1:frame.index(">")]  # the page stays inside
+    page = html.unescape(frame[len('<iframe srcdoc="'):frame.index('" title=')])
     assert page.lstrip().lower().startswith("<!doctype html>") and "pt2kit capture" in page
     where = _json(nb.cells[0])
     assert f"{where['file']}" in page  # the model record's graph, called from the cell

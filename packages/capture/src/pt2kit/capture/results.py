@@ -6,8 +6,8 @@ Guarantees: a tool runs as the command line would, in a child process (``python 
 stream on its stdin, the store given with ``--store``): whatever it does, the session that asked goes on;
 its exit code is data (``.exit_code``: 1 for a failing verdict), never an exception, and what it says on
 stderr is copied to ``sys.stderr`` as it comes (Jupyter shows it in the cell). In Jupyter a records object
-shows as reportgen's page (self-contained HTML) where pt2kit-reportgen is installed, else as a table; a
-repro's code shows as Python (``.repros``). Nothing here imports torch.
+shows as reportgen's page (self-contained HTML, in a frame of its own) where pt2kit-reportgen is installed,
+else as a table; a repro's code shows as Python (``.repros``). Nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -86,13 +86,20 @@ class Records(list):
     def reportgen(self, *args: str) -> Records:
         return self.run("reportgen", *args)
 
-    def _repr_html_(self) -> str:
+    def html(self) -> str:
+        """reportgen's page of these records (one self-contained HTML document) where pt2kit-reportgen is
+        installed, else a plain table of them."""
         try:
             from pt2kit.reportgen import collect, render
         except ImportError:
             return _table(self)
         lines = read_stream(["-"], stdin=io.BytesIO(self.stream))
         return render(collect(lines), "html", store=self.store, title="pt2kit capture")
+
+    def _repr_html_(self) -> str:
+        # in a frame of its own: the page's styles and scripts never reach the notebook's
+        return (f'<iframe srcdoc="{html.escape(self.html(), quote=True)}" title="pt2kit records" '
+                'style="width: 100%; height: 640px; border: 0"></iframe>')
 
     def __repr__(self) -> str:
         kinds: dict[str, int] = {}
