@@ -62,8 +62,9 @@ def test_kdiff_reads_the_scripts_autotuning_back_and_judges_as_without_it(captur
     said = [re.sub(r"in \d+\.\d s:", "in S s:", line) for line in reused.stderr.splitlines() if "as the script was" in line]
     assert said == [f"kdiff: s.py[0/0]: compiled under max_autotune, coordinate_descent_tuning, triton.cudagraphs as "
                     f"the script was, in the script's Inductor cache {captured[2]}, in S s: FX graph cache "
-                    "0 hit, 1 miss; max-autotune: 1 matmul selection read from the autotune cache, 0 benchmarked "
-                    "afresh"], reused.stderr
+                    "0 hit, 1 miss (torch.backends.cuda.matmul.fp32_precision=ieee is in its key; --precision "
+                    "as-configured keeps the script's); max-autotune: 1 matmul selection read from the autotune cache, "
+                    "0 benchmarked afresh"], reused.stderr
     assert (f"as the script was, in Inductor's cache {tmp_path / 'fresh'}, not the script's {captured[2]} "
             "(TORCHINDUCTOR_CACHE_DIR names it), in ") in fresh.stderr, fresh.stderr
     assert re.search(r"max-autotune: 0 matmul selections read from the autotune cache, 1 benchmarked afresh \(shapes "
@@ -71,6 +72,14 @@ def test_kdiff_reads_the_scripts_autotuning_back_and_judges_as_without_it(captur
     assert _verdict(reused.stderr) == _verdict(fresh.stderr) == "kdiff: s.py[0/0]: 1 of 1 leaves pass (inductor vs " \
         "eager; PyTorch's accuracy-harness precision: TF32 off, Inductor's fallback_random on)"
     assert [d["passed"] for d in reused.kind("diff")] == [d["passed"] for d in fresh.kind("diff")] == [True]
+
+
+def test_under_the_scripts_own_precision_kdiff_reads_its_compiled_graph_back_whole(captured):
+    r = _kdiff(captured, None, "--precision", "as-configured")
+    assert r.code == 0, r.stderr
+    assert re.search(r"kdiff: s\.py\[0/0\]: compiled under .* as the script was, in the script's Inductor cache .*: "
+                     r"FX graph cache 1 hit, 0 miss; max-autotune: nothing autotuned, the compiled graph was read back "
+                     r"whole$", r.stderr, re.M), r.stderr
 
 
 def test_a_planted_bug_under_max_autotune_is_found_and_minified_with_the_autotuning_reused(captured):

@@ -313,3 +313,20 @@ def test_compile_counters_count_an_mm_selection_and_the_fx_graph_cache(monkeypat
     grew = {k: after.get(k, 0) - before.get(k, 0) for k in after}
     assert grew["mm_selections"] == 1 and grew["fxgraph_cache_miss"] == 1, grew
     assert grew.get("select_algorithm_autotune", 0) == 0, grew  # max-autotune off: no choice benchmarked
+
+
+def test_fx_key_globals_name_the_settings_the_harness_precision_changes():
+    # why kdiff under the accuracy harness cannot read the script's compiled graph back (its FX graph cache key)
+    from pt2kit.runtime.precision import HARNESS, precision_state, use_precision
+
+    was = precision_state()
+    try:
+        use_precision({**was, "matmul": "tf32"}, inductor=False)  # a script that turned TF32 on
+        before = torchapi.fx_key_globals()
+        use_precision(HARNESS, inductor=False)
+        after = torchapi.fx_key_globals()
+    finally:
+        use_precision(was)
+    assert before["torch.backends.cuda.matmul.fp32_precision"] == "tf32", before
+    assert {k: v for k, v in after.items() if before[k] != v} == {"torch.backends.cuda.matmul.fp32_precision": "ieee"}
+

@@ -22,6 +22,7 @@ from pt2kit.runtime.modelfile import backend_callable, load_model, model_fields
 from pt2kit.runtime.outcome import CANNOT, CannotJudge
 from pt2kit.runtime.precision import HARNESS, precision_state, reduced_modes, use_precision
 from pt2kit.runtime.text import exception_line as _why
+from pt2kit.runtime.torchapi import fx_key_globals
 from pt2kit.runtime.training import check_trainable
 from pt2kit.schema import Diff, Divergence, Model
 from pt2kit_portable import autocast_words
@@ -55,6 +56,7 @@ def run(payload: dict[str, Any], chan: Any) -> Summary:
     """One model diffed (see the module docstring): its records sent through ``chan``, its summary returned."""
     job = msgspec.convert(payload, Job)
     chan.stage("load")
+    keyed = fx_key_globals()  # as the script's process had them: what of them the harness changes is said
     if job.precision == "harness":  # before the model: CUBLAS_WORKSPACE_CONFIG must precede any cuBLAS work
         use_precision(HARNESS)
     with apply_config(job.config) as stack:
@@ -64,7 +66,9 @@ def run(payload: dict[str, Any], chan: Any) -> Summary:
             if job.unrunnable:
                 raise CannotJudge(job.unrunnable) from None
             raise
-        return _diff(job, loaded, chan)
+        # what every side runs under that the script's compile did not, in the FX graph cache's key
+        changed = {k: str(v) for k, v in fx_key_globals().items() if keyed.get(k) != v}
+        return _diff(job, loaded, chan, {**_step_settings(job), **changed})
 
 
 def _load(job: Job, chan: Any, stack: contextlib.ExitStack) -> Any:
@@ -118,9 +122,9 @@ def _backend_settings(job: Job, chan: Any, stack: contextlib.ExitStack) -> None:
                   + " at its top level: every side runs under it, as importing it does")
 
 
-def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
+def _diff(job: Job, loaded: Any, chan: Any, keyed: dict[str, str]) -> Summary:
     """Every side run, every leaf compared (outputs, then gradients), the diffs written, the first
-    divergence localised."""
+    divergence localised; ``keyed``: the settings in the FX graph cache's key the script's compile did not have."""
     from . import backends
     from .records import compare_trees
     from .ties import TieRecorder
@@ -128,7 +132,7 @@ def _diff(job: Job, loaded: Any, chan: Any) -> Summary:
     ref, test = backends.resolve(job.ref, role="ref"), backends.resolve(job.test, role="test")
     tol = {"atol": job.atol, "rtol": job.rtol, "equal_nan": job.equal_nan}
     ties = TieRecorder()
-    sides = Sides(loaded, job.seed, job.mode == "train", ties, chan, _step_settings(job))
+    sides = Sides(loaded, job.seed, job.mode == "train", ties, chan, keyed)
     sides.cannot = CannotJudge(job.unrunnable) if job.unrunnable else None
     try:
         runs = Runs(sides, ref, test, job.verdict or "fp64", loaded.label, chan)

@@ -109,8 +109,11 @@ class CacheUse:
         hits, misses = self.delta("fxgraph_cache_hit"), self.delta("fxgraph_cache_miss")
         fresh, picks = self.delta("select_algorithm_autotune"), self.delta("mm_selections")
         parts = [f"FX graph cache {hits} hit, {misses} miss"]
-        if misses and self.settings:
-            parts[-1] += " (" + ", ".join(f"{k}={v}" for k, v in sorted(self.settings.items())) + " is in its key)"
+        if misses and self.settings:  # why the script's compiled graph was not read back
+            keyed = [f"{k}={v}" for k, v in sorted(self.settings.items())]
+            harness = any(not k.startswith("inductor.") for k in self.settings)  # the harness's torch settings
+            parts[-1] += (f" ({', '.join(keyed)} {'is' if len(keyed) == 1 else 'are'} in its key"
+                          + ("; --precision as-configured keeps the script's" if harness else "") + ")")
         if autotuning and not picks:  # the graphs with a matmul were FX graph cache hits, or there were none
             parts.append("max-autotune: nothing autotuned, " + ("the compiled graph was read back whole" if hits and
                                                                 not misses else "no matmul was compiled afresh"))

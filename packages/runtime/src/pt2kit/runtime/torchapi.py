@@ -329,3 +329,27 @@ def mode_settings() -> list[str]:
     from torch._inductor import config
 
     return [k for k in MODE_SETTINGS if config.get_config_copy().get(k)]
+
+
+def fx_key_globals() -> dict[str, Any]:
+    """(2.47) The global torch settings Inductor's FX graph cache puts in a graph's key besides its config
+    (``torch._inductor.codecache.FxGraphHashDetails``: deterministic algorithms, CUDA matmul precision), by
+    name: a setting another run changed is why it could not read that run's compiled graph back. A setting
+    this torch lacks is left out."""
+    import torch
+
+    reads = {"torch.use_deterministic_algorithms": torch.are_deterministic_algorithms_enabled,
+             "deterministic warn_only": torch.is_deterministic_algorithms_warn_only_enabled,
+             "torch.utils.deterministic.fill_uninitialized_memory":
+                 lambda: torch.utils.deterministic.fill_uninitialized_memory,
+             "torch.backends.cuda.matmul.fp32_precision": lambda: torch.backends.cuda.matmul.fp32_precision,
+             "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction":
+                 lambda: torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+             "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
+                 lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction}
+    out = {}
+    for name, read in reads.items():
+        with contextlib.suppress(AttributeError, RuntimeError):
+            out[name] = read()
+    return out
+
