@@ -42,7 +42,8 @@ def captured(tmp_path_factory):
     x = torch.randn(3)
     torch.compile(before_block, backend="eager")(x)
     seen = {"wrap": after_dynamo.wrap_backend_debug, "meta_path": list(sys.meta_path), "path": list(sys.path),
-            "env": dict(os.environ), "before_entries": len(entries(before_block.__code__))}
+            "env": dict(os.environ), "before_entries": len(entries(before_block.__code__)),
+            "rng": torch.get_rng_state()}
     store = tmp_path_factory.mktemp("store")
     with pytest.raises(ValueError, match="the block's own error"):
         with pt2kit.capture(store=store, quiet=True) as cap:
@@ -56,7 +57,8 @@ def captured(tmp_path_factory):
     seen.update(after_wrap=after_dynamo.wrap_backend_debug, after_meta_path=list(sys.meta_path), after_path=list(sys.path),
                 after_env=dict(os.environ), after_before_entries=len(entries(before_block.__code__)),
                 after_in_block_entries=len(entries(in_block.__code__)), late=torch.equal(late(x), after_block(x)),
-                late_lines=importlib.import_module("pt2kit_capture_manifest")._STATE["seq"])
+                late_lines=importlib.import_module("pt2kit_capture_manifest")._STATE["seq"],
+                same_rng=torch.equal(torch.get_rng_state(), seen["rng"]))  # the block draws none: capture neither
     return cap, seen, store
 
 
@@ -81,7 +83,7 @@ def test_after_the_block_the_process_is_as_before_it(captured):
     cap, seen, _ = captured
     assert seen["inside"] is not seen["wrap"] and seen["after_wrap"] is seen["wrap"]
     assert seen["after_meta_path"] == seen["meta_path"] and seen["after_path"] == seen["path"]
-    assert seen["after_env"] == seen["env"] and not boot.UNDO
+    assert seen["after_env"] == seen["env"] and seen["same_rng"] and not boot.UNDO
     # Dynamo's caches as the user had them: the block's compile (through capture's wrappers) dropped
     assert seen["in_block_entries"] == 1 and seen["after_in_block_entries"] == 0
     assert seen["after_before_entries"] == seen["before_entries"] == 1
