@@ -108,3 +108,15 @@ def test_guardscan_on_the_block_reads_its_trace_and_names_the_recompile(captured
     (recompile,) = got.of("recompile")
     assert recompile.source == f"{__file__}:{branchy.__code__.co_firstlineno + 1}" and recompile.guard == "n == 1"
     assert got.exit_code == 1  # a finding is data: no exception
+
+
+def test_a_process_pt2kit_capture_runs_is_refused_a_second_capture(captured, monkeypatch, tmp_path):
+    import pt2kit.capture
+
+    monkeypatch.setenv("PT2KIT_CAPTURE_DIR", str(tmp_path / "outer"))  # what `pt2kit capture -- python s.py` sets
+    with pytest.raises(RuntimeError, match="being captured already"):
+        with pt2kit.capture(store=tmp_path / "store"):
+            pass
+    from pt2kit.capture.drive import BOOT
+
+    assert not (tmp_path / "store").exists() and str(BOOT) not in sys.path

@@ -58,28 +58,40 @@ class Capture:
         self.records: Records | None = None
         self._env: dict[str, str | None] = {}
         self._codes: dict[int, tuple[Any, int]] = {}
+        self.boot: Any = None  # the boot's module, once the block starts
+        self.checker: Any = None  # the child that checks the model files run
+        self._trace: Any = None
 
     def __enter__(self) -> Capture:
         import torch
 
-        if _ACTIVE:
-            raise RuntimeError("pt2kit.capture: a capture is running already; one block at a time")
+        if _ACTIVE or os.environ.get(contract.ENV_DIR):
+            raise RuntimeError("pt2kit.capture: this process is being captured already (one block at a time; "
+                               "not inside pt2kit capture -- COMMAND)")
         s = self.session
         s.store.root.mkdir(parents=True, exist_ok=True)
         self.scratch = s.store.root / f".capture-{s.writer.run}"
         self.scratch.mkdir()
-        (self.scratch / "owner").write_text(scratch_owner())
-        env = contract.child_env(str(self.scratch), self.job.values, self.job.max_value_bytes, self.job.run_budget,
-                                 self.job.rank, self.job.graphs, self.job.check)
-        self._env = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        sys.path.insert(0, str(BOOT))
-        self.boot = importlib.import_module("pt2kit_capture_boot")
-        self._codes = torchapi.compiled_codes()
-        self.checker = runs.start()  # its torch import overlaps the block
         _ACTIVE.append(self)
-        self.boot.attach(torch)
-        self._trace = torchapi.start_trace(self.scratch / "trace")
+        try:
+            (self.scratch / "owner").write_text(scratch_owner())
+            env = contract.child_env(str(self.scratch), self.job.values, self.job.max_value_bytes,
+                                     self.job.run_budget, self.job.rank, self.job.graphs, self.job.check)
+            self._env = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)
+            sys.path.insert(0, str(BOOT))
+            self.boot = importlib.import_module("pt2kit_capture_boot")
+            self._codes = torchapi.compiled_codes()
+            self.checker = runs.start()  # its torch import overlaps the block
+            self.boot.attach(torch)
+            self._trace = torchapi.start_trace(self.scratch / "trace")
+        except BaseException:  # the process as it was, nothing left behind
+            self._restore()
+            if self.checker is not None:
+                self.checker.kill()
+                self.checker.wait()
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            raise
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -107,8 +119,10 @@ class Capture:
         variables and ``sys.path`` put back."""
         _ACTIVE.remove(self)
         try:
-            torchapi.stop_trace(self._trace)
-            self.boot.detach()
+            if self._trace is not None:
+                torchapi.stop_trace(self._trace)
+            if self.boot is not None:
+                self.boot.detach()
             for key, (code, entries) in torchapi.compiled_codes().items():
                 if key not in self._codes or entries > self._codes[key][1]:
                     torchapi.forget_compiled(code)
