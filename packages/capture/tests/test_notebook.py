@@ -80,8 +80,12 @@ def notebook(tmp_path_factory):
     pytest.importorskip("ipykernel")
     here = tmp_path_factory.mktemp("notebook")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (SETUP, CAPTURE, KDIFF, AFTER, "%load_ext pt2kit.capture", MAGIC, MAGIC_AFTER)])
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(here)}})
-    client.execute()
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    # ipykernel's own spec of this interpreter: never a python3 kernel installed elsewhere (~/.local/share/jupyter)
+    km = KernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
+    nbclient.NotebookClient(nb, km=km, timeout=300, resources={"metadata": {"path": str(here)}}).execute()
     return nb, here
 
 
