@@ -4,7 +4,11 @@ fast enough for the lint session, which runs this file as a script and prints th
 It fails on:
 
 * an import circle between modules of one package, imports inside functions included (a lazy import
-  only hides a circle until the day someone hoists it; the shared helper belongs in the leaf);
+  only hides a circle until the day someone hoists it; the shared helper belongs in the leaf). A folder
+  without ``__init__.py`` is put on ``sys.path`` where it runs (capture's boot, in the user's process): its
+  modules import each other by top-level name (``import pt2kit_capture_hook``), and so does every module
+  with a source root's top-level modules (``pt2kit_portable``, which capture copies beside the boot); both
+  are resolved to the file they name, so a circle through them is seen;
 * a tool reaching into another tool: ``pt2kit.kdiff.localize``, a name outside that tool's ``__all__``,
   or a module of another tool named as a string (``importlib.import_module("pt2kit.kdiff.localize")``);
   the layers go one way: schema <- runtime <- tools;
@@ -29,7 +33,14 @@ SHARED = ("pt2kit.schema", "pt2kit.runtime")  # the layers under the tools, in o
 
 # An offence known and being fixed elsewhere, one line each as offences() words it (a circle by its
 # modules, sorted); empty since issue 32 took every tool's fixes (4 circles, 5 other offences before).
-ALLOWED: set[str] = set()
+# Issue 60: capture's boot, once its top-level names were resolved, is one knot of 12 modules (boot ->
+# hook -> patches -> boot, calls <-> backward, manifest -> boot at module level); being cut into layers.
+_BOOT = "pt2kit.capture.boot.pt2kit_capture_"
+ALLOWED: set[str] = {
+    "circle: " + " <-> ".join(_BOOT + m for m in (
+        "backward", "boot", "calls", "check", "hook", "manifest", "patch_aoti", "patch_compile", "patch_ddp",
+        "patch_dynamo", "patch_export", "running")),
+}
 
 
 @dataclass
@@ -41,6 +52,7 @@ class Module:
     imports: set[str] = field(default_factory=set)  # absolute module names, inside functions too
     names_from: dict[str, set[str]] = field(default_factory=dict)  # module -> names taken with from-import
     strings: set[str] = field(default_factory=set)  # string constants that look like module names
+    on_path: bool = False  # its folder has no __init__.py: it runs with that folder on sys.path
 
 
 def _packages() -> dict[str, Path]:
@@ -60,7 +72,8 @@ def _resolve(module: Module, level: int, target: str | None) -> str:
 
 
 def _read(name: str, path: Path, is_package: bool) -> Module:
-    module = Module(name, path, is_package, ast.parse(path.read_text(), str(path)))
+    module = Module(name, path, is_package, ast.parse(path.read_text(), str(path)),
+                    on_path=not is_package and not (path.parent / "__init__.py").exists())
     for node in ast.walk(module.tree):
         if isinstance(node, ast.Import):
             module.imports.update(alias.name for alias in node.names)
@@ -75,6 +88,9 @@ def _read(name: str, path: Path, is_package: bool) -> Module:
 
 def load() -> dict[str, Module]:
     modules = {}
+    for src in sorted({src.parents[1] for src in _packages().values()}):  # each source root's top-level modules
+        for path in sorted(src.glob("*.py")):
+            modules[path.stem] = _read(path.stem, path, False)
     for package, src in _packages().items():
         for path in sorted(src.rglob("*.py")):
             parts = path.relative_to(src).with_suffix("").parts
@@ -90,15 +106,27 @@ def _owner(name: str) -> str | None:
     return ".".join(parts[:2]) if len(parts) >= 2 and parts[0] == "pt2kit" else None
 
 
+def _top_level(module: Module, target: str, modules: dict[str, Module]) -> str:
+    """``target`` as the module it names where ``module`` runs: a module of its own folder where that folder
+    is on sys.path (``pt2kit_capture_hook`` -> ``pt2kit.capture.boot.pt2kit_capture_hook``), else itself."""
+    if module.on_path and "." in module.name:
+        beside = f"{module.name.rpartition('.')[0]}.{target}"
+        if beside in modules:
+            return beside
+    return target
+
+
 def edges(modules: dict[str, Module]) -> dict[str, set[str]]:
-    """Module -> the modules of its own package it imports (``from . import x`` where x is a module
-    counts as importing x, not the package)."""
+    """Module -> the modules it imports of its own package or at top level (``pt2kit_portable``; a boot
+    module's siblings, by their top-level names); ``from . import x`` where x is a module counts as
+    importing x, not the package."""
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, module in modules.items():
-        for target in module.imports:
-            if _owner(target) != _owner(name):
+        for raw in module.imports:  # raw: as the source spells it
+            target = _top_level(module, raw, modules)
+            if _owner(target) != _owner(name) and None not in (_owner(target), _owner(name)):
                 continue
-            taken = {f"{target}.{n}" for n in module.names_from.get(target, ())} & modules.keys()
+            taken = {f"{target}.{n}" for n in module.names_from.get(raw, ())} & modules.keys()
             graph[name] |= taken or ({target} & modules.keys())
         graph[name].discard(name)
     return graph
@@ -228,7 +256,8 @@ def test_no_new_offences_and_no_stale_allowances():
 
 
 def test_the_reader_sees_what_it_must(tmp_path):
-    """The checks find a planted circle (inside a function), a reach into another tool's module, a name
+    """The checks find a planted circle (inside a function; in capture's boot, by top-level names and
+    through pt2kit_portable), a reach into another tool's module, a name
     outside __all__ and an __all__ name that resolves nowhere: the test above cannot pass by seeing nothing."""
     modules = load()
 
@@ -242,10 +271,18 @@ def test_the_reader_sees_what_it_must(tmp_path):
     plant("pt2kit.fxcheck.planted", "from pt2kit.kdiff.localize import localize\nfrom pt2kit.kdiff import metrics_x\n")
     plant("pt2kit.runtime.planted", "import pt2kit.kdiff\n")
     plant("pt2kit.kdiff.planted_lib", "def there():\n    pass\n")
+    # capture's boot: its modules import each other (and pt2kit_portable) by top-level name
+    boot = "pt2kit.capture.boot.pt2kit_capture_"
+    plant(f"{boot}planted_a", "import pt2kit_portable\n\ndef f():\n    import pt2kit_capture_planted_b\n")
+    plant(f"{boot}planted_b", "from pt2kit_capture_planted_a import f\n")
+    plant("pt2kit.capture.boot.pt2kit_portable_user", "from pt2kit_portable import is_leaf\n")
+    plant("pt2kit_portable", "import pt2kit.capture.boot.pt2kit_portable_user\n")
     plant("pt2kit.kdiff", '_PUBLIC = {"there": ".planted_lib", "gone": ".planted_lib:nowhere"}\n'
                           '__all__ = ["__version__", *_PUBLIC]\n__version__ = "0"\n', True)
     lines, _ = offences(modules)
     assert "circle: pt2kit.kdiff.planted_a <-> pt2kit.kdiff.planted_b" in lines
+    assert f"circle: {boot}planted_a <-> {boot}planted_b" in lines
+    assert "circle: pt2kit.capture.boot.pt2kit_portable_user <-> pt2kit_portable" in lines
     assert "pt2kit.fxcheck.planted imports pt2kit.kdiff.localize, a module inside another tool" in lines
     assert "pt2kit.fxcheck.planted imports metrics_x from pt2kit.kdiff, not in its __all__" in lines
     assert "pt2kit.runtime.planted imports pt2kit.kdiff: the layers go schema <- runtime <- tools" in lines
