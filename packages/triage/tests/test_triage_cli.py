@@ -36,7 +36,8 @@ def test_a_folder_that_holds_files_is_refused_before_anything_runs(tmp_path):
 def test_no_command_and_a_missing_command_are_one_line_each(tmp_path):
     r = run(TRIAGE, cwd=tmp_path)
     assert r.code == 2
-    assert r.stderr == "triage: error: no command to run: give it after --, e.g. pt2kit triage -- python train.py\n"
+    assert r.stderr == ("triage: error: no command to run: give it after --, e.g. pt2kit triage -- python train.py "
+                        "(or the records pt2kit capture wrote: --from FILE)\n")
     r = run([*TRIAGE, "--", "no-such-command-here"], cwd=tmp_path)
     assert (r.code, r.stderr) == (2, "triage: error: no-such-command-here: no such command\n")
     assert list(tmp_path.iterdir()) == []  # no folder made
@@ -221,3 +222,43 @@ def test_the_scripts_own_failure_goes_to_minify_where_graphs_were_kept_too(tmp_p
     path = tmp_path / "capture.ndjson"
     path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
     assert streams.read(path).failing == ["crash of the script"]
+
+
+def test_from_starts_at_captures_records_runs_no_command_and_says_so(tmp_path):
+    # records pt2kit capture wrote before (no graph: the sleeper compiles none): the steps after capture on them
+    cap = run([*module("pt2kit.capture"), "--out", "cap.ndjson", "--", sys.executable, SLEEPER], cwd=tmp_path)
+    assert cap.code == 0, cap.stderr
+    r = run([*TRIAGE, "--from", "cap.ndjson", "--out", "t"], cwd=tmp_path)
+    assert r.code == 0, r.stderr
+    assert r.stdout == b"" and "sleeper: err" not in r.stderr  # no command ran
+    assert "triage: capture: skipped: the records of cap.ndjson (--from), captured before for " \
+        f"{sys.executable} {SLEEPER}; triage runs no command" in r.stderr
+    out = tmp_path / "t"
+    assert (out / "capture.ndjson").read_bytes() == (tmp_path / "cap.ndjson").read_bytes()
+    report = (out / "bug-report.md").read_text()
+    assert f"Running `{sys.executable} {SLEEPER}` under `torch.compile`, as `pt2kit capture` recorded it before " \
+           "triage ran (its records: `t/capture.ndjson`; triage ran no command)." in report
+    assert "pt2kit capture --store" not in report  # no capture step to rerun
+    # the folder it wrote is never written again: a second run into it is refused, the first's files kept
+    again = run([*TRIAGE, "--from", "cap.ndjson", "--out", "t"], cwd=tmp_path)
+    assert again.code == 2 and again.stderr.startswith("triage: error: --out t: the folder holds files already")
+    assert (out / "bug-report.md").read_text() == report
+
+
+def test_from_refuses_a_command_too_a_missing_file_and_records_capture_did_not_write(tmp_path):
+    (tmp_path / "kd.ndjson").write_text('{"v":1,"run":"r1","kind":"header","tool":"kdiff","tool_version":"2","argv":'
+                                        '["kdiff"],"time":"t","host":"h","python":"3","store":"/s"}\n')
+    (tmp_path / "junk.ndjson").write_text("not a record\n")
+    (tmp_path / "dir").mkdir()
+    cases = {("--from", "kd.ndjson", "--", "true"): "--from kd.ndjson and a command: give one (--from: records "
+                                                     "captured before, which triage runs no command for)",
+             ("--from", "nope.ndjson"): "--from nope.ndjson: no such file",
+             ("--from", "dir"): "--from dir: is a folder, not a file (give the file pt2kit capture wrote)",
+             ("--from", "kd.ndjson"): "--from kd.ndjson: not records pt2kit capture wrote (its first part is kdiff's); "
+                                      "give capture's stream (pt2kit capture --out FILE, or a notebook's cap.write(FILE))"}
+    for args, line in cases.items():
+        r = run([*TRIAGE, *args], cwd=tmp_path)
+        assert (r.code, r.stderr) == (2, f"triage: error: {line}\n"), args
+    r = run([*TRIAGE, "--from", "junk.ndjson"], cwd=tmp_path)
+    assert r.code == 2 and r.stderr.startswith("triage: error: --from junk.ndjson: ") and r.stderr.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "junk.ndjson", "kd.ndjson"]  # no folder made

@@ -44,7 +44,9 @@ def _rel(path: str | None, cwd: Path) -> str | None:
 
 
 def build(stream: Path, steps: list[Step], facts: dict[str, str], command: list[str], cwd: Path, exit_code: int,
-          notes: list[str] = ()) -> str:
+          notes: list[str] = (), given: tuple[str, str] | None = None) -> str:
+    """``given``: where ``--from``'s records lie in the folder and where they came from
+    (:func:`.streams.origin`), for a run that ran no command."""
     c = collect(read_stream([stream]))
     rows = what_fails(c, lambda rec, ref: ref)
     main = next((r for r in rows if r["repro"] is not None), rows[0] if rows else None)
@@ -52,7 +54,7 @@ def build(stream: Path, steps: list[Step], facts: dict[str, str], command: list[
 
     def report(whole: bool) -> list[list[str]]:
         return [[f"# {_title(main, c, cwd)}", "", "### 🐛 Describe the bug"],
-                _what_fails(rows, c, command, capture, cwd), _repro(main, c, cwd, whole), _error(main, c),
+                _what_fails(rows, c, command, capture, cwd, given), _repro(main, c, cwd, whole), _error(main, c),
                 _bisection(main, c), _config(main, c), _versions(facts), _rerun(steps, cwd, exit_code, notes), _also(c)]
     return fit(report(True), lambda: report(False))
 
@@ -110,9 +112,8 @@ def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
 
 
 def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture: Step | None,
-                cwd: Path) -> list[str]:
-    out = ["#### What fails", "", f"Running {code(' '.join(command))} under `torch.compile`"
-           + (f" (the script exited {capture.code})." if capture and capture.code else " (the script itself exited 0).")]
+                cwd: Path, given: tuple[str, str] | None = None) -> list[str]:
+    out = ["#### What fails", "", _ran(command, capture, given)]
     if not rows:
         stopped = _stopped(c)
         if stopped:  # a graph no tool judged is no pass
@@ -139,6 +140,21 @@ def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture:
     if len(rows) > ROWS:
         out += ["", f"- and {len(rows) - ROWS} more (report.html in triage's folder lists every one)"]
     return out
+
+
+def _ran(command: list[str], capture: Step | None, given: tuple[str, str] | None) -> str:
+    """What ran under torch.compile: the command triage ran, or (``--from``) the records given, and that
+    there is no command to run again: the repro below stands alone."""
+    if given is None:
+        return (f"Running {code(' '.join(command))} under `torch.compile`"
+                + (f" (the script exited {capture.code})." if capture and capture.code else " (the script itself exited 0)."))
+    file, where = given
+    if where == "in process":
+        return (f"A block of code captured in process under `torch.compile` (`with pt2kit.capture()`: a notebook's "
+                f"cells or a Python session; its records: {code(file)}). There is no script to run again: the repro "
+                "below, where minify made one, reproduces it alone.")
+    return (f"Running {code(where)} under `torch.compile`, as `pt2kit capture` recorded it before triage ran (its "
+            f"records: {code(file)}; triage ran no command).")
 
 
 def _repro_text(rep: Any, c: Any) -> str | None:

@@ -36,6 +36,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import stat
+import sys
 from pathlib import Path
 
 from pt2kit.runtime.backends import DECOMPOSITION
@@ -52,12 +54,15 @@ from .steps import run as run_step
 
 def run(s: Session, job: Job) -> int:
     tools = {name: command(name) for name in MODULES}
-    if shutil.which(job.command[0]) is None:
+    records = _given(job.stream) if job.stream is not None else None
+    if records is None and shutil.which(job.command[0]) is None:
         raise UsageError(f"{job.command[0]}: no such command")
+    origin = streams.origin(Path(job.stream), job.stream) if job.stream is not None else None
     cwd = Path.cwd()
     out = fresh_folder(job.out, cwd)
     made = make_folder(out, job.out)
     pipeline = Pipeline(s, job, tools, cwd, Path(os.path.realpath(out)), made)
+    pipeline.given = (records, origin) if records is not None else None
     try:
         return pipeline.run()
     except KeyboardInterrupt:  # Ctrl-C between two steps (one during a step was said already)
@@ -76,6 +81,7 @@ class Pipeline:
         self.writes = Outputs()
         self.say = Narrator(s.say, cwd, out)
         self.steps: list[Step] = []
+        self.given: tuple[bytes, str] | None = None  # --from: the records' bytes, and where they came from
         # each step runs here with the paths it is shown with (relative where they lie under here), so the
         # command said, the one in bug-report.md and the argv its header records are one
         store = rel(Path(job.store).resolve() if job.store else out / "store", cwd)
@@ -102,16 +108,23 @@ class Pipeline:
     def run(self) -> int:
         """The steps, each chosen by what the streams before it hold; the run's exit code."""
         job, out, say, timeout = self.job, self.out, self.say, self.timeout
-        probe = environment.start(job.command)
-        capture = self.go(Step("capture", [*timeout, "--out", self.rel(out / "capture.ndjson"), "--", *job.command],
-                               files=[out / "capture.ndjson"]))
         last = out / "capture.ndjson"
-        if not last.is_file():  # capture refused the command before it ran: its line said why
-            return capture.code or 2
+        if self.given is not None:  # --from: capture's records, copied in; no command runs
+            probe = environment.start([sys.executable])
+            self.writes.write("", self.rel(last), self.given[0])
+            say.line(f"capture: skipped: the records of {job.stream} (--from), captured "
+                     + ("in process (with pt2kit.capture())" if self.given[1] == "in process" else
+                        f"before for {self.given[1]}") + "; triage runs no command")
+            capture = None
+        else:
+            probe = environment.start(job.command)
+            capture = self.go(Step("capture", [*timeout, "--out", self.rel(last), "--", *job.command], files=[last]))
+            if not last.is_file():  # capture refused the command before it ran: its line said why
+                return capture.code or 2
         # what the script made in the folder under a name triage writes stops the run now, not minutes later
         self.free([*WRITES, *(p.name for p in out.glob("repro-*.py"))])
         seen = streams.read(last)
-        if not seen.models and capture.code:
+        if not seen.models and capture is not None and capture.code:
             # whose failure it is, its stderr says: the script's own, or Dynamo's raising while it traced
             # (fullgraph=True over a graph break) before any backend got a graph; minify reduces the script
             say.line(f"the script failed (exit {capture.code}) before torch.compile handed a backend any graph (its "
@@ -139,7 +152,8 @@ class Pipeline:
         # a backend that cannot be loaded without running the script again left kdiff and minify unrun: incomplete
         code = worst(self.steps, bool(seen.models), refused=backend is None and _unloadable(seen) is not None,
                      explained=streams.read(last).explained())
-        report = bugreport.build(last, self.steps, facts, job.command, self.cwd, code, say.notes)
+        report = bugreport.build(last, self.steps, facts, job.command, self.cwd, code, say.notes,
+                                 given=None if self.given is None else (self.rel(out / "capture.ndjson"), self.given[1]))
         self.free(["bug-report.md"])
         self.writes.write("", self.rel(out / "bug-report.md"), report)
         return say.finish(self.steps, code)
@@ -168,6 +182,21 @@ class Pipeline:
                 raise UsageError(f"{self.rel(path)}: {who} made it in triage's folder while it ran, and triage "
                                  f"writes over no file it did not write: it stops here, what was written stays in "
                                  f"{self.rel(self.out)} (give triage a folder of its own: another --out)")
+
+
+def _given(path: str) -> bytes:
+    """--from's records, read whole now (before the folder is made): one line, exit 2, where they cannot be."""
+    try:
+        with open(path, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise UsageError(f"--from {path}: is no file (give the file pt2kit capture wrote)")
+            return f.read()
+    except FileNotFoundError:
+        raise UsageError(f"--from {path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"--from {path}: is a folder, not a file (give the file pt2kit capture wrote)") from None
+    except OSError as e:
+        raise UsageError(f"--from {path}: {e.strerror or e}") from None
 
 
 def _handover(seen: streams.Seen, say: Narrator) -> list[str] | None:

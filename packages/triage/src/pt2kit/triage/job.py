@@ -16,13 +16,18 @@ from pt2kit.runtime.flags import check_seconds
 
 class Job(msgspec.Struct, frozen=True, kw_only=True):
     command: list[str]  # the user's command, as given after `--`
+    stream: str | None = None  # --from: capture's records, captured before (no command run; 0.5)
     out: str | None = None  # the folder everything lands in; None: a fresh ./triage-N
     store: str | None = None  # --store (every step's); None: OUT/store
     timeout: float | None = None  # each step's --timeout (capture stops the script's tree after it)
 
     def __post_init__(self) -> None:
-        if not self.command:
-            raise UsageError("no command to run: give it after --, e.g. pt2kit triage -- python train.py")
+        if self.command and self.stream is not None:
+            raise UsageError(f"--from {self.stream} and a command: give one (--from: records captured before, which "
+                             "triage runs no command for)")
+        if not self.command and self.stream is None:
+            raise UsageError("no command to run: give it after --, e.g. pt2kit triage -- python train.py (or the "
+                             "records pt2kit capture wrote: --from FILE)")
         check_seconds("--timeout", self.timeout)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pt2kit.runtime.errors import UsageError
 from pt2kit.schema import Crash, Diff, Header, Kernel, Model, Repro, Violation, read_stream
 
 
@@ -60,3 +61,24 @@ def read(path: Path) -> Seen:
         elif isinstance(r, Violation):
             seen.failing.append(f"violation {r.model}")
     return seen
+
+
+# the argv an in-process capture's header holds (``with pt2kit.capture()``, pt2kit-capture 0.19): no command
+IN_PROCESS = "(in process)"
+
+
+def origin(path: Path, given: str) -> str:
+    """Where ``--from``'s records came from, said in the report: a block captured in process, or the
+    command ``pt2kit capture`` ran; one line, exit 2, for a file that is no capture stream."""
+    try:
+        first = next(iter(read_stream([path], want=(Header,))), None)
+    except Exception as e:  # unreadable or not NDJSON records: read_stream's own words
+        raise UsageError(f"--from {given}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    r = first.record if first is not None else None
+    if not isinstance(r, Header) or r.tool != "capture":
+        what = f"its first part is {r.tool}'s" if isinstance(r, Header) else "it holds no records"
+        raise UsageError(f"--from {given}: not records pt2kit capture wrote ({what}); give capture's stream "
+                         "(pt2kit capture --out FILE, or a notebook's cap.write(FILE))")
+    if r.argv[1:] == [IN_PROCESS]:
+        return "in process"
+    return " ".join(r.argv[r.argv.index("--") + 1:]) if "--" in r.argv else " ".join(r.argv[1:])
