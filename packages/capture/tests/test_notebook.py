@@ -1,13 +1,16 @@
 """``with pt2kit.capture() as cap:`` in a real notebook, run in a real Jupyter kernel (nbclient, ipykernel)
 as a user runs it: a model under Inductor's planted relu bug compiled in the block, the records shown as
 reportgen's page, ``cap.kdiff()`` naming aten.relu at the cell's own line, and the kernel going on after
-it with the compiler as it was before the block; then a ``%%pt2kit`` cell. The notebook runs once; every
-test reads its outputs."""
+it with the compiler as it was before the block; then a ``%%pt2kit`` cell; then ``cap.triage()`` on the
+block's kdiff verdict (the bug report shown, its repro failing alone) and a ``%%pt2kit triage`` cell refused the
+same folder. The notebook runs once; every test reads its outputs."""
 
 from __future__ import annotations
 
 import html
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -72,6 +75,20 @@ print(json.dumps({"same": state() == before, "state": state(), "close": torch.al
                   "models": len(cap.records.of("model"))}))
 '''
 
+# triage's judgement on the block's records, in the kernel: its folder, shown as the bug report; from kdiff's
+# records (d): triage's minify, bisection and report on the verdict the kernel has, without kdiff again
+TRIAGE = '''\
+t = d.triage(out="tri")
+print(json.dumps({"exit": t.exit_code, "folder": str(t.folder), "repro": str(t.repro)}))
+t
+'''
+
+# the magic's triage, into the same folder: refused (triage never writes into a folder holding files)
+MAGIC_TRIAGE = '''\
+%%pt2kit triage --out tri
+z = x + 1
+'''
+
 
 @pytest.fixture(scope="module")
 def notebook(tmp_path_factory):
@@ -79,7 +96,8 @@ def notebook(tmp_path_factory):
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     here = tmp_path_factory.mktemp("notebook")
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (SETUP, CAPTURE, KDIFF, AFTER, "%load_ext pt2kit.capture", MAGIC, MAGIC_AFTER)])
+    cells = (SETUP, CAPTURE, KDIFF, AFTER, "%load_ext pt2kit.capture", MAGIC, MAGIC_AFTER, TRIAGE, MAGIC_TRIAGE)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
 
@@ -132,3 +150,32 @@ def test_a_pt2kit_cell_runs_in_the_kernel_under_capture_and_shows_its_records(no
     # the cell's own code, compiled as a cell: its variables the kernel's, its lines its own
     assert got["y"] and got["state"] and function == "twice" and line == "1"
     assert file != _json(nb.cells[0])["file"] and file.endswith(".py")
+
+
+def test_triage_in_the_kernel_writes_the_bug_report_of_the_block_and_shows_it(notebook):
+    nb, here = notebook
+    where, got = _json(nb.cells[0]), _json(nb.cells[7])
+    assert got == {"exit": 1, "folder": "tri", "repro": "tri/repro.py"}
+    report = (here / "tri" / "bug-report.md").read_text()
+    shown = [o for o in nb.cells[7].outputs if o.get("output_type") == "execute_result"]
+    assert shown[0]["data"]["text/markdown"] == report  # the cell shows the bug report itself
+    title, *_ = report.splitlines()
+    assert title.startswith("# [inductor] wrong results in aten.relu.default at ")
+    assert f"  - the op: `aten.relu.default`\n  - in your code: `{where['file']}:{where['line']}`" in report
+    # no script to run again: the report says where the records came from
+    assert "A block of code captured in process under `torch.compile` (`with pt2kit.capture()`" in report
+    assert "There is no script to run again" in report and "pt2kit capture --store" not in report
+    assert "kdiff: skipped: the records given (--from) hold kdiff's verdict on every graph already" in report
+    assert "\nkdiff --store" not in report and "\nminify --store pt2kit-out -o tri/repro.py < tri/guardscan.ndjson" in report
+    repro = subprocess.run([sys.executable, "tri/repro.py"], cwd=here, capture_output=True, text=True)
+    assert repro.returncode == 1, repro.stderr  # it fails alone, torch alone
+
+
+def test_a_pt2kit_triage_cell_into_a_folder_that_holds_files_is_refused_and_says_so(notebook):
+    nb, here = notebook
+    shown = [o for o in nb.cells[8].outputs if o.get("output_type") == "execute_result"]
+    assert shown[0]["data"]["text/markdown"] == (
+        "pt2kit triage: exit 2, no bug report: `triage: error: --out tri: the folder holds files already; triage "
+        "writes only into a new or empty folder (give another --out, or leave it out for a fresh triage-N)`")
+    # the first run's folder as it wrote it: the report still the block's
+    assert "aten.relu.default" in (here / "tri" / "bug-report.md").read_text()

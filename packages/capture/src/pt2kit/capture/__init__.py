@@ -8,14 +8,15 @@ Public (everything else is private):
   ``pt2kit.capture.capture()``) records every graph torch.compile compiles inside the block, as ``pt2kit
   capture -- python s.py`` does, leaving the process as it was; ``cap.records``, ``cap.write(path)``,
   ``cap.kdiff(*args)``, ``cap.minify(*args)``, ``cap.guardscan(*args)`` (each tool run as the command line
-  runs it, its records returned). Options: ``store``, ``graphs``, ``values``, ``max_value_bytes``,
-  ``max_run_bytes``, ``check``, ``quiet``.
+  runs it, its records returned); (0.19) ``cap.triage(out=DIR)``: ``pt2kit triage --from`` on the block's
+  records, a ``Triage`` (``folder``, ``exit_code``, ``bug_report``, ``repro``) shown as the bug report.
+  Options: ``store``, ``graphs``, ``values``, ``max_value_bytes``, ``max_run_bytes``, ``check``, ``quiet``.
 * ``Records``: (0.18) the records of a stream (a list of Structs), ``stream`` its bytes, ``exit_code``
   the tool's; ``write``, ``of(kind)``, ``repros`` and the next tool as a method; shown in Jupyter as
   reportgen's page.
 * ``load_ipython_extension``: (0.18) ``%load_ext pt2kit.capture`` registers the ``%%pt2kit [TOOL [ARGS]]``
-  cell magic: the cell run under ``capture()``, its records (or TOOL's on them) shown, the capture kept in
-  the kernel as ``_pt2kit``.
+  cell magic (0.19: ``%%pt2kit triage [--out DIR]``): the cell run under ``capture()``, its records (or
+  TOOL's on them) shown, the capture kept in the kernel as ``_pt2kit``.
 
 Importing this package imports neither torch nor these names' modules; each is imported when first used.
 """
@@ -25,7 +26,7 @@ import types
 
 from pt2kit.runtime.api import exports
 
-__version__ = "0.18.1"
+__version__ = "0.19.0"
 
 _PUBLIC = {"capture": ".inprocess", "Records": ".results", "load_ipython_extension": ".magic"}
 __all__ = ["__version__", *_PUBLIC]

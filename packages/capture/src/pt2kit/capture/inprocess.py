@@ -39,9 +39,12 @@ from .boot import pt2kit_capture_contract as contract
 from .drive import BOOT, write_records
 from .job import DEFAULT_MAX_VALUE_BYTES, Job, parse_graphs
 from .narrate import Narrator
-from .results import Records
+from .results import Records, Triage
 
 _ACTIVE: list[Capture] = []
+# (0.19) the header's argv after the tool's name: no command ran (the process's own flags, a kernel's -f, are
+# none of capture's); pt2kit triage --from tells a block captured in process by it
+IN_PROCESS = "(in process)"
 
 
 class Capture:
@@ -103,8 +106,12 @@ class Capture:
         s, job = self.session, self.job
         try:
             narrator = Narrator(s.say, "the block", job)
-            write_records(s, job, self.scratch, self.scratch / "trace", False, 0 if exc is None else 1, None, narrator,
-                          self.checker)
+            argv, sys.argv = sys.argv, [sys.argv[0] if sys.argv else "", IN_PROCESS]  # the header's argv
+            try:
+                write_records(s, job, self.scratch, self.scratch / "trace", False, 0 if exc is None else 1, None,
+                              narrator, self.checker)
+            finally:
+                sys.argv = argv
         finally:
             if self.checker.poll() is None:
                 self.checker.kill()
@@ -147,6 +154,9 @@ class Capture:
 
     def guardscan(self, *args: str) -> Records:
         return self._done().guardscan(*args)
+
+    def triage(self, *args: str, out: str | os.PathLike[str] | None = None) -> Triage:
+        return self._done().triage(*args, out=out)
 
     def _done(self) -> Records:
         if self.records is None:

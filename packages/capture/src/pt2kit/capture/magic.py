@@ -1,7 +1,8 @@
 """``%load_ext pt2kit.capture``, then a ``%%pt2kit [TOOL [ARGS...]]`` cell: the cell's code run in the kernel
 (its variables the kernel's, as any cell) under ``with pt2kit.capture() as cap:``. The cell shows the
 records, or with a TOOL (kdiff, minify, guardscan, reportgen, fxcheck) that tool's records on them, as
-``cap.kdiff(*ARGS)`` runs it; ``_pt2kit`` in the kernel's namespace holds the capture (``_pt2kit.records``).
+``cap.kdiff(*ARGS)`` runs it, or with ``triage [--out DIR]`` (0.19) triage's bug report (``cap.triage()``);
+``_pt2kit`` in the kernel's namespace holds the capture (``_pt2kit.records``).
 
 Guarantees: the cell is compiled as IPython compiles a cell (its lines are the cell's, in tracebacks and
 in the records' ``source``); an exception it raises is the cell's (shown as without the magic), and the
@@ -25,14 +26,16 @@ def pt2kit(line: str, cell: str, shell: Any) -> Any:
     from IPython.core.error import UsageError  # IPython shows it as one line, no traceback
 
     args = shlex.split(line)
-    if args and args[0] not in TOOLS:
-        raise UsageError(f"%%pt2kit {args[0]}: expected nothing or a tool: {', '.join(TOOLS)}")
+    if args and args[0] not in (*TOOLS, "triage"):
+        raise UsageError(f"%%pt2kit {args[0]}: expected nothing or a tool: {', '.join(TOOLS)}, triage")
     source = shell.transform_cell(cell)
     code = compile(source, shell.compile.cache(source), "exec")  # a name linecache knows, as a cell's
     cap = capture()
     shell.user_ns[NAME] = cap
     with cap:
         exec(code, shell.user_ns)
+    if args[:1] == ["triage"]:  # its bug report shown; the folder and repro on it (_pt2kit's .triage() again)
+        return cap.records.triage(*args[1:])
     return cap.records.run(*args) if args else cap.records
 
 

@@ -1,6 +1,7 @@
 """The records of an in-process capture (``cap.records``) and of each tool run on them, for a notebook or
 any Python session: a list of the decoded records, the stream's bytes beside it, and the pipes' next
-step as a method (``cap.kdiff()``, ``.minify()``, ``.guardscan()``, ``.reportgen()``).
+step as a method (``cap.kdiff()``, ``.minify()``, ``.guardscan()``, ``.reportgen()``), and (0.19)
+``.triage(out=DIR)``: pt2kit triage's folder and bug report on them (``triage --from``), shown as Markdown.
 
 Guarantees: a tool runs as the command line would, in a child process (``python -m pt2kit.<tool>``, the
 stream on its stdin, the store given with ``--store``): whatever it does, the session that asked goes on;
@@ -17,6 +18,7 @@ import io
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -86,6 +88,26 @@ class Records(list):
     def reportgen(self, *args: str) -> Records:
         return self.run("reportgen", *args)
 
+    def triage(self, *args: str, out: str | os.PathLike[str] | None = None) -> Triage:
+        """pt2kit triage's judgement on these records, as ``pt2kit triage --from FILE --out DIR`` runs it
+        (FILE: this stream; DIR: ``out``, new or empty, or a fresh ./triage-N): kdiff, minify with its
+        bisection, reportgen and bug-report.md into that folder; no command runs. ``args``: triage's
+        other flags (``--timeout S``)."""
+        given_out = out if out is not None else _flag(args, "--out")
+        # the folder this run writes: one that was new or empty before it (triage never writes into another)
+        before = {p for p in Path.cwd().glob("triage-*")} if given_out is None else \
+            None if _holds(given_out) else set()
+        with tempfile.TemporaryDirectory(prefix="pt2kit-triage-") as tmp:
+            given = self.write(Path(tmp) / "capture.ndjson")
+            code, _, err = _child([sys.executable, "-m", "pt2kit.triage", "--store", str(self.store), "--from",
+                                   str(given), *(["--out", str(out)] if out is not None else []), *map(str, args)], b"")
+        if given_out is None:  # triage's fresh ./triage-N: the one folder of that name the run made
+            made = sorted(set(Path.cwd().glob("triage-*")) - (before or set()))
+            folder = made[0] if len(made) == 1 else None
+        else:
+            folder = Path(given_out) if before is not None and _holds(given_out) else None
+        return Triage(folder, code, err, self.store)
+
     def html(self) -> str:
         """reportgen's page of these records (one self-contained HTML document) where pt2kit-reportgen is
         installed, else a plain table of them."""
@@ -106,6 +128,66 @@ class Records(list):
         for r in self:
             kinds[_kind(r)] = kinds.get(_kind(r), 0) + 1
         return f"<Records: {', '.join(f'{n} {k}' for k, n in kinds.items()) or 'none'}; exit {self.exit_code}>"
+
+
+class Triage:
+    """What ``cap.triage()`` left: ``folder`` (None where triage refused before making one), ``exit_code``
+    (triage's: 1 a finding, 2 bad input, 3 a crash), ``stderr``; ``bug_report`` (bug-report.md's text),
+    ``repro`` (repro.py's path), ``records`` (the last step's stream). Shown in Jupyter as the bug report."""
+
+    def __init__(self, folder: Path | None, exit_code: int, stderr: str, store: Path) -> None:
+        self.folder, self.exit_code, self.stderr, self.store = folder, exit_code, stderr, store
+
+    def _file(self, name: str) -> Path | None:
+        path = self.folder / name if self.folder is not None else None
+        return path if path is not None and path.is_file() else None
+
+    @property
+    def bug_report(self) -> str | None:
+        path = self._file("bug-report.md")
+        return path.read_text() if path is not None else None
+
+    @property
+    def repro(self) -> Path | None:
+        return self._file("repro.py")
+
+    @property
+    def records(self) -> Records | None:
+        """The last stream triage's steps wrote (every record before it forwarded in it)."""
+        for name in ("minify.ndjson", "kdiff.ndjson", "guardscan.ndjson", "capture.ndjson"):
+            path = self._file(name)
+            if path is not None:
+                return Records(path.read_bytes(), self.store, self.exit_code)
+        return None
+
+    def _repr_markdown_(self) -> str:
+        report = self.bug_report
+        if report is not None:
+            return report
+        last = self.stderr.strip().splitlines()[-1:] or [""]
+        return f"pt2kit triage: exit {self.exit_code}, no bug report: `{last[0]}`"
+
+    def __repr__(self) -> str:
+        return f"<Triage: {self.folder or 'no folder'}; exit {self.exit_code}>"
+
+
+def _flag(args: tuple[str, ...], name: str) -> str | None:
+    """The value ``args`` give ``name`` (``--out DIR`` or ``--out=DIR``), else None."""
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith(name + "="):
+            return a[len(name) + 1:]
+    return None
+
+
+def _holds(folder: str | os.PathLike[str]) -> bool:
+    """``folder`` is a folder holding something (a file, a link, a folder)."""
+    try:
+        with os.scandir(folder) as it:
+            return next(it, None) is not None
+    except OSError:
+        return False
 
 
 def _kind(r: Any) -> str:

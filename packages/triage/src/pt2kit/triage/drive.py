@@ -112,7 +112,7 @@ class Pipeline:
         if self.given is not None:  # --from: capture's records, copied in; no command runs
             probe = environment.start([sys.executable])
             self.writes.write("", self.rel(last), self.given[0])
-            say.line(f"capture: skipped: the records of {job.stream} (--from), captured "
+            say.line(f"capture: skipped: the records of {job.stream} (--from, copied to {self.rel(last)}), captured "
                      + ("in process (with pt2kit.capture())" if self.given[1] == "in process" else
                         f"before for {self.given[1]}") + "; triage runs no command")
             capture = None
@@ -134,7 +134,10 @@ class Pipeline:
             self.go(Step("guardscan", [], last, out / "guardscan.ndjson"))
             last = out / "guardscan.ndjson"
         backend = _handover(seen, say)
-        if seen.models and not seen.crashes and backend is not None:
+        if self.given is not None and seen.models and set(seen.models) <= seen.judged:
+            say.line("kdiff: skipped: the records given (--from) hold kdiff's verdict on every graph already (kdiff "
+                     "ran on them before); minify takes its failures")
+        elif seen.models and not seen.crashes and backend is not None:
             self.go(Step("kdiff", [*timeout, *backend], last, out / "kdiff.ndjson"))
             last = out / "kdiff.ndjson"
         elif seen.crashes:

@@ -21,6 +21,7 @@ class Seen:
     traces: int = 0  # structured traces of processes that kept no graph (guardscan says why from them)
     crashed: dict[str, list[str | None]] = field(default_factory=dict)  # tool -> the model each of its crashes names
     reproduced: set[str] = field(default_factory=set)  # models whose crash a repro reproduces (minify's `repro`)
+    judged: set[str] = field(default_factory=set)  # models kdiff wrote a verdict on (a `diff` of its run)
 
     def explained(self) -> set[str]:
         """The tools (``kdiff``) whose every crash is the compiler's crash of a graph that minify's repro
@@ -56,6 +57,8 @@ def read(path: Path) -> Seen:
             # where no graph kept shows a failure (none kept, or kdiff passes each), minify reduces the script
         elif isinstance(r, Diff) and not r.passed:
             seen.failing.append(f"diff {r.model}")
+        if isinstance(r, Diff) and tools.get(r.run) == "kdiff":
+            seen.judged.add(r.model)
         elif isinstance(r, Kernel) and r.finding:
             seen.failing.append(f"kernel {r.model}")
         elif isinstance(r, Violation):
