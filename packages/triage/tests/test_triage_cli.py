@@ -231,8 +231,8 @@ def test_from_starts_at_captures_records_runs_no_command_and_says_so(tmp_path):
     r = run([*TRIAGE, "--from", "cap.ndjson", "--out", "t"], cwd=tmp_path)
     assert r.code == 0, r.stderr
     assert r.stdout == b"" and "sleeper: err" not in r.stderr  # no command ran
-    assert "triage: capture: skipped: the records of cap.ndjson (--from, copied to t/capture.ndjson), captured before for " \
-        f"{sys.executable} {SLEEPER}; triage runs no command" in r.stderr
+    assert "triage: capture: skipped: the records of cap.ndjson (--from, copied to t/capture.ndjson), captured " \
+        f"before for {sys.executable} {SLEEPER}; triage runs no command" in r.stderr
     out = tmp_path / "t"
     assert (out / "capture.ndjson").read_bytes() == (tmp_path / "cap.ndjson").read_bytes()
     report = (out / "bug-report.md").read_text()

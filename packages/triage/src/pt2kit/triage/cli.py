@@ -13,8 +13,8 @@ your script's interpreter), the non-default config and each step's command to ru
 --from FILE: no command runs; FILE (pt2kit capture's stream: `capture --out FILE`, or `cap.write(FILE)` of a
 block captured in process, which `cap.triage()` hands over) is copied into the folder as capture.ndjson and
 the steps after capture run on it (kdiff not again where FILE holds its verdict on every graph: `kdiff <
-capture.ndjson > FILE`, a notebook's `cap.kdiff()`); bug-report.md says where the records came from and that there is no
-command to run again (the repro stands alone).
+capture.ndjson > FILE`, a notebook's `cap.kdiff()`); bug-report.md says where the records came from and
+that there is no command to run again (the repro stands alone).
 
 Your command's stdout stays on stdout and its stderr on stderr. A backend that is code in your script
 (FILE.py:NAME) is handed to kdiff and minify with --backend FILE.py:NAME, and an Inductor pass your script
