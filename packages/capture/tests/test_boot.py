@@ -178,7 +178,7 @@ def test_python_without_torch_stays_without_it_and_a_shadowed_sitecustomize_runs
 
 def test_rank_filter(monkeypatch):
     monkeypatch.syspath_prepend(str(BOOT))
-    import pt2kit_capture_boot as boot
+    import pt2kit_capture_process as process
 
     for rank, want, kept in [(None, None, True), ("1", None, False), ("1", "1", True), ("3", "all", True),
                              (None, "1", False), ("0", "0", True)]:
@@ -187,14 +187,14 @@ def test_rank_filter(monkeypatch):
                 monkeypatch.delenv(name, raising=False)
             else:
                 monkeypatch.setenv(name, value)
-        assert boot.kept() is kept, (rank, want)
+        assert process.kept() is kept, (rank, want)
 
 
 def test_graphs_first_writes_the_first_graph_again_after_a_dynamo_restart(tmp_path, monkeypatch):
     """--graphs first: the boot writes files for one graph a process; one Dynamo traced again is still it."""
     monkeypatch.syspath_prepend(str(BOOT))
-    import pt2kit_capture_boot
     import pt2kit_capture_manifest as boot
+    import pt2kit_capture_process
 
     monkeypatch.setenv("PT2KIT_CAPTURE_DIR", str(tmp_path))
     monkeypatch.setitem(boot._STATE, "first", False)
@@ -207,7 +207,7 @@ def test_graphs_first_writes_the_first_graph_again_after_a_dynamo_restart(tmp_pa
     graph = torch.fx.Graph()
     graph.output(graph.call_function(torch.neg, (graph.placeholder("x"),)))
     boot.record(line, torch.fx.GraphModule(torch.nn.Module(), graph), [torch.ones(2)], "handed")
-    assert line["selected"] and (pt2kit_capture_boot.pdir() / line["file"]).is_file() and not boot.selected("0/1")
+    assert line["selected"] and (pt2kit_capture_process.pdir() / line["file"]).is_file() and not boot.selected("0/1")
     boot.discard(line)  # Dynamo raised RestartAnalysis: the next graph is the first
     assert boot.selected("0/1")
 
@@ -216,8 +216,8 @@ def test_a_compiler_error_is_its_graph_failing_only_a_restart_drops_the_graph(tm
     """Inductor's InductorError derives from ShortenTraceback, which the boot took for a Dynamo restart: a
     C++ build failure dropped its graph ("no graph was compiled"). Only RestartAnalysis and its kinds do."""
     monkeypatch.syspath_prepend(str(BOOT))
-    import pt2kit_capture_boot
     import pt2kit_capture_manifest as boot
+    import pt2kit_capture_process
     from torch._dynamo.exc import BackendCompilerFailed, TensorifyScalarRestartAnalysis
     from torch._inductor.exc import CppCompileError, InductorError
 
@@ -236,6 +236,6 @@ def test_a_compiler_error_is_its_graph_failing_only_a_restart_drops_the_graph(tm
         line["compile_id"] = f"0/{i}"
         with pytest.raises(type(e)):
             boot.compile_through(line, raises(e))
-    lines = [json.loads(x) for x in (pt2kit_capture_boot.pdir() / "graphs.ndjson").read_text().splitlines()]
+    lines = [json.loads(x) for x in (pt2kit_capture_process.pdir() / "graphs.ndjson").read_text().splitlines()]
     assert [(x["compile_id"], x["stage"], x["error"].split("\n")[0]) for x in lines] == [
         ("0/0", "build", "CppCompileError: C++ compile error"), ("0/2", "compile", "ValueError: ReluCompileError")]

@@ -78,12 +78,12 @@ def test_the_blocks_exception_is_a_crash_record_and_still_raised(captured):
 
 
 def test_after_the_block_the_process_is_as_before_it(captured):
-    import pt2kit_capture_boot as boot
+    import pt2kit_capture_process as process
 
     cap, seen, _ = captured
     assert seen["inside"] is not seen["wrap"] and seen["after_wrap"] is seen["wrap"]
     assert seen["after_meta_path"] == seen["meta_path"] and seen["after_path"] == seen["path"]
-    assert seen["after_env"] == seen["env"] and seen["same_rng"] and not boot.UNDO
+    assert seen["after_env"] == seen["env"] and seen["same_rng"] and not process.UNDO
     # Dynamo's caches as the user had them: the block's compile (through capture's wrappers) dropped
     assert seen["in_block_entries"] == 1 and seen["after_in_block_entries"] == 0
     assert seen["after_before_entries"] == seen["before_entries"] == 1

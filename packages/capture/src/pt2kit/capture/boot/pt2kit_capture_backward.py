@@ -24,7 +24,12 @@ import functools
 import weakref
 from typing import Any
 
-import pt2kit_capture_boot as boot
+import pt2kit_capture_manifest as manifest
+import pt2kit_capture_process as process
+import pt2kit_capture_running as running
+import pt2kit_capture_tensors as tensors
+from pt2kit_capture_code import literal
+from pt2kit_capture_values import value_range
 
 _NODES: Any = weakref.WeakKeyDictionary()  # a backward node -> (its graph's state, call, inputs)
 
@@ -47,8 +52,6 @@ def _wrap(fcls: Any) -> None:
 
     @functools.wraps(original)
     def backward(ctx: Any, *grads: Any) -> Any:
-        import pt2kit_capture_running as running
-
         seen = _NODES.get(ctx)
         if seen is None:
             return original(ctx, *grads)
@@ -64,10 +67,8 @@ def _wrap(fcls: Any) -> None:
             got = original(ctx, *grads)
         except Exception as e:
             if not state["backward_failed"]:
-                import pt2kit_capture_calls as calls
-
                 state["backward_failed"] = True
-                calls.failed(state["line"], state["gm"], list(args), call, e, "run", phase="backward")
+                manifest.failed(state["line"], state["gm"], list(args), call, e, "run", phase="backward")
             raise
         finally:
             running.leave(token)
@@ -79,7 +80,7 @@ def _wrap(fcls: Any) -> None:
         return got
 
     backward._pt2kit_capture = True
-    boot.replace(fcls, "backward", staticmethod(backward))
+    process.replace(fcls, "backward", staticmethod(backward))
 
 
 def _shapes(out: Any) -> list[Any]:
@@ -108,7 +109,7 @@ def write_grads(line: dict[str, Any], grads: list[Any], shapes: list[Any]) -> No
         text = ("\n# the gradients the script's backward handed this graph's compiled backward, one per output "
                 "(None: none reached it): pt2kit's training steps feed them in place of their loss\n"
                 "example_grads = (\n" + "".join(f"    {e},\n" for e in lines) + ")\n")
-        with open(boot.pdir() / line["file"], "a", encoding="utf-8") as f:
+        with open(process.pdir() / line["file"], "a", encoding="utf-8") as f:
             f.write(text)
     except Exception:
         pass
@@ -119,10 +120,6 @@ EXACT = 1024  # elements: a gradient this small is written by value
 
 def grad_expr(g: Any, seed: int) -> str:
     """The model file's expression of one incoming gradient (None: ``None``), in its layout."""
-    import pt2kit_capture_tensors as tensors
-    from pt2kit_capture_code import literal
-    from pt2kit_capture_values import value_range
-
     if g is None:
         return "None"
     meta = f"{tensors.shape(g.shape)!r}, {tensors.shape(g.stride())!r}, {g.dtype}, {str(g.device)!r}"

@@ -1,6 +1,7 @@
 """A compiled graph's calls, watched: the first call that raises gives its graph one more manifest line
-(``stage`` "run", "aoti-load" or "aoti-run", ``call`` the call's number, ``error``; ``phase`` "backward"
-where the backward of that call raised: :mod:`pt2kit_capture_backward`), so the parent's
+(:func:`pt2kit_capture_manifest.failed`: ``stage`` "run", "aoti-load" or "aoti-run", ``call`` the call's
+number, ``error``; ``phase`` "backward" where the backward of that call raised:
+:mod:`pt2kit_capture_backward`), so the parent's
 `crash` record names the graph, not only the script's exit. Where that call's inputs are not the ones
 the graph's model file holds (a later call; a graph ``--graphs failing`` had not kept since its backend
 returned), the line gets a model file of its own, with the inputs that call got.
@@ -17,16 +18,15 @@ exported program's example inputs, and the call).
 from __future__ import annotations
 
 import functools
-import os
 import weakref
 from typing import Any
 
-import pt2kit_capture_boot as boot
-import pt2kit_capture_contract as contract
+import pt2kit_capture_backward as backward
+import pt2kit_capture_check as check
 import pt2kit_capture_manifest as manifest
+import pt2kit_capture_process as process
 import pt2kit_capture_running as running
-
-from pt2kit_portable import compiler_error, exception_line
+import pt2kit_capture_torchapi as api
 
 _LOADED: Any = weakref.WeakKeyDictionary()  # an AOT Inductor package's loaded model -> its state
 
@@ -36,8 +36,6 @@ def watch(fn: Any, line: dict[str, Any], gm: Any, checked: Any = None) -> Any:
     with ``checked`` (--check's :class:`pt2kit_capture_check.Checked` of it) its backward's gradients judged."""
     if not callable(fn):
         return fn
-    import pt2kit_capture_backward as backward
-    import pt2kit_capture_check as check
     import torch
 
     state = {"calls": 0, "failed": False, "backward_failed": False, "line": line, "gm": gm,
@@ -52,7 +50,7 @@ def watch(fn: Any, line: dict[str, Any], gm: Any, checked: Any = None) -> Any:
         except Exception as e:
             if not state["failed"]:
                 state["failed"] = True
-                failed(line, gm, list(args), call, e, "run")
+                manifest.failed(line, gm, list(args), call, e, "run")
             raise
         finally:
             running.leave(token)
@@ -61,28 +59,6 @@ def watch(fn: Any, line: dict[str, Any], gm: Any, checked: Any = None) -> Any:
         return out
 
     return compiled
-
-
-def failed(line: dict[str, Any], gm: Any, args: list[Any], call: int | None, e: BaseException, stage: str,
-           own: bool = False, names: dict[str, str] | None = None, phase: str = "forward") -> None:
-    """Append the line of ``line``'s graph failing at ``stage`` (call number ``call``; in its ``phase``, the
-    backward of that call's forward), with a model file of that call's inputs where the graph's own file
-    does not hold them (``own``: never does; and ``gm`` is there to write one; ``names``: the parameter
-    path of an exported program's placeholders)."""
-    try:
-        new = dict(line, error=exception_line(compiler_error(e)), stage=stage, call=call,
-                   capture_error=None, of=line.get("seq"), phase=phase if stage == "run" else None)
-        kept = line.get("selected") or os.environ.get(contract.ENV_GRAPHS, "").strip() == "failing"
-        if gm is not None and kept and (own or (call or 1) > 1 or not line.get("file")):
-            new.update(file=None, tensors=[], inputs=[], ops={}, nodes=0, selected=True, over_run_budget=False)
-            try:
-                manifest.record(new, gm, args, "whose compiled code raised when called", names,
-                                called=f"what call {call} got, the call that raised", force=True)
-            except Exception as x:
-                new["capture_error"] = manifest.exception_line(x)
-        manifest.append(new)
-    except Exception:
-        pass
 
 
 def watch_loaded(runner: Any, line: dict[str, Any], program: Any) -> None:
@@ -113,7 +89,7 @@ def watch_loaded(runner: Any, line: dict[str, Any], program: Any) -> None:
                     running.leave(token)
 
             __call__._pt2kit_capture = True
-            boot.replace(cls, "__call__", __call__)
+            process.replace(cls, "__call__", __call__)
         _LOADED[runner] = {"calls": 0, "failed": False, "line": line, "program": program}
     except Exception:
         pass
@@ -122,8 +98,6 @@ def watch_loaded(runner: Any, line: dict[str, Any], program: Any) -> None:
 def _loaded_failed(state: dict[str, Any], args: Any, kwargs: Any, e: BaseException) -> None:
     """The loaded package's call raised: its graph's line at "aoti-run", with a model file of the exported
     graph on the values of this call (the state dict's, then these inputs) where the program is there."""
-    import pt2kit_capture_torchapi as api
-
     gm, flat, names = None, [], {}
     try:
         program = state["program"]()
@@ -131,4 +105,4 @@ def _loaded_failed(state: dict[str, Any], args: Any, kwargs: Any, e: BaseExcepti
             gm, flat, names = api.exported_graph(program, (args, kwargs))
     except Exception:
         gm = None
-    failed(state["line"], gm, flat, state["calls"], e, "aoti-run", own=gm is not None, names=names)
+    manifest.failed(state["line"], gm, flat, state["calls"], e, "aoti-run", own=gm is not None, names=names)

@@ -40,6 +40,7 @@ import os
 from typing import Any
 
 import pt2kit_capture_contract as contract
+import pt2kit_capture_manifest as manifest
 
 
 def mode() -> str | None:
@@ -309,8 +310,6 @@ def keep(ref: Any, line: dict[str, Any], call: int, inputs: list[Any], check: st
     """The graph's line once more, for call number ``call``, which failed ``check``: a model file of ``ref``
     (the graph as Dynamo made it) with ``inputs``, what that call was given (written under --values, and
     whatever --graphs says: a failing call is kept as a failing graph is)."""
-    import pt2kit_capture_manifest as manifest
-
     new = dict(line, call=call, check=check, of=line.get("seq"), stage=None, error=None, capture_error=None,
                file=None, tensors=[], inputs=[], ops={}, nodes=0, selected=True, over_run_budget=False)
     try:

@@ -11,6 +11,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import pt2kit_capture_process as process
+
+HOOKED: list[bool] = []  # [True] once torch is hooked in this process
+
 
 class AfterImport:
     """A meta-path finder that runs ``then(module)`` once a named module has finished importing. It finds
@@ -47,7 +51,8 @@ class AfterImport:
 
 
 def torch_imported(torch: Any) -> None:
-    import pt2kit_capture_boot as boot
+    """Torch is imported: each patch installed, now or once the torch module it patches is imported.
+    The patches are imported here, not at the top: a process that never imports torch loads none."""
     import pt2kit_capture_patch_aoti as aoti
     import pt2kit_capture_patch_compile as compile_args
     import pt2kit_capture_patch_ddp as ddp
@@ -58,8 +63,8 @@ def torch_imported(torch: Any) -> None:
     for finder in sys.meta_path:  # hooked now (a .pth file may have imported torch before the finder was in)
         if isinstance(finder, AfterImport):
             finder.hooks.pop("torch", None)
-    boot.HOOKED.append(True)
-    boot.mark("hooked")
+    HOOKED.append(True)
+    process.mark("hooked")
     for cls in api.compile_wrapper_classes(torch):
         compile_args.patch(cls)
     when_imported(api.AFTER_DYNAMO, dynamo.patch)

@@ -4,9 +4,12 @@ the line appended to ``p<pid>/graphs.ndjson`` once the backend returned or raise
 
 Runs inside the user's interpreter: stdlib + torch. Guarantees: one line per graph the backend got
 (none for an attempt Dynamo traces again), whether the backend returned or raised (its error and
-``stage``); a graph whose compiled code raises when called gets one more line (``pt2kit_capture_calls``);
-files only for the graphs ``--graphs`` keeps; a failure of ours is the line's ``capture_error``, never
-the user's exception.
+``stage``); a graph whose compiled code raises when called gets one more line (:func:`failed`, for
+``pt2kit_capture_calls``, ``pt2kit_capture_backward`` and ``pt2kit_capture_patch_aoti``); files only for
+the graphs ``--graphs`` keeps; a failure of ours is the line's ``capture_error``, never the user's
+exception. Not guaranteed: the line of a graph whose process is killed while its backend compiles (the
+parent reads it from ``compiling-<N>.json``, :func:`pt2kit_capture_running.compiling`), nor a whole line
+from a process killed mid-write (the parent skips a broken one).
 """
 
 from __future__ import annotations
@@ -19,13 +22,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pt2kit_capture_boot as boot
+import pt2kit_capture_backend as backends
 import pt2kit_capture_contract as contract
-from pt2kit_capture_userfile import call_site
+import pt2kit_capture_process as process
+import pt2kit_capture_running as running
+import pt2kit_capture_torchapi as api
+import pt2kit_capture_write as write
 
 # pt2kit's one-line name of an exception, and which exceptions are Dynamo tracing again (the rule fxcheck's
 # backend applies too); pt2kit capture copies the module beside this folder
-from pt2kit_portable import autocast_now, compiler_error, exception_line, is_dynamo_restart
+from pt2kit_portable import compiler_error, exception_line, is_dynamo_restart
 
 # exceptions that say the generated code did not build (C++ or a GPU kernel's compiler), or a lowering failed
 BUILD = {"CppCompileError", "CUDACompileError", "CompilationError", "TritonCompilationError"}
@@ -36,8 +42,6 @@ def compile_through(line: dict[str, Any] | None, call: Any, stage: str = "compil
     """The user's compiler, run: the graph's manifest line appended once it returned or raised (with its
     error and the stage it failed at), dropped when Dynamo only raised to trace the frame again; marked
     compiling while it runs (a signal in the compiler names the graph: :func:`pt2kit_capture_running.compiling`)."""
-    import pt2kit_capture_running as running
-
     token = None if line is None else running.compiling(line, stage)
     try:
         out = call()
@@ -71,20 +75,8 @@ def failed_stage(e: BaseException, stage: str) -> str:
     return "build" if names & BUILD else "lowering" if names & LOWERING else stage
 
 
-def backend_name(backend: Any, name: Any) -> str:
-    if isinstance(name, str):
-        return name
-    for attr in ("compiler_name", "__name__"):
-        value = getattr(backend, attr, None)
-        if isinstance(value, str):
-            return value
-    return type(backend).__name__
-
-
 def _ops(gm: Any, ops: dict[str, int]) -> int:
     """Count gm's call nodes (and its nested GraphModules') into ops; the number of call nodes."""
-    import pt2kit_capture_torchapi as api
-
     n = 0
     for node in gm.graph.nodes:
         if node.op == "call_function":
@@ -114,10 +106,8 @@ def selected(compile_id: str | None) -> bool:
 
 def run_budget() -> Any:
     """This process's handle on the run's budget (one file under the scratch dir, shared by every process)."""
-    import pt2kit_capture_write as write
-
     if _STATE["run"] is None:
-        limit = boot.env_int(contract.ENV_RUN_BYTES)
+        limit = process.env_int(contract.ENV_RUN_BYTES)
         _STATE["run"] = write.RunBudget(Path(os.environ[contract.ENV_DIR]) / contract.RUN_BYTES, limit)
     return _STATE["run"]
 
@@ -126,7 +116,7 @@ def new_line(backend: str) -> dict[str, Any]:
     """A manifest line with what every graph has (who, where, the values policy) and nothing recorded yet."""
     values = os.environ.get(contract.ENV_VALUES, contract.DEFAULT_VALUES)
     return {
-        "compile_id": None, "rank": boot.rank(), "world": boot.env_int("WORLD_SIZE"), "pid": os.getpid(),
+        "compile_id": None, "rank": process.rank(), "world": process.env_int("WORLD_SIZE"), "pid": os.getpid(),
         "argv": list(sys.argv), "backend": backend, "backend_code": None, "backend_in_script": False, "mode": None, "mode_options": {}, "cache_dir": None,
         "options": {}, "dynamic": None,
         "function": None, "source": None, "called_from": None, "grad": False, "autocast": [], "settings": {}, "code_settings": {}, "file": None, "tensors": [],
@@ -141,19 +131,15 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
            called: str = "what it was first called with", force: bool = False) -> None:
     """Fill the graph's settings, ops, model file and tensors into line (which names it already); ``force``:
     written whatever --graphs says (a failing call of a graph it kept)."""
-    import pt2kit_capture_backend as backends
-    import pt2kit_capture_torchapi as api
-    import pt2kit_capture_write as write
-
     if not force and not selected(line["compile_id"]):  # --graphs does not keep it: its line only (it was compiled)
         line["selected"] = False
         return
     _STATE["first"] = True
-    budget = boot.env_int(contract.ENV_MAX_VALUE_BYTES)
+    budget = process.env_int(contract.ENV_MAX_VALUE_BYTES)
     line["settings"] = api.settings()
     line["code_settings"] = backends.code_settings()  # hooks and decompositions: code, named where it lives
     line["nodes"] = _ops(gm, line["ops"])
-    where = boot.pdir()
+    where = process.pdir()
     where.mkdir(parents=True, exist_ok=True)
     stem = "g" + re.sub(r"\W", "_", line["compile_id"] or "x")
     stem = next(s for s in (stem if i == 0 else f"{stem}_{i}" for i in range(10**6))
@@ -178,43 +164,26 @@ def record(line: dict[str, Any], gm: Any, args: list[Any], what: str, names: dic
     line["outputs"] = api.output_meta(gm)
 
 
-def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | None:
-    """The graph's manifest line, its model file and tensors written (before the backend runs: a backend
-    that runs the graph while compiling may change its inputs in place)."""
-    import pt2kit_capture_backend as backends
-    import pt2kit_capture_patch_ddp as ddp
-    import pt2kit_capture_torchapi as api
-    import torch
-
-    label, code, in_script = backends.describe(backend, name, backend_name(backend, name))
-    line = new_line(label)
-    if not boot.kept(line["rank"]):  # a rank --rank does not keep: counted (the parent says so), not recorded
-        boot.mark(f"skipped {line['rank']}")
-        return None
-    line.update(backend_code=code, backend_in_script=in_script)
-    compile_args = getattr(backend, "_pt2kit_compile", None) or {}
-    mode = compile_args.get("mode")
-    line.update(mode=None if mode in (None, "default") else str(mode),
-                dynamic=compile_args.get("dynamic", getattr(backend, "dynamic", None)))
+def failed(line: dict[str, Any], gm: Any, args: list[Any], call: int | None, e: BaseException, stage: str,
+           own: bool = False, names: dict[str, str] | None = None, phase: str = "forward") -> None:
+    """Append the line of ``line``'s graph failing at ``stage`` (call number ``call``; in its ``phase``, the
+    backward of that call's forward), with a model file of that call's inputs where the graph's own file
+    does not hold them (``own``: never does; and ``gm`` is there to write one; ``names``: the parameter
+    path of an exported program's placeholders)."""
     try:
-        line["options"] = {str(k): repr(v) for k, v in (compile_args.get("options") or {}).items()}
-        if label == "inductor":  # what mode stands for, read here where torch is: the mode then travels
-            line["mode_options"] = {str(k): repr(v) for k, v in api.mode_options(line["mode"], line["dynamic"]).items()}
-            # where its autotuning and FX graphs are cached: a tool compiling the graph again reads them back there
-            line["cache_dir"] = api.inductor_cache_dir()
-        line["compile_id"] = api.compile_id(gm)
-        frame = api.frame_code(gm)
-        if frame:
-            line["function"], line["source"] = frame[0], f"{os.path.abspath(frame[1])}:{frame[2]}"
-        line["called_from"] = call_site()
-        line["grad"] = torch.is_grad_enabled() and any(
-            isinstance(a, torch.Tensor) and a.requires_grad for a in args)
-        # what Dynamo compiled it under (its guards hold it): the graph's ops give their dtypes only under it
-        line["autocast"] = autocast_now()
-        record(line, gm, ddp.real_inputs(gm, list(args)), "torch.compile handed its backend")
-    except Exception as e:
-        line["capture_error"] = exception_line(e)
-    return line
+        new = dict(line, error=exception_line(compiler_error(e)), stage=stage, call=call,
+                   capture_error=None, of=line.get("seq"), phase=phase if stage == "run" else None)
+        kept = line.get("selected") or os.environ.get(contract.ENV_GRAPHS, "").strip() == "failing"
+        if gm is not None and kept and (own or (call or 1) > 1 or not line.get("file")):
+            new.update(file=None, tensors=[], inputs=[], ops={}, nodes=0, selected=True, over_run_budget=False)
+            try:
+                record(new, gm, args, "whose compiled code raised when called", names,
+                                called=f"what call {call} got, the call that raised", force=True)
+            except Exception as x:
+                new["capture_error"] = exception_line(x)
+        append(new)
+    except Exception:
+        pass
 
 
 def append(line: dict[str, Any]) -> None:
@@ -229,7 +198,7 @@ def append(line: dict[str, Any]) -> None:
 
 def add_line(name: str, line: dict[str, Any]) -> None:
     """One JSON line appended to ``p<pid>/NAME``, flushed at once."""
-    where = boot.pdir()
+    where = process.pdir()
     where.mkdir(parents=True, exist_ok=True)
     with open(where / name, "a") as f:
         f.write(json.dumps(line, default=str) + "\n")
@@ -238,7 +207,7 @@ def add_line(name: str, line: dict[str, Any]) -> None:
 def unselect(line: dict[str, Any]) -> None:
     """--graphs failing, and the backend returned: the graph's model file and the tensor files no graph
     kept before it names are removed (their bytes given back to the run's budget); its line stays."""
-    where = boot.pdir()
+    where = process.pdir()
     for rel in [line["file"], *(t for t in line["tensors"] if t not in _STATE["referenced"])] if line["file"] else ():
         try:
             size = (where / rel).stat().st_size
@@ -256,6 +225,6 @@ def discard(line: dict[str, Any]) -> None:
         _STATE["first"] = False  # under --graphs first, the graph traced again is still the first
     if line.get("file"):
         try:
-            (boot.pdir() / line["file"]).unlink()
+            (process.pdir() / line["file"]).unlink()
         except OSError:
             pass

@@ -16,10 +16,11 @@ import sys
 import weakref
 from typing import Any
 
-import pt2kit_capture_boot as boot
 import pt2kit_capture_calls as calls
 import pt2kit_capture_manifest as manifest
+import pt2kit_capture_process as process
 import pt2kit_capture_running as running
+import pt2kit_capture_torchapi as api
 
 # a package compiled here (its real path) -> its graph's line, and its exported program (weakly: the user's
 # to free) whose graph a failing call's inputs are written with
@@ -37,8 +38,6 @@ def _key(path: Any) -> Any:
 def patch(module: Any) -> None:
     """Wrap ``aoti_compile_and_package`` and ``aoti_load_package`` once."""
     import functools
-
-    import pt2kit_capture_torchapi as api
 
     original = api.aoti_entry(module)
     if original is None or getattr(original, "_pt2kit_capture", False):
@@ -70,10 +69,10 @@ def patch(module: Any) -> None:
         return out
 
     aoti_compile_and_package._pt2kit_capture = True
-    boot.replace(module, "aoti_compile_and_package", aoti_compile_and_package)
+    process.replace(module, "aoti_compile_and_package", aoti_compile_and_package)
     load = api.aoti_loader(module)
     if load is not None and not getattr(load, "_pt2kit_capture", False):
-        boot.replace(module, "aoti_load_package", _loading(load))
+        process.replace(module, "aoti_load_package", _loading(load))
 
 
 def _loading(original: Any) -> Any:
@@ -87,7 +86,7 @@ def _loading(original: Any) -> Any:
             runner = original(path, *args, **kwargs)
         except Exception as e:
             if line is not None:
-                calls.failed(line, None, [], None, e, "aoti-load")
+                manifest.failed(line, None, [], None, e, "aoti-load")
             raise
         finally:
             running.leave(token)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pt2kit_capture_boot as boot
+import pt2kit_capture_process as process
 
 
 def patch(cls: type) -> None:
@@ -29,4 +29,4 @@ def patch(cls: type) -> None:
         except Exception:
             pass
 
-    boot.replace(cls, "__init__", __init__)
+    process.replace(cls, "__init__", __init__)

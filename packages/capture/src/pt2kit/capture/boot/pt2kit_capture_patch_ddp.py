@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pt2kit_capture_boot as boot
+import pt2kit_capture_process as process
+import pt2kit_capture_torchapi as api
 
 # the real inputs of the graphs DDPOptimizer is splitting now, by placeholder name (innermost last)
 REAL: list[dict[str, Any]] = []
@@ -26,8 +27,6 @@ def patch(module: Any) -> None:
     (the batch, the parameters) are written with their values; the rest (activations between buckets)
     stay fake and are seeded, as the model file's header says."""
     import functools
-
-    import pt2kit_capture_torchapi as api
 
     cls = api.ddp_optimizer(module)
     if cls is None or getattr(cls.compile_fn, "_pt2kit_capture", False):
@@ -48,14 +47,12 @@ def patch(module: Any) -> None:
             REAL.pop()
 
     compile_fn._pt2kit_capture = True
-    boot.replace(cls, "compile_fn", compile_fn)
+    process.replace(cls, "compile_fn", compile_fn)
 
 
 def real_inputs(gm: Any, args: list[Any]) -> list[Any]:
     """args, each fake one replaced by the real value of the same placeholder in the graph DDPOptimizer
     is splitting (see patch); the others as they are."""
-    import pt2kit_capture_torchapi as api
-
     if not REAL:
         return args
     names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]

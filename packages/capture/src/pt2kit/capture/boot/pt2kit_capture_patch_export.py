@@ -15,8 +15,9 @@ import os
 import sys
 from typing import Any
 
-import pt2kit_capture_boot as boot
 import pt2kit_capture_contract as contract
+import pt2kit_capture_manifest as manifest
+import pt2kit_capture_process as process
 
 
 def patch(module: Any) -> None:
@@ -34,18 +35,16 @@ def patch(module: Any) -> None:
             raise
 
     export._pt2kit_capture = True
-    boot.replace(module, "export", export)
+    process.replace(module, "export", export)
 
 
 def _failed(e: BaseException, caller: Any, torch_dir: str) -> None:
     try:
-        import pt2kit_capture_manifest as manifest
-
         file = os.path.abspath(caller.f_code.co_filename)
-        if file.startswith(torch_dir + os.sep) or not boot.kept(boot.rank()):
+        if file.startswith(torch_dir + os.sep) or not process.kept(process.rank()):
             return
         line = {"exception": type(e).__name__, "message": manifest.exception_line(e).partition(": ")[2],
-                "source": f"{file}:{caller.f_lineno}", "function": caller.f_code.co_name, "rank": boot.rank()}
+                "source": f"{file}:{caller.f_lineno}", "function": caller.f_code.co_name, "rank": process.rank()}
         manifest.add_line(contract.EXPORTS, line)
     except Exception:
         pass

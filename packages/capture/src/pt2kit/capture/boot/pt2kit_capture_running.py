@@ -18,6 +18,7 @@ import struct
 from typing import Any
 
 import pt2kit_capture_contract as contract
+import pt2kit_capture_process as process
 
 CODES = {what: code for code, what in contract.RUNNING.items()}
 _MAP: dict[int, Any] = {}  # pid -> its mapped file (a forked child maps its own)
@@ -27,9 +28,7 @@ def _mapped() -> Any:
     pid = os.getpid()
     m = _MAP.get(pid)
     if m is None:
-        import pt2kit_capture_boot as boot
-
-        where = boot.pdir()
+        where = process.pdir()
         where.mkdir(parents=True, exist_ok=True)
         fd = os.open(where / contract.RUNNING_FILE, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -135,9 +134,7 @@ def compiled(token: tuple[bytes | None, Any] | None) -> None:
 
 def _mapped_dir() -> Any:
     _mapped()
-    import pt2kit_capture_boot as boot
-
-    return boot.pdir()
+    return process.pdir()
 
 
 def leave(token: bytes | None) -> None:
