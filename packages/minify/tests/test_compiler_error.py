@@ -8,6 +8,7 @@ Inductor compile."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,6 @@ def _missing_lowering() -> Exception:
 def test_capture_and_minify_name_one_failure_by_the_compilers_own_exception(make, name, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(BOOT))
     import pt2kit_capture_manifest as boot
-    import pt2kit_capture_process
 
     monkeypatch.setenv("PT2KIT_CAPTURE_DIR", str(tmp_path))
     monkeypatch.setenv("PT2KIT_CAPTURE_GRAPHS", "all")
@@ -72,5 +72,5 @@ def test_capture_and_minify_name_one_failure_by_the_compilers_own_exception(make
 
     with pytest.raises(type(e)):
         boot.compile_through(line, fails)
-    (written,) = [json.loads(x) for x in (pt2kit_capture_process.pdir() / "graphs.ndjson").read_text().splitlines()]
+    (written,) = [json.loads(x) for x in (tmp_path / f"p{os.getpid()}" / "graphs.ndjson").read_text().splitlines()]
     assert written["error"].partition(":")[0] == exception_signature(e).partition(":")[0] == name
