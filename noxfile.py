@@ -58,7 +58,7 @@ PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-n", _pytest_workers(), "--
 # tests/nox_packages.py: the packages, their wheels and floors; tests/nox_support.py: the slowest-first order
 # of test files, and the bytecode every venv of the run shares
 sys.path.insert(0, str(ROOT / "tests"))
-from nox_packages import PACKAGES, floor_source, floors_of, local_closure, project, wheel  # noqa: E402
+from nox_packages import PACKAGES, floor_source, floors_of, local_closure, project, tree_version, wheel  # noqa: E402
 from nox_support import keep_bytecode, seed_bytecode  # noqa: E402
 from nox_support import slowest_first as _slowest_first  # noqa: E402
 
@@ -185,9 +185,11 @@ def floors(session: nox.Session, package: str) -> None:
     """The package with each pt2kit-* dependency at its floor (built from this repo's history), then its
     --help, its public names and its FLOOR_TESTS: a floor too low for what the package uses fails here,
     not at a user's first header. A dependency's own floors must hold too (a floor of ours below what
-    another of our floors needs is one pip never installs)."""
+    another of our floors needs is one pip never installs). A tool of the test extra that needs this
+    package itself (capture's test runs triage, which needs capture) gets this tree's, which must be new
+    enough for it."""
     wanted = {dep: (floor, package) for dep, floor in floors_of(PACKAGES[package], "test").items()}
-    sources: dict[str, tuple[Path, tuple[int, ...]]] = {}
+    sources: dict[str, tuple[Path, tuple[int, ...]]] = {package: (PACKAGES[package], tree_version(package))}
     while pending := [d for d in wanted if d not in sources]:
         for dep in pending:
             sources[dep] = floor_source(session, dep, wanted[dep][0])
@@ -201,6 +203,8 @@ def floors(session: nox.Session, package: str) -> None:
                               f"floor) needs {sub}>={'.'.join(map(str, floor))}: raise {package}'s floor")
     args = []
     for dep, (where, version) in sources.items():
+        if dep == package:  # installed below, with its test extra
+            continue
         session.log(f"{dep} {'.'.join(map(str, version))} from {where.relative_to(ROOT)}")
         args.append(wheel(session, dep, where))
     _seeded(session, *CONSTRAINTS, XDIST, wheel(session, package, PACKAGES[package], "test"), *args)

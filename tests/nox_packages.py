@@ -130,6 +130,15 @@ def _text_version(text: str) -> tuple[int, ...] | None:
     return _version(found[1]) if found else None
 
 
+def tree_version(name: str) -> tuple[int, ...]:
+    """The version of package ``name`` in this working tree."""
+    init = PACKAGES[name] / project(PACKAGES[name])["tool"]["hatch"]["version"]["path"]
+    version = _text_version(init.read_text())
+    if version is None:
+        raise ValueError(f"{init}: no __version__ line")
+    return version
+
+
 def _git(*args: str) -> str:
     return subprocess.run(["git", "-C", str(ROOT), *args], check=True, capture_output=True, text=True).stdout
 
