@@ -42,3 +42,18 @@ def test_a_tool_that_refuses_is_an_exit_code_and_its_stderr(tmp_path, capsys):
     got = Records(_stream(Store(tmp_path)), tmp_path).kdiff("--no-such-flag")
     assert (got.exit_code, list(got)) == (2, [])
     assert "--no-such-flag" in got.stderr and got.stderr in capsys.readouterr().err  # shown as it came
+
+
+def test_triage_of_a_block_that_compiled_nothing_takes_a_fresh_folder_and_shows_its_report(tmp_path, monkeypatch):
+    # a block captured in process whose records hold no graph: triage runs reportgen alone (no torch in a step)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "triage-1").mkdir()  # taken: triage's fresh folder is triage-2, and the result names it
+    header = Header(v=1, run="r", tool="capture", tool_version="0.19.0", argv=["capture", "(in process)"], time="t",
+                    host="h", python="3", store=str(tmp_path / "store"), schema="1")
+    got = Records(encode(header) + b"\n", tmp_path / "store").triage()
+    assert (got.exit_code, got.folder, got.repro) == (0, tmp_path / "triage-2", None), got.stderr
+    report = got._repr_markdown_()
+    assert report == (tmp_path / "triage-2" / "bug-report.md").read_text()
+    assert report.startswith("# pt2kit triage: no failure found\n")
+    assert "A block of code captured in process under `torch.compile`" in report
+    assert (tmp_path / "triage-2" / "capture.ndjson").read_bytes() == encode(header) + b"\n"
