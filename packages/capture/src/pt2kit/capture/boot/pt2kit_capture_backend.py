@@ -3,8 +3,11 @@ travels by name; a backend that is code (the script's function, an ``aot_autogra
 callable object) travels as where it lives, ``FILE.py:QUALNAME``, what a tool's ``--backend`` takes:
 a stream never makes a tool import code, so the user hands it over.
 
-Runs inside the user's interpreter: stdlib + torch only, and never raises (capture must not break the
-script): :func:`describe` falls back to the name alone.
+Runs inside the user's interpreter: stdlib + torch only (torch's registry read where torch is imported),
+a leaf of the boot's layers. Guarantees: never raises (capture must not break the script):
+:func:`describe` falls back to the name alone. Not guaranteed: a name a tool can load for a backend that
+no module-level name is bound to (an object made inside a function): it is written ``<TYPE object>``,
+and a tool asks the user for it.
 """
 
 from __future__ import annotations

@@ -33,8 +33,9 @@ layers below it (none above, none in a circle: ``tests/test_import_graph.py`` fa
   ``pt2kit_capture_userfile`` (whose code a file is), ``pt2kit_capture_backend`` (a backend as a record
   names it) and ``pt2kit_portable`` (pt2kit's portable layer, copied beside this folder).
 
-Imports of a lower layer made inside a function (here and in the hook) are for start-up cost only: a
-process without a scratch dir, or that never imports torch, loads nothing more.
+A boot module imported inside a function (here, in sitecustomize and in the hook; pt2kit_portable in
+torchapi) is so for start-up cost only: a process without a scratch dir, or that never imports torch,
+loads nothing more.
 
 What it touches: ``sys.meta_path`` (one finder, first), the loaders of torch's modules (their
 ``exec_module``, wrapped once), ``wrap_backend_debug``, ``aoti_compile_and_package``, ``torch.export.export``,

@@ -42,6 +42,8 @@ from typing import Any
 import pt2kit_capture_contract as contract
 import pt2kit_capture_manifest as manifest
 
+from pt2kit_portable import copy_inputs, differs, float64_copy, float64_mode, undefined_values
+
 
 def mode() -> str | None:
     """The check ``--check`` asked for (``PT2KIT_CAPTURE_CHECK``), or None."""
@@ -101,8 +103,6 @@ def _copy(a: Any) -> Any:
     """A detached copy of a tensor in its layout (strides, storage offset: an expanded input stays expanded,
     where a copy_ into it is refused), requires_grad and leaf or not (the model file writes all)."""
     import torch
-
-    from pt2kit_portable import copy_inputs
 
     if not isinstance(a, torch.Tensor):
         return a
@@ -165,8 +165,6 @@ class Checked:
         so never judged: eager and a correct compile differ there."""
         import torch
 
-        from pt2kit_portable import undefined_values
-
         devices = sorted({a.device.index or 0 for a in inputs if isinstance(a, torch.Tensor) and a.is_cuda})
         with torch.random.fork_rng(devices=devices), torch.no_grad(), undefined_values() as seen:
             out = leaves(self.ref(*[_copy(a) for a in inputs]))
@@ -192,8 +190,6 @@ class Checked:
     def _accuracy(self, got: list[tuple[str, Any]], ref: dict[str, Any], inputs: list[Any]) -> str:
         """kdiff's verdict on each output leaf (pt2kit_portable.differs), the float64 run made once, where
         a leaf fails assert_close."""
-        from pt2kit_portable import differs
-
         fp64: dict[str, Any] | None = None
         for name, t in got:
             e = ref.get(name)
@@ -211,8 +207,6 @@ class Checked:
     def _float64(self, inputs: list[Any]) -> dict[str, Any]:
         """The graph's outputs run in float64 (kdiff's reference), on copies; {} where it cannot run."""
         import torch
-
-        from pt2kit_portable import float64_copy, float64_mode
 
         try:
             model, wide = float64_copy(graph_copy(self.ref, meta=False), [_copy(a) for a in inputs])
@@ -258,8 +252,6 @@ class CheckedBackward:
                 if bool(bad.any()):
                     why = f"{int(bad.sum())} of {g.numel()} values non-finite (NaN or Inf) where eager's are finite"
             else:
-                from pt2kit_portable import differs
-
                 if differs(g, e, rule="close"):
                     fp64 = _grads(f.ref, args, tangents, wide=True) if fp64 is None else fp64
                     why = differs(g, e, fp64.get(i))
@@ -282,8 +274,6 @@ def _grads(gm: Any, args: list[Any], tangents: Any, wide: bool = False) -> dict[
     """The gradient of each input of ``args`` that requires grad, eager's backward of ``gm`` (in float64 with
     ``wide``) on copies of them, fed ``tangents``; {} where it cannot run or the outputs do not match them."""
     import torch
-
-    from pt2kit_portable import float64_copy, float64_mode
 
     try:
         inputs = [_copy(a) for a in args]

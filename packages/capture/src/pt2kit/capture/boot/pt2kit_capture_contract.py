@@ -9,7 +9,11 @@ that their fields are these.
 
 Stdlib only, no package-relative import: the boot imports it by its file name from its folder (the
 user's interpreter has no pt2kit, nor msgspec), the parent and the tests' stand-in child as
-``pt2kit_capture_contract`` with the boot folder on their path.
+``pt2kit_capture_contract`` with the boot folder on their path; the lowest of the boot's layers.
+
+Guarantees: the names and fields here are the ones the parent decodes (capture's ``test_contract.py``
+checks the two agree). Not guaranteed: that every line the parent reads is whole (a process killed mid-write
+leaves a broken one, which the parent skips and counts).
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@ never imports it), then installs each patch once the torch module it patches is 
 
 Runs inside the user's interpreter: stdlib only (torch is handed in, never imported here).
 Guarantees: the finder finds nothing itself (the finders after it do); an error in a patch never
-breaks the user's import.
+breaks the user's import; the patches are imported at torch's import, not at start. Not guaranteed: the
+patches where a finder put before ours in ``sys.meta_path`` loads torch (then torch is not hooked, and
+the parent is told ``unhooked``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 writer: the form Dynamo traces again when a tool compiles the file (flex_attention's call, autocast regions).
 
 Runs inside the user's interpreter: stdlib + torch. Guarantees: the graph is read, never changed once
-:func:`python_code` returns (a node is retargeted only while FX writes its code).
+:func:`python_code` returns (a node is retargeted only while FX writes its code). Not guaranteed: a
+higher-order op other than these is written as FX's codegen writes it, which Dynamo may refuse to trace
+again when a tool compiles the file.
 """
 
 from __future__ import annotations

@@ -6,7 +6,10 @@ the graph's "aoti-run" (``pt2kit_capture_calls``), with the inputs of that call 
 program is still there.
 
 Runs inside the user's interpreter: stdlib + torch. Guarantees: AOT Inductor gets the same arguments and
-its result or exception passes unchanged.
+its result or exception passes unchanged. Not guaranteed: a package's load and calls in a process other
+than the one that compiled it (not recorded: the package's graph is this process's), nor a failing
+call's inputs once the script dropped its exported program (the line names the call, with the exported
+program's example inputs).
 """
 
 from __future__ import annotations

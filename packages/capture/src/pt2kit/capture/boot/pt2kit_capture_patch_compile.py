@@ -2,7 +2,8 @@
 mode), so a graph's line says what the user asked for.
 
 Runs inside the user's interpreter: stdlib + torch. Guarantees: the original ``__init__`` runs first,
-with the same arguments; reading them never raises into the user's program.
+with the same arguments; reading them never raises into the user's program. Not guaranteed: the mode of
+a backend torch.compile did not wrap (``torch._dynamo.optimize(backend)``): its line has none.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ of its inputs that are the frame's own (the batch, the parameters, by placeholde
 
 Guarantees: DDPOptimizer gets the same arguments and its result or exception is passed on unchanged; an
 input with no real counterpart (an activation between buckets) stays fake: the writer seeds it and says
-so in the model file's header, never writing zeros as if they were data.
+so in the model file's header, never writing zeros as if they were data. Not guaranteed: the real value
+of a bucket's input whose placeholder name differs from the whole graph's (it is matched by name; else
+it stays fake, and is seeded).
 """
 
 from __future__ import annotations

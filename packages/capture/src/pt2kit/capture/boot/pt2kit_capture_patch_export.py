@@ -5,7 +5,9 @@ saying so, never a silent "no graph was compiled".
 
 Runs inside the user's interpreter: stdlib + torch. Guarantees: export gets the same arguments, its result
 or exception passes unchanged; a call from torch's own code (``torch.onnx.export`` trying one export
-strategy after another) is not the script's and is not recorded.
+strategy after another) is not the script's and is not recorded. Not guaranteed: a line for an export
+that succeeds (its graph is recorded where it is compiled: ``pt2kit_capture_patch_aoti``), nor for one
+in a process of a rank ``--rank`` does not keep.
 """
 
 from __future__ import annotations

@@ -6,9 +6,11 @@ its values and offsets (:func:`jagged_inputs`), a size or stride as ints (:func:
 Runs inside the user's interpreter: stdlib + torch (imported when called). Separate from
 :mod:`pt2kit_capture_write`, which writes the model file's code (its classes, ``Model``,
 ``example_inputs``) around these expressions: a backward's incoming gradient
-(:mod:`pt2kit_capture_backward`) needs the expressions and none of the file. The guarantees on saved and
-seeded values (exact bytes, a seeded range read in chunks, a view not saved with its whole storage) are
-:mod:`pt2kit_capture_write`'s docstring's.
+(:mod:`pt2kit_capture_backward`) needs the expressions and none of the file.
+
+Guarantees: a tensor is read, never changed; the rest on saved and seeded values (exact bytes, a seeded
+range read in chunks, a view not saved with its whole storage) are :mod:`pt2kit_capture_write`'s
+docstring's. Not guaranteed: a seeded tensor's exact values (write's docstring says when one is seeded).
 """
 
 from __future__ import annotations

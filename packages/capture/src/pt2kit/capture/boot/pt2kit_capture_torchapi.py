@@ -4,8 +4,9 @@ Runs inside the user's interpreter: stdlib + torch only. Each function is tolera
 absent or changed (torch 2.13 here, 2.11 on the GPU machine): it returns a fallback (None, {}, the
 plain value) instead of raising, because capture must never break the user's program.
 
-Guarantees: importing this module imports nothing but the stdlib; torch is imported by the functions
-that need it, when called.
+Guarantees: importing this module imports nothing but the stdlib (and ``pt2kit_capture_userfile``); torch
+is imported by the functions that need it, when called. Not guaranteed: the field a function fills on a
+torch whose private API moved: its fallback leaves the field empty (None, {}), never guessed.
 """
 
 from __future__ import annotations

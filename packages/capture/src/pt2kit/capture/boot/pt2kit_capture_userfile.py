@@ -6,7 +6,11 @@ Runs inside the user's interpreter: stdlib only, and no torch API: torch's folde
 ``sys.modules`` where torch is already imported. Separate from :mod:`pt2kit_capture_torchapi`, which holds
 every private torch API the boot uses and asks this module which frames are the user's (Dynamo's traced
 code, a node's stack trace): this is path and stack logic alone, so it sits apart from the torch APIs
-that change with each release. Never raises on a path it cannot place: it is not the user's.
+that change with each release. A leaf of the boot's layers.
+
+Guarantees: never raises on a path it cannot place: it is not the user's. Not guaranteed: a library
+installed outside site-packages (an editable install, a folder on ``PYTHONPATH``) is told apart from the
+script: it counts as the user's code.
 """
 
 from __future__ import annotations

@@ -26,6 +26,11 @@ function or backend name, FX's ``# File: ... code: ...`` lines, a placeholder) p
 holds becomes a line of code. Layout: each tensor is made by ``pt2kit_portable.make_tensor`` (its text
 embedded, as in every repro.py) with the script's shape, stride, storage offset and, where larger than its
 layout reaches, storage size: an expanded (stride 0), overlapping or offset input stays one.
+
+Not guaranteed: a seeded tensor's values (past ``--values small``'s budget or the run's, it is drawn in
+its range: a failure that needs the exact values reproduces under ``--values all``); a graph holding an
+attribute that is neither a GraphModule nor a tensor, or a name that is not a dotted identifier, is not
+written (TypeError, ValueError: the line's ``capture_error`` names it).
 """
 
 from __future__ import annotations
