@@ -95,8 +95,7 @@ class Records(list):
         other flags (``--timeout S``)."""
         given_out = out if out is not None else _flag(args, "--out")
         # the folder this run writes: one that was new or empty before it (triage never writes into another)
-        before = {p for p in Path.cwd().glob("triage-*")} if given_out is None else \
-            None if _holds(given_out) else set()
+        before = set(Path.cwd().glob("triage-*")) if given_out is None else None if _holds(given_out) else set()
         with tempfile.TemporaryDirectory(prefix="pt2kit-triage-") as tmp:
             given = self.write(Path(tmp) / "capture.ndjson")
             code, _, err = _child([sys.executable, "-m", "pt2kit.triage", "--store", str(self.store), "--from",
