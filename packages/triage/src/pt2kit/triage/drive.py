@@ -112,9 +112,11 @@ class Pipeline:
         if self.given is not None:  # --from: capture's records, copied in; no command runs
             probe = environment.start([sys.executable])
             self.writes.write("", self.rel(last), self.given[0])
-            say.line(f"capture: skipped: the records of {job.stream} (--from, copied to {self.rel(last)}), captured "
-                     + ("in process (with pt2kit.capture())" if self.given[1] == "in process" else
-                        f"before for {self.given[1]}") + "; triage runs no command")
+            # a block's records are handed over in a file of the moment (cap.triage()): the folder's copy is named
+            say.line(f"capture: skipped: records captured in process (with pt2kit.capture()), given with --from and "
+                     f"copied to {self.rel(last)}; triage runs no command" if self.given[1] == "in process" else
+                     f"capture: skipped: the records of {job.stream} (--from, copied to {self.rel(last)}), captured "
+                     f"before for {self.given[1]}; triage runs no command")
             capture = None
         else:
             probe = environment.start(job.command)
