@@ -167,7 +167,7 @@ def test_every_check_a_repro_can_be_handed_embeds_without_a_name_twice_and_compi
                     c = embed.closure([(plan.ANSWER, "main"), *how.values()], docstrings=False)
                     compile(c.source(), "<check>", "exec")
                     assert set(how) <= {"judge", "backend_of", "inputs", "side", "compiled", "configured", "float64",
-                                        "verdict", "signature", "fresh", "precision"}
+                                        "verdict", "signature", "fresh", "precision", "under"}
                     assert all(name in c.names for _, name in how.values())
                     assert ("signature" in how) == (kind == "compile-error" or bool(own))
                     assert c.source().count("def to_float64(") == c.source().count("def differs(") == (
