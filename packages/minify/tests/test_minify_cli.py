@@ -95,12 +95,13 @@ def test_aot_inductor_bug_gives_a_repro_that_exports_packages_loads_and_runs(min
     # --backend aoti: the original run, every query and the repro export the program, package it with
     # aoti_compile_and_package, load the package and run it (the planted relu bug is in its C++ kernels)
     out = tmp_path / "repro.py"
-    r = minify(f"{MODELS / 'resnet_mlp.py'}:make", "--backend", "aoti", "--config", f"{RELU_BUG}=accuracy",
+    # a small graph: each query is an AOT Inductor package (a C++ build); resnet_mlp's 40 nodes took a minute here
+    r = minify(f"{MODELS / 'small.py'}:mlp", "--backend", "aoti", "--config", f"{RELU_BUG}=accuracy",
                "-o", str(out))
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["failure"] == "accuracy" and rep["backend"] == "aoti" and rep["ops"] == ["aten.relu.default"]
-    assert rep["nodes_before"] > 30 and rep["reproduced"] == 3, rep
+    assert rep["nodes_before"] >= 6 and rep["reproduced"] == 3, rep
     text = out.read_text()
     assert re.search(r"^BACKEND = 'aoti'$", text, re.M) and "aoti_compile_and_package" in text
     p = run_repro(out)

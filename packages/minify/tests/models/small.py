@@ -79,6 +79,23 @@ def nan_backend(gm, example_inputs):
     return gm.forward
 
 
+class Mlp(nn.Module):
+    """Two Linears, a GELU and the relu: a few ops around it, for paths where every query is slow (AOT Inductor
+    compiles and packages each one)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(8, 16), nn.Linear(16, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc2(F.gelu(self.fc1(x)))) * 2
+
+
+def mlp():
+    torch.manual_seed(0)
+    return Mlp(), (torch.randn(4, 8),)
+
+
 class Half(nn.Module):
     def __init__(self):
         super().__init__()
