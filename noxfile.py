@@ -46,8 +46,12 @@ def _pytest_workers() -> str:
     mostly one thread (torch's import, a Dynamo trace, one g++ at a time): serially aotiprint's and
     guardscan's tests used one core's CPU time, minify's (its own worker pool) 1.6. Tests that share one
     slow run (a module fixture, a cache) carry ``xdist_group`` marks and `--dist loadgroup` keeps each group on one worker. ``-- -n 0`` runs serially."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = _cores()
     return str(min(cores, 4)) if cores > 1 else "0"
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 # pytest-xdist is the runner's, not the packages' (their test extras stay what a user's pytest needs)
@@ -153,7 +157,7 @@ def _together(session: nox.Session, quiet: list[tuple[str, ...]], loud: list[tup
     only where they fail. The first failure fails the session once all have ended."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(int(_pytest_workers()) or 1) as pool:
+    with ThreadPoolExecutor(min(_cores(), 4)) as pool:
         ran = [pool.submit(session.run, *c) for c in loud] + [pool.submit(session.run, *c, silent=True) for c in quiet]
     for future in ran:
         future.result()
@@ -232,14 +236,19 @@ def newest(session: nox.Session) -> None:
                for name, tests in FLOOR_TESTS.items()])
 
 
+def _every_package(session: nox.Session, *extra: str) -> None:
+    """Every package from its wheel with its test extra, pytest and xdist, plus ``extra``: the sessions that run
+    tools together."""
+    _seeded(session, *CONSTRAINTS, "pytest", XDIST, *extra, *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+
+
 @nox.session(python=PYTHON)
 @_keeps_bytecode
 def e2e(session: nox.Session) -> None:
     """End-to-end tests across tools (pipes, the README's commands) and every tool on real transformers models
     (tests/real, less those marked slow), in one pytest: one fork server, one pool of workers and one tail
     where two sessions had two."""
-    _seeded(session, *CONSTRAINTS, "pytest", XDIST, "transformers",
-            *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    _every_package(session, "transformers")
     _pytest(session, *_slowest_first(ROOT / "tests", ROOT / "tests" / "test_e2e_minifier_ported.py"),
             "-m", "not slow", *session.posargs)
 
@@ -250,7 +259,7 @@ def minifier(session: nox.Session) -> None:
     """PyTorch's own minifier tests, ported (tests/minifier/): each script through `pt2kit capture | [kdiff |]
     minify` with no flag. Not in the test command: 18 whole pipelines, each a capture, a kdiff and a minify
     with its verifications, cost more than the rest of the e2e session (minutes a case on 2 cores)."""
-    _seeded(session, *CONSTRAINTS, "pytest", XDIST, *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    _every_package(session)
     _pytest(session, str(ROOT / "tests" / "test_e2e_minifier_ported.py"), *session.posargs)
 
 
@@ -259,8 +268,7 @@ def minifier(session: nox.Session) -> None:
 def real(session: nox.Session) -> None:
     """Every tool on real transformers models (tests/real), verdicts against PyTorch's own: what e2e runs of
     them, alone."""
-    _seeded(session, *CONSTRAINTS, "pytest", XDIST, "transformers",
-                    *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    _every_package(session, "transformers")
     _pytest(session, *_slowest_first(ROOT / "tests" / "real"), "-m", "not slow", *session.posargs)
 
 
@@ -269,8 +277,7 @@ def real(session: nox.Session) -> None:
 def real_slow(session: nox.Session) -> None:
     """The real-model tests marked slow (tests/real): a minute or more each on 2 cores, each a repeat on a
     bigger model of what a faster one shows in `real`. Not in the test command."""
-    _seeded(session, *CONSTRAINTS, "pytest", XDIST, "transformers",
-                    *(wheel(session, n, d, "test") for n, d in PACKAGES.items()))
+    _every_package(session, "transformers")
     _pytest(session, str(ROOT / "tests" / "real"), "-m", "slow", *session.posargs)
 
 
