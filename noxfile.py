@@ -249,7 +249,27 @@ def e2e(session: nox.Session) -> None:
     (tests/real, less those marked slow), in one pytest: one fork server, one pool of workers and one tail
     where two sessions had two."""
     _every_package(session, "transformers")
-    _pytest(session, *_slowest_first(ROOT / "tests", ROOT / "tests" / "test_e2e_minifier_ported.py"),
+    _pytest(session, *_slowest_first(ROOT / "tests", ignore=(ROOT / "tests" / "test_e2e_minifier_ported.py",)),
+            "-m", "not slow", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+@_keeps_bytecode
+def suite(session: nox.Session) -> None:
+    """What `tests` (every package) and `e2e` run, in one pytest in one virtualenv with every package: the test
+    command's. One fork server, one pool of workers and one tail where 12 sessions had 12 (each paid a venv,
+    a server and two workers importing torch, and ended on one busy core while the other idled).
+
+    Each package's test files are collected by path (``--import-mode=importlib``: eight basenames such as
+    test_hops.py are in several packages), and every tests folder is on sys.path for the helper modules they
+    import (mntest, kdtest, e2ekit ...; ruff bans ``from conftest import``, which would find any folder's).
+    What a package alone declares is checked by `floors` (each installed alone: its import, its commands'
+    --help, its floor tests) and by `nox -s tests` (each package's tests in a venv of its own)."""
+    _every_package(session, "transformers")
+    folders = [PACKAGES[n] / "tests" for n in PACKAGES] + [ROOT / "tests"]
+    path = " ".join(str(f) for f in [*folders, ROOT / "tests" / "real"])
+    _pytest(session, "--import-mode=importlib", "-o", f"pythonpath={path}",
+            *_slowest_first(*folders, ignore=(ROOT / "tests" / "test_e2e_minifier_ported.py",)),
             "-m", "not slow", *session.posargs)
 
 

@@ -1,6 +1,6 @@
-"""The e2e tests' and the real-model tests' (tests/real) one conftest: `nox -s e2e` runs both folders in one
-pytest, and a second conftest.py there would be a second module named ``conftest`` (the tests import
-:func:`user_env` from this one)."""
+"""The e2e tests' and the real-model tests' (tests/real) one conftest: their fixtures and marks. What the tests
+import lives in e2ekit.py: the test command runs every package's tests with these in one pytest, where each
+folder's conftest.py is a module of its own."""
 
 from __future__ import annotations
 
@@ -31,20 +31,3 @@ def tool(tmp_path_factory):
         return cache[key]
 
     return go
-
-
-def user_env(**extra: str) -> dict[str, str]:
-    """The environment a user's shell hands the tools: this run's own, with this interpreter's folder first on
-    PATH (where `pt2kit`, `kdiff` and `minify` are found), less our and pytest's variables, plus ``extra``.
-    Not a bare one: the run's fork server (pt2kit.runtime.forkserver, which nox starts around pytest) forks a
-    tool's workers and repro runs only for the environment it imported torch under, and a bare environment
-    started each afresh (4-5 s of imports each on 2 cores). PT2KIT_FORKSERVER stays, naming it."""
-    import os
-    import sys
-    from pathlib import Path
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PT2KIT", "PYTEST_")) or k == "PT2KIT_FORKSERVER"}
-    bindir = str(Path(sys.executable).parent)
-    path = env.get("PATH", "/usr/bin:/bin")
-    env["PATH"] = path if path.split(os.pathsep)[0] == bindir else os.pathsep.join([bindir, path])
-    return {**env, **extra}

@@ -1,6 +1,6 @@
 """What the noxfile does for speed besides choosing sessions; no pt2kit import, stdlib only.
 
-- ``slowest_first``: the order pytest collects a folder's test files in, slowest first, from
+- ``slowest_first``: the order pytest collects folders' test files in, slowest first, from
   tests/durations.txt (``read_durations``, which tests/durations.py writes from --durations=0 logs).
 - ``seed_bytecode`` / ``keep_bytecode``: one store of compiled bytecode (.pyc) for every virtualenv of a run.
 
@@ -37,18 +37,19 @@ def read_durations() -> dict[str, float]:
     return {rel: float(seconds) for seconds, rel in rows}
 
 
-def slowest_first(folder: Path, *ignore: Path) -> list[str]:
-    """pytest arguments: ``folder``'s test files that tests/durations.txt names, slowest first, then ``folder``
-    itself (pytest collects each file once: those named already are not collected again), less ``ignore``
-    (given to pytest as --ignore too: a file named on the command line is collected whatever --ignore says).
+def slowest_first(*folders: Path, ignore: tuple[Path, ...] = ()) -> list[str]:
+    """pytest arguments: the test files under ``folders`` that tests/durations.txt names, slowest first across
+    all of them, then each folder itself (pytest collects each file once: those named already are not collected
+    again), less ``ignore`` (given to pytest as --ignore too: a file named on the command line is collected
+    whatever --ignore says).
 
     Why: xdist hands out work units (a group, or a test) in collection order; left to itself it orders units
     by how many tests they hold, so a one-test group of two minutes could start last, with the other worker
-    idle till it ends. Only the order changes: every file under the folder still runs."""
+    idle till it ends. Only the order changes: every file under the folders still runs."""
     costs = {ROOT / rel: seconds for rel, seconds in read_durations().items()}
-    named = sorted((p for p in costs if p.is_file() and folder in p.parents
+    named = sorted((p for p in costs if p.is_file() and any(f in p.parents for f in folders)
                     and not any(p == i or i in p.parents for i in ignore)), key=lambda p: -costs[p])
-    return [*map(str, named), str(folder), *(a for i in ignore for a in ("--ignore", str(i)))]
+    return [*map(str, named), *map(str, folders), *(a for i in ignore for a in ("--ignore", str(i)))]
 
 
 def _modules(site: Path):

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import msgspec
-from conftest import user_env
+from e2ekit import user_env
 
 from pt2kit.testkit import run_alone
 

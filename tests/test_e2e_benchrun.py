@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import msgspec
-from conftest import user_env
+from e2ekit import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 # small.py:clean (relu, times 2): the comparison is under test, not the compile of a bigger net

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import user_env
+from e2ekit import user_env
 
 from pt2kit.testkit import run_alone
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import msgspec
-from conftest import user_env
+from e2ekit import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import user_env
+from e2ekit import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 NET = ROOT / "packages" / "minify" / "tests" / "models"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import user_env
+from e2ekit import user_env
 
 from pt2kit.testkit import Result, module, run
 

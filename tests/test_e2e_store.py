@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import user_env
+from e2ekit import user_env
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent  # `pt2kit`, `kdiff`, `python` as the user's PATH finds them

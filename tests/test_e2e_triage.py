@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import user_env
+from e2ekit import user_env
 
 from pt2kit.reportgen import md_text
 from pt2kit.testkit import run_alone

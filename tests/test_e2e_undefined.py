@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import user_env
+from e2ekit import user_env
 
 MODEL = Path(__file__).resolve().parent / "models" / "uninitialised.py"
 PY = sys.executable

@@ -1,10 +1,6 @@
-from pathlib import Path
-
 import pytest
 
 from pt2kit.testkit import Result, module, run
-
-MODELS = Path(__file__).parent / "models"
 
 
 @pytest.fixture

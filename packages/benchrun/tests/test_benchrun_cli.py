@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import MODELS
+from brtest import MODELS
 
 SMALL = MODELS / "small.py"
 RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import MODELS
+from brtest import MODELS
 
 pytest.importorskip("ray")
 SMALL = MODELS / "small.py"

@@ -1,19 +1,9 @@
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
+from gstest import guardscan_in
 
-from pt2kit.testkit import Result, module, run
-
-MODELS = Path(__file__).parent / "models"
-
-
-def guardscan_in(cwd: Path, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> Result:
-    """``python -m pt2kit.guardscan args`` in ``cwd``, its store under it."""
-    e = dict(os.environ, PT2KIT_STORE=str(cwd / "store"), **(env or {}))
-    return run(module("pt2kit.guardscan", *args), stdin=b"" if stdin is None else stdin, env=e, cwd=cwd)
+from pt2kit.testkit import Result
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import MODELS, Result, guardscan_in
+from gstest import MODELS, Result, guardscan_in
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ runs under kdiff's near-tie mode, and localisation descends into the branch that
 from __future__ import annotations
 
 import pytest
-from conftest import MODELS, Result, kdiff_in
+from kdtest import MODELS, Result, kdiff_in
 
 HOPS = MODELS / "hops.py"
 COND_LINE = next(i for i, ln in enumerate(HOPS.read_text().splitlines(), 1) if "torch.cond(" in ln)

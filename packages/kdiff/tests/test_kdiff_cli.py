@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import MODELS
+from kdtest import MODELS
 
 CASES = MODELS / "cases.py"
 

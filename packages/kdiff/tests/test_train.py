@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 
 import pytest
-from conftest import MODELS, Result, kdiff_in
+from kdtest import MODELS, Result, kdiff_in
 
 BERT = MODELS / "bert_train.py"
 BUGS = MODELS / "backward_bugs.py"

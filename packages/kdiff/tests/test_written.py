@@ -10,7 +10,7 @@ place passes: before, the test side started from the buffer the reference had ha
 from __future__ import annotations
 
 import pytest
-from conftest import MODELS, kdiff_in
+from kdtest import MODELS, kdiff_in
 
 ADAM = MODELS / "adam_step.py"
 

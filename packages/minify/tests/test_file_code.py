@@ -8,7 +8,7 @@ repro fails alone, passes without it, and the bisection names the stage PyTorch'
 
 from __future__ import annotations
 
-from conftest import MODELS, run_repro, switch_off
+from mntest import MODELS, run_repro, switch_off
 
 CODE = "pt2kit:code"
 

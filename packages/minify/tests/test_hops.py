@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_repro
+from mntest import run_repro
 
 # the higher-order-op models live with kdiff's tests, once
 HOPS = Path(__file__).parents[2] / "kdiff" / "tests" / "models" / "hops.py"

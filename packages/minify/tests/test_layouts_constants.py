@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import msgspec
 import torch
-from conftest import MODELS, run_repro
+from mntest import MODELS, run_repro
 
 from pt2kit.minify import ir
 from pt2kit.minify.harness import make_inputs

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import MODELS, cannot_test, minify_in, run_repro, switch_off
+from mntest import MODELS, cannot_test, minify_in, run_repro, switch_off
 
 RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
 

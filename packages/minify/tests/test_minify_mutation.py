@@ -10,7 +10,7 @@ import re
 
 import pytest
 import torch
-from conftest import MODELS, minify_in
+from mntest import MODELS, minify_in
 
 from pt2kit.minify.toir import to_ir
 from pt2kit.runtime.aotgraphs import forward_graphs

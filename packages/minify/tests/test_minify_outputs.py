@@ -12,7 +12,7 @@ import sys
 
 import msgspec
 import pytest
-from conftest import MODELS
+from mntest import MODELS
 
 from pt2kit.schema import Diff, Header, Model
 

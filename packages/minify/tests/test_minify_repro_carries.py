@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from conftest import MODELS, cannot_test, run_repro, switch_off
+from mntest import MODELS, cannot_test, run_repro, switch_off
 
 RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
 # a 1-op CPU accuracy repro's, its check by source and chosen by the failure (issue 58: 1,595 lines before, 758

@@ -7,7 +7,7 @@ import re
 
 import msgspec
 import pytest
-from conftest import MODELS, minify_in, run_repro
+from mntest import MODELS, minify_in, run_repro
 
 from pt2kit.testkit import module, run
 

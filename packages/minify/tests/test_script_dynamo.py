@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import minify_in, run_repro
+from mntest import minify_in, run_repro
 
 from pt2kit.schema import BlobRef, Crash, Error, Header
 from pt2kit.schema.stream import encode

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import minify_in, run_repro
+from mntest import minify_in, run_repro
 
 from pt2kit.testkit import module, run
 

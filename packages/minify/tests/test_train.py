@@ -10,7 +10,7 @@ import shutil
 import msgspec
 import pytest
 import torch
-from conftest import MODELS, run_repro, switch_off
+from mntest import MODELS, run_repro, switch_off
 
 NETS = MODELS / "train_nets.py"
 # the planted backward bugs live with kdiff's tests, once
