@@ -83,7 +83,7 @@ import copy
 import math
 import signal
 
-VERSION = 13
+VERSION = 14
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -177,11 +177,18 @@ def compiler_error(e):
     for _ in range(8):
         if not any(c.__name__ in COMPILER_WRAPPERS for c in type(e).__mro__):
             break
-        inner = getattr(e, "inner_exception", None) or e.__cause__ or e.__context__
+        inner = held_exception(e)
         if not isinstance(inner, BaseException) or inner is e:
             break
         e = inner
     return e
+
+
+def held_exception(e):
+    """The exception ``e`` holds, the one link of torch's exception chains every walk of them follows
+    (:func:`compiler_error`, capture's stage of a failed compile): ``inner_exception`` (Inductor's wrappers
+    keep it there), else ``__cause__``, else ``__context__``; None where it holds none."""
+    return getattr(e, "inner_exception", None) or e.__cause__ or e.__context__
 
 
 # -- text written into generated Python ----------------------------------------------------------
@@ -1079,14 +1086,21 @@ def make_tensor(shape, stride, dtype, device, lo=None, hi=None, g=None, values=N
     make their inputs with it."""
     import torch
 
-    reach = 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) if all(shape) else 0
-    n = max(storage, offset + reach)
+    n = max(storage, storage_reach(shape, stride, offset))
     if values is None:
         flat = _drawn(n, dtype, lo, hi, g)
     else:  # an element the layout reaches twice held one value in the script: either write leaves it
         flat = torch.zeros(n, dtype=dtype)
         flat[torch.arange(n).as_strided(shape, stride, offset).reshape(-1)] = values.reshape(-1).to("cpu", dtype)
     return flat.to(device).as_strided(shape, stride, offset)
+
+
+def storage_reach(shape, stride, offset=0):
+    """The elements of storage a layout reaches from the storage's start: its ``offset``, then one past its
+    farthest element (nothing past the offset for an empty tensor). :func:`make_tensor` makes a storage this
+    large; a script's storage larger than this (a slice of a larger tensor) is the one size capture's model
+    files and minify's specs record beside shape, stride and offset."""
+    return offset + (1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) if all(shape) else 0)
 
 
 def _drawn(n, dtype, lo, hi, g):

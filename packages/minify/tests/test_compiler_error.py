@@ -50,14 +50,19 @@ def _missing_lowering() -> Exception:
     return got.value
 
 
-@pytest.mark.parametrize(("make", "name"), [
-    (_lowering_fails, "AssertionError"),
-    (lambda: _raised(lambda e: InductorError(e, None), CppCompileError(["g++", "k.cpp"], "boom")), "CppCompileError"),
+@pytest.mark.parametrize(("make", "name", "stage"), [
+    (_lowering_fails, "AssertionError", "lowering"),
+    (lambda: _raised(lambda e: InductorError(e, None), CppCompileError(["g++", "k.cpp"], "boom")), "CppCompileError",
+     "build"),
     (lambda: _raised(lambda e: BackendCompilerFailed("my_backend", e, None), ValueError("my backend refuses")),
-     "ValueError"),
-    (_missing_lowering, "MissingOperatorWithoutDecomp"),
+     "ValueError", "compile"),
+    (_missing_lowering, "MissingOperatorWithoutDecomp", "lowering"),
 ])
-def test_capture_and_minify_name_one_failure_by_the_compilers_own_exception(make, name, tmp_path, monkeypatch):
+def test_capture_and_minify_name_one_failure_by_the_compilers_own_exception(make, name, stage, tmp_path,
+                                                                             monkeypatch):
+    """The line's stage too: capture's failed_stage scans the chain by the link compiler_error follows
+    (pt2kit_portable.held_exception), so the wrapper raised ``from None`` is seen through to its build or lowering
+    error."""
     monkeypatch.syspath_prepend(str(BOOT))
     import pt2kit_capture_manifest as boot
 
@@ -74,3 +79,4 @@ def test_capture_and_minify_name_one_failure_by_the_compilers_own_exception(make
         boot.compile_through(line, fails)
     (written,) = [json.loads(x) for x in (tmp_path / f"p{os.getpid()}" / "graphs.ndjson").read_text().splitlines()]
     assert written["error"].partition(":")[0] == exception_signature(e).partition(":")[0] == name
+    assert written["stage"] == stage

@@ -15,7 +15,7 @@ import re
 
 import msgspec
 
-from pt2kit_portable import escape
+from pt2kit_portable import escape, storage_reach
 
 TENSORS = ("tensor", "jagged")  # the spec kinds of a tensor value (a candidate's output, a localised node)
 NON_LEAF = "non-leaf"  # a spec's last item where its input was no leaf (harness.make_inputs reads it)
@@ -246,7 +246,7 @@ def _aliased(inputs: list[Spec]) -> list[Spec]:
 
 def _reach(s: Spec) -> int:
     """The elements of storage a tensor's layout reaches, from the storage's start."""
-    return s.offset + 1 + sum((n - 1) * st for n, st in zip(s.shape, s.stride, strict=True)) if all(s.shape) else 0
+    return storage_reach(s.shape, s.stride, s.offset)
 
 
 def _candidate(source: str, inputs: list[Spec], ops: list[str], names: list[str], grad: list[bool]) -> Candidate:

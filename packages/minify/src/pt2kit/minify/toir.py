@@ -17,7 +17,7 @@ import msgspec
 
 from pt2kit.runtime.hops import hop_name
 from pt2kit.runtime.torchapi import is_op_overload
-from pt2kit_portable import copy_inputs, is_leaf, undefined_nodes
+from pt2kit_portable import copy_inputs, is_leaf, storage_reach, undefined_nodes
 
 from . import ir
 
@@ -154,11 +154,11 @@ def _layout(t: Any, stride: list[int]) -> dict[str, int]:
         offset = int(t.storage_offset())
         if [int(s) for s in t.stride()] != stride or t.is_nested:  # a fake value's layout, no storage
             return {"offset": offset}
-        reach = 1 + sum((int(n) - 1) * s for n, s in zip(t.shape, stride, strict=True)) if t.numel() else 0
+        reach = storage_reach([int(n) for n in t.shape], stride, offset)
         storage = t.untyped_storage().nbytes() // max(t.element_size(), 1)
     except (RuntimeError, TypeError, NotImplementedError):  # a symbolic offset, a storage a fake tensor lacks
         return {}
-    return {"offset": offset, "storage": storage if storage > offset + reach else 0}
+    return {"offset": offset, "storage": storage if storage > reach else 0}
 
 
 def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:

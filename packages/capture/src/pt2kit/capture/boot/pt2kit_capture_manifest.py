@@ -31,7 +31,7 @@ import pt2kit_capture_write as write
 
 # pt2kit's one-line name of an exception, and which exceptions are Dynamo tracing again (the rule fxcheck's
 # backend applies too); pt2kit capture copies the module beside this folder
-from pt2kit_portable import compiler_error, exception_line, is_dynamo_restart
+from pt2kit_portable import compiler_error, exception_line, held_exception, is_dynamo_restart
 
 # exceptions that say the generated code did not build (C++ or a GPU kernel's compiler), or a lowering failed
 BUILD = {"CppCompileError", "CUDACompileError", "CompilationError", "TritonCompilationError"}
@@ -64,13 +64,14 @@ def compile_through(line: dict[str, Any] | None, call: Any, stage: str = "compil
 
 def failed_stage(e: BaseException, stage: str) -> str:
     """``build`` where the generated code did not compile, ``lowering`` where Inductor could not lower an
-    op, else ``stage`` (AOT Inductor's stages keep their own name)."""
+    op, else ``stage`` (AOT Inductor's stages keep their own name). It scans the whole chain (a build error
+    may sit under a non-wrapper), each link followed as every walk of it does (pt2kit_portable.held_exception)."""
     if stage != "compile":
         return stage
     seen: list[BaseException] = []
     while e is not None and e not in seen and len(seen) < 16:
         seen.append(e)
-        e = getattr(e, "inner_exception", None) or e.__cause__ or e.__context__
+        e = held_exception(e)
     names = {c.__name__ for x in seen for c in type(x).__mro__}
     return "build" if names & BUILD else "lowering" if names & LOWERING else stage
 

@@ -23,7 +23,7 @@ import pt2kit_capture_torchapi as api
 from pt2kit_capture_code import literal
 from pt2kit_capture_values import Hashing, RunBudget, value_range
 
-from pt2kit_portable import is_leaf, scratch_tensor_path
+from pt2kit_portable import is_leaf, scratch_tensor_path, storage_reach
 
 
 class Tensors:
@@ -93,9 +93,9 @@ def layout_args(t: Any) -> str:
     offset, sizes, strides = api.int_hint(t.storage_offset()) or 0, shape(t.shape), shape(t.stride())
     if None in sizes or None in strides:  # a size with no hint: its layout is the compiler's to pick
         return f", offset={offset}" if offset else ""
-    reach = 1 + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True)) if all(sizes) else 0
     storage = 0 if api.is_fake(t) else t.untyped_storage().nbytes() // max(t.element_size(), 1)
-    return (f", offset={offset}" if offset else "") + (f", storage={storage}" if storage > offset + reach else "")
+    return (f", offset={offset}" if offset else "") + \
+        (f", storage={storage}" if storage > storage_reach(sizes, strides, offset) else "")
 
 
 def shape(sizes: Any) -> tuple[int | None, ...]:
