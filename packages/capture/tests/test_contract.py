@@ -156,3 +156,30 @@ def test_check_accuracy_judges_the_gradients_a_compiled_backward_gives_against_e
     # `of` is the failing graph's line: its seq, counted per process (other tests in this worker append lines too)
     assert (entry.call, entry.of, entry.file is not None) == (3, line["seq"], True)
     assert entry.check.startswith("accuracy: the gradient of input 0 (w): "), entry.check
+
+
+def test_check_accuracy_runs_eager_on_inputs_that_share_a_storage_sharing_its_copy(tmp_path, monkeypatch):
+    """--check accuracy on a call handed ``f(a, a[1])`` whose graph writes into ``a`` and reads ``a[1]``: eager's
+    run gets copies that share one storage as the call's inputs did (pt2kit_portable.copy_inputs, every tool's
+    rule), so it reads the row written, as the compiled call did, and a right call passes. Copied a tensor at a
+    time, eager read the row unwritten and the right call was written up as a failure."""
+    monkeypatch.syspath_prepend(str(BOOT))
+    monkeypatch.setenv(contract.ENV_DIR, str(tmp_path))
+    import pt2kit_capture_check as check
+    import pt2kit_capture_manifest as manifest
+
+    class Writes(torch.nn.Module):
+        def forward(self, a, row):
+            a.add_(1)
+            return (row * 2,)
+
+    gm = torch.fx.symbolic_trace(Writes())
+    line = manifest.new_line("eager")
+    line["compile_id"] = "0/0"
+    a = torch.zeros(3, 2)
+    manifest.record(line, gm, [a, a[1]], "handed")
+    manifest.append(line)
+    checked = check.Checked("accuracy", gm, line)
+    (out,) = checked.wrap(gm.forward)(a, a[1])  # the "compiled" call: the graph itself, right by construction
+    assert out.tolist() == [2.0, 2.0] and a.tolist() == [[1.0, 1.0]] * 3
+    assert checked.on and len((tmp_path / f"p{os.getpid()}" / contract.MANIFEST).read_text().splitlines()) == 1

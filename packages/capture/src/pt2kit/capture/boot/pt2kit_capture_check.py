@@ -99,16 +99,17 @@ def _versions(args: Any) -> list[int | None]:
     return out
 
 
-def _copy(a: Any) -> Any:
-    """A detached copy of a tensor in its layout (strides, storage offset: an expanded input stays expanded,
-    where a copy_ into it is refused), requires_grad and leaf or not (the model file writes all)."""
+def _copies(args: list[Any]) -> list[Any]:
+    """Copies of a call's inputs by every tool's rule (pt2kit_portable.copy_inputs: inputs that shared a
+    storage share the copy, so a write into one is read through the other as in the call; each in its layout,
+    an expanded one stays expanded, where a copy_ into it is refused; requires_grad and leaf or not kept). A
+    Parameter is copied too, a Parameter again (copy_inputs keeps it itself): the graph may write into it."""
     import torch
 
-    if not isinstance(a, torch.Tensor):
-        return a
-    if isinstance(a, torch.nn.Parameter):
-        return torch.nn.Parameter(copy_inputs(a.detach()), requires_grad=a.requires_grad)
-    return copy_inputs(a)
+    params = {i for i, a in enumerate(args) if isinstance(a, torch.nn.Parameter)}
+    out = copy_inputs([a.detach() if i in params else a for i, a in enumerate(args)])
+    return [torch.nn.Parameter(c, requires_grad=args[i].requires_grad) if i in params else c
+            for i, c in enumerate(out)]
 
 
 class Checked:
@@ -129,7 +130,7 @@ class Checked:
                 before = _versions(args)
                 keep = {i for i, v in enumerate(before) if v is not None and (self.calls == 1 or i in self.written
                                                                                or self.how == "accuracy")}
-                saved = {i: _copy(args[i]) for i in keep}
+                saved = dict(zip(sorted(keep), _copies([args[i] for i in sorted(keep)]), strict=True))
             except Exception:
                 self.on = False
                 return compiled(*args)
@@ -167,7 +168,7 @@ class Checked:
 
         devices = sorted({a.device.index or 0 for a in inputs if isinstance(a, torch.Tensor) and a.is_cuda})
         with torch.random.fork_rng(devices=devices), torch.no_grad(), undefined_values() as seen:
-            out = leaves(self.ref(*[_copy(a) for a in inputs]))
+            out = leaves(self.ref(*_copies(inputs)))
         return [(n, t) for n, t in out if not seen.made_by(t)]
 
     def _judge(self, got: list[tuple[str, Any]], inputs: list[Any]) -> str:
@@ -209,7 +210,7 @@ class Checked:
         import torch
 
         try:
-            model, wide = float64_copy(graph_copy(self.ref, meta=False), [_copy(a) for a in inputs])
+            model, wide = float64_copy(graph_copy(self.ref, meta=False), _copies(inputs))
             devices = sorted({a.device.index or 0 for a in inputs if isinstance(a, torch.Tensor) and a.is_cuda})
             with torch.random.fork_rng(devices=devices), torch.no_grad(), float64_mode():
                 return dict(leaves(model(*wide)))
@@ -276,7 +277,7 @@ def _grads(gm: Any, args: list[Any], tangents: Any, wide: bool = False) -> dict[
     import torch
 
     try:
-        inputs = [_copy(a) for a in args]
+        inputs = _copies(list(args))
         want = [i for i, a in enumerate(inputs) if isinstance(a, torch.Tensor) and a.requires_grad]
         model, run = graph_copy(gm, meta=False), inputs
         if wide:
