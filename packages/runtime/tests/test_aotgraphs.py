@@ -95,3 +95,19 @@ def test_a_graphs_argument_is_copied_in_its_layout():
     assert [(t.stride(), t.storage_offset(), t.untyped_storage().nbytes()) for t in got] == [
         ((1, 0), 0, 16), ((4, 1), 8, 80)]
     assert torch.equal(got[0], g) and torch.equal(got[1], v) and got[1].data_ptr() != v.data_ptr()
+
+
+def test_a_calls_arguments_that_share_a_storage_share_the_copy_the_graph_runs_on():
+    """f(a, a[1]): the arguments forward_graphs keeps for Dynamo's graph and AOTAutograd's (what minify cuts)
+    are copied together by copy_inputs' rule, every run's, so they share one storage as in the call: a write into
+    one is read through the other. Copied one at a time, the row read its values unwritten."""
+    from pt2kit.runtime.aotgraphs import forward_graphs
+
+    base = torch.zeros(4, 4)
+    dynamo: list = []
+    ((_, args),) = forward_graphs(lambda a, row: a * 2 + row.sum(), lambda fn: fn(base, base[1]), dynamo=dynamo)
+    ((_, dyn_args),) = dynamo
+    for a, row in (args, dyn_args):
+        assert a.untyped_storage().data_ptr() == row.untyped_storage().data_ptr() != base.untyped_storage().data_ptr()
+        a.add_(1)
+        assert row.tolist() == [1.0] * 4 and not base.any()

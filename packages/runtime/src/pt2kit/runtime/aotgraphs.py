@@ -41,6 +41,14 @@ def concrete(a: Any) -> Any:
     return a
 
 
+def _call_args(args: Any) -> list[Any]:
+    """A call's arguments as :func:`concrete` makes each, the tensors copied together by every run's rule
+    (pt2kit_portable.copy_inputs): arguments that shared a storage in the call (``f(a, a[1])``) share the
+    copy, so a graph that writes into one reads the write through the other, as it did there."""
+    copies = copy_inputs([a.detach() if isinstance(a, torch.Tensor) else None for a in args])
+    return [c if isinstance(a, torch.Tensor) else concrete(a) for a, c in zip(args, copies, strict=True)]
+
+
 def forward_graphs(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | None = None, *,
                    keep_input_mutations: bool = False) -> list[tuple[torch.fx.GraphModule, list[Any]]]:
     """(aten forward graph, the real arguments of its first call) for each graph Dynamo compiles.
@@ -60,7 +68,7 @@ def forward_graphs(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | N
 
         def run(*args: Any) -> Any:
             if slot["args"] is None:
-                slot["args"] = [concrete(a) for a in args]
+                slot["args"] = _call_args(args)
             return gm(*args)
 
         return make_boxed_func(run)
@@ -69,7 +77,7 @@ def forward_graphs(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | N
 
     def backend(gm: torch.fx.GraphModule, example: list[Any]) -> Any:
         if dynamo is not None:
-            dynamo.append((gm, [concrete(a) for a in example]))
+            dynamo.append((gm, _call_args(example)))
         return aot(gm, example)
 
     reset_dynamo()
@@ -111,7 +119,7 @@ def training_graphs(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | 
 
             def run(*args: Any) -> Any:
                 if slot.get(key + "_args") is None:
-                    slot[key + "_args"] = [concrete(a) for a in args]
+                    slot[key + "_args"] = _call_args(args)
                 return gm(*args)
 
             return boxed(run)
@@ -120,7 +128,7 @@ def training_graphs(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | 
 
     def backend(gm: torch.fx.GraphModule, example: list[Any]) -> Any:
         if dynamo is not None:
-            dynamo.append((gm, [concrete(a) for a in example]))
+            dynamo.append((gm, _call_args(example)))
         slot: dict[str, Any] = {}
         captured.append(slot)
         aot = aot_autograd(fw_compiler=recorder(slot, "forward"), bw_compiler=recorder(slot, "backward"),

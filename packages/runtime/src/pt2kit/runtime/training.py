@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pt2kit_portable import as_input, is_leaf
+from pt2kit_portable import as_input, copy_inputs, is_leaf
 from pt2kit_portable import loss_of as portable_loss
 
 from .errors import UsageError
@@ -36,20 +36,28 @@ from .errors import UsageError
 
 def step_inputs(inputs: Any, every_floating: bool = False) -> Any:
     """Copies of ``inputs`` whose tensors require grad exactly where the model file's did (the real
-    step's; ``every_floating``: every floating one, kdiff's ``--grad``), so a step's input gradients never
-    reach the caller's tensors. An input that was no leaf stays none (``pt2kit_portable.as_input``: a
-    backend may refuse it, as in the script), its gradient kept in ``.grad`` as a leaf's is."""
+    step's; ``every_floating``: every floating one, kdiff's ``--grad``), so a step's input gradients and
+    writes never reach the caller's tensors. Copied by every run's rule (``pt2kit_portable.copy_inputs``:
+    each in its layout, an expanded one stays expanded; inputs that shared a storage share the copy), a
+    Parameter too (copy_inputs keeps one itself). An input that was no leaf stays none
+    (``pt2kit_portable.as_input``: a backend may refuse it, as in the script), its gradient kept in
+    ``.grad`` as a leaf's is."""
+    import torch
+
     from .torchapi import tree_map
 
-    def copy(x: Any) -> Any:
+    def grad(x: Any) -> Any:
         if not (hasattr(x, "requires_grad") and x.is_floating_point()):
             return x
-        out = as_input(x.detach().clone(), every_floating or x.requires_grad, is_leaf(x))
+        out = as_input(x, every_floating or x.requires_grad, is_leaf(x))
         if not out.is_leaf:
             out.retain_grad()
         return out
 
-    return tree_map(copy, inputs)
+    def plain(x: Any) -> Any:  # a Parameter as a plain leaf on its storage, its requires_grad kept
+        return x.detach().requires_grad_(x.requires_grad) if isinstance(x, torch.nn.Parameter) else x
+
+    return tree_map(grad, copy_inputs(tree_map(plain, inputs)))
 
 
 def check_trainable(model: Any, inputs: Any, label: str) -> None:
