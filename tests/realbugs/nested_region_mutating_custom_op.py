@@ -4,10 +4,10 @@ issue: https://github.com/pytorch/pytorch/issues/186807
 fix: https://github.com/pytorch/pytorch/pull/180674
 class: crash,hop
 issue57: 6
-stage: dynamo
+stage: aot
 op: invoke_subgraph
 file: torch/_dynamo/variables/invoke_subgraph.py
-changed: Dynamo inlines single-use invoke_subgraph regions, so the mutating custom op is auto-functionalized at top level
+changed: Dynamo inlines single-use invoke_subgraph regions, so the mutating custom op is auto-functionalized at top level; the failure is AOTAutograd's functionalization inside the region (2.13 with torch._dynamo.config.inline_single_use_invoke_subgraph=False fails the same under aot_eager, passes under eager)
 """
 
 import torch

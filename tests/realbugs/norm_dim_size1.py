@@ -4,7 +4,7 @@ issue: https://github.com/pytorch/pytorch/issues/183121
 fix: https://github.com/pytorch/pytorch/pull/182405
 class: wrong-result
 issue57: -
-stage: inductor
+stage: aot
 op: aten.linalg_vector_norm
 file: torch/_refs/linalg/__init__.py
 changed: vector_norm's size-1 fast path canonicalizes negative dims before dropping the reduced ones (fix of the twin issue #182181)
