@@ -70,3 +70,14 @@ def test_bisect_switch_turns_torchs_own_hooks_off_from_an_application_on_and_put
     assert {"lowerings", "post_grad_passes"} <= {s[0] for s in census} and all(s[2] for s in census)
     assert not cb.CompilerBisector.bisection_enabled and "TORCH_BISECT_BACKEND" not in os.environ
     assert cb.CompilerBisector.get_backend() is None  # its cached environment was read afresh
+
+
+def test_inplace_variant_is_the_functional_aten_overloads_in_place_twin_with_its_arguments():
+    import torch
+
+    aten = torch.ops.aten
+    assert torchapi.inplace_variant(aten.index_put.default) is aten.index_put_.default
+    assert torchapi.inplace_variant(aten.add.Tensor) is aten.add_.Tensor
+    # no twin, an op that already writes, an op that is not an aten overload
+    assert [torchapi.inplace_variant(o) for o in (aten.bmm.default, aten.copy_.default, aten.add_.Tensor, torch.add)] \
+        == [None] * 4

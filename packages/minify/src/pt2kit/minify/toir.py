@@ -20,6 +20,7 @@ from pt2kit.runtime.torchapi import is_op_overload
 from pt2kit_portable import copy_inputs, is_leaf, storage_reach, undefined_nodes
 
 from . import ir
+from .torchapi import inplace_variant
 
 # names a candidate's module itself uses: a graph value of that name (a user's variable, in a Dynamo
 # graph) is renamed, so it cannot hide them
@@ -103,14 +104,14 @@ def _subgraph_def(name: str, gm: Any) -> list[str]:
     return lines
 
 
-def _expr(n: Any) -> tuple[str, str]:
+def _expr(n: Any, target: Any = None) -> tuple[str, str]:
     """(the expression, the op's name) of a call node: an aten op, a torch function or a tensor
-    method (a Dynamo graph), an operator."""
+    method (a Dynamo graph), an operator; ``target``: another op called on the node's arguments."""
     import operator
 
     import torch
 
-    t = n.target
+    t = n.target if target is None else target
     args = [_fmt(a) for a in n.args] + [f"{k}={_fmt(v)}" for k, v in n.kwargs.items()]
     if n.op == "call_method":
         if not n.args or not isinstance(t, str) or not t.isidentifier():
@@ -280,8 +281,11 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
     outputs = {a.name for a in out_node.all_input_nodes}
     shared = _shared_storages([n for n in gm.graph.nodes if n.op == "placeholder"], args)
     undefined = undefined_nodes(gm.graph)
+    folded = _writes(gm) if level == "aten" else {}
     nodes, dynamic = [], False
     for n in gm.graph.nodes:
+        if n in folded.values():
+            continue  # written as its copy_'s in-place op, below
         val = n.meta.get("val", n.meta.get("example_value"))
         if isinstance(val, torch.SymInt) or (isinstance(val, torch.Tensor)
                                             and any(isinstance(d, torch.SymInt) for d in val.shape)):
@@ -303,15 +307,39 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
             nodes.append(ir.Node(name=_name(n), op="input", spec=spec, grad=_grad(n, level),
                                  const=by_value(spec) if n.op == "get_attr" and _held(gm, n) else None))
         elif n.op != "output":
+            src = folded.get(n, n)  # the copy_ of a write into an input: the in-place op of what it copies
             try:
-                expr, op = _expr(n)
+                expr, op = _expr(src, inplace_variant(src.target) if src is not n else None)
             except ValueError:
                 expr, op = ir.UNWRITABLE, str(n.target)
-            place, code, _ = node_place(n)
-            nodes.append(ir.Node(name=_name(n), expr=expr, deps=[_name(d) for d in n.all_input_nodes],
+            place, code, _ = node_place(src)
+            nodes.append(ir.Node(name=_name(n), expr=expr, deps=[_name(d) for d in src.all_input_nodes],
                                  op=op, spec=spec, place=place, code=code, output=n.name in outputs,
                                  grad=_grad(n, level), undefined=n.name in undefined))
     return ir.Graph(index=index, nodes=nodes, dynamic=dynamic, level=level, subgraph=subgraph, phase=phase)
+
+
+def _writes(gm: Any) -> dict[Any, Any]:
+    """{the copy_ into an input: the op whose value it copies}, where that op reads the input first, has an
+    in-place form with its arguments (``index_put`` -> ``index_put_``), nothing else reads its value, and its
+    value is the input's shape and dtype. AOTAutograd writes the user's one in-place op (``x[i] += v``) as the
+    pair; a repro writes it as the one op, which AOTAutograd functionalizes back into the same pair, so the
+    graph the backend is handed is the same with one op fewer to read (and to keep: neither goes alone)."""
+    import torch
+
+    out = {}
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or n.target is not torch.ops.aten.copy_.default or len(n.args) != 2 or n.kwargs:
+            continue
+        dst, src = n.args
+        if not isinstance(src, torch.fx.Node) or src.op != "call_function" or len(src.users) != 1 \
+                or getattr(dst, "op", None) != "placeholder" or not src.args or src.args[0] is not dst:
+            continue
+        a, b = src.meta.get("val"), dst.meta.get("val")
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
+                and a.dtype == b.dtype and inplace_variant(src.target) is not None:
+            out[n] = src
+    return out
 
 
 def inside(gm: Any, args: list[Any], index: int, device: str) -> list[ir.Graph]:

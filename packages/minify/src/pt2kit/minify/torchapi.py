@@ -161,3 +161,25 @@ def _debug_info(debug_info: Any) -> str | None:
         if isinstance(node, torch._ops.OpOverload):  # a decomposition's: its repr is <OpOverload(op=..., ...)>
             return str(node)
     return text
+
+
+def inplace_variant(op: Any) -> Any | None:
+    """The in-place overload of a functional aten overload that takes the same arguments and writes its first
+    alone (``aten.index_put.default`` -> ``aten.index_put_.default``), read from each overload's ``_schema``;
+    None for any other op, or on a torch where the overload or its schema is missing."""
+    import torch
+
+    try:
+        schema = op._schema
+        if schema.name.partition("::")[0] != "aten" or schema.is_mutable:
+            return None
+        packet = getattr(torch.ops.aten, schema.name.partition("::")[2] + "_")
+        inplace = getattr(packet, op._overloadname)
+        theirs = inplace._schema.arguments
+    except (AttributeError, RuntimeError):
+        return None
+    ours = schema.arguments
+    same = len(ours) == len(theirs) and all(
+        (a.name, str(a.type), a.kwarg_only) == (b.name, str(b.type), b.kwarg_only) for a, b in zip(ours, theirs, strict=True))
+    writes = [bool(a.alias_info and a.alias_info.is_write) for a in theirs]
+    return inplace if same and writes[:1] == [True] and not any(writes[1:]) else None
