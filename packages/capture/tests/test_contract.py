@@ -183,3 +183,32 @@ def test_check_accuracy_runs_eager_on_inputs_that_share_a_storage_sharing_its_co
     (out,) = checked.wrap(gm.forward)(a, a[1])  # the "compiled" call: the graph itself, right by construction
     assert out.tolist() == [2.0, 2.0] and a.tolist() == [[1.0, 1.0]] * 3
     assert checked.on and len((tmp_path / f"p{os.getpid()}" / contract.MANIFEST).read_text().splitlines()) == 1
+
+
+def test_check_nan_counts_only_what_is_non_finite_where_eagers_value_is_finite(tmp_path, monkeypatch):
+    """--check nan's one rule (pt2kit_capture_check.nonfinite_where_eager_finite, outputs and gradients alike): a
+    call whose compiled output holds NaN or Inf where eager's holds Inf or NaN passes (the model's own), one that
+    holds NaN where eager's is finite fails, its line counting those elements."""
+    monkeypatch.syspath_prepend(str(BOOT))
+    monkeypatch.setenv(contract.ENV_DIR, str(tmp_path))
+    import pt2kit_capture_check as check
+    import pt2kit_capture_manifest as manifest
+
+    class Log(torch.nn.Module):
+        def forward(self, x):
+            return (torch.log(x),)
+
+    gm = torch.fx.symbolic_trace(Log())
+    line = manifest.new_line("eager")
+    line["compile_id"] = "0/0"
+    x = torch.tensor([0.0, -1.0, 1.0, 2.0])  # eager: -inf, nan, 0, log 2
+    manifest.record(line, gm, [x], "handed")
+    manifest.append(line)
+    checked = check.Checked("nan", gm, line)
+    checked.wrap(lambda x: (torch.tensor([float("nan"), float("inf"), 0.0, 0.7]),))(x)
+    assert checked.on
+    checked.wrap(lambda x: (torch.tensor([float("nan"), float("nan"), float("nan"), float("inf")]),))(x)
+    *_, failed = (tmp_path / f"p{os.getpid()}" / contract.MANIFEST).read_text().splitlines()
+    entry = msgspec.json.decode(failed, type=Entry)
+    assert not checked.on and entry.call == 2
+    assert entry.check.endswith(": 2 of 4 values non-finite (NaN or Inf) where eager's are finite"), entry.check

@@ -173,18 +173,15 @@ class Checked:
 
     def _judge(self, got: list[tuple[str, Any]], inputs: list[Any]) -> str:
         """Why this call fails the check ("" when it passes)."""
-        import torch
-
         ref = dict(self._eager(inputs))
         if self.how == "nan":
             for name, t in got:
                 e = ref.get(name)
                 if not (t.is_floating_point() or t.is_complex()) or e is None or e.shape != t.shape:
                     continue
-                bad = ~torch.isfinite(t.detach()) & torch.isfinite(e.to(t.device))
-                if bool(bad.any()):
-                    return (f"{name}: {int(bad.sum())} of {t.numel()} values non-finite (NaN or Inf) where eager's "
-                            "are finite")
+                why = nonfinite_where_eager_finite(t, e)
+                if why:
+                    return f"{name}: {why}"
             return ""
         return self._accuracy(got, ref, inputs)
 
@@ -249,9 +246,7 @@ class CheckedBackward:
                 continue
             why = ""
             if f.how == "nan":
-                bad = ~torch.isfinite(g.detach()) & torch.isfinite(e.to(g.device))
-                if bool(bad.any()):
-                    why = f"{int(bad.sum())} of {g.numel()} values non-finite (NaN or Inf) where eager's are finite"
+                why = nonfinite_where_eager_finite(g, e)
             else:
                 if differs(g, e, rule="close"):
                     fp64 = _grads(f.ref, args, tangents, wide=True) if fp64 is None else fp64
@@ -260,6 +255,17 @@ class CheckedBackward:
                 f.on = False
                 keep(f.ref, f.line, call, args, f"{f.how}: the gradient of input {i} ({_input_name(f.line, f.ref, i)}): {why}")
                 return
+
+
+def nonfinite_where_eager_finite(got: Any, eager: Any) -> str:
+    """--check nan's rule, for an output and a gradient alike: the elements of ``got`` that are NaN or Inf where
+    ``eager``'s are finite, counted ("" where none). A NaN or Inf eager makes too, whatever it is there, is the
+    model's own (README, Outcomes)."""
+    import torch
+
+    bad = ~torch.isfinite(got.detach()) & torch.isfinite(eager.to(got.device))
+    return f"{int(bad.sum())} of {got.numel()} values non-finite (NaN or Inf) where eager's are finite" \
+        if bool(bad.any()) else ""
 
 
 def _input_name(line: dict[str, Any], gm: Any, i: int) -> str:
