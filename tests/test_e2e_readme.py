@@ -1,5 +1,6 @@
-"""Every example command in the README runs as written: no example names a flag, a file or a kernel
-that does not exist, and none ends in bad usage (2) or a crash (3)."""
+"""Every example command in the READMEs (the guide and each package's, where each tool's reference is) runs as
+written: no example names a flag, a file or a kernel that does not exist, and none ends in bad usage (2) or a
+crash (3)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+READMES = [ROOT / "README.md", *sorted(ROOT.glob("packages/*/README.md")), ROOT / "schemas" / "README.md"]
 TOOLS = "fxcheck|kdiff|guardscan|aotiprint|minify|reportgen|pt2kit"
 
 
 def examples() -> list[str]:
-    """Lines of the README's indented code blocks (a block starts after a blank line, so a wrapped list
+    """Lines of the READMEs' indented code blocks (a block starts after a blank line, so a wrapped list
     item's continuation line is prose) that start with a tool and hold no synopsis placeholder."""
     out, block, prev = [], False, ""
-    for line in (ROOT / "README.md").read_text().splitlines():
+    for line in "\n\n".join(path.read_text() for path in READMES if path.is_file()).splitlines():
         block = line.startswith("    ") and (block or not prev.strip())
         prev = line
         m = re.match(rf"    (({TOOLS}) .*)", line)
