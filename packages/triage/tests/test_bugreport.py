@@ -228,9 +228,9 @@ def test_a_report_past_the_limit_even_so_leaves_sections_out_from_the_end_and_sa
     assert "b" * 20_000 in md  # what fits once the later sections are out stays
 
 
-def test_a_script_level_repro_where_no_captured_graph_shows_it_has_its_bisection_and_says_so(tmp_path):
-    # pytorch#196173: Dynamo folds `holder.current is holder.left` unguarded; its one graph passes kdiff, the
-    # script's own assert fails; minify reduced the script (no model named) and told the stage (no model named)
+def _script_repro_stream(tmp_path: Path, unrunnable: str | None = None) -> Path:
+    """A stream whose repro is the script reduced (no model named), bisected; its one graph ran, or did not run
+    alone (capture's ``unrunnable``)."""
     from pt2kit.schema import Crash
 
     env = {"v": 1, "run": "r1"}
@@ -242,7 +242,8 @@ def test_a_script_level_repro_where_no_captured_graph_shows_it_has_its_bisection
     sig = "AssertionError: call <n> at: assert torch.equal(e, c)"
     recs = [Header(**env, tool="capture", tool_version="0", argv=["pt2kit", "capture"], time="t", host="h",
                    python="3.11", store=str(tmp_path)),
-            Model(**env, model="g.py[0/0]", file=str(tmp_path / "m.py")),
+            Model(**env, model="g.py[0/0]", file=str(tmp_path / "m.py"),
+                  captured=Captured(command=["python", "g.py"], compile_id="0/0", code=ref, unrunnable=unrunnable)),
             Crash(**env, stage="run", exitcode=1, exception="AssertionError", message="call 1: eager [-2.0]"),
             Repro(**env, path=ref, failure="accuracy", nodes_before=0, nodes_after=0, reproduces=True, signature=sig,
                   reproduced=2, runs=2),
@@ -252,8 +253,23 @@ def test_a_script_level_repro_where_no_captured_graph_shows_it_has_its_bisection
                    on=BisectRun(setting="TORCH_BISECT_BACKEND=eager", fails=True, signature=sig))]
     path = tmp_path / "minify.ndjson"
     path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
-    md = build(path, [], {}, ["python", "g.py"], tmp_path, 1)
+    return path
+
+
+def test_a_script_level_repro_where_no_captured_graph_shows_it_has_its_bisection_and_says_so(tmp_path):
+    # pytorch#196173: Dynamo folds `holder.current is holder.left` unguarded; its one graph passes kdiff, the
+    # script's own assert fails; minify reduced the script (no model named) and told the stage (no model named)
+    md = build(_script_repro_stream(tmp_path), [], {}, ["python", "g.py"], tmp_path, 1)
     assert md.splitlines()[0].endswith("(no captured graph shows it)"), md.splitlines()[0]
     assert "your script reduced at the source level (no captured graph shows it)" in md
     assert "- Dynamo alone \\(the eager backend\\): it fails under TORCH\\_BISECT\\_BACKEND=eager\n" in md
     assert "  - checked, culprit off: `TORCHDYNAMO_DISABLE=1` passes\n" in md
+
+
+def test_a_script_level_repro_whose_captured_graph_does_not_run_alone_says_that_not_that_none_shows_it(tmp_path):
+    # pytorch#186807: the graph calls a custom op only the script registers, so no tool could run it alone;
+    # the title said "no captured graph shows it", as if the graph had run and passed
+    why = "the model file:12: loading the model file raised AttributeError: no op named add_into"
+    md = build(_script_repro_stream(tmp_path, unrunnable=why), [], {}, ["python", "g.py"], tmp_path, 1)
+    assert md.splitlines()[0].endswith("(its captured graph does not run alone)"), md.splitlines()[0]
+    assert "your script reduced at the source level (its captured graph does not run alone)" in md

@@ -96,6 +96,18 @@ def _backend(c: Any, row: dict[str, Any] | None) -> str:
     return (rep.backend if rep else None) or (cap.backend_code or cap.backend if cap else None) or "torch.compile"
 
 
+def _no_graph(c: Any) -> str:
+    """Why a repro is the script, where no model is named: no graph was kept, the graphs kept did not run alone
+    (capture's ``unrunnable``: a custom op the script registers), or none of them shows the failure."""
+    models = c.of("model")
+    cannot = [m for m in models if m.captured is not None and m.captured.unrunnable]
+    if not models:
+        return "no graph was kept"
+    if len(cannot) == len(models):
+        return "its captured graph does not run alone" if len(models) == 1 else "its captured graphs do not run alone"
+    return "no captured graph that runs alone shows it" if cannot else "no captured graph shows it"
+
+
 def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
     if row is None:
         return "pt2kit triage: no failure found"
@@ -105,8 +117,7 @@ def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
     where = _rel(row["mine"], cwd)  # reportgen's rule: the user's own line, as the page leads with it
     at = "at" if row["mine_is_op"] else "called at"  # the call of the compiled code is not the op's line
     # a crash naming no graph (the script's end) has no model record: reportgen's row has a placeholder name
-    graph = f" ({text(row['model'])})" if _model(c, row["model"]) is not None else \
-        " (no captured graph shows it)" if c.of("model") else " (no graph was kept)"
+    graph = f" ({text(row['model'])})" if _model(c, row["model"]) is not None else f" ({_no_graph(c)})"
     return (f"[{text(_backend(c, row))}] {text(kind)}" + (f" in {text(op)}" if op else "")
             + (f" {at} {text(where)}" if where else "") + graph)
 
@@ -191,8 +202,7 @@ def _repro(row: dict[str, Any] | None, c: Any, cwd: Path, whole: bool = True) ->
     # a repro of no graph (minify 0.13: a failure before any graph was kept) is the script reduced
     cut = (f"cut from {rep.nodes_before} to {rep.nodes_after} nodes: {', '.join(code(o) for o in rep.ops) or 'no op'}"
            + (f", {text(rep.phase)} graph" if rep.phase else "")) if rep.nodes_before else \
-        "your script reduced at the source level (" + ("no captured graph shows it" if c.of("model") else
-                                                       "no graph was kept") + ")"
+        f"your script reduced at the source level ({_no_graph(c)})"
     out.append(f"{code('python ' + where)} needs {needs} and exits 1 while the bug is there (it failed the same way "
                f"in {rep.reproduced} of {rep.runs} fresh runs), 0 once it is fixed; {cut}.")
     source = _repro_text(rep, c)
