@@ -43,9 +43,12 @@ Guarantees:
   with it, so a backend that looks at ``is_leaf`` sees what it saw in the script. :func:`make_tensor` makes
   an input from its description (shape, stride, storage offset and size; its real values or a seeded
   draw), as ``rand_strided`` and ``InputReader`` do: capture's model files and every repro.py embed its
-  text, so both lay out an expanded, overlapping or offset input as the script had it. :func:`copy_inputs`
-  copies a call's inputs so that those sharing one storage share the copy (a write into one shows in the
-  other, as in the script), each as :func:`as_input` makes it.
+  text, so both lay out an expanded, overlapping or offset input as the script had it. What capture's model
+  files and minify's specs record to make it again is read by one rule each: :func:`storage_reach` (the
+  storage size recorded only past what the layout reaches) and :func:`value_range` (the range a seeded input
+  is drawn in). :func:`copy_inputs` copies a call's inputs so that those sharing one storage share the copy
+  (a write into one shows in the other, as in the script), each as :func:`as_input` makes it: kdiff's sides,
+  minify's runs, capture's --check, a training step's inputs and the graphs' arguments minify cuts.
 * :func:`backward_compiler` and :func:`run_backward` compile a backward aten graph as AOTAutograd does
   for an ``aot_autograd(...)`` backend (its ``bw_compiler``), for kdiff's backward localisation, minify's
   candidates and the repro alike; any other backend: None, torch.compile as before.
@@ -83,7 +86,7 @@ import copy
 import math
 import signal
 
-VERSION = 14
+VERSION = 15
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -1117,6 +1120,51 @@ def _drawn(n, dtype, lo, hi, g):
     lo = 0 if lo is None else int(lo)
     hi = lo + 1 if hi is None else max(int(hi), lo)
     return torch.randint(lo, hi + 1, (n,), generator=g, dtype=torch.int64).to(dtype)
+
+
+# elements value_range reads at a time: its scratch (a mask and two selections) stays a few MB
+RANGE_CHUNK = 1 << 18
+
+
+def value_range(t):
+    """(lo, hi) of ``t``'s finite values, ints for an integer tensor (None: it has none): the range a seeded
+    input is drawn in (:func:`make_tensor`), so an index stays in bounds and a value a log reads stays
+    positive; capture's model files and minify's specs record it. Read :data:`RANGE_CHUNK` elements at a time:
+    the scratch stays a few MB however large ``t`` is (a filtered copy of a 512 MiB input cost a script 1.6 GB)."""
+    import torch
+
+    lo = hi = None
+    floating = t.dtype.is_floating_point
+    with torch.no_grad():
+        for part in _range_chunks(t.detach(), RANGE_CHUNK):
+            flat = part.reshape(-1)  # a copy of at most RANGE_CHUNK elements, where part is not contiguous
+            if floating:
+                finite = torch.isfinite(flat)
+                if not bool(finite.any()):
+                    continue
+                a = float(torch.where(finite, flat, float("inf")).min())
+                b = float(torch.where(finite, flat, float("-inf")).max())
+            else:
+                a, b = int(flat.min()), int(flat.max())
+            lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
+    return None if lo is None else (lo, hi)
+
+
+def _range_chunks(t, limit):
+    """Views of t covering it, each of at most ``limit`` elements (along its first dims)."""
+    if t.numel() <= limit or t.dim() == 0:
+        yield t
+        return
+    d = next(i for i, n in enumerate(t.shape) if n > 1)
+    size = t.shape[d]
+    row = t.numel() // size
+    if row <= limit:
+        step = max(1, limit // row)
+        for i in range(0, size, step):
+            yield t.narrow(d, i, min(step, size - i))
+    else:
+        for i in range(size):
+            yield from _range_chunks(t.select(d, i), limit)
 
 
 def copy_inputs(inputs):

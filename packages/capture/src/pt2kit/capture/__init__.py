@@ -26,7 +26,7 @@ import types
 
 from pt2kit.runtime.api import exports
 
-__version__ = "0.19.6"
+__version__ = "0.19.7"
 
 _PUBLIC = {"capture": ".inprocess", "Records": ".results", "load_ipython_extension": ".magic"}
 __all__ = ["__version__", *_PUBLIC]

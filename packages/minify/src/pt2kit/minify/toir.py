@@ -17,7 +17,7 @@ import msgspec
 
 from pt2kit.runtime.hops import hop_name
 from pt2kit.runtime.torchapi import is_op_overload
-from pt2kit_portable import copy_inputs, is_leaf, storage_reach, undefined_nodes
+from pt2kit_portable import copy_inputs, is_leaf, storage_reach, undefined_nodes, value_range
 
 from . import ir
 from .torchapi import inplace_variant
@@ -179,10 +179,10 @@ def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
     if isinstance(val, torch.Tensor):
         lo = hi = None
         if isinstance(real, torch.Tensor) and not real.is_complex() and real.dtype != torch.bool and real.numel():
-            # the range the real values took: an index stays in bounds, a value a log reads stays positive
-            finite = real[torch.isfinite(real)] if real.is_floating_point() else real
-            if finite.numel():
-                lo, hi = float(finite.min()), float(finite.max())
+            # the range the real values took (capture's rule): an index stays in bounds, a log's input positive
+            got = value_range(real)
+            if got is not None:
+                lo, hi = float(got[0]), float(got[1])
         try:
             shape, stride = [int(d) for d in val.shape], [int(s) for s in val.stride()]
         except RuntimeError:  # a size no hint holds (a while_loop's stacked output, unbacked): the real run's

@@ -29,7 +29,8 @@ import pt2kit_capture_process as process
 import pt2kit_capture_running as running
 import pt2kit_capture_tensors as tensors
 from pt2kit_capture_code import literal
-from pt2kit_capture_values import value_range
+
+from pt2kit_portable import value_range
 
 _NODES: Any = weakref.WeakKeyDictionary()  # a backward node -> (its graph's state, call, inputs)
 

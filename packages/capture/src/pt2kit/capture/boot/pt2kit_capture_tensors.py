@@ -21,9 +21,9 @@ from typing import Any
 
 import pt2kit_capture_torchapi as api
 from pt2kit_capture_code import literal
-from pt2kit_capture_values import Hashing, RunBudget, value_range
+from pt2kit_capture_values import Hashing, RunBudget
 
-from pt2kit_portable import is_leaf, scratch_tensor_path, storage_reach
+from pt2kit_portable import is_leaf, scratch_tensor_path, storage_reach, value_range
 
 
 class Tensors:

@@ -1,10 +1,10 @@
-"""The values of the tensors a captured graph takes, for the capture boot's writer: a seeded tensor's
-range, the run's budget of saved bytes, a hashing file to save through, the inputs that share a storage.
+"""The values of the tensors a captured graph takes, for the capture boot's writer: the run's budget of
+saved bytes, a hashing file to save through, the inputs that share a storage (a seeded tensor's range is
+``pt2kit_portable.value_range``, minify's specs' rule too).
 
 Runs inside the user's interpreter: stdlib + torch (imported when called).
 
-Guarantees: :func:`value_range` reads a tensor ``CHUNK`` elements at a time: a few MB of scratch, never
-a copy of the tensor, whatever its size; :class:`RunBudget` is one count shared by every process of
+Guarantees: :class:`RunBudget` is one count shared by every process of
 the run (a file under the scratch dir, changed under an exclusive ``flock``). Not guaranteed: that the
 count is exact across a process killed between reserving and writing (it then counts bytes never
 written: the budget errs toward seeding).
@@ -18,48 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from pt2kit_portable import is_leaf
-
-# elements per step of a seeded tensor's range: its scratch (a mask and two selections) stays a few MB
-CHUNK = 1 << 18
-
-
-def value_range(t: Any) -> tuple[Any, Any] | None:
-    """(lo, hi) of t's finite values (None: it has none), read ``CHUNK`` elements at a time: the scratch
-    stays a few MB however large t is (a filtered copy of a 512 MiB input cost the script 1.6 GB)."""
-    import torch
-
-    lo = hi = None
-    floating = t.dtype.is_floating_point
-    with torch.no_grad():
-        for part in _chunks(t.detach(), CHUNK):
-            flat = part.reshape(-1)  # a copy of at most CHUNK elements, where part is not contiguous
-            if floating:
-                finite = torch.isfinite(flat)
-                if not bool(finite.any()):
-                    continue
-                a = float(torch.where(finite, flat, float("inf")).min())
-                b = float(torch.where(finite, flat, float("-inf")).max())
-            else:
-                a, b = int(flat.min()), int(flat.max())
-            lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
-    return None if lo is None else (lo, hi)
-
-
-def _chunks(t: Any, limit: int) -> Any:
-    """Views of t covering it, each of at most ``limit`` elements (along its first dims)."""
-    if t.numel() <= limit or t.dim() == 0:
-        yield t
-        return
-    d = next(i for i, n in enumerate(t.shape) if n > 1)
-    size = t.shape[d]
-    row = t.numel() // size
-    if row <= limit:
-        step = max(1, limit // row)
-        for i in range(0, size, step):
-            yield t.narrow(d, i, min(step, size - i))
-    else:
-        for i in range(size):
-            yield from _chunks(t.select(d, i), limit)
 
 
 class RunBudget:

@@ -19,8 +19,8 @@ the script); inputs that shared one storage in the script (``f(a, a[1])``) are v
 seeded by its position, within the real values' [lo, hi], so two loads give the same numbers (a fake
 tensor's, which has no values: within [-1, 1] for floats, 0 for integers). Memory: a kept tensor is
 copied only where its bytes are not already one contiguous CPU storage, and written straight to its
-file; a seeded one's range is read in chunks of ``CHUNK`` elements (a few MB of scratch, whatever its
-size), never copied whole. Code: every string in the file that comes from the program (a path, a
+file; a seeded one's range is read in chunks of ``RANGE_CHUNK`` elements (pt2kit_portable.value_range: a few
+MB of scratch, whatever its size), never copied whole. Code: every string in the file that comes from the program (a path, a
 function or backend name, FX's ``# File: ... code: ...`` lines, a placeholder) passes :func:`escape`
 (comments) or ``repr`` (literals), and a name written as code must be an identifier: nothing a name
 holds becomes a line of code. Layout: each tensor is made by ``pt2kit_portable.make_tensor`` (its text

@@ -1,7 +1,7 @@
-"""One rule says how much storage an input's layout reaches (pt2kit_portable.storage_reach), so capture's model
-file and minify's spec record an input's storage size in one case and make_tensor lays the input out again from
-either: a slice of a larger storage records that storage, an input whose layout reaches its storage's end records
-none. No compile: the three sites are called directly."""
+"""What capture's model file and minify's spec record of an input to make it again, each by one rule of
+pt2kit_portable: how much storage its layout reaches (storage_reach), so both record a storage size in one case
+and make_tensor lays the input out again from either; and the range of its finite values (value_range), which a
+seeded input is drawn in. No compile: the sites are called directly."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 import pt2kit.capture
-from pt2kit.minify.toir import _layout
+from pt2kit.minify.toir import _layout, _spec
 from pt2kit_portable import make_tensor
 
 BOOT = Path(pt2kit.capture.__file__).parent / "boot"
@@ -41,3 +41,20 @@ def test_capture_and_minify_record_one_storage_size_and_make_tensor_lays_the_inp
         assert capture == (minify["offset"], minify["storage"]) == want, what
         made = make_tensor(tuple(t.shape), t.stride(), t.dtype, "cpu", values=t, offset=want[0], storage=want[1])
         assert _laid_out(made) == _laid_out(t) and torch.equal(made, t), what
+
+
+def test_capture_and_minify_record_one_range_a_seeded_input_is_drawn_in(tmp_path, monkeypatch):
+    """The finite values' range, NaN and Inf left out (an integer tensor's as integers in the model file): both
+    sites give the same numbers, and a tensor with no finite value has none (capture's model file then draws in
+    [0, 0], minify's spec in the standard normal)."""
+    monkeypatch.syspath_prepend(str(BOOT))
+    from pt2kit_capture_tensors import Tensors
+
+    nan, inf = float("nan"), float("inf")
+    cases = [(torch.tensor([[-3.0, nan], [inf, 5.5]]), "lo=-3.0, hi=5.5", (-3.0, 5.5)),
+             (torch.tensor([7, 2, 4]), "lo=2, hi=7", (2.0, 7.0)),
+             (torch.tensor([nan, -inf]), "lo=0, hi=0", (None, None))]
+    for t, written, spec in cases:
+        expr, kind = Tensors(tmp_path, "none", 0).expr(t, seed=0)
+        got = _spec(t, t, "cpu")
+        assert kind == "seeded" and f", {written})" in expr and (got.lo, got.hi) == spec, (expr, got)
