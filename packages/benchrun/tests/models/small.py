@@ -1,5 +1,5 @@
 """Small models for benchrun's tests: one that runs, one that crashes the process, one that hangs,
-one with dropout (train mode), and backends that raise."""
+one with dropout (train mode), one that writes into its input, and backends that raise."""
 
 import ctypes
 import time
@@ -90,3 +90,13 @@ def helper_breaks():
 def integers():
     """Integer outputs only: nothing to train."""
     return nn.Identity(), (torch.arange(4),)
+
+
+class WritesInput(nn.Module):
+    def forward(self, x):
+        x.neg_()  # a write into the input: each run must start from the model file's values
+        return x + 0
+
+
+def writes_input():
+    return WritesInput(), (torch.ones(4),)

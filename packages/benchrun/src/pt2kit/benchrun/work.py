@@ -26,6 +26,7 @@ from pt2kit.runtime.outcome import OWN
 from pt2kit.runtime.text import exception_line
 from pt2kit.runtime.torchapi import reset_dynamo, tree_map
 from pt2kit.schema import Model
+from pt2kit_portable import copy_inputs
 
 from . import timing, torchapi
 
@@ -301,7 +302,10 @@ def _judged(job: Any, loaded: Any, model_c: Any) -> dict[str, Any]:
     from pt2kit.runtime.accuracy import float64_copy, float64_mode, judge_leaves
 
     mode, seed = job.mode, job.seed
-    base = _leaves(loaded, loaded.model, loaded.model, loaded.inputs, mode, seed)
+    # each side on its own copy of the inputs, as kdiff's sides (pt2kit_portable.copy_inputs: inputs that
+    # shared a storage share it): a model that writes into its input (x.neg_()) handed the compiled side what
+    # eager left, and a right compile failed accuracy
+    base = _leaves(loaded, loaded.model, loaded.model, copy_inputs(loaded.inputs), mode, seed)
     if job.backend == "eager":
         return {"accuracy": "pass"}
     patch = contextlib.nullcontext()
@@ -311,7 +315,7 @@ def _judged(job: Any, loaded: Any, model_c: Any) -> dict[str, Any]:
         model_c = compiled(loaded.model, job.backend)
     with patch:
         try:
-            test = _leaves(loaded, model_c, loaded.model, loaded.inputs, mode, seed)
+            test = _leaves(loaded, model_c, loaded.model, copy_inputs(loaded.inputs), mode, seed)
         except Exception as e:
             return {"accuracy": "fail_to_run", "accuracy_note": f"{job.backend}: {exception_line(e)}"}
     fp64, note = None, None
