@@ -4,10 +4,13 @@ One capture of a real ``torch.compile(mode="max-autotune")`` script on the CPU (
 autotunes the bmm against ATen's) in a cache folder of the test's own; kdiff compiles the captured graph as
 the script did, in that folder: the one the capture recorded (``captured.cache_dir``) where kdiff's own
 environment names none, else the environment's (the user's choice wins, and kdiff says the script's was elsewhere).
+The script's second graph, compiled with ``mode="reduce-overhead"``, keeps that mode: kdiff says how many graphs
+CUDA graphs wrapped (none on the CPU).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -25,10 +28,17 @@ SCRIPT = textwrap.dedent("""\
     def f(a, b):
         return torch.relu(torch.bmm(a, b)) * 2
 
+    def g(x):
+        return torch.sin(x) * 2
+
     torch.manual_seed(0)
     c = torch.compile(f, mode="max-autotune")
     c(torch.randn(4, 32, 64), torch.randn(4, 64, 48))
+    torch.compile(g, mode="reduce-overhead")(torch.randn(8))
 """)
+# max-autotune's triton.cudagraphs, as reduce-overhead's, wraps no CPU graph: said, so no one reads it as judged
+CPU_GRAPH = ("CUDA graphs: 0 of 1 graph wrapped, 1 skipped (a CPU graph, or one Inductor will not record: "
+             "TORCH_LOGS=cudagraphs says why)")
 
 
 @pytest.fixture(scope="module")
@@ -43,12 +53,20 @@ def captured(tmp_path_factory):
     return where, r.stdout, cache
 
 
+def _graph(captured, i):
+    """The capture's stream with its ``i``-th graph alone (0: the max-autotune bmm, 1: the reduce-overhead sin)."""
+    header, *models = captured[1].splitlines(keepends=True)
+    return header + models[i]
+
+
 def _kdiff(captured, cache, *args, tool="pt2kit.kdiff", stream=None):
-    """kdiff (or ``tool``) on the capture's stream (or ``stream``) with TORCHINDUCTOR_CACHE_DIR=``cache`` (None: unset)."""
+    """kdiff (or ``tool``) on the capture's max-autotune graph (or ``stream``) with TORCHINDUCTOR_CACHE_DIR=``cache``
+    (None: unset)."""
     where = captured[0]
     env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
     env.update(PT2KIT_STORE=str(where / "store"), **({} if cache is None else {"TORCHINDUCTOR_CACHE_DIR": str(cache)}))
-    return run(module(tool, *args), stdin=captured[1] if stream is None else stream, env=env, cwd=where, timeout=600)
+    return run(module(tool, *args), stdin=_graph(captured, 0) if stream is None else stream, env=env, cwd=where,
+               timeout=600)
 
 
 def _verdict(stderr: str) -> str:
@@ -64,7 +82,7 @@ def test_kdiff_reads_the_scripts_autotuning_back_and_judges_as_without_it(captur
                     f"the script was, in the script's Inductor cache {captured[2]}, in S s: FX graph cache "
                     "0 hit, 1 miss (torch.backends.cuda.matmul.fp32_precision=ieee is in its key; --precision "
                     "as-configured keeps the script's); max-autotune: 1 matmul selection read from the autotune cache, "
-                    "0 benchmarked afresh"], reused.stderr
+                    f"0 benchmarked afresh; {CPU_GRAPH}"], reused.stderr
     assert (f"as the script was, in Inductor's cache {tmp_path / 'fresh'}, not the script's {captured[2]} "
             "(TORCHINDUCTOR_CACHE_DIR names it), in ") in fresh.stderr, fresh.stderr
     assert re.search(r"max-autotune: 0 matmul selections read from the autotune cache, 1 benchmarked afresh \(shapes "
@@ -79,7 +97,7 @@ def test_under_the_scripts_own_precision_kdiff_reads_its_compiled_graph_back_who
     assert r.code == 0, r.stderr
     assert re.search(r"kdiff: s\.py\[0/0\]: compiled under .* as the script was, in the script's Inductor cache .*: "
                      r"FX graph cache 1 hit, 0 miss; max-autotune: nothing autotuned, the compiled graph was read back "
-                     r"whole$", r.stderr, re.M), r.stderr
+                     r"whole; " + re.escape(CPU_GRAPH) + "$", r.stderr, re.M), r.stderr
 
 
 def test_a_planted_bug_under_max_autotune_is_found_and_minified_with_the_autotuning_reused(captured):
@@ -99,3 +117,17 @@ def test_a_planted_bug_under_max_autotune_is_found_and_minified_with_the_autotun
         r"max-autotune: (nothing autotuned, no matmul was compiled afresh|\d+ matmul selections? read from the autotune "
         r"cache, 0 benchmarked afresh)", said[0]), m.stderr
     assert "3 -> 1 ops (aten.relu.default)" in m.stderr, m.stderr
+
+
+
+def test_reduce_overhead_travels_with_the_graph_and_kdiff_says_what_it_wrapped(captured):
+    # the captured graph keeps the script's mode; kdiff compiles under it and says CUDA graphs wrapped none here
+    stream = _graph(captured, 1)
+    assert json.loads(stream.splitlines()[1])["captured"]["mode"] == "reduce-overhead"
+    r = _kdiff(captured, None, stream=stream)
+    assert r.code == 0, r.stderr
+    said = [re.sub(r"in \d+\.\d s:", "in S s:", line) for line in r.stderr.splitlines() if "compiled under" in line]
+    assert said == [f"kdiff: s.py[1/0]: compiled under triton.cudagraphs as the script was, in the script's Inductor "
+                    f"cache {captured[2]}, in S s: FX graph cache 0 hit, 1 miss (torch.backends.cuda.matmul.fp32_precision"
+                    f"=ieee is in its key; --precision as-configured keeps the script's); {CPU_GRAPH}"], r.stderr
+    assert "kdiff: s.py[1/0]: 1 of 1 leaves pass (inductor vs eager" in r.stderr, r.stderr

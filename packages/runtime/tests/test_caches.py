@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pt2kit.runtime.caches import folder_said, modes_in, script_env
+from pt2kit.runtime.caches import CacheUse, folder_said, modes_in, script_env
 from pt2kit.runtime.child import run_in_child
 
 HERE = Path(__file__).parent
@@ -52,3 +52,20 @@ def test_modes_are_read_from_a_resolved_config_without_torch():
                                          "triton.cudagraphs": "True"}, "torch._dynamo.config": {"max_autotune": "True"}}
     assert modes_in(config) == ["max_autotune", "triton.cudagraphs"]
     assert modes_in({}) == []
+
+
+def test_the_line_says_as_the_script_was_only_where_a_capture_named_the_script():
+    # kdiff or minify on a model file named on the command line: no script, its modes are as configured
+    def line(script):
+        used = CacheUse({"torch.backends.cuda.matmul.fp32_precision": "ieee"}, script)
+        used.folder = "/c"
+        used.add({"grew": {"fxgraph_cache_miss": 1}, "seconds": 2.0})
+        return used.line(["triton.cudagraphs"])
+
+    tail = ("in 2.0 s: FX graph cache 0 hit, 1 miss (torch.backends.cuda.matmul.fp32_precision=ieee is in its key; "
+            "--precision as-configured keeps {}); CUDA graphs: 0 of 1 graph wrapped, 1 skipped (a CPU graph, or one "
+            "Inductor will not record: TORCH_LOGS=cudagraphs says why)")
+    assert line("/c") == ("compiled under triton.cudagraphs as the script was, in the script's Inductor cache /c, "
+                          + tail.format("the script's"))
+    assert line(None) == ("compiled under triton.cudagraphs as configured, in Inductor's cache /c, "
+                          + tail.format("the configured ones"))

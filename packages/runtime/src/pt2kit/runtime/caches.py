@@ -112,8 +112,9 @@ class CacheUse:
         if misses and self.settings:  # why the script's compiled graph was not read back
             keyed = [f"{k}={v}" for k, v in sorted(self.settings.items())]
             harness = any(not k.startswith("inductor.") for k in self.settings)  # the harness's torch settings
+            kept = "the script's" if self.script else "the configured ones"
             parts[-1] += (f" ({', '.join(keyed)} {'is' if len(keyed) == 1 else 'are'} in its key"
-                          + ("; --precision as-configured keeps the script's" if harness else "") + ")")
+                          + (f"; --precision as-configured keeps {kept}" if harness else "") + ")")
         if autotuning and not picks:  # the graphs with a matmul were FX graph cache hits, or there were none
             parts.append("max-autotune: nothing autotuned, " + ("the compiled graph was read back whole" if hits and
                                                                 not misses else "no matmul was compiled afresh"))
@@ -122,7 +123,21 @@ class CacheUse:
             parts.append(f"max-autotune: {reused} matmul selection{'s' * (reused != 1)} read from the autotune cache, "
                          f"{fresh} benchmarked afresh" + (" (shapes the script never autotuned, or a cache folder "
                                                           "without its results)" if fresh else ""))
+        # minify's workers call candidates off the thread whose trees are counted (an H200 read 0 of 26): not said
+        if "triton.cudagraphs" in modes and not workers:
+            parts.extend(self._cudagraphs(hits + misses + self.delta("fxgraph_cache_bypass")))
         where = folder_said(self.folder, self.script, self.given)
         took = f"{self.seconds:.1f} s" + (" (the workers' added up)" if workers else "")
-        return (f"{what} under {', '.join(modes)} as the script was, {where}, in {took}: "
-                + "; ".join(parts))
+        # the modes are the script's only where a capture recorded it; a model file named alone has its own
+        whose = "as the script was" if self.script else "as configured"
+        return f"{what} under {', '.join(modes)} {whose}, {where}, in {took}: " + "; ".join(parts)
+
+    def _cudagraphs(self, graphs: int) -> list[str]:
+        """reduce-overhead's part: how many of the ``graphs`` compiled Inductor wrapped in CUDA graphs (a graph
+        it skips, on the CPU or one it will not record, is run as compiled, and so judged without them)."""
+        if not graphs:
+            return []
+        wrapped = min(max(self.delta("cudagraph_wrapped"), 0), graphs)
+        return [f"CUDA graphs: {wrapped} of {graphs} graph{'s' * (graphs != 1)} wrapped"
+                + (f", {graphs - wrapped} skipped (a CPU graph, or one Inductor will not record: TORCH_LOGS=cudagraphs "
+                   "says why)" if graphs > wrapped else "")]

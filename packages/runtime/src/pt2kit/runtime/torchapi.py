@@ -302,14 +302,31 @@ def compile_counters() -> dict[str, int]:
     """(2.45) What Inductor and AOTAutograd count as they compile (``torch._dynamo.utils.counters``), this
     process so far: ``fxgraph_cache_hit``/``_miss``/``_bypass``, ``autograd_cache_hit``/``_miss``,
     ``select_algorithm_autotune`` (one per choice benchmarked afresh: an autotune cache hit skips it) and
-    ``mm_selections`` (matmul-family lowerings, each a selection under max-autotune: ``aten_mm_info``)."""
+    ``mm_selections`` (matmul-family lowerings, each a selection under max-autotune: ``aten_mm_info``) and
+    (2.47.2) ``cudagraph_wrapped`` (:func:`cudagraph_wrapped`)."""
     from torch._dynamo.utils import counters
 
     out = {k: int(v) for k, v in counters["inductor"].items()
            if k.startswith("fxgraph_cache_") or k == "select_algorithm_autotune"}
     out.update({k: int(v) for k, v in counters["aot_autograd"].items() if k.startswith("autograd_cache_")})
     out["mm_selections"] = sum(int(v) for v in counters["aten_mm_info"].values())
+    out["cudagraph_wrapped"] = cudagraph_wrapped()
     return out
+
+
+def cudagraph_wrapped() -> int:
+    """(2.47.2) How many compiled graphs Inductor's CUDA graph trees hold now (``triton.cudagraphs``, which
+    ``mode="reduce-overhead"`` and ``"max-autotune"`` turn on, wraps a graph at its first call): counted from
+    the trees, not from Inductor's skip counter, which misses skips off CUDA. ``torch._dynamo.reset`` empties them."""
+    import sys
+
+    import torch
+
+    trees = sys.modules.get("torch._inductor.cudagraph_trees")  # never imported: nothing was wrapped
+    if trees is None or not torch._C._is_key_in_tls("tree_manager_containers"):
+        return 0
+    containers = trees.get_obj(trees.local, "tree_manager_containers")
+    return sum(len(c.tree_manager.ids_to_funcs) for c in list(containers.values()) if c.tree_manager is not None)
 
 
 def inductor_cache_dir() -> str:
