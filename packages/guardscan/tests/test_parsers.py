@@ -189,3 +189,17 @@ def test_a_float_specialised_again_names_the_users_line_never_torchs_parenthesis
     assert (rec.source, rec.code, rec.user_code) == ("/tmp/t/s4.py:13", 'print("scale", round(s, 3))', True)
     alone = _recompile(Compile("1/1", 1, 1, reasons=[later]), None, {}, Findings(files=["/tmp/t/s4.py"]))
     assert alone.source == "_dynamo/output_graph.py:3375" and not alone.user_code  # torch's, said as torch's
+
+
+def test_a_recompile_on_a_line_that_ends_in_a_comment_names_that_line():
+    """The guarded line ``if n > 2:  # ...``: torch's reason, then its stack trace, whose last line is that
+    code, comment and all. The recompile's source was None, its code the whole trace."""
+    from pt2kit.guardscan.findings import Compile, Findings, _recompile
+
+    reason = ("0/0: n == 1                                                   # if n > 2:  # a comment on the guarded "
+              "line  # mp/rc/g.py:3 in branchy\nUser stack trace:\n  File \"/tmp/rc/g.py\", line 3, in branchy\n"
+              "    if n > 2:  # a comment on the guarded line")
+    rec = _recompile(Compile("0/1", 0, 1, reasons=[reason]), "branchy (/tmp/rc/g.py:2)", {},
+                     Findings(files=["/tmp/rc/g.py"]))
+    assert (rec.source, rec.code, rec.guard) == ("/tmp/rc/g.py:3", "if n > 2:  # a comment on the guarded line", "n == 1")
+    assert rec.user_code

@@ -37,8 +37,10 @@ class GuardEntry:
 
 
 def split_comment(text: str) -> tuple[str, str | None, tuple[str, int] | None]:
-    """``expr  # code  # file:line in func (...)`` -> (expr, code, (file, line))."""
-    parts = text.split("  # ")
+    """``expr  # code  # file:line in func (...)`` -> (expr, code, (file, line)). Only the first line: torch
+    2.13's recompile reason goes on with a "User stack trace" whose last line is the code again, so a code
+    line ending in its own ``# comment`` would otherwise end the text in that comment, not the location."""
+    parts = text.partition("\n")[0].split("  # ")
     expr = parts[0].strip()
     code = loc = None
     if len(parts) >= 2:
