@@ -3,7 +3,9 @@ as a user runs it: a model under Inductor's planted relu bug compiled in the blo
 reportgen's page, ``cap.kdiff()`` naming aten.relu at the cell's own line, and the kernel going on after
 it with the compiler as it was before the block; then a ``%%pt2kit`` cell; then ``cap.triage()`` on the
 block's kdiff verdict (the bug report shown, its repro failing alone) and a ``%%pt2kit triage`` cell refused the
-same folder. The notebook runs once; every test reads its outputs."""
+same folder; last, a block whose compiled code kills the kernel (a planted segfault), and a fresh kernel that
+recovers its records. The notebook runs once; every test reads its outputs. Each graph is labelled by its
+cell, as the kernel's tracebacks name it (``In[1]:33[0/0]``)."""
 
 from __future__ import annotations
 
@@ -53,7 +55,8 @@ cap.records
 
 KDIFF = '''\
 d = cap.kdiff()
-print(json.dumps({"exit": d.exit_code, "divergences": [[v.op, v.source] for v in d.of("divergence")]}))
+print(json.dumps({"exit": d.exit_code, "divergences": [[v.op, v.source] for v in d.of("divergence")],
+                  "labels": [m.model for m in cap.records.of("model")]}))
 '''
 
 MAGIC = '''\
@@ -65,7 +68,7 @@ y = torch.compile(twice, backend="eager")(x)
 
 MAGIC_AFTER = '''\
 print(json.dumps({"y": torch.equal(y, twice(x)), "state": state() == before,
-                  "models": [[m.captured.function, m.captured.source] for m in _pt2kit.records.of("model")]}))
+                  "models": [[m.captured.function, m.captured.source, m.model] for m in _pt2kit.records.of("model")]}))
 '''
 
 AFTER = '''\
@@ -89,6 +92,46 @@ MAGIC_TRIAGE = '''\
 z = x + 1
 '''
 
+# compiled code that kills the kernel, as a segfault in Inductor's C++ does (the crash is planted: what is
+# tested is ours, what the block leaves for the restarted kernel); the notebook's last cell
+CRASH = '''\
+import ctypes
+
+def segfaults(gm, example_inputs):
+    def run(*args):
+        ctypes.string_at(0)  # a read of address 0: SIGSEGV
+        return gm(*args)
+    return run
+
+def plus(t):
+    return t.sin() + 1
+
+with pt2kit.capture():
+    torch.compile(plus, backend=segfaults)(x)
+'''
+
+# the restarted kernel: the dead block's records, then nothing more to recover
+RECOVER = '''\
+import json, pt2kit.capture
+rec = pt2kit.capture.recover()
+try:
+    pt2kit.capture.recover()
+except FileNotFoundError as e:
+    again = str(e)
+print(json.dumps({"models": [[m.model, m.captured.function, m.captured.source] for m in rec.records.of("model")],
+                  "crashes": [[c.model, c.stage, c.signal, c.message] for c in rec.records.of("crash")],
+                  "again": again}))
+'''
+
+
+def _kernel():
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+
+    # ipykernel's own spec of this interpreter: never a python3 kernel installed elsewhere (~/.local/share/jupyter);
+    # the async manager nbclient's own default is: with a blocking one, a kernel that dies is never noticed
+    return AsyncKernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
+
 
 @pytest.fixture(scope="module")
 def notebook(tmp_path_factory):
@@ -96,15 +139,14 @@ def notebook(tmp_path_factory):
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     here = tmp_path_factory.mktemp("notebook")
-    cells = (SETUP, CAPTURE, KDIFF, AFTER, "%load_ext pt2kit.capture", MAGIC, MAGIC_AFTER, TRIAGE, MAGIC_TRIAGE)
+    cells = (SETUP, CAPTURE, KDIFF, AFTER, "%load_ext pt2kit.capture", MAGIC, MAGIC_AFTER, TRIAGE, MAGIC_TRIAGE, CRASH)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
-
-    # ipykernel's own spec of this interpreter: never a python3 kernel installed elsewhere (~/.local/share/jupyter)
-    km = KernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[]))
-    nbclient.NotebookClient(nb, km=km, timeout=300, resources={"metadata": {"path": str(here)}}).execute()
-    return nb, here
+    where = {"metadata": {"path": str(here)}}
+    with pytest.raises(nbclient.exceptions.DeadKernelError):  # the last cell kills the kernel
+        nbclient.NotebookClient(nb, km=_kernel(), timeout=300, resources=where).execute()
+    recovered = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(RECOVER)])
+    nbclient.NotebookClient(recovered, km=_kernel(), timeout=300, resources=where).execute()
+    return nb, here, recovered
 
 
 def _json(cell) -> dict:
@@ -113,7 +155,7 @@ def _json(cell) -> dict:
 
 
 def test_the_records_show_as_reportgens_page_of_the_graph_compiled_in_the_block(notebook):
-    nb, here = notebook
+    nb, here, _ = notebook
     shown = [o for o in nb.cells[1].outputs if o.get("output_type") == "execute_result"]
     frame = shown[0]["data"]["text/html"]
     assert frame.startswith("<iframe srcdoc=") and "<" not in frame[1:frame.index(">")]  # the page stays inside
@@ -125,14 +167,16 @@ def test_the_records_show_as_reportgens_page_of_the_graph_compiled_in_the_block(
 
 
 def test_kdiff_in_the_kernel_names_aten_relu_at_the_cells_own_line(notebook):
-    nb, _ = notebook
+    nb, _, _ = notebook
     where, got = _json(nb.cells[0]), _json(nb.cells[2])
     assert got["exit"] == 1  # a failing verdict is data, not an exception: the cell ran to its end
     assert got["divergences"] == [["aten.relu.default", f"{where['file']}:{where['line']}"]]
+    # the graph named by its cell, as the kernel's tracebacks name it (Cell In[1]), at the forward's def
+    assert got["labels"] == [f"In[{nb.cells[0].execution_count}]:{where['line'] - 1}[0/0]"]
 
 
 def test_the_kernel_goes_on_with_the_compiler_as_it_was_before_the_block(notebook):
-    nb, _ = notebook
+    nb, _, _ = notebook
     after = _json(nb.cells[3])
     assert after["same"], after["state"]
     assert "AfterImport" not in after["state"]["meta_path"] and after["state"]["env"] == []
@@ -141,19 +185,20 @@ def test_the_kernel_goes_on_with_the_compiler_as_it_was_before_the_block(noteboo
 
 
 def test_a_pt2kit_cell_runs_in_the_kernel_under_capture_and_shows_its_records(notebook):
-    nb, _ = notebook
+    nb, _, _ = notebook
     shown = [o for o in nb.cells[5].outputs if o.get("output_type") == "execute_result"]
     assert "twice" in shown[0]["data"]["text/html"]  # the page of the cell's graph
     got = _json(nb.cells[6])
-    (function, source), = got["models"]
+    (function, source, label), = got["models"]
     file, _, line = source.rpartition(":")
+    assert label.startswith(f"In[{nb.cells[5].execution_count}]:1[") and label.endswith("/0]")
     # the cell's own code, compiled as a cell: its variables the kernel's, its lines its own
     assert got["y"] and got["state"] and function == "twice" and line == "1"
     assert file != _json(nb.cells[0])["file"] and file.endswith(".py")
 
 
 def test_triage_in_the_kernel_writes_the_bug_report_of_the_block_and_shows_it(notebook):
-    nb, here = notebook
+    nb, here, _ = notebook
     where, got = _json(nb.cells[0]), _json(nb.cells[7])
     assert got == {"exit": 1, "folder": "tri", "repro": "tri/repro.py"}
     report = (here / "tri" / "bug-report.md").read_text()
@@ -174,10 +219,27 @@ def test_triage_in_the_kernel_writes_the_bug_report_of_the_block_and_shows_it(no
 
 
 def test_a_pt2kit_triage_cell_into_a_folder_that_holds_files_is_refused_and_says_so(notebook):
-    nb, here = notebook
+    nb, here, _ = notebook
     shown = [o for o in nb.cells[8].outputs if o.get("output_type") == "execute_result"]
     assert shown[0]["data"]["text/markdown"] == (
         "pt2kit triage: exit 2, no bug report: `triage: error: --out tri: the folder holds files already; triage "
         "writes only into a new or empty folder (give another --out, or leave it out for a fresh triage-N)`")
     # the first run's folder as it wrote it: the report still the block's
     assert "aten.relu.default" in (here / "tri" / "bug-report.md").read_text()
+
+
+def test_a_block_whose_compiled_code_kills_the_kernel_is_recovered_after_the_restart(notebook):
+    nb, here, recovered = notebook
+    said = "".join(o.get("text", "") for o in nb.cells[9].outputs if o.get("name") == "stderr")
+    # the block said where it records, before the kernel died
+    assert f"capture: recording into {here}/pt2kit-out/.capture-" in said and "pt2kit.capture.recover()" in said
+    got = _json(recovered.cells[0])
+    (label, function, source), = got["models"]
+    cell = nb.cells[8].execution_count + 1  # the crash's cell: the dead kernel's next
+    assert label.startswith(f"In[{cell}]:9[") and function == "plus" and source.endswith(".py:9")
+    (graph, stage, signal, message), (_, *block) = got["crashes"]
+    # the graph whose compiled call was running, and the signal faulthandler reported
+    assert (graph, stage, signal, message) == (label, "run", "SIGSEGV", "killed by SIGSEGV in its compiled forward")
+    assert block[:2] == ["run", "SIGSEGV"] and block[2].endswith("was killed by SIGSEGV")
+    assert got["again"].startswith(f"pt2kit.capture.recover: {here}/pt2kit-out holds no block whose process died")
+    assert not list((here / "pt2kit-out").glob(".capture-*"))  # read once, then gone

@@ -11,6 +11,10 @@ Public (everything else is private):
   runs it, its records returned); (0.19) ``cap.triage(out=DIR)``: ``pt2kit triage --from`` on the block's
   records, a ``Triage`` (``folder``, ``exit_code``, ``bug_report``, ``repro``) shown as the bug report.
   Options: ``store``, ``graphs``, ``values``, ``max_value_bytes``, ``max_run_bytes``, ``check``, ``quiet``.
+* ``recover(store=None)``: (0.20) the capture of the newest block whose process died in it (a notebook
+  kernel killed by a segfault in compiled code), read from what the block left on disk after the restart:
+  its `model` records and a `crash` naming the graph whose call was running, with the signal. A block
+  says where it records when it starts. Records' labels name a notebook's cell: ``In[3]:5[0/0]``.
 * ``Records``: (0.18) the records of a stream (a list of Structs), ``stream`` its bytes, ``exit_code``
   the tool's; ``write``, ``of(kind)``, ``repros`` and the next tool as a method; shown in Jupyter as
   reportgen's page.
@@ -26,9 +30,9 @@ import types
 
 from pt2kit.runtime.api import exports
 
-__version__ = "0.19.7"
+__version__ = "0.20.0"
 
-_PUBLIC = {"capture": ".inprocess", "Records": ".results", "load_ipython_extension": ".magic"}
+_PUBLIC = {"capture": ".inprocess", "recover": ".recovery", "Records": ".results", "load_ipython_extension": ".magic"}
 __all__ = ["__version__", *_PUBLIC]
 __getattr__, __dir__ = exports(__name__, _PUBLIC)
 

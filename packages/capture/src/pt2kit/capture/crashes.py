@@ -58,11 +58,15 @@ def run_crash_fields(entry: Entry, model: str) -> dict[str, Any]:
             "backend": entry.backend, "step": entry.call, "phase": entry.phase}
 
 
-def crash_fields(returncode: int, procs: list[Process], timed_out: float | None) -> dict[str, Any]:
+def crash_fields(returncode: int, procs: list[Process], timed_out: float | None,
+                 ended: str | None = None) -> dict[str, Any]:
     """The `crash` record of a command that failed: its exit code or signal, the exception a process
-    died of (its exit.json), and whether --timeout killed it."""
+    died of (its exit.json), and whether --timeout killed it; ``ended``: how a process whose exit status
+    no one read ended (a notebook kernel that died in a captured block), instead of an exit code."""
     sig = signal_name(returncode)
     died = next((p.exit for p in procs if p.exit is not None and p.exit.exception), None)
+    if ended is not None:
+        return {"stage": "run", "exitcode": None, "signal": sig, "exception": None, "message": ended}
     if timed_out is not None:
         message = f"timed out after {timed_out:g}s: the command's processes were killed"
     elif died is not None:

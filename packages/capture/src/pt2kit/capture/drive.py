@@ -194,8 +194,9 @@ def _mentions(log: Path, needle: bytes, chunk: int = 1 << 20) -> bool:
 
 
 def write_records(s: Session, job: Job, scratch: Path, trace_dir: Path | None, user_trace: bool, returncode: int,
-                  timed_out: float | None, narrator: Narrator, checker: Any = None) -> int:
-    """The header, a model record per kept graph, a crash when the command failed; the exit code."""
+                  timed_out: float | None, narrator: Narrator, checker: Any = None, ended: str | None = None) -> int:
+    """The header, a model record per kept graph, a crash when the command failed; the exit code. ``ended``:
+    the crash's message where no exit status was read (:func:`.crashes.crash_fields`)."""
     procs, marks = read_processes(scratch), read_markers(scratch)
     kept_procs = [p for p in procs if job.keeps_rank(p.rank)]
     for p in kept_procs:
@@ -234,7 +235,7 @@ def write_records(s: Session, job: Job, scratch: Path, trace_dir: Path | None, u
         if missing and compiled:
             s.warn(f"--graphs: no graph {', '.join(missing)} was compiled (compiled: {', '.join(sorted(compiled))})")
     if returncode != 0:
-        narrator.on(s.emit(Crash, **crash_fields(returncode, procs, timed_out)))
+        narrator.on(s.emit(Crash, **crash_fields(returncode, procs, timed_out, ended)))
     failed = sum(e.check is not None for p in kept_procs for e in pick(p.entries, job.graphs))
     return narrator.finish(Summary(returncode=returncode, failed=failed,
                                    compiled=sum(e.of is None for p in kept_procs for e in p.entries),

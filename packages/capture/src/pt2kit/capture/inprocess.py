@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import json
 import os
 import shutil
 import sys
@@ -45,6 +46,8 @@ _ACTIVE: list[Capture] = []
 # (0.19) the header's argv after the tool's name: no command ran (the process's own flags, a kernel's -f, are
 # none of capture's); pt2kit triage --from tells a block captured in process by it
 IN_PROCESS = "(in process)"
+# in the scratch dir: the block's options (:func:`.recovery.recover` reads them)
+BLOCK = "block.json"
 
 
 class Capture:
@@ -58,6 +61,9 @@ class Capture:
                        max_value_bytes=max_value_bytes, max_run_bytes=max_run_bytes, check=check)
         self.session = Session("capture", __version__, store=store, quiet=quiet, stdout=io.BytesIO(),
                                records_on_stdout=False)
+        # what recover() builds the same capture from, after a process that died in the block
+        self.options = {"graphs": graphs, "values": values, "max_value_bytes": max_value_bytes,
+                        "max_run_bytes": max_run_bytes, "check": check}
         self.records: Records | None = None
         self._env: dict[str, str | None] = {}
         self._codes: dict[int, tuple[Any, int]] = {}
@@ -78,6 +84,10 @@ class Capture:
         _ACTIVE.append(self)
         try:
             (self.scratch / "owner").write_text(scratch_owner())
+            (self.scratch / BLOCK).write_text(json.dumps({"options": self.options, "command": self.job.command}))
+            # the graphs' files are on disk as they come: where to find them if the process dies in the block
+            s.say(f"recording into {self.scratch}; if this process dies in the block (a segfault in compiled "
+                  "code), pt2kit.capture.recover() after the restart reads what it recorded")
             env = contract.child_env(str(self.scratch), self.job.values, self.job.max_value_bytes,
                                      self.job.run_budget, self.job.rank, self.job.graphs, self.job.check)
             self._env = {k: os.environ.get(k) for k in env}
@@ -86,7 +96,7 @@ class Capture:
             self.boot = importlib.import_module("pt2kit_capture_boot")
             self._codes = torchapi.compiled_codes()
             self.checker = runs.start()  # its torch import overlaps the block
-            self.boot.attach(torch)
+            self.boot.attach(torch, cell_namer())
             self._trace = torchapi.start_trace(self.scratch / "trace")
         except BaseException:  # the process as it was, nothing left behind
             self._restore()
@@ -103,13 +113,18 @@ class Capture:
                 self.boot.write_exit(exc)
         finally:
             self._restore()
+        self.finish(0 if exc is None else 1)
+
+    def finish(self, returncode: int, ended: str | None = None) -> None:
+        """The records of the scratch dir (the block's, or one a dead process left: :func:`.recovery.recover`),
+        written by the command line's own writer; the scratch dir removed."""
         s, job = self.session, self.job
         try:
             narrator = Narrator(s.say, "the block", job)
             argv, sys.argv = sys.argv, [sys.argv[0] if sys.argv else "", IN_PROCESS]  # the header's argv
             try:
-                write_records(s, job, self.scratch, self.scratch / "trace", False, 0 if exc is None else 1, None,
-                              narrator, self.checker)
+                write_records(s, job, self.scratch, self.scratch / "trace", False, returncode, None, narrator,
+                              self.checker, ended)
             finally:
                 sys.argv = argv
         finally:
@@ -165,6 +180,22 @@ class Capture:
 
     def _repr_html_(self) -> str | None:
         return None if self.records is None else self.records._repr_html_()
+
+
+def cell_namer() -> Any:
+    """A file's name as this process's IPython kernel names its cells (``In[3]``, as its tracebacks say
+    "Cell In[3]"), None for any other file; None where no IPython shell runs here."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    name = getattr(getattr(shell, "compile", None), "format_code_name", None)  # IPython >= 8
+    if name is None:
+        return None
+
+    def namer(file: str) -> str | None:
+        got = name(file)
+        return got[1] if got else None
+
+    return namer
 
 
 def capture(**options: Any) -> Capture:

@@ -29,7 +29,11 @@ def pt2kit(line: str, cell: str, shell: Any) -> Any:
     if args and args[0] not in (*TOOLS, "triage"):
         raise UsageError(f"%%pt2kit {args[0]}: expected nothing or a tool: {', '.join(TOOLS)}, triage")
     source = shell.transform_cell(cell)
-    code = compile(source, shell.compile.cache(source), "exec")  # a name linecache knows, as a cell's
+    # a name linecache knows, as a cell's; numbered as the cell running (its result's number: the shell's
+    # count is the next cell's by now), so its graphs' labels say In[N]
+    running = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    number = getattr(running, "execution_count", None) or shell.execution_count
+    code = compile(source, shell.compile.cache(source, number), "exec")
     cap = capture()
     shell.user_ns[NAME] = cap
     with cap:

@@ -70,6 +70,9 @@ class Narrator(Base):
         if c.stage == "export":  # no graph, no model: the export itself failed
             self.say(f"{c.exception}: {summary_line(c.message or 'torch.export.export raised')}")
             return
+        if c.exitcode is None and c.exception is None:  # no exit status read (a recovered block's process)
+            self.say(f"{c.message}")
+            return
         code = f"exit {exit_code(c.exitcode or 0)}"
         if c.exception:
             self.say(f"the command failed ({code}): {c.exception}" + (f": {summary_line(c.message)}" if c.message else ""))

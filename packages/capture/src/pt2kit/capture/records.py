@@ -95,6 +95,7 @@ class Entry(msgspec.Struct, kw_only=True):
     function: str | None = None
     source: str | None = None
     called_from: str | None = None
+    cell: str | None = None  # (in process) "In[3]:5": the notebook cell and line the label names
     grad: bool = False
     autocast: list[Autocast] = []  # the ambient torch.autocast of the compiled call (pt2kit_portable.autocast_now)
     settings: dict[str, str] = {}
@@ -287,11 +288,12 @@ def pick(entries: list[Entry], graphs: tuple[str, ...]) -> list[Entry]:
 
 
 def label(entry: Entry, command: list[str]) -> str:
-    """``train.py[0/1]``; ``train.py[r1:0/1]`` for a rank other than 0; ``train.py[0/1#2]`` for the third
+    """``train.py[0/1]`` (``In[3]:5[0/1]`` for a notebook cell's graph); ``train.py[r1:0/1]`` for a rank other than 0; ``train.py[0/1#2]`` for the third
     of several graphs with one compile id (DDP's third bucket); ``train.py[0/1@step3]`` for the inputs of
     its third call, which raised or --check failed (a failing call whose inputs are its graph's model's is named as that)."""
     argv0 = entry.argv[0] if entry.argv else ""
-    script = Path(argv0).name if argv0 not in ("", "-c", "-") else Path(command[0]).name
+    # a notebook's graph: its cell ("In[3]:5[0/0]"), where the kernel's script (ipykernel_launcher.py) says nothing
+    script = entry.cell or (Path(argv0).name if argv0 not in ("", "-c", "-") else Path(command[0]).name)
     rank = f"r{entry.rank}:" if entry.rank else ""
     if entry.compile_id is None:
         return f"{script}[{entry.proc or ''}{rank}?]"

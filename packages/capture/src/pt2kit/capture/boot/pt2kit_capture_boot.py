@@ -115,14 +115,16 @@ def write_exit(exc: BaseException | None) -> None:
         pass
 
 
-def attach(torch: object) -> None:
+def attach(torch: object, namer: object = None) -> None:
     """The in-process start (``with pt2kit.capture()``, torch imported already, the PT2KIT_CAPTURE_*
     variables set by the caller): the finder and patches :func:`start` installs, from a clean slate, each
-    patch's old value kept (:func:`pt2kit_capture_process.replace`)."""
+    patch's old value kept (:func:`pt2kit_capture_process.replace`); ``namer``: a file's cell name
+    (``In[3]``) in a kernel, or None (:func:`pt2kit_capture_process.cell_of`)."""
     import pt2kit_capture_hook as hook
 
     _fresh()
     process.ATTACHED[:] = [True]
+    process.NAMER[:] = [namer] if namer is not None else []
     process.mark("boot")
     sys.meta_path.insert(0, hook.AfterImport({}))
     hook.torch_imported(torch)
@@ -136,6 +138,7 @@ def detach() -> None:
 
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, hook.AfterImport)]
     process.ATTACHED.clear()
+    process.NAMER.clear()
     process.restore()
     running.release()
     _fresh()

@@ -103,6 +103,9 @@ class Line(TypedDict):
     function: str | None
     source: str | None  # "/abs/path.py:LINE"
     called_from: str | None  # the user's own line that called into the compiled code (no library's)
+    # (in process: a notebook) the cell and line of source, else of called_from, as the kernel names a cell:
+    # "In[3]:5"; the record's label names it where a script's name would say nothing (ipykernel_launcher.py)
+    cell: str | None
     grad: bool
     # the ambient torch.autocast of the call that compiled it, one entry per enabled device type
     # (pt2kit_portable.autocast_now: {"device_type", "dtype", "cache_enabled"}); [] none

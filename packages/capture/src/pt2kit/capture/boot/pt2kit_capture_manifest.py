@@ -120,7 +120,7 @@ def new_line(backend: str) -> dict[str, Any]:
         "compile_id": None, "rank": process.rank(), "world": process.env_int("WORLD_SIZE"), "pid": os.getpid(),
         "argv": list(sys.argv), "backend": backend, "backend_code": None, "backend_in_script": False, "mode": None, "mode_options": {}, "cache_dir": None,
         "options": {}, "dynamic": None,
-        "function": None, "source": None, "called_from": None, "grad": False, "autocast": [], "settings": {}, "code_settings": {}, "file": None, "tensors": [],
+        "function": None, "source": None, "called_from": None, "cell": None, "grad": False, "autocast": [], "settings": {}, "code_settings": {}, "file": None, "tensors": [],
         "inputs": [], "nodes": 0, "ops": {}, "values": values if values in contract.VALUES else contract.DEFAULT_VALUES, "error": None,
         "capture_error": None, "selected": True, "over_run_budget": False, "stage": None, "call": None, "phase": None, "seq": 0, "of": None,
         "check": None,

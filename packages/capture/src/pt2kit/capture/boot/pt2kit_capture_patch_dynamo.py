@@ -101,6 +101,7 @@ def prepare(backend: Any, name: Any, gm: Any, args: Any) -> dict[str, Any] | Non
         if frame:
             line["function"], line["source"] = frame[0], f"{os.path.abspath(frame[1])}:{frame[2]}"
         line["called_from"] = call_site()
+        line["cell"] = process.cell_of(line["source"], line["called_from"])
         line["grad"] = torch.is_grad_enabled() and any(
             isinstance(a, torch.Tensor) and a.requires_grad for a in args)
         # what Dynamo compiled it under (its guards hold it): the graph's ops give their dtypes only under it

@@ -99,3 +99,22 @@ def restore() -> None:
                 setattr(owner, name, old)
         except Exception:
             pass
+
+
+# while attached in a kernel: the kernel's name for a cell's file ("In[3]"; None for any other file), from the
+# capture that attached (the boot itself never imports IPython)
+NAMER: list[object] = []
+
+
+def cell_of(*sites: str | None) -> str | None:
+    """``In[3]:5``: the first of ``sites`` ("FILE:LINE") in a cell the kernel names; None where none is (a
+    script, no kernel). Never raises: a graph is recorded without it."""
+    for site in sites if NAMER else ():
+        file, _, line = (site or "").rpartition(":")
+        try:
+            name = NAMER[0](file)  # type: ignore[operator]
+        except Exception:
+            name = None
+        if name:
+            return f"{name}:{line}"
+    return None
