@@ -35,7 +35,8 @@ Guarantees:
   alone) are the one rule for values no op defined: an op of :data:`UNDEFINED_OPS` (``torch.empty``...)
   and what reads its values (:func:`reads_values`). kdiff compares only the shape and dtype of such an
   output, minify's original run never compares it and no candidate returns it: eager and a correct
-  compile differ there.
+  compile differ there. An output that is random-generator state (:func:`rng_state_outputs`: the attention
+  kernels' ``philox_seed``/``philox_offset``) is left out so too, by the same two functions.
 * :func:`as_input` rebuilds a graph input as it was in the script, as PyTorch's ``InputReader`` does:
   ``requires_grad`` kept, and an input that was not a leaf (the result of an op on a tensor that
   requires grad) made the output of one op again, with its storage, offset, shape and strides; capture's
@@ -84,9 +85,10 @@ import collections
 import contextlib
 import copy
 import math
+import operator
 import signal
 
-VERSION = 15
+VERSION = 16
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -812,6 +814,31 @@ SHAPE_ONLY_OPS = UNDEFINED_OPS | {"zeros_like", "ones_like", "full_like", "rand_
                                   "new_zeros", "new_ones", "new_full"}
 
 
+# an op's outputs that are random-generator state, by their name in the op's schema: the seed and offset an
+# attention kernel drew for its dropout (cuDNN's and the memory-efficient kernel's ``philox_seed`` and
+# ``philox_offset``, at::empty where no dropout ran), flash attention's ``rng_state`` and its ``unused`` slot.
+# Not a value the op computed: two runs differ there without a bug (issue 59: minify cut a max-autotune block
+# to cuDNN attention's philox_seed). A later op that reads one (the backward replaying the dropout) computes a
+# value, so, unlike uninitialised memory, this does not spread to readers.
+RNG_STATE_RETURNS = frozenset({"philox_seed", "philox_offset", "rng_state", "unused"})
+# higher-order ops whose output 0 is the generator state they saved (activation checkpointing's replay)
+RNG_STATE_HOPS = frozenset({"run_and_save_rng_state"})
+
+
+def rng_state_outputs(op):
+    """Which outputs of ``op`` (an OpOverload, or a higher-order op) are random-generator state, not computed
+    values: {position: its name}, by :data:`RNG_STATE_RETURNS` read off the op's schema (``returns[i].name``),
+    ``{0: 'rng_state'}`` for :data:`RNG_STATE_HOPS`; {} for anything else."""
+    schema = getattr(op, "_schema", None)
+    if schema is None:
+        name = getattr(op, "_name", None) if callable(getattr(op, "name", None)) else None
+        return {0: "rng_state"} if name in RNG_STATE_HOPS else {}
+    try:
+        return {i: r.name for i, r in enumerate(schema.returns) if r.name in RNG_STATE_RETURNS}
+    except Exception:  # a schema of another form: nothing marked, every output compared
+        return {}
+
+
 def reads_values(name, position):
     """Whether an op (its name: ``empty_like``, ``fill_``) reads the values of its tensor argument at ``position``:
     not those of an op of :data:`SHAPE_ONLY_OPS`, nor the first one of an op of :data:`OVERWRITING_OPS`."""
@@ -830,13 +857,21 @@ def undefined_nodes(graph):
     """An fx graph's nodes whose values are memory no op defined, by name: the op that made it (``empty``), by
     :func:`undefined_values`'s rule read off the graph: an op of :data:`UNDEFINED_OPS`, and every node that
     reads such a value where :func:`reads_values` says it reads it. A write into one in place (``fill_``) is a
-    node of its own: the node written into stays undefined (a candidate cut before the write sees it so)."""
+    node of its own: the node written into stays undefined (a candidate cut before the write sees it so).
+    An op's output that is random-generator state (``getitem(op, i)``, :func:`rng_state_outputs`) is named
+    too, by the op and the output (``aten._scaled_dot_product_cudnn_attention.default's philox_seed``), and
+    does not spread to what reads it."""
     import torch
 
-    out = {}
+    out, rng = {}, {}
     for n in graph.nodes:
         if n.op not in ("call_function", "call_method"):
             continue
+        if n.target is operator.getitem and isinstance(n.args[0], torch.fx.Node):
+            state = rng_state_outputs(n.args[0].target).get(n.args[1])
+            if state is not None:
+                rng[n.name] = f"{n.args[0].target}'s {state}"
+                continue
         name = op_name(n.target)
         if name in UNDEFINED_OPS:
             out[n.name] = name
@@ -847,7 +882,7 @@ def undefined_nodes(graph):
             if made is not None and reads_values(name, i):
                 out[n.name] = made
                 break
-    return out
+    return {**out, **rng}
 
 
 def _storage_key(t):
@@ -876,7 +911,9 @@ def _covers(t):
 def undefined_values():
     """A mode to enter around an eager run: afterwards ``mode.made_by(t)`` names the op (``aten.empty``)
     whose uninitialised memory some of ``t``'s values are, or None where an op defined every one. Tracked by
-    storage through views, in-place writes and ``out=``: an op's output is undefined where it reads an
+    storage through views, in-place writes and ``out=``; an output that is random-generator state
+    (:func:`rng_state_outputs`: cuDNN attention's ``philox_seed``) is named too, and does not spread to what
+    reads it. An op's output is undefined where it reads an
     undefined tensor (``empty(2) + 1``), and defined again only where an op of :data:`OVERWRITING_OPS` (or
     one with ``out=``) writes all of its storage from defined values (``empty(3).normal_()``,
     ``torch.add(a, b, out=empty(2))``); a write into part of one (``x[:1].fill_(0)``) leaves it undefined.
@@ -888,15 +925,22 @@ def undefined_values():
         def __init__(self):
             super().__init__()
             self.undefined = {}  # storage address -> (the op that made it, the storage kept alive)
+            self.rng = {}  # the same, for random-generator state an op returned (never spread to readers)
 
         def made_by(self, t):
             key = _storage_key(t) if isinstance(t, torch.Tensor) else 0
-            return self.undefined[key][0] if key in self.undefined else None
+            got = self.undefined.get(key) or self.rng.get(key)
+            return got[0] if got else None
 
         def watch(self, func, args, kwargs):
             out = func(*args, **kwargs)
             with contextlib.suppress(Exception):
                 self._follow(func, args, kwargs, out)
+            with contextlib.suppress(Exception):
+                outs = out if isinstance(out, (list, tuple)) else [out]
+                for i, state in rng_state_outputs(func).items():
+                    if isinstance(outs[i], torch.Tensor) and _storage_key(outs[i]):
+                        self.rng[_storage_key(outs[i])] = (f"{func}'s {state}", outs[i].untyped_storage())
             return out
 
         def _follow(self, func, args, kwargs, out):
@@ -933,6 +977,7 @@ def undefined_values():
                 self.undefined[key] = (why, t.untyped_storage())
             elif defines:
                 self.undefined.pop(key, None)
+                self.rng.pop(key, None)
 
     return UndefinedValues()
 

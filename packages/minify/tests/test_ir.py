@@ -271,3 +271,37 @@ def test_memory_no_op_defined_is_never_a_candidates_output():
     assert ir.build(g, {name["aten.empty_like.default"], name["aten.add.Tensor"]}) is None
     whole = ir.build(g, {n.name for n in g.compute})
     assert whole is not None and f"return ({name['aten.relu.default']}, {name['aten.fill_.Scalar']}, )" in whole.source
+
+
+def test_an_ops_random_generator_state_is_never_returned_nor_named_by_the_localising_compile():
+    """An output the op's schema names philox_seed/philox_offset is RNG state (issue 59): no candidate returns it,
+    what reads it is judged as usual, and the localising compile's names are what its candidate returns, in order
+    (they were every tensor node, so each value after the seed was judged under its neighbour's name)."""
+    import runpy
+
+    from mntest import MODELS
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from pt2kit.minify.toir import to_ir
+    from pt2kit_portable import undefined_values
+
+    runpy.run_path(str(MODELS / "rng_state_attention.py"))  # its op, defined once
+
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        a, _seed, offset = torch.ops.pt2kit_rng.attention(x)
+        return a.relu(), offset + 1
+
+    x = torch.randn(4, 8)
+    g = to_ir(make_fx(f)(x), [x], 0, "cpu")
+    assert [n.expr for n in g.nodes if n.undefined] == ["attention[1]", "attention[2]"]
+    assert not next(n for n in g.nodes if n.op == "aten.add.Tensor").undefined  # it reads the state: a value
+    names = [n.name for n in g.compute]
+    request = Searcher(None, g, {"kind": "accuracy", "signature": "accuracy"}, "eager", {}, jobs=1,
+                       on_step=print).localize_request(names)
+    assert request is not None and request["names"] == ["getitem", "relu", "add"], request["names"]
+    assert "return (getitem, relu, add, )" in request["source"]
+    with undefined_values() as seen:  # the rule at run time (minify's original run, kdiff's leaves): the same
+        a, seed, offset = torch.ops.pt2kit_rng.attention(x)
+        moved = offset + 1
+    assert [seen.made_by(t) for t in (a, seed, offset, moved)] == [
+        None, "pt2kit_rng.attention.default's philox_seed", "pt2kit_rng.attention.default's philox_offset", None]

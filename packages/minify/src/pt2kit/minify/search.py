@@ -235,7 +235,10 @@ class Searcher:
     def localize_request(self, names: list[str]) -> dict[str, Any] | None:
         """The localising compile's payload: the candidate with every tensor node an output."""
         by = self.graph.by_name()
-        tensors = [n for n in names if by[n].spec is not None and by[n].spec.kind in ir.TENSORS]  # type: ignore[union-attr]
+        # never a value no op computed (torch.empty's memory, an attention kernel's philox seed): the candidate
+        # does not return it, and the names must say what it does return, in order
+        tensors = [n for n in names if by[n].spec is not None and by[n].spec.kind in ir.TENSORS  # type: ignore[union-attr]
+                   and not by[n].undefined]
         c = self.build(set(names), outputs=set(tensors))
         if c is None:
             return None
