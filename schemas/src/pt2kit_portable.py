@@ -1058,19 +1058,16 @@ def differs(test, eager, fp64=None, ref="eager", rule="fp64"):
     if not (eager.is_floating_point() or eager.is_complex()):
         bad = int((test != eager).sum())
         return f"{bad} of {eager.numel()} elements differ" if bad else ""
-    atol, rtol = default_tolerances(eager.dtype)
-    if (atol, rtol) == (0.0, 0.0):
-        atol, rtol = 1e-5, 1.3e-6
-    against = eager
-    if ref == "eager64" and isinstance(fp64, torch.Tensor) and fp64.shape == test.shape:
-        against = fp64.to(test.device, eager.dtype)
+    rtol, atol = _CLOSE.get(str(eager.dtype).removeprefix("torch."), _CLOSE["float32"])  # a float8: float32's
+    fp64 = fp64.detach() if isinstance(fp64, torch.Tensor) and fp64.shape == test.shape else None
+    against = fp64.to(test.device, eager.dtype) if ref == "eager64" and fp64 is not None else eager
     close = torch.isclose(test, against, rtol=rtol, atol=atol, equal_nan=True)
     if bool(close.all()):
         return ""
     if rule == "close":
         why = "assert_close fails"
-    elif isinstance(fp64, torch.Tensor) and fp64.shape == test.shape and not eager.is_complex():
-        r = accuracy_rule(test, eager.detach(), fp64.detach())
+    elif fp64 is not None and not eager.is_complex():
+        r = accuracy_rule(test, eager.detach(), fp64)
         if r.passed:
             return ""
         why = f"RMSE vs float64 {r.rmse_test:.3g} > {r.multiplier:g} x eager's {r.rmse_baseline:.3g}"

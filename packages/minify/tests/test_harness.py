@@ -172,3 +172,7 @@ def test_every_check_a_repro_can_be_handed_embeds_without_a_name_twice_and_compi
                     assert ("signature" in how) == (kind == "compile-error" or bool(own))
                     assert c.source().count("def to_float64(") == c.source().count("def differs(") == (
                         kind == "accuracy")
+                    # an accuracy check is one judge written straight through (minify's workers run it too), with
+                    # none of the other kinds' branches; every other kind but a violation runs judged
+                    assert ("def accuracy_judged(" in c.source(), "def judged(" in c.source()) == (
+                        kind == "accuracy", kind not in ("accuracy", "violation"))

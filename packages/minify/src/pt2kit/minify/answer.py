@@ -17,7 +17,7 @@ import torch
 from pt2kit_portable import death_words, escape, exception_line, same_death, signal_name
 
 from .loading import UNTESTABLE, Untestable, load_file_attr
-from .verdicts import judged, violations
+from .verdicts import accuracy_judged, judged, violations
 
 
 def check_devices(specs, device):
@@ -92,6 +92,18 @@ def judge_outcome(module_cls, specs, backend, config, failure, dynamic, seed, gr
         return 1
     print(f"repro: {failure['kind']} gone ({sig}): fixed")
     return 0
+
+
+def judge_accuracy(module_cls, specs, backend, config, failure, dynamic, seed, grad, how):
+    """Exit 1 where an output still fails kdiff's accuracy rule (:func:`.verdicts.accuracy_judged`, what minify's
+    workers judged it by), else 0."""
+    device = os.environ.get("REPRO_DEVICE") or None
+    check_devices(specs, device)
+    backend = how["backend_of"](backend)
+    fails, sig, why = accuracy_judged(module_cls(), how["inputs"](specs, seed, device), backend, config, failure,
+                                      dynamic, True, grad, how)
+    print(f"repro: the bug is present: accuracy: {why}" if fails else f"repro: accuracy gone ({sig}): fixed")
+    return int(fails)
 
 
 def judge_crash(module_cls, specs, backend, config, failure, dynamic, seed, grad, how):

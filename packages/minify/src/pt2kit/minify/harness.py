@@ -19,6 +19,7 @@ import torch
 
 from pt2kit.runtime.written import unchanged
 from pt2kit_portable import (
+    _drawn,
     as_input,
     autocast_off,
     backward_compiler,
@@ -29,6 +30,7 @@ from pt2kit_portable import (
     loss_of,
     make_tensor,
     run_backward,
+    storage_reach,
     to_float64,
 )
 
@@ -78,10 +80,11 @@ def no_autocast(state=None):
 
 def make_plain_inputs(specs, seed=0, device=None):
     """:func:`make_inputs` where every spec is a scalar or a seeded tensor of its own storage (:func:`.plan.plain`):
-    the same values, drawn from the same generator in the same order."""
+    the same values, drawn from the same generator in the same order, as pt2kit_portable's make_tensor draws a
+    storage it is given no values for (the storage its layout reaches, then the layout over it)."""
     g = torch.Generator().manual_seed(seed)
-    return [s[1] if s[0] == "scalar" else make_tensor(*s[1:3], getattr(torch, s[3]), device or s[4], *s[5:7], g)
-            for s in specs]
+    return [s[1] if s[0] == "scalar" else _drawn(storage_reach(*s[1:3]), getattr(torch, s[3]), *s[5:7], g)
+            .to(device or s[4]).as_strided(*s[1:3]) for s in specs]
 
 
 def _tensor(shape, stride, dtype, dev, lo, hi, exact, g, offset=0, storage=0):

@@ -8,7 +8,8 @@ NAME); ``side`` (what a run of the graph gives: its outputs, or a training step'
 (how the compiled side runs); ``configured`` (how the config is applied: code handed over as FILE.py:NAME
 loaded first, where it holds some, a decomposition put into Inductor's table where it holds one); ``float64``
 (an accuracy failure's float64 reference); ``inputs`` (how a repro makes its inputs from their specs);
-``verdict`` (what is judged on the two sides' results); ``fresh`` (each side's copy of the inputs);
+``verdict`` (what is judged on the two sides' results; an accuracy failure's judge, :func:`.verdicts.accuracy_judged`,
+runs its rule straight through); ``fresh`` (each side's copy of the inputs);
 ``precision`` (how the precision settings the failure was judged under are applied); ``under`` (the
 torch.autocast the script called the graph under, entered around each side's call); ``signature`` (an error's: what a compile error is
 judged by, what eager must raise where a crash is the compiled side's signal where eager raises, and what a
@@ -47,7 +48,7 @@ def compiled_side(backend: Any, train: bool = False, backward: bool = False) -> 
 def sides(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], train: bool = False) -> dict[str, Role]:
     """The roles a run of both sides needs (``config``: typed, a code value a tuple ("pt2kit:code", FILE, NAME))."""
     code = any(isinstance(v, tuple) and len(v) == 3 and v[0] == CODE for s in config.values() for v in s.values())
-    verdict = {"accuracy": "accuracy_verdict", "nan": "nonfinite_verdict"}.get(failure["kind"], "passes")
+    verdict = {"nan": "nonfinite_verdict"}.get(failure["kind"], "passes")  # accuracy's is accuracy_judged's own
     configured = "apply_code_config" if code else "apply_decomposing_config" if DECOMPOSITIONS in config else \
         "apply_config"
     return {"side": (HARNESS, "gradients" if train else "eager_outputs"),
@@ -57,7 +58,7 @@ def sides(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any
             "under": ("pt2kit_portable", "under_autocast") if failure.get("autocast") else (HARNESS, "no_autocast"),
             **({"precision": (PRECISION, "use_precision")} if failure.get("precision") else {}),
             **({"float64": (HARNESS, "run_float64")} if failure["kind"] == "accuracy" else {}),
-            "verdict": (VERDICTS, verdict),
+            **({"verdict": (VERDICTS, verdict)} if failure["kind"] != "accuracy" else {}),
             "signature": (VERDICTS, "exception_signature")}
 
 
@@ -88,7 +89,8 @@ def repro(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any
     the judge runs both sides, :func:`sides` (without ``signature`` but for a compile
     error: the repro's own run is strict, an error in any other failure cannot be judged, and is said in one
     line), the float64 reference as its ``graph`` (source, at ``level``) needs it (:func:`float64_run`)."""
-    judge = {"crash": "judge_crash", "violation": "judge_violation"}.get(failure["kind"], "judge_outcome")
+    judge = {"crash": "judge_crash", "violation": "judge_violation", "accuracy": "judge_accuracy"}.get(failure["kind"],
+                                                                                                     "judge_outcome")
     how = {"judge": (ANSWER, judge),
            "backend_of": (ANSWER, "file_backend" if isinstance(backend, tuple | list) else "named_backend"),
            "inputs": (HARNESS, "make_plain_inputs" if specs is not None and plain(specs) else "make_inputs")}

@@ -30,7 +30,20 @@ def outcome(module, inputs, backend, config, failure, dynamic=False, strict=Fals
     is the gradients of the inputs ``grad`` marks."""
     how = {role: getattr(importlib.import_module(m), name) for role, (m, name) in plan.sides(failure, backend, config,
                                                                                           train).items()}
+    if failure["kind"] == "accuracy":
+        return accuracy_judged(module, inputs, backend, config, failure, dynamic, strict, grad, how)
     return judged(module, inputs, backend, config, failure, dynamic, strict, grad, how, said)
+
+
+def eager_side(module, inputs, failure, grad, how):
+    """Eager's results on ``inputs`` (its own copy), under the precision settings the failure was judged under (the
+    accuracy harness's, or the model's own) and the torch.autocast the script called the graph under, from seed 0
+    as every side (a random op, dropout, draws alike, as in the original run)."""
+    if failure.get("precision"):
+        how["precision"](failure["precision"])
+    torch.manual_seed(0)
+    with how["under"](failure.get("autocast")):
+        return run_eager(module, inputs, how["side"], grad)
 
 
 def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how, said=None):
@@ -43,13 +56,9 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how,
     instead is no crash. A missing error (eager raises ``failure["eager"]``): the compiled side returning is the
     failure; it raising anything, or eager not raising that error, is none."""
     kind, amp, expect = failure["kind"], failure.get("autocast"), failure.get("eager")  # amp: the autocast of the call
-    if failure.get("precision"):  # the settings it was judged under: the accuracy harness's, or the model's own
-        how["precision"](failure["precision"])
     eager_in, test_in = how["fresh"](inputs), how["fresh"](inputs)  # each side's own: what it writes is judged too
     try:
-        torch.manual_seed(0)  # each side from one seed: a random op (dropout) draws alike, as in the original run
-        with how["under"](amp):
-            eager = run_eager(module, eager_in, how["side"], grad)
+        eager = eager_side(module, eager_in, failure, grad, how)
     except Exception as e:  # a candidate the eager side cannot run is no repro of anything
         if expect is None or how["signature"](e) != expect:
             if strict:
@@ -80,19 +89,38 @@ def judged(module, inputs, backend, config, failure, dynamic, strict, grad, how,
                           failure, how, grad, wrote)
 
 
-def accuracy_verdict(module, inputs, eager, test, failure, how, grad=None, wrote=()):
-    """Whether an output of the compiled side, or an input it wrote in place (the positions ``wrote`` names, after
-    the outputs), fails pt2kit_portable's differs against eager and the float64 reference (``how["float64"]``'s run
-    of ``how["side"]``; None where that cannot run: differs says so where it needed one)."""
+def accuracy_judged(module, inputs, backend, config, failure, dynamic, strict, grad, how):
+    """(fails, signature, detail) of an accuracy failure, straight through: eager, the compiled side, then the float64
+    reference (``how["float64"]``'s run of ``how["side"]``; none where it cannot run: differs says so where it needs
+    one), each from one seed on its own copy of the inputs; then each output, and each input a side wrote in place
+    (after the outputs), judged by pt2kit_portable's differs: kdiff's rule. ``strict`` (the repro's own run): a side
+    that cannot run is Untestable, never a verdict."""
+    amp = failure.get("autocast")  # the torch.autocast the script called the graph under: every side runs under it
+    eager_in, test_in = how["fresh"](inputs), how["fresh"](inputs)  # each side's own: what it writes is judged too
+    try:
+        eager = eager_side(module, eager_in, failure, grad, how)
+    except Exception as e:  # a candidate the eager side cannot run is no repro of anything
+        if strict:
+            raise Untestable(f"eager cannot run the graph: {exception_line(e)}") from None
+        return False, "eager: " + how["signature"](e), "eager fails"
+    try:
+        with how["configured"](config), how["under"](amp):
+            torch.manual_seed(0)
+            test = how["compiled"](module, test_in, backend, dynamic, grad)
+    except Exception as e:
+        if strict:
+            raise Untestable(f"the compiled side raised {exception_line(e)}, so its accuracy cannot be judged") from None
+        return False, how["signature"](e), str(e).strip()[:2000]
+    wrote = written(inputs, eager_in, test_in)  # an input a side wrote in place is compared as an output is
     try:
         torch.manual_seed(0)
-        with how["under"](failure.get("autocast")):  # it leaves float64 alone: the ops run as eager's do under it
+        with how["under"](amp):  # it leaves float64 alone: the ops run as eager's do under it
             fp64 = how["float64"](module, how["fresh"](inputs), how["side"], grad, wrote)
     except Exception:
-        fp64 = None
+        fp64 = []
+    test, eager = test + [test_in[j] for j in wrote], eager + [eager_in[j] for j in wrote]  # outputs, then writes
     for i, (t, r) in enumerate(zip(test, eager, strict=False)):
-        why = differs(t, r, fp64[i] if fp64 is not None and i < len(fp64) else None, failure.get("ref", "eager"),
-                      failure.get("rule", "fp64"))
+        why = differs(t, r, fp64[i] if i < len(fp64) else None, failure.get("ref", "eager"), failure.get("rule", "fp64"))
         if why:
             n = len(test) - len(wrote)
             return True, "accuracy", f"output {i}: {why}" if i < n else f"input {wrote[i - n]} as the run left it: {why}"
