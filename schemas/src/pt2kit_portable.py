@@ -88,7 +88,7 @@ import math
 import operator
 import signal
 
-VERSION = 16
+VERSION = 17
 
 # -- the store's layout --------------------------------------------------------------------------
 
