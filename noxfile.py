@@ -1,9 +1,10 @@
-"""pt2kit's sessions. `nox -s lint floors newest tests e2e browser` is the test command (what .ci/run runs, after
+"""pt2kit's sessions. `nox -s lint floors newest suite browser` is the test command (what .ci/run runs, after
 installing nox and uv, in the README's one line); `nox -s demo` the main job.
 
-Every package is tested in a virtualenv of its own holding only what it declares (plus its test
-extra), so an undeclared import fails here rather than on a user's machine. torch comes from
-constraints.txt, never from a lock.
+Every package is installed alone, holding only what it declares (plus its test extra), at its floors and at
+the newest (`floors`, `newest`: every module imported, its commands' --help, a few of its tests), so an
+undeclared import fails here rather than on a user's machine; `suite` then runs every test in one environment.
+torch comes from constraints.txt, never from a lock.
 """
 
 from __future__ import annotations
@@ -144,10 +145,14 @@ def tests(session: nox.Session, package: str) -> None:
 
 
 def _surface(package: str) -> list[tuple[str, ...]]:
-    """The commands that check what a user of ``package`` meets first: an import of every public name, each
-    command's --help."""
+    """The commands that check what a user of ``package`` meets first: an import of every public name and of
+    every module (tests/import_all.py: nothing undeclared; what an extra brings is optional), each command's
+    --help."""
     module = "pt2kit." + package.removeprefix("pt2kit-")
-    return [("python", "-c", f"import {module} as m; [getattr(m, n) for n in getattr(m, '__all__', ())]"),
+    extras = project(PACKAGES[package])["project"].get("optional-dependencies", {})
+    optional = sorted({re.split(r"[\s<>=!~;\[]", req, maxsplit=1)[0].replace("pt2kit-", "pt2kit.").replace("-", "_")
+                       for extra, reqs in extras.items() if extra != "test" for req in reqs})
+    return [("python", str(ROOT / "tests" / "import_all.py"), module, *optional),
             *((script, "--help") for script in project(PACKAGES[package])["project"].get("scripts", {}))]
 
 
@@ -268,7 +273,9 @@ def suite(session: nox.Session) -> None:
     _every_package(session, "transformers")
     folders = [PACKAGES[n] / "tests" for n in PACKAGES] + [ROOT / "tests"]
     path = " ".join(str(f) for f in [*folders, ROOT / "tests" / "real"])
-    _pytest(session, "--import-mode=importlib", "-o", f"pythonpath={path}",
+    # --rootdir: node ids from the repo's root (packages/minify/tests/test_hops.py::...), unique where basenames
+    # repeat, and what tests/durations.py reads back
+    _pytest(session, "--rootdir", str(ROOT), "--import-mode=importlib", "-o", f"pythonpath={path}",
             *_slowest_first(*folders, ignore=(ROOT / "tests" / "test_e2e_minifier_ported.py",)),
             "-m", "not slow", *session.posargs)
 
