@@ -94,7 +94,35 @@ def test_a_script_dying_of_a_graphs_failure_is_one_failure_under_the_graph(tmp_p
     two = render(collect(read_stream(["-"], stdin=io.BytesIO(out.getvalue()))), "html", out_dir=tmp_path, store=None)
     rows = [h[h.index('<section id="fails">'):].split("</section>")[0].split('<tr class="fails">')[1:] for h in (one, two)]
     assert [len(r) for r in rows] == [1, 2] and rows[0][0].startswith("<td>s.py[0/1]</td>"), rows
-    assert "RuntimeError during compile: picky: no sigmoid" in rows[0][0] and "KeyError during run" in rows[1][1]
+    assert "RuntimeError during compile: picky: no sigmoid" in rows[0][0] and rows[1][1].startswith(
+        "<td>(the process)</td><td>KeyError during run: &#39;labels&#39;</td>"), rows
+
+
+def test_a_process_killed_in_a_graphs_call_is_that_graphs_failure_and_an_end_naming_no_graph_is_the_process(tmp_path):
+    # capture writes the killed call's crash (naming its graph), then the command's end or, recovered in
+    # process, the block's (no model): the page listed a second failure "(model): SIGSEGV during run"
+    from pt2kit.schema import Crash
+
+    out = io.BytesIO()
+    for run, end in (("cap", "the command was killed by SIGSEGV"), ("nb", "the process running it (pid 42) was killed by SIGSEGV")):
+        w = RecordWriter(out, run=run)
+        header(w, "capture", tmp_path / "store")
+        w.emit_new(Crash, model=f"{run}.py[0/0]", stage="run", signal="SIGSEGV", step=1, phase="forward",
+                   message="killed by SIGSEGV in its compiled forward")
+        w.emit_new(Crash, stage="run", signal="SIGSEGV", exitcode=-11 if run == "cap" else None, message=end)
+    w = RecordWriter(out, run="hang")  # no graph's crash accounts for this one: the process's own end
+    header(w, "capture", tmp_path / "store")
+    w.emit_new(Crash, stage="run", signal="SIGKILL", exitcode=-9, message="the command was killed by SIGKILL")
+    c = collect(read_stream(["-"], stdin=io.BytesIO(out.getvalue())))
+    html = render(c, "html", out_dir=tmp_path, store=None)
+    fails = html[html.index('<section id="fails">'):].split("</section>")[0]
+    assert re.findall(r'<tr class="fails"><td>(.*?)</td><td>(.*?)</td>', fails) == [
+        ("cap.py[0/0]", "SIGSEGV during run: killed by SIGSEGV in its compiled forward"),
+        ("nb.py[0/0]", "SIGSEGV during run: killed by SIGSEGV in its compiled forward"),
+        ("(the process)", "SIGKILL during run: the command was killed by SIGKILL")]
+    assert "(model)" not in html and "<h3>(the process): SIGKILL during run</h3>" in html
+    assert "### Crash: \\(the process\\) (SIGKILL during run)" in render(c, "md")
+    assert "CRASH (the process): SIGKILL during run: the command was killed by SIGKILL" in render(c, "text")
 
 
 def test_every_kind_present_gets_its_section_with_counts(tmp_path):

@@ -159,6 +159,33 @@ def test_a_crash_naming_no_graph_is_titled_so_never_with_a_placeholder_name(tmp_
     assert title == "# [torch.compile] Unsupported during run: Failed to trace builtin operator (no graph was kept)"
 
 
+def test_a_process_killed_in_a_graphs_call_is_one_failure_under_the_graph_and_its_end_the_processs(tmp_path):
+    # the killed call's crash names its graph, the command's end names none: the report listed a second
+    # "- `(model)`: SIGSEGV during run" bullet; alone, that end is the process's, never a model's
+    from pt2kit.schema import Crash
+
+    env, label = {"v": 1, "run": "r1"}, "t.py[0/0]"
+    head = Header(**env, tool="capture", tool_version="0", argv=["pt2kit", "capture"], time="t", host="h",
+                  python="3.11", store=str(tmp_path))
+    graph = Crash(**env, model=label, stage="run", signal="SIGSEGV", step=1, phase="forward",
+                  message="killed by SIGSEGV in its compiled forward at call 1")
+    end = Crash(**env, stage="run", signal="SIGSEGV", exitcode=-11, message="the command was killed by SIGSEGV")
+    for recs in ([head, graph, end], [head, end]):
+        path = tmp_path / "capture.ndjson"
+        path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
+        md = build(path, [], {}, ["python", "t.py"], tmp_path, 1)
+        bullets = [line for line in md.splitlines() if line.startswith("- `")]
+        error = md[md.index("#### Error / verdict"):md.index("#### Bisection")]
+        if len(recs) == 3:
+            assert bullets == [f"- `{label}`: SIGSEGV during run: killed by SIGSEGV in its compiled forward at call 1"]
+            assert error.count("run: `SIGSEGV`") == 2 and "`the command was killed by SIGSEGV`" in error, error
+        else:
+            assert bullets == ["- `(the process)`: SIGSEGV during run: the command was killed by SIGSEGV"], md
+            assert md.splitlines()[0] == "# [torch.compile] SIGSEGV during run: the command was killed by SIGSEGV " \
+                                         "(no graph was kept)"
+            assert "run: `SIGSEGV` `the command was killed by SIGSEGV`" in error, error
+
+
 HEADINGS = [("h3", "🐛 Describe the bug"), ("h4", "What fails"), ("h4", "Minimal repro"), ("h4", "Error / verdict"),
             ("h4", "Bisection"), ("h4", "Non-default config"), ("h3", "Versions"), ("h3", "How to rerun each step")]
 

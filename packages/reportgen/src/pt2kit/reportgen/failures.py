@@ -9,6 +9,12 @@ stage minify's bisection names (a `bisect` record: checked, or said to be untold
 switches that show it. ``mine``: the user's own line a failure points at (the divergence's where it is the
 user's, else the line that called the compiled code), ``mine_is_op`` whether it is the op's own: what the
 page's "where" and pt2kit triage's bug report lead with, the store's captured-graph line after it.
+``crashes``: the `crash` records the row lists (what a report shows as the error).
+
+A crash naming no graph is the process's own end (the command's, a ``with pt2kit.capture()`` block's, a
+tool's child's) or a failure before any graph (torch.export's): one row of its own, :data:`PROCESS`, with
+minify's script-level repro and its bisection (they name no graph either), never a placeholder model. A
+process that died of a graph's failure is that failure, listed once, under the graph (:func:`died_of`).
 """
 
 from __future__ import annotations
@@ -18,7 +24,26 @@ from typing import Any
 
 from .collection import Collection, kernel_nonfinite
 
-MODEL = "(model)"
+MODEL = "(model)"  # a diff or kernel of a model the stream names no label for
+PROCESS = "(the process)"  # the row of what names no graph: the process's own end, a script-level repro
+
+
+def died_of(x: Any, crashes: list[Any]) -> Any | None:
+    """The graph's crash of its run that ``x``, a crash naming no graph, is the process's end of (capture
+    writes the graph's crash, then the command's or the block's own end), or None: its message holds the
+    graph's (a script that raised it), or the graph was killed and the end says no more than that (the
+    same signal, or the exit code of a launcher whose worker it killed; not a timeout, which is news)."""
+    if x.model is not None:
+        return None
+    said = (x.message or "").strip()
+    for g in (g for g in crashes if g.model and g.run == x.run):
+        message = (g.message or "").strip()
+        if message and message in said:
+            return g
+        if g.signal and x.stage == "run" and x.exception is None and x.signal in (None, g.signal) \
+                and not said.startswith("timed out"):
+            return g
+    return None
 
 
 def in_store(path: str | None) -> bool:
@@ -44,10 +69,10 @@ def _stage(phase: str | None, subgraph: str | None) -> str | None:
 def failures(c: Collection, blob: Callable[[Any, Any], Any]) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
 
-    def row(model: str | None) -> dict[str, Any]:
-        key = model or MODEL
+    def row(model: str | None, unnamed: str = MODEL) -> dict[str, Any]:
+        key = model or unnamed
         return rows.setdefault(key, {"model": key, "what": [], "where": None, "code": None, "op": None,
-                                     "stage": None, "repro": None, "bisect": None})
+                                     "stage": None, "repro": None, "bisect": None, "crashes": []})
 
     diffs: dict[str, list[Any]] = {}
     for d in c.of("diff"):
@@ -67,26 +92,27 @@ def failures(c: Collection, blob: Callable[[Any, Any], Any]) -> list[dict[str, A
             r["what"].append(f"kernel {k.name} writes NaN/Inf")
             if r["where"] is None and k.sources:
                 r.update(where=k.sources[0], code=(k.code or [None])[0])
-    # a script that dies of a graph's failure writes that graph's crash and then its own (no model, stage run),
-    # whose message holds the graph's: one failure, listed once, under the graph
-    named = [(x.run, (x.message or "").strip()) for x in c.of("crash") if x.model and (x.message or "").strip()]
-    for x in c.of("crash"):
-        if x.model is None and any(run == x.run and m in (x.message or "") for run, m in named):
+    crashes = c.of("crash")
+    for x in crashes:
+        graph = died_of(x, crashes)
+        if graph is not None:  # one failure, listed once, under the graph; its error, the process's end too
+            row(graph.model)["crashes"].append(x)
             continue
-        r = row(x.model)
+        r = row(x.model, PROCESS)
         why = x.signal or x.exception or (f"exit {x.exitcode}" if x.exitcode is not None else "crash")
         message = (x.message or "").strip().splitlines()
         r["what"].append(f"{why} during {x.stage}" + (f": {message[0][:200]}" if message else ""))
         r["stage"] = r["stage"] or x.stage
+        r["crashes"].append(x)
     for rep in c.of("repro"):
-        r = row(rep.model)
+        r = row(rep.model, PROCESS)
         if not r["what"]:
             r["what"].append(f"{rep.failure}" + (f": {rep.signature}" if rep.signature and rep.signature != rep.failure
                                                  else ""))
         r["repro"] = {"r": rep, "file": blob(rep, rep.path)}
         r["stage"] = r["stage"] or _stage(rep.phase, rep.subgraph)
     for b in c.of("bisect"):
-        r = rows.get(b.model or MODEL)
+        r = rows.get(b.model or PROCESS)
         if r is not None and r["bisect"] is None:  # a model that fails: its first repro's bisection
             r["bisect"] = {"verdict": b.verdict, "found": b.found,
                            "env": " ".join(f"{k}={v}" for k, v in b.env.items()) if b.found else ""}

@@ -28,7 +28,7 @@ from .collection import (
     group_violations,
     kernel_nonfinite,
 )
-from .failures import failures
+from .failures import PROCESS, failures
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'none'; base-uri 'none'; form-action 'none'"
 
@@ -138,6 +138,7 @@ def context(c: Collection, blobs: Blobs, title: str) -> dict[str, Any]:
         "repros": [{"r": r, "file": blob(r, r.path)} for r in c.of("repro")],
         "fails": failures(c, blob),
         "crashes": c.of("crash"),
+        "unnamed": PROCESS,  # a crash's heading where it names no graph: the process's own end
         "errors": c.of("error"),
         "unknown": sorted(Counter(c.unknown).items()),
     }

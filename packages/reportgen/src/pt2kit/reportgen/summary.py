@@ -26,6 +26,7 @@ from .collection import (
     kernel_nonfinite,
     speedup_text,
 )
+from .failures import PROCESS
 from .markdown import block, code, text
 
 MAX_ROWS = 20
@@ -119,7 +120,7 @@ def to_markdown(c: Collection) -> str:
                        f"{text(speedup_text(b))} | {text(_compile(b))} | {text(b.accuracy or '')} |")
     for cr in c.of("crash"):
         what = cr.signal or cr.exception or f"exit {cr.exitcode}"
-        out += ["", f"### Crash: {text(cr.model or 'model')} ({text(what)} during {text(cr.stage)})", ""]
+        out += ["", f"### Crash: {text(cr.model or PROCESS)} ({text(what)} during {text(cr.stage)})", ""]
         if cr.message:
             out.append(text(cr.message))
         if cr.stderr_tail:
@@ -158,7 +159,7 @@ def to_text(c: Collection) -> str:
                      f"speedup {speedup_text(b)}, compile {_compile(b)} s, accuracy {b.accuracy or '-'}"
                      + (f": {b.error}" if b.error else ""))
     for cr in c.of("crash"):
-        lines.append(f"CRASH {cr.model or ''}: {cr.signal or cr.exception or cr.exitcode} during {cr.stage}: "
+        lines.append(f"CRASH {cr.model or PROCESS}: {cr.signal or cr.exception or cr.exitcode} during {cr.stage}: "
                      f"{cr.message or ''}".rstrip())
     for e in c.of("error"):
         lines.append(f"ERROR (exit {e.exit_code}): {e.message}")

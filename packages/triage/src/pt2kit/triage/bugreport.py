@@ -116,7 +116,7 @@ def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
     op = row["op"] or (rep.ops[0] if rep and len(rep.ops) == 1 else None)
     where = _rel(row["mine"], cwd)  # reportgen's rule: the user's own line, as the page leads with it
     at = "at" if row["mine_is_op"] else "called at"  # the call of the compiled code is not the op's line
-    # a crash naming no graph (the script's end) has no model record: reportgen's row has a placeholder name
+    # a crash naming no graph (the process's end) has no model record: reportgen's row names the process
     graph = f" ({text(row['model'])})" if _model(c, row["model"]) is not None else f" ({_no_graph(c)})"
     return (f"[{text(_backend(c, row))}] {text(kind)}" + (f" in {text(op)}" if op else "")
             + (f" {at} {text(where)}" if where else "") + graph)
@@ -261,7 +261,7 @@ def _error(row: dict[str, Any] | None, c: Any) -> list[str]:
             out.append(f"| {code(d.output, table=True)} | {m.max_abs if m else ''} "
                        f"| {f'{m.mismatches} of {m.numel}' if m else ''} | {code(d.ref, table=True)} "
                        f"| {code(d.test, table=True)} | {text(d.rule) if d.rule else '-'} |")
-    for x in (x for x in c.of("crash") if x.model == row["model"]):
+    for x in row["crashes"]:  # reportgen's rule: the graph's crash and the end of the process it killed
         out += ["", f"{text(x.stage)}: {code(x.exception or x.signal or 'crash')}" + (f" {code(x.message)}" if x.message else "")]
         if x.stderr_tail:
             out += ["", block("\n".join(x.stderr_tail.splitlines()[-20:]))]
