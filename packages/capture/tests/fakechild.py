@@ -1,12 +1,14 @@
 """A stand-in for a user's script run under the child boot: writes what the boot writes (the manifest
 lines of pt2kit_capture_contract, a model file, a tensor file named by its sha256, a TORCH_TRACE log)
-with the stdlib alone, so the parent's tests need no torch. argv: MODE (ok | segv | raise | none).
+with the stdlib alone, so the parent's tests need no torch. argv: MODE (ok | segv | raise | none); segv:
+killed in graph 0/0's first compiled call, as the boot marks it running (its ``running`` file).
 The contract is imported as the boot imports it: from the boot folder, first on PYTHONPATH."""
 
 import hashlib
 import json
 import os
 import signal
+import struct
 import sys
 import time
 
@@ -46,6 +48,8 @@ if mode != "none" and (keep == "all" or int(keep) == rank):
         with open(os.path.join(here, contract.MANIFEST), "a") as f:
             f.write(json.dumps(line) + "\n")
         if mode == "segv":
+            with open(os.path.join(here, contract.RUNNING_FILE), "wb") as f:
+                f.write(struct.pack("<iii", 1, 1, 1))  # line 0's graph (seq + 1), call 1, a forward
             os.kill(os.getpid(), signal.SIGSEGV)
 if mode == "raise":
     os.makedirs(here, exist_ok=True)

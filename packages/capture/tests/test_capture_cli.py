@@ -61,13 +61,16 @@ def test_plain_run_writes_a_model_record_per_graph_and_keeps_the_script_stdout_o
     assert not list(store.glob(".capture-*"))  # the scratch dir is gone
 
 
-def test_a_segfault_gives_139_a_crash_record_and_the_graph_before_it(runs):
+def test_a_segfault_in_a_compiled_call_gives_139_its_graph_and_a_crash_naming_it(runs):
     r = runs[1]["segv"]
     assert r.returncode == 139, r.stderr
-    _, model, crash = records(r.stdout)
+    _, model, crash, end = records(r.stdout)
     assert model.model == "fakechild.py[0/0]" and Path(model.file).is_file()
-    assert (crash.stage, crash.signal, crash.exitcode) == ("run", "SIGSEGV", -11)
+    assert (crash.model, crash.stage, crash.signal, crash.step) == ("fakechild.py[0/0]", "run", "SIGSEGV", 1)
+    assert (end.model, end.stage, end.signal, end.exitcode) == (None, "run", "SIGSEGV", -11)
     assert b"capture: the command was killed by SIGSEGV (exit 139)\n" in r.stderr
+    # the killed call's line holds its graph's model file: one graph, checked once (it said "2 captured graphs")
+    assert b"capture: checking that 1 captured graph runs here\n" in r.stderr, r.stderr
 
 
 def test_a_script_that_raises_exits_1_with_its_exception(runs):

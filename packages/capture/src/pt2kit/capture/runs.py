@@ -46,14 +46,20 @@ def check(s: Any, entries: list[tuple[Any, Entry]], command: list[str], proc: An
     """Run each kept graph's model file (``(process, entry)`` pairs) in one child (``proc``, from
     :func:`start`, where it is alive) and set each entry's ``unrunnable`` to why it does not run (None
     where it does); say each one that does not."""
-    todo = [(p, e) for p, e in entries if e.file is not None]
+    # a call's line whose file is its graph's (a killed call, a raised first call) is that file again: each
+    # file runs once, and the line said counts graphs, not lines
+    todo: dict[str, list[Entry]] = {}
+    for p, e in entries:
+        if e.file is not None:
+            todo.setdefault(str(p.dir / e.file), []).append(e)
     if not todo:
         return
     from pt2kit.runtime.child import run_in_child
 
-    files = [{"file": str(p.dir / e.file), "grad": e.grad, "outputs": msgspec.to_builtins(e.outputs),
-              "trace": any(op.startswith(HOP) for op in e.ops)} for p, e in todo]
-    s.say(f"checking that {len(todo)} captured graph{'s' * (len(todo) != 1)} run here")
+    files = [{"file": file, "grad": es[0].grad, "outputs": msgspec.to_builtins(es[0].outputs),
+              "trace": any(op.startswith(HOP) for op in es[0].ops)} for file, es in todo.items()]
+    n = len({(p.pid, e.seq if e.of is None else e.of) for p, e in entries if e.file is not None})
+    s.say(f"checking that {n} captured graph{'s' * (n != 1)} run{'s' * (n == 1)} here")
     try:  # quiet: what the model files print is no news; a failure of ours never costs the records
         res = run_in_child(TARGET, {"files": files}, run=s.writer.run, store=str(s.store.root),
                            on_record=lambda raw: None, quiet=True, timeout=TIMEOUT, proc=proc)
@@ -62,16 +68,17 @@ def check(s: Any, entries: list[tuple[Any, Entry]], command: list[str], proc: An
         return
     reasons = res.value if res.crash is None else [res.notes.get(str(i), "?") for i in range(len(todo))]
     died = None if res.crash is None else res.crash.get("message") or "the check's process died"
-    for i, ((_, e), why) in enumerate(zip(todo, reasons, strict=True)):
+    for i, (es, why) in enumerate(zip(todo.values(), reasons, strict=True)):
         if why == "?":  # the child died on this graph (the one it ran last), or before it
             if res.crash is not None and res.crash.get("stage") == f"run {i}" and not res.crash.get("message", "").startswith("timed out"):
                 why = f"running it killed the process: {died}"
             else:
-                s.warn(f"{label(e, command)}: not checked to run here ({died})")
+                s.warn(f"{label(es[0], command)}: not checked to run here ({died})")
                 continue
-        e.unrunnable = why
+        for e in es:
+            e.unrunnable = why
         if why:
-            s.warn(f"{label(e, command)}: the captured graph does not run here: {why}")
+            s.warn(f"{label(es[0], command)}: the captured graph does not run here: {why}")
 
 
 def work(payload: dict[str, Any], chan: Any) -> list[str | None]:
