@@ -250,3 +250,30 @@ def test_gc_goes_on_past_a_failed_deletion_and_ends_with_its_summary(tmp_path, m
     assert f"pt2kit: warning: cannot delete {locked}: Permission denied" in err
     assert err[-1].startswith("pt2kit: deleted 1 file(s)") and err[-1].endswith("; 1 could not be deleted")
     assert locked.exists() and not free.exists()
+
+
+def test_gc_keeps_a_dead_blocks_scratch_dir_that_recover_reads_until_older_than_prune(tmp_path):
+    # a notebook kernel killed in compiled code leaves its `with pt2kit.capture()` block's scratch dir for
+    # pt2kit.capture.recover() after the restart: gc removed it as any killed capture's
+    import platform
+
+    from pt2kit.runtime.storegc import BLOCK
+
+    store, _, s = _store_with(tmp_path, "kept")
+    dirs = {}
+    for name in ("block", "old-block", "killed"):
+        d = dirs[name] = store.root / f".capture-{name}"
+        d.mkdir()
+        (d / "owner").write_text(f"{2**22 + 1} 1 {platform.node()}\n")  # no pid is so high: its process is gone
+        if name != "killed":
+            (d / BLOCK).write_text('{"options": {}, "command": []}')
+    _aged(dirs["old-block"] / BLOCK, dirs["old-block"])
+    r = pt2kit("gc", "--store", str(store.root), str(s))
+    err = r.stderr.decode().splitlines()
+    assert r.returncode == 0 and [d.exists() for d in dirs.values()] == [True, False, False], err
+    assert err[:2] == [f"pt2kit: removed {dirs[n]}: the scratch dir of a pt2kit capture that is gone"
+                       for n in ("killed", "old-block")]
+    assert err[-1].endswith("; kept 1 scratch dir(s) of a `with pt2kit.capture()` block whose process died, younger "
+                            "than --prune 14d (pt2kit.capture.recover() writes their records; --prune now removes them)")
+    r = pt2kit("gc", "--store", str(store.root), str(s), "--prune", "now")
+    assert r.returncode == 0 and not dirs["block"].exists() and "kept 1 scratch" not in r.stderr.decode()

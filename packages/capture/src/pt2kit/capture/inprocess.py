@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import Any
 
 from pt2kit.runtime.session import Session
-from pt2kit.runtime.storegc import scratch_owner
+from pt2kit.runtime.storegc import BLOCK, scratch_owner
 
 from . import __version__, runs, torchapi
 from .boot import pt2kit_capture_contract as contract
@@ -46,8 +46,6 @@ _ACTIVE: list[Capture] = []
 # (0.19) the header's argv after the tool's name: no command ran (the process's own flags, a kernel's -f, are
 # none of capture's); pt2kit triage --from tells a block captured in process by it
 IN_PROCESS = "(in process)"
-# in the scratch dir: the block's options (:func:`.recovery.recover` reads them)
-BLOCK = "block.json"
 
 
 class Capture:

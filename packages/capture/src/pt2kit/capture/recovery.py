@@ -24,10 +24,10 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.storegc import stale_scratch
+from pt2kit.runtime.storegc import BLOCK, stale_scratch
 
 from . import runs
-from .inprocess import BLOCK, Capture
+from .inprocess import Capture
 from .records import read_processes
 
 

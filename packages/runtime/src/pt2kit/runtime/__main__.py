@@ -95,7 +95,9 @@ def gc(
 ) -> None:
     """Delete the store's blobs that none of the given streams references (and temporary files of
     writers that are gone), once older than --prune. Only files of the store's blob form under
-    STORE/blobs are touched, never through a link. Exit 1 when a file could not be deleted."""
+    STORE/blobs are touched, never through a link; a killed capture's scratch dir goes, but one a `with
+    pt2kit.capture()` block left (pt2kit.capture.recover() reads it) only once older than --prune. Exit 1
+    when a file could not be deleted."""
     with Session("pt2kit", __version__, store=store, quiet=quiet, debug=debug) as s:
         s.done(_gc(s, streams, dry_run=dry_run, prune=prune, allow_no_refs=allow_no_refs))
 
@@ -107,6 +109,7 @@ def _gc(s: Session, streams: list[str], *, dry_run: bool, prune: str, allow_no_r
         other_store_problem,
         parse_age,
         present,
+        recoverable,
         referenced,
         stale_scratch,
         sweep,
@@ -128,7 +131,9 @@ def _gc(s: Session, streams: list[str], *, dry_run: bool, prune: str, allow_no_r
         raise UsageError(f"the streams ({', '.join(streams)}) {what}: gc would delete every blob "
                          "in the store; give --allow-no-refs if that is what you want")
     plan = sweep(s.store.root, keep, grace_s=grace, dry_run=dry_run)
-    _sweep_scratch(s, stale_scratch(s.store.root, grace), dry_run)
+    stale = stale_scratch(s.store.root, grace)
+    blocks = [d for d in stale if recoverable(d, grace)]  # pt2kit.capture.recover() reads them
+    _sweep_scratch(s, [d for d in stale if d not in blocks], dry_run)
     for path in plan.deleted if dry_run else ():
         print(printable(str(path)), flush=True)
     for path, age in plan.young if dry_run else ():
@@ -139,6 +144,8 @@ def _gc(s: Session, streams: list[str], *, dry_run: bool, prune: str, allow_no_r
     line = f"{verb} {len(plan.deleted)} file(s), {plan.bytes / 1e6:.1f} MB; kept {plan.keep} blob(s) the streams " \
            f"reference and {len(plan.young)} younger than --prune {prune}"
     line += f"; skipped {len(plan.skipped)} not a blob file (a folder, a link out, a device)" if plan.skipped else ""
+    line += f"; kept {len(blocks)} scratch dir(s) of a `with pt2kit.capture()` block whose process died, younger " \
+            f"than --prune {prune} (pt2kit.capture.recover() writes their records; --prune now removes them)" if blocks else ""
     line += f"; {len(plan.failed)} could not be deleted" if plan.failed else ""
     s.say(line)
     return 1 if plan.failed else 0

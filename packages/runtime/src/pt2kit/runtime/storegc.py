@@ -17,7 +17,9 @@ Guarantees:
 * The one thing outside ``<store>/blobs`` it removes is a ``<store>/.capture-<run>/`` scratch dir of a
   ``pt2kit capture`` that is gone (killed before it wrote its records: its ``owner`` file names a
   process of this host that no longer runs; without one, older than the grace period); a link named
-  so is never followed.
+  so is never followed. One a ``with pt2kit.capture()`` block left (its :data:`BLOCK`: a notebook
+  kernel killed in compiled code) is what ``pt2kit.capture.recover()`` reads: kept until older than the
+  grace period (:func:`recoverable`).
 * Nothing else outside ``<store>/blobs`` is touched, and nothing through a link: ``blobs`` and each
   ``blobs/XX`` shard are opened with ``O_NOFOLLOW`` (a symlinked ``blobs`` is refused, a symlinked
   or foreign-device shard skipped), every look-up and unlink is relative to those opened folders,
@@ -58,6 +60,8 @@ _BLOB = re.compile(r"[0-9a-f]{64}(?:\.[A-Za-z0-9_-]{1,16}){0,3}")
 _AGE = re.compile(r"(\d{1,9})([smhdw])")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 DEFAULT_PRUNE = "14d"  # `pt2kit gc --prune`'s default, as git's gc.pruneExpire
+# in a scratch dir: a ``with pt2kit.capture()`` block's options, there until its records are written
+BLOCK = "block.json"
 
 
 def parse_age(text: str) -> float:
@@ -317,3 +321,15 @@ def stale_scratch(store_root: Path, grace_s: float, now: float | None = None) ->
         if gone:
             out.append(d)
     return out
+
+
+def recoverable(scratch: Path, grace_s: float, now: float | None = None) -> bool:
+    """Whether a scratch dir of a capture that is gone (:func:`stale_scratch`) is a block's whose records
+    ``pt2kit.capture.recover()`` can still write (its :data:`BLOCK`), younger than the grace period (its
+    newest of the dir and the file: a block that ran for hours died at the end of them)."""
+    now = time.time() if now is None else now
+    try:
+        seen = max(scratch.stat().st_mtime, (scratch / BLOCK).stat().st_mtime)
+    except OSError:
+        return False
+    return now - seen < grace_s
