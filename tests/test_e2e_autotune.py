@@ -107,8 +107,19 @@ def test_a_planted_bug_under_max_autotune_is_found_and_minified_with_the_autotun
     assert f"first divergence: aten.relu.default (node relu) at {captured[0] / 's.py'}:4" in r.stderr, r.stderr
     assert "max-autotune: 1 matmul selection read from the autotune cache, 0 benchmarked afresh" in r.stderr, r.stderr
     # minify, with no folder named, compiles every run in the script's: what they read back said in one line
-    m = _kdiff(captured, None, "--no-bisect", tool="pt2kit.minify", stream=r.stdout)
+    out = captured[0] / "repro.py"
+    m = _kdiff(captured, None, "--no-bisect", "-o", str(out), tool="pt2kit.minify", stream=r.stdout)
     assert m.code == 1, m.stderr
+    # the script's mode settings the failure does not need: dropped from the repro, and said where it was run
+    # under them (issue 59: the repro named only the relu bug's setting)
+    (rep,) = m.kind("repro")
+    assert rep["config"] == {"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}, rep
+    dropped = ("max_autotune=True, coordinate_descent_tuning=True, triton.cudagraphs=True (the failure reproduces "
+               "without them)")
+    assert f"drop config: dropped {dropped}" in m.stderr, m.stderr
+    doc = out.read_text().split('"""')[1]  # the docstring's two lines, as the reader sees them
+    assert ("\nConfig dropped: max_autotune=True, coordinate_descent_tuning=True, triton.cudagraphs=True (the failure\n"
+            "reproduces without them).\n") in doc, doc
     said = [line for line in m.stderr.splitlines() if "as the script was" in line]
     assert len(said) == 1 and re.fullmatch(
         r"minify: s\.py\[0/0\]: the original run, (\d+) candidates?(, \d+ localisations?)? compiled under max_autotune, "

@@ -229,6 +229,9 @@ def test_a_setting_whose_drop_makes_the_repro_compile_far_slower_is_kept_and_sai
     s2 = Searcher(_TimedPool(slow="cpp.vec_isa_ok"), g, {"kind": "compile-error", "signature": "E"}, "inductor",
                   cfg, jobs=2, on_step=said.append)
     assert shrink.config(s2, s2.whole()) == {}
+    # what the model ran under that the repro no longer sets: said (the repro's docstring says it too)
+    assert said[-1] == "drop config: dropped cpp.vec_isa_ok=False, pattern_matcher=False (the failure reproduces " \
+                       "without them)", said
 
 
 FOUR = ir.Graph(index=0, nodes=[ir.Node(name="x", op="input", spec=_spec(4))] + [

@@ -22,7 +22,7 @@ from .ahead import Ahead, accuracy_failure, worth_it
 from .beside import bisecting
 from .job import Job
 from .pool import Early, Pool
-from .records import Outcome, Want, config_strings
+from .records import Outcome, Want, config_strings, dropped
 from .search import Searcher
 from .verify import RUNS, verify
 
@@ -172,7 +172,8 @@ def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, A
     beside = bisecting(pool, query, failure, job.backend, say) if job.bisect else None
     text = repro.render(best, failure=failure, backend=job.backend, config=final_config, model=job.model,
                         graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
-                        tool_version=__version__, level=g.level, subgraph=g.subgraph, phase=g.phase, needs=s.needs)
+                        tool_version=__version__, level=g.level, subgraph=g.subgraph, phase=g.phase, needs=s.needs,
+                        dropped=dropped(s.config, final_config))
     try:
         k, others = verify(text, pool, first=once)
     except BaseException:  # (^C) the bisection beside must not go on asking a closing pool

@@ -27,6 +27,14 @@ def config_strings(config: dict[str, dict[str, str]]) -> dict[str, str]:
             for m, s in config.items() for k, v in s.items()}
 
 
+def dropped(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> str:
+    """The settings of ``before`` that ``after`` (the config the failure needs) no longer sets, in words ('' for
+    none): what the config step narrates and the repro's docstring says, so a reader knows what the model ran
+    under (max_autotune, triton.cudagraphs) though the repro does not set it."""
+    gone = config_strings({m: {k: v for k, v in s.items() if k not in after.get(m, {})} for m, s in before.items()})
+    return ", ".join(f"{k}={v}" for k, v in gone.items()) + " (the failure reproduces without them)" if gone else ""
+
+
 @dataclass
 class Outcome:
     """One model's end: its exit code, the line that says it, and the repro (its record's fields, its text)

@@ -117,11 +117,22 @@ def _autocast_line(failure: dict[str, Any]) -> str:
             "graph (FAILURE['autocast']), as the script called it.")
 
 
+def _dropped_line(dropped: str) -> str:
+    """What the model ran under that the repro does not set (the config step dropped it): one line, so a reader
+    knows the script's max_autotune or triton.cudagraphs was there, and that the failure does not need it."""
+    if not dropped:
+        return ""
+    return "\n" + textwrap.fill(_doc(f"Config dropped: {dropped}."), 110, break_long_words=False,
+                                break_on_hyphens=False)
+
+
 def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: dict[str, dict[str, str]],
            model: str, graph: int, torch_version: str, dynamic: bool, seed: int, tool_version: str,
-           level: str = "aten", subgraph: str | None = None, phase: str = "forward", needs: str | None = None) -> str:
+           level: str = "aten", subgraph: str | None = None, phase: str = "forward", needs: str | None = None,
+           dropped: str = "") -> str:
     """``phase``: the graph's (:class:`.ir.Graph`): a ``joint`` one runs as a training step, its gradients judged.
-    ``needs``: the search's line where the failure needs its ops together (:attr:`.search.Searcher.needs`)."""
+    ``needs``: the search's line where the failure needs its ops together (:attr:`.search.Searcher.needs`).
+    ``dropped``: the settings the config step dropped, in words (:func:`.records.dropped`)."""
     against = "a float64 run" if failure.get("ref") == "eager64" else "eager"
     rule = "assert_close (kdiff --verdict close)" if failure.get("rule") == "close" else \
         "PyTorch's float64 accuracy rule"
@@ -152,7 +163,7 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
 Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {int(c.nodes)} op(s): {ops}.{together}
 Failure: {_doc(what)}.{_phase_line(phase)}{_autocast_line(failure)}
 Backend: {_doc(backend)}{", dynamic shapes" if dynamic else ""}.{_doc(_precision_line(failure))}
-{needs}
+{needs}{_dropped_line(dropped)}
 `python repro.py` exits 1 while the bug is present, 0 once fixed, 125 with one line on stderr where it cannot run
 here (no such device, torch or a backend file missing, eager unable to run the graph): git bisect run's "skip".
 """

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from . import ir
 from .ir import Config
-from .records import config_strings
+from .records import config_strings, dropped
 
 
 class Searcher(Protocol):
@@ -176,6 +176,7 @@ def config(sr: Searcher, best: ir.Candidate) -> Config:
     if not droppable:
         return sr.config
     together = without(droppable)
-    if len(droppable) == 1 or sr.fails([best], [together], timeout=cap)[0]:
-        return together
-    return without({next(it for it in items if it in droppable)})
+    out = together if len(droppable) == 1 or sr.fails([best], [together], timeout=cap)[0] else \
+        without({next(it for it in items if it in droppable)})
+    sr.on_step(f"drop config: dropped {dropped(sr.config, out)}")  # what the model ran under, said as the repro says it
+    return out
