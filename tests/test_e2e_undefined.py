@@ -3,7 +3,9 @@ kdiff flagged it, a false finding). tests/models/uninitialised.py returns torch.
 of torch.empty's beside a sum, compiled correctly by Inductor: eager and compiled hold different garbage there
 (Inductor hands empty_like the buffer the matmul wrote and freed). kdiff compares their shape and dtype, not
 their values, and says so once; minify finds nothing to minify (it cut the graph to aten.empty_like and wrote
-a repro that "reproduced 3 of 3"). A torch.empty filled whole is defined, and compared.
+a repro that "reproduced 3 of 3"). A torch.empty filled whole is defined, and compared. An op's random-number
+generator state (an output its schema names philox_offset, issue 59) is compared the same way, and named for
+what it is, not as uninitialised memory.
 
 One module fixture runs kdiff and minify on the model file once (minify's compile reads kdiff's from
 Inductor's cache); the tests read their results."""
@@ -41,15 +43,18 @@ def test_kdiff_compares_the_shape_of_uninitialised_memory_not_its_values_and_say
     diffs = {d["output"]: d for d in map(msgspec.json.decode, r.stdout.splitlines()) if d["kind"] == "diff"}
     assert {n: (d["passed"], d.get("rule")) for n, d in diffs.items()} == {
         "out[0]": (True, "fp64"), "out[1]": (True, "undefined"), "out[2]": (True, "undefined"),
-        "out[3]": (True, "fp64")}, diffs
+        "out[3]": (True, "fp64"), "out[4]": (True, "undefined")}, diffs
     assert diffs["out[1]"]["note"] == ("its values are uninitialised memory (aten.empty_like): shape and dtype "
                                        "compared, not values")
     assert diffs["out[2]"]["shape"] == [3, 4] and "(aten.empty)" in diffs["out[2]"]["note"]
     assert diffs["out[3]"]["metrics"]["numel"] == 5  # filled whole: its values are compared
+    assert diffs["out[4]"]["note"] == ("its values are random-number generator state (pt2kit_e2e.draw.default's "
+                                       "philox_offset): shape and dtype compared, not values")
     line = ("uninitialised.py: out[1], out[2]: uninitialised memory (aten.empty, aten.empty_like left the values "
-            "undefined): shape and dtype compared, not values")
+            "undefined); out[4]: random-number generator state (pt2kit_e2e.draw.default's philox_offset): shape and "
+            "dtype compared, not values")
     assert err.count(line) == 1, err
-    assert "uninitialised.py: 4 of 4 leaves pass (inductor vs eager;" in err
+    assert "uninitialised.py: 5 of 5 leaves pass (inductor vs eager;" in err
 
 
 def test_minify_finds_no_failure_in_uninitialised_memory(runs):

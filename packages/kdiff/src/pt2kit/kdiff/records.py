@@ -13,6 +13,7 @@ from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances
 from pt2kit.runtime.outputs import is_plain
 from pt2kit.schema import Accuracy, Metrics, Stats, Store, Tie
 from pt2kit.schema.records import num
+from pt2kit_portable import RNG_STATE_RETURNS
 
 from .metrics import compare
 
@@ -33,9 +34,33 @@ class Verdict:
     baseline: dict[str, Any] | None = None
     baseline_name: str = "eager"
     tie: Any = None  # a ties.TieSite under its eps, or None
-    # leaves whose values an op left undefined (uninitialised memory: pt2kit_portable.undefined_values), by name:
-    # the op; their shape and dtype are compared, never their values
+    # leaves whose values no op computed (uninitialised memory, an op's random-number generator state:
+    # pt2kit_portable.undefined_values), by name: what made them; their shape and dtype are compared, never their values
     undefined: dict[str, str] | None = None
+
+
+# what the values of a leaf no op computed are, by what made it (pt2kit_portable.undefined_values's name): the
+# words of its diff's note and of the one line that lists such leaves
+UNINITIALISED, RNG_STATE = "uninitialised memory", "random-number generator state"
+NOT_VALUES = "shape and dtype compared, not values"
+
+
+def undefined_kind(made_by: str) -> str:
+    """:data:`RNG_STATE` for an op's output its schema names as generator state (``OP's philox_offset``:
+    pt2kit_portable.rng_state_outputs), else :data:`UNINITIALISED` (``aten.empty``, and what read it)."""
+    return RNG_STATE if made_by.rpartition("'s ")[2] in RNG_STATE_RETURNS else UNINITIALISED
+
+
+def undefined_line(leaves: dict[str, str]) -> str:
+    """The one line kdiff says of the leaves (name: what made them) whose values no op computed, each kind
+    apart: ``out[1], out[2]: uninitialised memory (aten.empty, aten.empty_like left the values undefined); out[4]:
+    random-number generator state (OP's philox_offset): shape and dtype compared, not values``."""
+    parts = []
+    for kind, tail in ((UNINITIALISED, " left the values undefined"), (RNG_STATE, "")):
+        names = [n for n, m in leaves.items() if undefined_kind(m) == kind]
+        if names:
+            parts.append(f"{', '.join(names)}: {kind} ({', '.join(sorted({leaves[n] for n in names}))}{tail})")
+    return f"{'; '.join(parts)}: {NOT_VALUES}"
 
 
 def compare_leaf(name: str, r: Any, t: Any, *, ref: str, test: str, atol: float | None, rtol: float | None,
@@ -64,7 +89,7 @@ def compare_leaf(name: str, r: Any, t: Any, *, ref: str, test: str, atol: float 
     made_by = (verdict.undefined or {}).get(name)
     if made_by is not None:  # two runs of the model itself differ there: a difference would be no finding
         return {**base, "passed": True, "rule": "undefined",
-                "note": f"its values are uninitialised memory ({made_by}): shape and dtype compared, not values"
+                "note": f"its values are {undefined_kind(made_by)} ({made_by}): {NOT_VALUES}"
                 + (f"; dtypes {str(r.dtype).removeprefix('torch.')} (ref) vs {base['dtype']} (test)"
                    if r.dtype != t.dtype else "")}
     c = compare(r.detach(), t.detach().to(r.device), atol=a, rtol=rt, equal_nan=equal_nan)

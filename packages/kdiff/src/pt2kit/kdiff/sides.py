@@ -21,6 +21,7 @@ from pt2kit.runtime.torchapi import mode_settings, reset_dynamo
 from pt2kit_portable import copy_inputs, undefined_values
 
 from .raised import eager_fails
+from .records import undefined_line
 from .torchapi import original_module
 
 
@@ -101,9 +102,7 @@ class Sides:
         if first:
             self.undefined.update((n, op) for n, t in leaves if (op := undefined.made_by(t)))
             if self.undefined:
-                self.chan.note("undefined", ", ".join(self.undefined) + ": uninitialised memory ("
-                               + ", ".join(sorted(set(self.undefined.values()))) + " left the values undefined): "
-                               "shape and dtype compared, not values")
+                self.chan.note("undefined", undefined_line(self.undefined))  # each kind of value apart
         return leaves
 
 
