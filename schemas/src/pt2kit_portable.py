@@ -88,7 +88,7 @@ import math
 import operator
 import signal
 
-VERSION = 17
+VERSION = 18
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -867,7 +867,9 @@ def undefined_nodes(graph):
     for n in graph.nodes:
         if n.op not in ("call_function", "call_method"):
             continue
-        if n.target is operator.getitem and isinstance(n.args[0], torch.fx.Node):
+        # an int position only: a Dynamo graph's getitem indexes tensors too (``x[:, 0]``: a tuple holding slices,
+        # which Python 3.11 cannot hash)
+        if n.target is operator.getitem and isinstance(n.args[0], torch.fx.Node) and type(n.args[1]) is int:
             state = rng_state_outputs(n.args[0].target).get(n.args[1])
             if state is not None:
                 rng[n.name] = f"{n.args[0].target}'s {state}"

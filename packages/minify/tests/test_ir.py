@@ -308,3 +308,15 @@ def test_an_ops_random_generator_state_is_never_returned_nor_named_by_the_locali
         moved = offset + 1
     assert [seen.made_by(t) for t in (a, seed, offset, moved)] == [
         None, "pt2kit_rng.attention.default's philox_seed", "pt2kit_rng.attention.default's philox_offset", None]
+
+
+def test_a_dynamo_graphs_getitem_that_indexes_a_tensor_is_no_generator_state():
+    """A Dynamo-level graph indexes tensors with getitem (``x[:, 0]``: a tuple holding slices, which Python 3.11
+    cannot hash): the rule for RNG-state outputs reads int positions only. Asking it of such a getitem raised
+    TypeError, and minify said every backend's failure on a transformer happened before any graph reached it."""
+    from pt2kit_portable import undefined_nodes
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return x[:, 0] + x[0]
+
+    assert undefined_nodes(torch.fx.symbolic_trace(f).graph) == {}
