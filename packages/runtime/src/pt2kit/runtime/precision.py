@@ -140,6 +140,8 @@ def use_precision(settings, inductor=True):
         b.cuda.allow_fp16_bf16_reduction_math_sdp(bool(settings["sdp_reduced_reduction"]))
     if settings.get("cublas_workspace"):
         os.environ["CUBLAS_WORKSPACE_CONFIG"] = settings["cublas_workspace"]
+    elif "cublas_workspace" in settings:  # a state precision_state() read where it was unset: unset again
+        os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
 
 
 def use_cpu_precision(settings, inductor=True):
