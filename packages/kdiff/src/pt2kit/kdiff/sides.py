@@ -21,7 +21,6 @@ from pt2kit.runtime.torchapi import mode_settings, reset_dynamo
 from pt2kit_portable import copy_inputs, undefined_values
 
 from .raised import eager_fails
-from .records import undefined_line
 from .torchapi import original_module
 
 
@@ -102,6 +101,8 @@ class Sides:
         if first:
             self.undefined.update((n, op) for n, t in leaves if (op := undefined.made_by(t)))
             if self.undefined:
+                from .records import undefined_line  # here: records imports torch, and --help must not
+
                 self.chan.note("undefined", undefined_line(self.undefined))  # each kind of value apart
         return leaves
 
