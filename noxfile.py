@@ -274,8 +274,10 @@ def suite(session: nox.Session) -> None:
     folders = [PACKAGES[n] / "tests" for n in PACKAGES] + [ROOT / "tests"]
     path = " ".join(str(f) for f in [*folders, ROOT / "tests" / "real"])
     # --rootdir: node ids from the repo's root (packages/minify/tests/test_hops.py::...), unique where basenames
-    # repeat, and what tests/durations.py reads back
-    _pytest(session, "--rootdir", str(ROOT), "--import-mode=importlib", "-o", f"pythonpath={path}",
+    # repeat, and what tests/durations.py reads back; --confcutdir: the root's conftest.py is read (each module
+    # leaves torch's compiler settings as it found them, for the next package's module in its worker)
+    _pytest(session, "--rootdir", str(ROOT), "--confcutdir", str(ROOT), "--import-mode=importlib",
+            "-o", f"pythonpath={path}",
             *_slowest_first(*folders, ignore=(ROOT / "tests" / "test_e2e_minifier_ported.py",)),
             "-m", "not slow", *session.posargs)
 
