@@ -63,7 +63,16 @@ PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-n", _pytest_workers(), "--
 # tests/nox_packages.py: the packages, their wheels and floors; tests/nox_support.py: the slowest-first order
 # of test files, and the bytecode every venv of the run shares
 sys.path.insert(0, str(ROOT / "tests"))
-from nox_packages import PACKAGES, floor_source, floors_of, local_closure, project, tree_version, wheel  # noqa: E402
+from nox_packages import (  # noqa: E402
+    PACKAGES,
+    floor_source,
+    floors_of,
+    local_closure,
+    project,
+    requirement_name,
+    tree_version,
+    wheel,
+)
 from nox_support import keep_bytecode, seed_bytecode  # noqa: E402
 from nox_support import slowest_first as _slowest_first  # noqa: E402
 
@@ -150,7 +159,7 @@ def _surface(package: str) -> list[tuple[str, ...]]:
     --help."""
     module = "pt2kit." + package.removeprefix("pt2kit-")
     extras = project(PACKAGES[package])["project"].get("optional-dependencies", {})
-    optional = sorted({re.split(r"[\s<>=!~;\[]", req, maxsplit=1)[0].replace("pt2kit-", "pt2kit.").replace("-", "_")
+    optional = sorted({requirement_name(req).replace("pt2kit-", "pt2kit.").replace("-", "_")
                        for extra, reqs in extras.items() if extra != "test" for req in reqs})
     return [("python", str(ROOT / "tests" / "import_all.py"), module, *optional),
             *((script, "--help") for script in project(PACKAGES[package])["project"].get("scripts", {}))]
