@@ -1,6 +1,6 @@
-"""Every example command in the READMEs (the guide and each package's, where each tool's reference is) runs as
-written: no example names a flag, a file or a kernel that does not exist, and none ends in bad usage (2) or a
-crash (3)."""
+"""Every example command in the READMEs (the guide, each package's, where each tool's reference is, and docs/)
+runs as written: no example names a flag, a file or a kernel that does not exist, and none ends in bad usage (2)
+or a crash (3)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-READMES = [ROOT / "README.md", *sorted(ROOT.glob("packages/*/README.md")), ROOT / "schemas" / "README.md"]
+READMES = [ROOT / "README.md", *sorted(ROOT.glob("packages/*/README.md")), ROOT / "schemas" / "README.md",
+           *sorted(ROOT.glob("docs/*.md"))]
 TOOLS = "fxcheck|kdiff|guardscan|aotiprint|minify|reportgen|pt2kit"
 
 

@@ -106,11 +106,22 @@ def test_the_bug_report(run):
     for step in ("capture", "guardscan", "kdiff", "minify", "reportgen"):
         printed = re.search(rf"triage: \[\d\] {step}: (.*)", p.stderr)[1]
         assert f"{printed}   # exit " in md  # the command said is the command written
-    # the README shows one whole, made by this command: its title and sections are this run's
-    shown = re.search(r"^(`{4,})markdown\n(# \[inductor\].*?)\n\1$", (ROOT / "README.md").read_text(), re.M | re.S)[2]
+    # docs/triage-example.md shows one whole, made by this command: its title and sections are this run's
+    shown = _markdown_block(ROOT / "docs" / "triage-example.md")
     assert len(shown) < 65_536 and shown.splitlines()[0] == md.splitlines()[0]
     assert [ln for ln in shown.splitlines() if re.match(r"#{3,4} ", ln)] == \
         [ln for ln in md.splitlines() if re.match(r"#{3,4} ", ln)]
+    # the guide shows its head: each of those lines is this run's, in order (a line may be left out)
+    head, lines = _markdown_block(ROOT / "README.md").splitlines(), iter(md.splitlines())
+    assert len(head) >= 10 and all(ln in lines for ln in head), head
+    # and its commands to rerun each step, as this run wrote them
+    rerun = re.search(r"^### How to rerun each step\n.*?\n```sh\n(.*?)\n```$", md, re.M | re.S)[1]
+    assert f"```sh\n{rerun}\n```" in (ROOT / "README.md").read_text()
+
+
+def _markdown_block(path: Path) -> str:
+    """The bug report a doc shows: its ````markdown block starting with the title line."""
+    return re.search(r"^(`{4,})markdown\n(# \[inductor\].*?)\n\1$", path.read_text(), re.M | re.S)[2]
 
 
 def test_a_printed_command_runs_as_printed(run, tmp_path):
