@@ -373,16 +373,29 @@ def test_repro_judges_under_the_harness_precision_and_as_configured_keeps_the_mo
         assert run_repro(out).returncode == 0
 
 
-def test_a_failure_before_any_graph_naming_no_script_is_one_line_and_exit_2(minify, tmp_path):
+# what minify says where the stream's command names no script: none, or a block captured in process (a notebook's
+# cells, whose header argv capture writes so), where the line says what to do instead
+NO_SCRIPT = {
+    "a command": (["pt2kit", "capture"], "the command (none) is not `python SCRIPT.py`"),
+    "in process": (["/venv/bin/python", "(in process)"],
+                   "a block captured in process (with pt2kit.capture()) has none: save the code it ran as a script "
+                   "without the capture (in IPython: `%save repro.py N-M`, the cells' numbers) and run `pt2kit "
+                   "triage -- python repro.py`"),
+}
+
+
+@pytest.mark.parametrize("argv, why", NO_SCRIPT.values(), ids=NO_SCRIPT)
+def test_a_failure_before_any_graph_naming_no_script_is_one_line_and_exit_2(minify, tmp_path, argv, why):
     """A stream where Dynamo raised before handing a backend any graph (fullgraph=True over a break): a crash
     naming no graph, no model record, the header naming the trace (guardscan's work), and no command after
-    `--` in its argv: no script to reduce (test_script_reduced.py reduces one). minify exited 0 in silence."""
+    `--` in its argv: no script to reduce (test_script_reduced.py reduces one). minify exited 0 in silence.
+    A block captured in process: the line says to save its cells as a script for triage."""
     from pt2kit.schema import BlobRef, Crash, Header
     from pt2kit.schema.stream import encode
 
     env = {"v": 1, "run": "r1"}
     trace = BlobRef(path="blobs/ab/ab.log", sha256="ab" * 32, size=1, media_type="text/plain")
-    recs = [Header(**env, tool="capture", tool_version="0", argv=["pt2kit", "capture"], time="t", host="h",
+    recs = [Header(**env, tool="capture", tool_version="0", argv=argv, time="t", host="h",
                    python="3.11", store=str(tmp_path / "store"), traces=[trace]),
             Crash(**env, stage="run", exitcode=1, exception="Unsupported",
                   message="Failed to trace builtin operator\n  Explanation: Dynamo does not know how to trace print")]
@@ -390,5 +403,4 @@ def test_a_failure_before_any_graph_naming_no_script_is_one_line_and_exit_2(mini
     assert r.code == 2, r.stderr
     assert r.stderr.splitlines()[-1] == (
         "minify: error: <stdin>:2: Unsupported: Failed to trace builtin operator (the command failed and no graph "
-        "was kept or shows it, so there is no graph to cut, and no script to reduce: the command (none) is not `python "
-        "SCRIPT.py`)")
+        f"was kept or shows it, so there is no graph to cut, and no script to reduce: {why})")

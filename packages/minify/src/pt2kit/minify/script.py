@@ -19,7 +19,8 @@ with a timeout, with the working directory the command ran in (minify's own: tri
 in one folder) and the script's folder on PYTHONPATH, so the script's relative files and sibling modules are
 found as in the original run; nothing is written next to the user's files. The repro exits 1 while the failure is there, 0 once the script runs
 through, 125 where it fails otherwise. Not guaranteed: a script that reads its own ``__file__`` reads the
-candidate's; ``python -m MODULE`` is not reduced.
+candidate's; ``python -m MODULE`` is not reduced, nor a block captured in process (``with pt2kit.capture()``:
+there is no script; the line says to save its cells as one for ``pt2kit triage``).
 """
 
 from __future__ import annotations
@@ -104,8 +105,17 @@ class Command:
     args: list[str]  # the script's own arguments
 
 
+# the argv a block captured in process writes in its header (``with pt2kit.capture()``, pt2kit-capture 0.19)
+IN_PROCESS = "(in process)"
+
+
 def command_of(argv: list[str]) -> Command | str:
-    """The script of capture's header argv (``capture [FLAGS] -- PYTHON SCRIPT.py ARGS``), or why none."""
+    """The script of capture's header argv (``capture [FLAGS] -- PYTHON SCRIPT.py ARGS``), or why none; for a
+    block captured in process (a notebook's cells), what the user can do instead: there is no script."""
+    if argv[1:] == [IN_PROCESS]:  # the cells' code as a script (IPython's %save writes them) is what triage reduces
+        return ("a block captured in process (with pt2kit.capture()) has none: save the code it ran as a script "
+                "without the capture (in IPython: `%save repro.py N-M`, the cells' numbers) and run "
+                "`pt2kit triage -- python repro.py`")
     cmd = argv[argv.index("--") + 1:] if "--" in argv else []
     if len(cmd) < 2 or not Path(cmd[0]).name.startswith("python"):
         return f"the command {' '.join(cmd) or '(none)'} is not `python SCRIPT.py`"
