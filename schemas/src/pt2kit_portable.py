@@ -88,7 +88,7 @@ import math
 import operator
 import signal
 
-VERSION = 18
+VERSION = 19
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -1211,17 +1211,21 @@ def _range_chunks(t, limit):
             yield from _range_chunks(t.select(d, i), limit)
 
 
-def copy_inputs(inputs):
+def copy_inputs(inputs, parameters=False):
     """Copies of the tensors of a pytree of inputs, each storage copied once, so inputs that shared one
     (``f(a, a[1])``) share the copy, with their offsets and strides, requires_grad and leaf or not kept
     (:func:`as_input`): a run that writes into its inputs leaves the originals as they were. A tensor
-    with no plain storage (nested, sparse) is cloned on its own; a parameter stays itself."""
+    with no plain storage (nested, sparse) is cloned on its own. An ``nn.Parameter`` stays itself, or with
+    ``parameters`` is copied as the rest are (its storage shared with the other inputs' copies as it was),
+    a Parameter again with its requires_grad: for a run that may write into a graph's parameter inputs."""
     import torch
 
     storages = {}
 
     def one(t):
-        if not isinstance(t, torch.Tensor) or isinstance(t, torch.nn.Parameter):
+        if isinstance(t, torch.nn.Parameter):
+            return torch.nn.Parameter(one(t.detach()), requires_grad=t.requires_grad) if parameters else t
+        if not isinstance(t, torch.Tensor):
             return t
         if t.layout != torch.strided or t.is_nested or t.is_conj() or t.is_neg():  # a view's bit set_ drops
             return t.clone()

@@ -158,31 +158,67 @@ def test_check_accuracy_judges_the_gradients_a_compiled_backward_gives_against_e
     assert entry.check.startswith("accuracy: the gradient of input 0 (w): "), entry.check
 
 
-def test_check_accuracy_runs_eager_on_inputs_that_share_a_storage_sharing_its_copy(tmp_path, monkeypatch):
-    """--check accuracy on a call handed ``f(a, a[1])`` whose graph writes into ``a`` and reads ``a[1]``: eager's
-    run gets copies that share one storage as the call's inputs did (pt2kit_portable.copy_inputs, every tool's
-    rule), so it reads the row written, as the compiled call did, and a right call passes. Copied a tensor at a
-    time, eager read the row unwritten and the right call was written up as a failure."""
+class _Writes(torch.nn.Module):
+    """A graph that writes into its first input and reads its second: ``f(a, a[1])`` reads the write."""
+
+    def forward(self, a, row):
+        a.add_(1)
+        return (row * 2,)
+
+
+def _checked(how, module, inputs, tmp_path, monkeypatch):
+    """``module``'s traced graph recorded as handed ``inputs`` and wrapped by ``--check how``, the boot's modules
+    importable: (pt2kit_capture_check, its Checked)."""
     monkeypatch.syspath_prepend(str(BOOT))
     monkeypatch.setenv(contract.ENV_DIR, str(tmp_path))
     import pt2kit_capture_check as check
     import pt2kit_capture_manifest as manifest
 
-    class Writes(torch.nn.Module):
-        def forward(self, a, row):
-            a.add_(1)
-            return (row * 2,)
-
-    gm = torch.fx.symbolic_trace(Writes())
+    gm = torch.fx.symbolic_trace(module)
     line = manifest.new_line("eager")
     line["compile_id"] = "0/0"
-    a = torch.zeros(3, 2)
-    manifest.record(line, gm, [a, a[1]], "handed")
+    manifest.record(line, gm, inputs, "handed")
     manifest.append(line)
-    checked = check.Checked("accuracy", gm, line)
-    (out,) = checked.wrap(gm.forward)(a, a[1])  # the "compiled" call: the graph itself, right by construction
+    return check, check.Checked(how, gm, line)
+
+
+def _manifest(tmp_path):
+    """The manifest's lines this process wrote."""
+    return (tmp_path / f"p{os.getpid()}" / contract.MANIFEST).read_text().splitlines()
+
+
+def test_check_accuracy_runs_eager_on_inputs_that_share_a_storage_sharing_its_copy(tmp_path, monkeypatch):
+    """--check accuracy on a call handed ``f(a, a[1])`` whose graph writes into ``a`` and reads ``a[1]``: eager's
+    run gets copies that share one storage as the call's inputs did (pt2kit_portable.copy_inputs, every tool's
+    rule), so it reads the row written, as the compiled call did, and a right call passes. Copied a tensor at a
+    time, eager read the row unwritten and the right call was written up as a failure."""
+    a = torch.zeros(3, 2)
+    _, checked = _checked("accuracy", _Writes(), [a, a[1]], tmp_path, monkeypatch)
+    (out,) = checked.wrap(checked.ref.forward)(a, a[1])  # the "compiled" call: the graph itself, right by construction
     assert out.tolist() == [2.0, 2.0] and a.tolist() == [[1.0, 1.0]] * 3
-    assert checked.on and len((tmp_path / f"p{os.getpid()}" / contract.MANIFEST).read_text().splitlines()) == 1
+    assert checked.on and len(_manifest(tmp_path)) == 1
+
+
+
+def test_a_parameter_input_is_copied_by_one_rule_in_the_check_and_in_a_training_step(tmp_path, monkeypatch):
+    """A call ``f(w, w[1])`` with ``w`` an nn.Parameter, whose graph writes into ``w`` and reads the row: both
+    places that copy a Parameter input, capture's --check (eager's run) and runtime's training step
+    (``step_inputs``), copy it by pt2kit_portable.copy_inputs(parameters=True): the row's copy reads the write
+    (the answer [2, 2] the call gave), and the script's ``w`` holds only the call's own write."""
+    from pt2kit.runtime.training import step_inputs
+
+    w = torch.nn.Parameter(torch.zeros(3, 2), requires_grad=False)
+    check, checked = _checked("accuracy", _Writes(), [w, w.detach()[1]], tmp_path, monkeypatch)
+    (out,) = checked.wrap(checked.ref.forward)(w, w.detach()[1])  # the "compiled" call: the graph itself
+    # eager's run, on copies, gave the call's answer (else the check fails the call) and wrote into its own w
+    assert out.tolist() == [2.0, 2.0] and w.tolist() == [[1.0, 1.0]] * 3
+    assert checked.on and len(_manifest(tmp_path)) == 1
+    copies = step_inputs([w, w.detach()[1]])
+    assert checked.ref(*copies)[0].tolist() == [4.0, 4.0] and w.tolist() == [[1.0, 1.0]] * 3  # the copy's write only
+    # the check's copy and the step's: one storage for the Parameter and its row, the script's untouched
+    for c in (check._copies([w, w.detach()[1]]), copies):
+        assert c[0].untyped_storage().data_ptr() == c[1].untyped_storage().data_ptr() != w.untyped_storage().data_ptr()
+        assert not c[0].requires_grad
 
 
 def test_check_nan_counts_only_what_is_non_finite_where_eagers_value_is_finite(tmp_path, monkeypatch):

@@ -39,11 +39,9 @@ def step_inputs(inputs: Any, every_floating: bool = False) -> Any:
     step's; ``every_floating``: every floating one, kdiff's ``--grad``), so a step's input gradients and
     writes never reach the caller's tensors. Copied by every run's rule (``pt2kit_portable.copy_inputs``:
     each in its layout, an expanded one stays expanded; inputs that shared a storage share the copy), a
-    Parameter too (copy_inputs keeps one itself). An input that was no leaf stays none
-    (``pt2kit_portable.as_input``: a backend may refuse it, as in the script), its gradient kept in
-    ``.grad`` as a leaf's is."""
-    import torch
-
+    Parameter too (``parameters=True``, as capture's ``--check`` copies one; a floating one then a plain leaf).
+    An input that was no leaf stays none (``pt2kit_portable.as_input``: a backend may refuse it, as in the
+    script), its gradient kept in ``.grad`` as a leaf's is."""
     from .torchapi import tree_map
 
     def grad(x: Any) -> Any:
@@ -54,10 +52,7 @@ def step_inputs(inputs: Any, every_floating: bool = False) -> Any:
             out.retain_grad()
         return out
 
-    def plain(x: Any) -> Any:  # a Parameter as a plain leaf on its storage, its requires_grad kept
-        return x.detach().requires_grad_(x.requires_grad) if isinstance(x, torch.nn.Parameter) else x
-
-    return tree_map(grad, copy_inputs(tree_map(plain, inputs)))
+    return tree_map(grad, copy_inputs(inputs, parameters=True))
 
 
 def check_trainable(model: Any, inputs: Any, label: str) -> None:

@@ -102,14 +102,9 @@ def _versions(args: Any) -> list[int | None]:
 def _copies(args: list[Any]) -> list[Any]:
     """Copies of a call's inputs by every tool's rule (pt2kit_portable.copy_inputs: inputs that shared a
     storage share the copy, so a write into one is read through the other as in the call; each in its layout,
-    an expanded one stays expanded, where a copy_ into it is refused; requires_grad and leaf or not kept). A
-    Parameter is copied too, a Parameter again (copy_inputs keeps it itself): the graph may write into it."""
-    import torch
-
-    params = {i for i, a in enumerate(args) if isinstance(a, torch.nn.Parameter)}
-    out = copy_inputs([a.detach() if i in params else a for i, a in enumerate(args)])
-    return [torch.nn.Parameter(c, requires_grad=args[i].requires_grad) if i in params else c
-            for i, c in enumerate(out)]
+    an expanded one stays expanded, where a copy_ into it is refused; requires_grad and leaf or not kept), a
+    Parameter too (``parameters=True``, as a training step's are): the graph may write into it."""
+    return list(copy_inputs(list(args), parameters=True))
 
 
 class Checked:
