@@ -124,9 +124,14 @@ def test_a_planted_bug_under_max_autotune_is_found_and_minified_with_the_autotun
     assert len(said) == 1 and re.fullmatch(
         r"minify: s\.py\[0/0\]: the original run, (\d+) candidates?(, \d+ localisations?)? compiled under max_autotune, "
         r"coordinate_descent_tuning, triton\.cudagraphs as the script was, in the script's Inductor cache "
-        + re.escape(str(captured[2])) + r", in \d+\.\d s \(the workers' added up\): FX graph cache \d+ hit, \d+ miss; "
+        + re.escape(str(captured[2])) + r", in \d+\.\d s \(the workers' added up\): FX graph cache (\d+) hit, (\d+) miss; "
         r"max-autotune: (nothing autotuned, no matmul was compiled afresh|\d+ matmul selections? read from the autotune "
-        r"cache, 0 benchmarked afresh)", said[0]), m.stderr
+        r"cache, 0 benchmarked afresh); CUDA graphs: 0 of (\d+) graphs? wrapped, (\d+) skipped \(a CPU graph, or one "
+        r"Inductor will not record: TORCH_LOGS=cudagraphs says why\)", said[0]), m.stderr
+    # every graph its workers compiled is counted, though each candidate's run resets Dynamo (which empties the trees)
+    hits, misses, _, graphs, skipped = re.search(r"cache (\d+) hit, (\d+) miss; max-autotune: (.*); CUDA graphs: 0 of "
+                                                  r"(\d+) graphs? wrapped, (\d+) skipped", said[0]).groups()
+    assert int(graphs) == int(skipped) == int(hits) + int(misses) > 1, said[0]
     assert "3 -> 1 ops (aten.relu.default)" in m.stderr, m.stderr
 
 

@@ -330,3 +330,22 @@ def test_fx_key_globals_name_the_settings_the_harness_precision_changes():
     assert before["torch.backends.cuda.matmul.fp32_precision"] == "tf32", before
     assert {k: v for k, v in after.items() if before[k] != v} == {"torch.backends.cuda.matmul.fp32_precision": "ieee"}
 
+
+
+def test_counting_cudagraphs_across_resets_routes_dynamos_reset_through_the_count_and_puts_torchs_back():
+    # minify's worker resets Dynamo after each candidate, which empties the CUDA graph trees: inside the block the
+    # trees' reset is the counting one, Dynamo still forgets what it compiled, and torch's own function is back after
+    import torch._inductor.cudagraph_trees as trees
+
+    original, before = trees.reset_cudagraph_trees, torchapi.cudagraph_wrapped()
+    f = torch.compile(lambda x: x + 1, backend="eager")
+    with pytest.raises(RuntimeError, match="raised inside"), torchapi.counting_cudagraphs_across_resets():
+        assert trees.reset_cudagraph_trees is not original
+        f(torch.zeros(2))
+        frames = torch._dynamo.utils.counters["frames"]["ok"]
+        torch._dynamo.reset()
+        f(torch.zeros(2))  # compiled again: the reset happened
+        assert torch._dynamo.utils.counters["frames"]["ok"] == frames + 1
+        raise RuntimeError("raised inside")
+    assert trees.reset_cudagraph_trees is original
+    assert torchapi.cudagraph_wrapped() == before == 0  # no CUDA graph on the CPU

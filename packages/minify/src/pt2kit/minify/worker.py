@@ -42,6 +42,7 @@ def main() -> int:
     handlers = {**HANDLERS, **BISECTING}
 
     from pt2kit.runtime.caches import CacheUse
+    from pt2kit.runtime.torchapi import counting_cudagraphs_across_resets
     from pt2kit_portable import kept_compiler_state
 
     enc = msgspec.json.Encoder()
@@ -53,8 +54,9 @@ def main() -> int:
         req = msgspec.json.decode(raw)
         start = time.monotonic()
         try:
-            # what its compiles read back of the script's caches (the parent sums them: Pool.caches)
-            with kept_compiler_state(), CacheUse({}) as used:
+            # what its compiles read back of the script's caches (the parent sums them: Pool.caches); a candidate
+            # resets Dynamo after its run, emptying the CUDA graph trees: what they held is counted first
+            with kept_compiler_state(), counting_cudagraphs_across_resets(), CacheUse({}) as used:
                 result = handlers[req["op"]](req["payload"], send)
             send({"t": "done", "result": result, "s": time.monotonic() - start, "caches": used.counts()})
         except Exception as e:

@@ -123,8 +123,7 @@ class CacheUse:
             parts.append(f"max-autotune: {reused} matmul selection{'s' * (reused != 1)} read from the autotune cache, "
                          f"{fresh} benchmarked afresh" + (" (shapes the script never autotuned, or a cache folder "
                                                           "without its results)" if fresh else ""))
-        # minify's workers call candidates off the thread whose trees are counted (an H200 read 0 of 26): not said
-        if "triton.cudagraphs" in modes and not workers:
+        if "triton.cudagraphs" in modes:
             parts.extend(self._cudagraphs(hits + misses + self.delta("fxgraph_cache_bypass")))
         where = folder_said(self.folder, self.script, self.given)
         took = f"{self.seconds:.1f} s" + (" (the workers' added up)" if workers else "")

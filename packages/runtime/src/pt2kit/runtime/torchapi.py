@@ -314,19 +314,52 @@ def compile_counters() -> dict[str, int]:
     return out
 
 
+_TREES = "torch._inductor.cudagraph_trees"
+_DROPPED = [0]  # graphs the trees held when a reset emptied them (counting_cudagraphs_across_resets)
+
+
 def cudagraph_wrapped() -> int:
     """(2.47.2) How many compiled graphs Inductor's CUDA graph trees hold now (``triton.cudagraphs``, which
     ``mode="reduce-overhead"`` and ``"max-autotune"`` turn on, wraps a graph at its first call): counted from
-    the trees, not from Inductor's skip counter, which misses skips off CUDA. ``torch._dynamo.reset`` empties them."""
-    import sys
+    the trees, not from Inductor's skip counter, which misses skips off CUDA. (2.49) Plus those the trees held
+    when a reset emptied them inside :func:`counting_cudagraphs_across_resets`."""
+    return _DROPPED[0] + _cudagraphs_held()
 
+
+def _cudagraphs_held() -> int:
     import torch
 
-    trees = sys.modules.get("torch._inductor.cudagraph_trees")  # never imported: nothing was wrapped
+    trees = sys.modules.get(_TREES)  # never imported: nothing was wrapped
     if trees is None or not torch._C._is_key_in_tls("tree_manager_containers"):
         return 0
     containers = trees.get_obj(trees.local, "tree_manager_containers")
     return sum(len(c.tree_manager.ids_to_funcs) for c in list(containers.values()) if c.tree_manager is not None)
+
+
+@contextlib.contextmanager
+def counting_cudagraphs_across_resets() -> Iterator[None]:
+    """(2.49) Inside, every emptying of the CUDA graph trees (``torch._dynamo.reset`` calls
+    ``cudagraph_trees.reset_cudagraph_trees``, looked up at each call) first adds what they held to
+    :func:`cudagraph_wrapped`: minify's candidates reset Dynamo after each run, so a count read at the end
+    of a request saw none of them (an H200 read "0 of 26 wrapped"). Without CUDA, where the module is not
+    imported yet, nothing is changed."""
+    import torch
+
+    if _TREES not in sys.modules and not torch.cuda.is_available():
+        yield  # no CUDA: the trees wrap nothing (and importing them costs seconds)
+        return
+    trees = importlib.import_module(_TREES)
+    original = trees.reset_cudagraph_trees
+
+    def reset_counted() -> None:
+        _DROPPED[0] += _cudagraphs_held()
+        original()
+
+    trees.reset_cudagraph_trees = reset_counted
+    try:
+        yield
+    finally:
+        trees.reset_cudagraph_trees = original
 
 
 def inductor_cache_dir() -> str:
