@@ -70,3 +70,32 @@ example_inputs = tuple(torch.ones(1, 1, 16, 8) for _ in range(3))
                            {"file": str(bad), "grad": False, "outputs": None, "trace": True}]}, _Chan()) == [
         None, "Dynamo cannot trace it as it traced the script: InternalTorchDynamoError: ValueError: too many values "
               "to unpack (expected 7)"]
+
+
+def test_a_graph_whose_shapes_torch_propagates_wrong_runs_and_is_left_to_kdiff(tmp_path):
+    """Issue 57 (pytorch#183121): a decomposition that keeps a reduced dimension is also what Dynamo's fake
+    tensors propagate, so the graph's example value said [5, 1] where eager gives [5], and the check called the
+    file "does not run here": minify went to the script and kdiff could not judge the wrong shape. Planted here
+    as a torch whose meta kernel of linalg_vector_norm is wrong (torch.library, for this test's scope): where
+    the file's own propagation here gives the graph's shape again, the file runs (None) and the shape that
+    eager disagrees with is kdiff's to judge; a shape nothing here propagates stays a reason."""
+    import torch
+    from torch.library import _scoped_library
+
+    from pt2kit.capture.runs import work
+
+    f = tmp_path / "g0_0.py"
+    f.write_text("import torch\nmodel = lambda x: torch.linalg.vector_norm(x, dim=-1)\n"
+                 "example_inputs = (torch.ones(5, 7),)\n")
+    wrong = [{"dtype": "torch.float32", "shape": [5, 1]}]
+    files = [{"file": str(f), "grad": False, "outputs": wrong},
+             {"file": str(f), "grad": False, "outputs": [{"dtype": "torch.float32", "shape": [5, 3]}]}]
+    unplanted = work({"files": files}, _Chan())
+    # FakeTensorMode's dispatch cache (one per process) would give the unplanted shape again, and keep the
+    # planted one for later tests: off while planted
+    with _scoped_library("aten", "IMPL") as lib, torch._dynamo.config.patch(fake_tensor_cache_enabled=False):
+        lib.impl("linalg_vector_norm", lambda x, *a, **k: x.new_empty([*x.shape[:-1], 1]), "Meta")
+        planted = work({"files": files}, _Chan())
+    assert unplanted == ["output 0 is float32[5], the graph gave float32[5, 1]",
+                         "output 0 is float32[5], the graph gave float32[5, 3]"]
+    assert planted == [None, "output 0 is float32[5], the graph gave float32[5, 3]"]

@@ -3,9 +3,12 @@ eagerly once, after the command has ended, before its record is written.
 
 A model file that calls ``torch.ops.prims.fma`` without the import that registers it, one whose load
 raises, or one whose outputs differ in number, dtype or a static size from what Dynamo's example values say the
-graph gave (a symbolic size is any call's: a dynamic graph's later call gives its own), is no model a tool can judge the compiler on: its record says so (``captured.unrunnable``,
-one line), stderr says so, and kdiff and minify answer "cannot judge" instead of "the model's own eager
-run fails".
+graph gave (a symbolic size is any call's: a dynamic graph's later call gives its own), is no model a tool can
+judge the compiler on: its record says so (``captured.unrunnable``, one line), stderr says so, and kdiff and
+minify answer "cannot judge" instead of "the model's own eager run fails". Those example values are torch's
+fake-tensor propagation (meta kernels, decompositions): where that propagation of the file here gives the
+graph's dtypes and sizes again, the file runs as the graph did, and eager differing from them is the
+compiler's failure (a decomposition's wrong shape), kdiff's to judge, not a reason.
 
 Guarantees: never in the user's process (one child of capture's, :func:`pt2kit.runtime.child.run_in_child`,
 for all kept graphs of the run: torch is imported once); that child is started with the command
@@ -111,6 +114,23 @@ def _run_one(path: str, grad: bool, want: list[dict[str, Any] | None] | None) ->
         return None
     if len(got) != len(want):
         return f"it gives {len(got)} output(s), the graph gave {len(want)}"
+    why = _unlike(got, want)
+    # the graph's dtypes and shapes are Dynamo's example values: torch's fake-tensor propagation (meta kernels,
+    # decompositions), which the compiler follows. Where that propagation of this very file here gives them
+    # again, the file runs as the script's graph did, and eager disagreeing with it is the compiler's failure
+    # (a decomposition's wrong shape), for kdiff to judge; where it does not, something of the script's (its
+    # default dtype, a kernel it registered) is missing here, and the file is no model of that graph
+    if why is not None and _unlike(_fake_leaves(loaded, grad), want) is None:
+        return None
+    return why
+
+
+def _unlike(got: list[Any] | None, want: list[dict[str, Any] | None]) -> str | None:
+    """How the output leaves ``got`` differ from the graph's (``want``, as many): the first that does, or None."""
+    import torch
+
+    if got is None or len(got) != len(want):
+        return "?"
     for n, (g, w) in enumerate(zip(got, want, strict=True)):
         if w is None:
             continue
@@ -124,6 +144,21 @@ def _run_one(path: str, grad: bool, want: list[dict[str, Any] | None] | None) ->
             return (f"output {n} is {str(g.dtype).removeprefix('torch.')}[{', '.join(map(str, shape))}], the graph gave "
                     f"{w['dtype'].removeprefix('torch.')}{w['shape']}")
     return None
+
+
+def _fake_leaves(loaded: Any, grad: bool) -> list[Any] | None:
+    """The file's output leaves as torch's fake-tensor propagation gives them here; None where it raises (a
+    data-dependent size, an op with no meta kernel): then nothing is learnt from it."""
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    from .torchapi import fake_run
+
+    try:
+        with torch.set_grad_enabled(grad):
+            return tree_leaves(fake_run(lambda fake: loaded.call(inputs=fake), loaded.inputs))
+    except Exception:
+        return None
 
 
 def _traced(path: str, grad: bool) -> str | None:

@@ -1,6 +1,6 @@
-"""The private torch APIs the in-process capture (:mod:`.inprocess`) uses, each behind one small function;
-the boot's own are in ``boot/pt2kit_capture_torchapi.py``. Imported only once the block starts (torch is
-imported then)."""
+"""The private torch APIs the in-process capture (:mod:`.inprocess`) and the run check's child (:mod:`.runs`)
+use, each behind one small function; the boot's own are in ``boot/pt2kit_capture_torchapi.py``. Imported only
+where torch is imported already (once the block starts; in the check's child)."""
 
 from __future__ import annotations
 
@@ -48,3 +48,17 @@ def stop_trace(token: Any) -> None:
     handler.close()
     trace_log.setLevel(level)
     trace_log.propagate = propagate
+
+
+def fake_run(fn: Any, inputs: Any) -> Any:
+    """``fn(inputs)`` with every input tensor a fake one, under torch's FakeTensorMode: the shape and dtype
+    propagation (meta kernels, decompositions) Dynamo's example values come from, with no values computed.
+    Tensors ``fn`` holds itself (a module's parameters) are taken as fake where they meet (allowed)."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._pytree import tree_map_only
+
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    fake = tree_map_only(torch.Tensor, mode.from_tensor, inputs)
+    with mode:
+        return fn(fake)
