@@ -67,6 +67,7 @@ from nox_packages import (  # noqa: E402
     PACKAGES,
     floor_source,
     floors_of,
+    import_name,
     local_closure,
     project,
     requirement_name,
@@ -157,7 +158,7 @@ def _surface(package: str) -> list[tuple[str, ...]]:
     """The commands that check what a user of ``package`` meets first: an import of every public name and of
     every module (tests/import_all.py: nothing undeclared; what an extra brings is optional), each command's
     --help."""
-    module = "pt2kit." + package.removeprefix("pt2kit-")
+    module = import_name(package)
     extras = project(PACKAGES[package])["project"].get("optional-dependencies", {})
     optional = sorted({requirement_name(req).replace("pt2kit-", "pt2kit.").replace("-", "_")
                        for extra, reqs in extras.items() if extra != "test" for req in reqs})
@@ -193,6 +194,8 @@ FLOOR_TESTS = {
     "pt2kit-capture": ["test_capture_cli.py"],
     "pt2kit-triage": ["test_bugreport.py"],
     "pt2kit-testkit": ["test_testkit.py"],
+    "pt2kit-schema": ["test_store.py", "test_no_torch.py"],
+    "pt2kit-portable": ["test_alone.py"],
 }
 
 
@@ -319,11 +322,17 @@ def real_slow(session: nox.Session) -> None:
     _pytest(session, str(ROOT / "tests" / "real"), "-m", "slow", *session.posargs)
 
 
+def _editable(package: str) -> list[str]:
+    """``-e DIR`` for the package and each local package it depends on (schema needs pt2kit-portable, which no
+    index has)."""
+    return [arg for name in local_closure(package) for arg in ("-e", str(PACKAGES[name]))]
+
+
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff over the whole tree, the import graph (no circles, no tool inside another; read with ast, so
     no package is imported), and schemas/json up to date with the Structs."""
-    session.install(*CONSTRAINTS, "ruff", "-e", str(PACKAGES["pt2kit-schema"]))
+    session.install(*CONSTRAINTS, "ruff", *_editable("pt2kit-schema"))
     session.run("ruff", "check", ".")
     session.run("python", str(ROOT / "tests" / "test_import_graph.py"))
     session.run("python", str(ROOT / "tests" / "test_cli_flags.py"))
@@ -380,7 +389,7 @@ def demo(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def schemas(session: nox.Session) -> None:
     """Regenerate schemas/json from the Structs."""
-    session.install(*CONSTRAINTS, "-e", str(PACKAGES["pt2kit-schema"]))
+    session.install(*CONSTRAINTS, *_editable("pt2kit-schema"))
     session.run("python", "-m", "pt2kit.schema", "export", str(ROOT / "schemas" / "json"))
 
 

@@ -1,6 +1,6 @@
 """What the noxfile knows of the repo's packages; no pt2kit import, stdlib only.
 
-- ``PACKAGES``: distribution name -> source folder, for every package in the repo.
+- ``PACKAGES``: distribution name -> source folder, for every package in the repo; ``import_name``: what imports it.
 - ``requirements``/``local_closure``: what a package declares, and the local packages it needs, transitively.
 - ``wheel``: a package's wheel, built once per content (below), as the requirement a session installs.
 - ``floors_of``/``floor_source``: the oldest pt2kit-* versions a package accepts, and their code from git history
@@ -106,6 +106,16 @@ def project(directory: Path) -> dict:
     return tomllib.loads((directory / "pyproject.toml").read_text())
 
 
+def import_name(name: str) -> str:
+    """What ``import`` names package ``name``: ``pt2kit.kdiff`` for a package under ``src/pt2kit/``, else the one
+    top-level module its ``src/`` holds (pt2kit-portable's ``pt2kit_portable``)."""
+    src = PACKAGES[name] / "src"
+    if (src / "pt2kit").is_dir():
+        return "pt2kit." + name.removeprefix("pt2kit-")
+    (module,) = src.glob("*.py")
+    return module.stem
+
+
 def floors_of(directory: Path, extras: str = "") -> dict[str, tuple[int, ...]]:
     """pt2kit-* dependency -> the floor (``>=X.Y``) the package at ``directory`` declares for it (its
     extras' too, where named: a test extra's tools are installed at their floors as well)."""
@@ -126,7 +136,9 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def _text_version(text: str) -> tuple[int, ...] | None:
-    found = re.search(r"^__version__ = [\"']([0-9.]+)[\"']", text, re.M)
+    # pt2kit_portable's is VERSION: a repro.py embeds the module's definitions, where a __version__ would be the
+    # repro's own
+    found = re.search(r"^(?:__version__|VERSION) = [\"']([0-9.]+)[\"']", text, re.M)
     return _version(found[1]) if found else None
 
 

@@ -14,6 +14,8 @@ It fails on:
   the layers go one way: schema <- runtime <- tools;
 * a package ``__init__`` whose ``__all__`` names something that does not resolve, or a tool without
   ``__all__`` (one with no library API has ``__all__ = ["__version__"]``).
+* a source root's top-level module (``pt2kit_portable``, pt2kit-portable's one module: capture's boot and every
+  repro.py take it where pt2kit is not installed) importing anything but the standard library and torch.
 
 Not checked: imports made with computed names, and what a public name's module imports in turn.
 ALLOWED lists offences known and being fixed elsewhere; an entry that no longer happens fails too
@@ -30,6 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ("pt2kit.schema", "pt2kit.runtime")  # the layers under the tools, in order
+PORTABLE_IMPORTS = sys.stdlib_module_names | {"torch"}  # what a source root's top-level module may import
 
 # An offence known and being fixed elsewhere, one line each as offences() words it (a circle by its
 # modules, sorted); empty since issue 32 took every tool's fixes (4 circles, 5 other offences before), and
@@ -49,12 +52,20 @@ class Module:
     on_path: bool = False  # its folder has no __init__.py: it runs with that folder on sys.path
 
 
+def _roots() -> list[Path]:
+    """Every package's source root (its ``src/``), from every pyproject in the repo."""
+    return [p.parent / "src" for p in [ROOT / "schemas" / "pyproject.toml",
+                                       *sorted((ROOT / "packages").glob("*/pyproject.toml"))]]
+
+
 def _packages() -> dict[str, Path]:
-    """Import name (pt2kit.kdiff) -> its source directory, from every pyproject in the repo."""
+    """Import name (pt2kit.kdiff) -> its source directory, for every package under ``src/pt2kit/`` (not
+    pt2kit-portable, whose source root holds one top-level module)."""
     found = {}
-    for pyproject in [ROOT / "schemas" / "pyproject.toml", *sorted((ROOT / "packages").glob("*/pyproject.toml"))]:
-        name = tomllib.loads(pyproject.read_text())["project"]["name"].removeprefix("pt2kit-")
-        found[f"pt2kit.{name}"] = pyproject.parent / "src" / "pt2kit" / name
+    for src in _roots():
+        name = tomllib.loads((src.parent / "pyproject.toml").read_text())["project"]["name"].removeprefix("pt2kit-")
+        if (src / "pt2kit" / name).is_dir():
+            found[f"pt2kit.{name}"] = src / "pt2kit" / name
     return found
 
 
@@ -82,7 +93,7 @@ def _read(name: str, path: Path, is_package: bool) -> Module:
 
 def load() -> dict[str, Module]:
     modules = {}
-    for src in sorted({src.parents[1] for src in _packages().values()}):  # each source root's top-level modules
+    for src in _roots():  # each source root's top-level modules (pt2kit_portable)
         for path in sorted(src.glob("*.py")):
             modules[path.stem] = _read(path.stem, path, False)
     for package, src in _packages().items():
@@ -221,6 +232,9 @@ def offences(modules: dict[str, Module]) -> tuple[list[str], list[list[str]]]:
             lines.append(f"{package} has no __all__")
         lines += unresolved(modules, modules[package])
     for name, module in sorted(modules.items()):
+        if "." not in name:  # a source root's own module (pt2kit_portable): copied and embedded where pt2kit is not
+            lines += [f"{name} imports {target}: the portable layer needs the standard library and torch alone"
+                      for target in sorted(module.imports) if target.split(".")[0] not in PORTABLE_IMPORTS]
         mine = _owner(name)
         for target in sorted(module.imports):
             other = _owner(target)
@@ -280,6 +294,8 @@ def test_the_reader_sees_what_it_must(tmp_path):
     assert "pt2kit.fxcheck.planted imports pt2kit.kdiff.localize, a module inside another tool" in lines
     assert "pt2kit.fxcheck.planted imports metrics_x from pt2kit.kdiff, not in its __all__" in lines
     assert "pt2kit.runtime.planted imports pt2kit.kdiff: the layers go schema <- runtime <- tools" in lines
+    assert ("pt2kit_portable imports pt2kit.capture.boot.pt2kit_portable_user: the portable layer needs the "
+            "standard library and torch alone") in lines
     assert "pt2kit.kdiff.__all__ names gone, but .planted_lib:nowhere does not define it" in lines
     assert not any("names there" in line for line in lines)
 

@@ -60,7 +60,7 @@ from .records import (
 from .store import BlobError, Store
 from .stream import StreamError, decode, encode, read_stream
 
-__version__ = "1.43.0"
+__version__ = "1.43.1"
 
 __all__ = [
     "__version__", "SCHEMA_MAJOR", "Accuracy", "Advice", "AnyRecord", "Autocast", "Bench", "Bisect", "BisectRun", "BlobError", "BlobRef",

@@ -1,16 +1,19 @@
 """pt2kit_portable: the rules every pt2kit process applies, in one file that also runs where pt2kit is not installed.
 
-Version 12 (:data:`VERSION`). Depends on Python's standard library when imported; torch only inside the
-functions that use it, imported there. No package-relative import, no ``from __future__``, no msgspec,
-nothing else of pt2kit. The same text is used three ways, so a rule changed here changes everywhere:
+Its version is :data:`VERSION`, the pt2kit-portable distribution's (packages/portable: this file alone, no
+dependency; its history in packages/portable/CHANGELOG.md). Depends on Python's standard library when
+imported; torch only inside the functions that use it, imported there. No package-relative import, no
+``from __future__``, no msgspec, nothing else of pt2kit (the lint's import graph checks it). The same text is
+used three ways, so a rule changed here changes everywhere:
 
-* imported as ``pt2kit_portable`` (pt2kit-schema ships it beside ``pt2kit/``, since every pt2kit package
-  depends on schema): the store's layout for ``pt2kit.schema.store`` and capture; the float64 run, the
+* imported as ``pt2kit_portable`` (every package that uses it declares ``pt2kit-portable``; pt2kit-schema
+  does, so every pt2kit install has it): the store's layout for ``pt2kit.schema.store`` and capture; the float64 run, the
   loss, the names of exceptions and signals and the settings collector for ``pt2kit.runtime``, whose
   tools (kdiff, benchrun, minify) take them from there;
 * copied by ``pt2kit capture`` into its scratch folder, whose path it puts on the command's PYTHONPATH
   after the boot's: the boot imports it inside the user's interpreter, where pt2kit may be absent;
-* embedded verbatim by minify in every repro.py, as PyTorch's ``torch/utils/_content_store.py`` is
+* embedded by source by minify in every repro.py (what the repro's check reaches, each definition's text
+  as it is here), as PyTorch's ``torch/utils/_content_store.py`` is
   written to be copied: its names are then globals of the repro, so none of them may clash with the
   repro's other parts (minify's tests check that) and none may need ``__file__``.
 
@@ -88,7 +91,7 @@ import math
 import operator
 import signal
 
-VERSION = 19
+VERSION = "19.0.0"  # the distribution's (hatch reads it); minify names it in every repro.py
 
 # -- the store's layout --------------------------------------------------------------------------
 
