@@ -49,3 +49,14 @@ def test_its_repro_is_the_script_reduced_and_fails_alone(reduced):
     p = run_repro(repro)
     assert p.returncode == 1, p.stdout + p.stderr
     assert p.stderr.rstrip().endswith(f"repro: reproduced: {SIG}"), p.stderr
+
+
+def test_its_docstring_says_where_the_kept_graph_failed_not_before_any_graph(reduced):
+    """Issue 57 (pytorch#186807): the repro said the script "fails before torch.compile hands a backend any
+    graph (Dynamo raises while it traces)", where capture had kept the graph and its compile raised. The
+    sentence follows what the stream recorded: the kept graph, where it failed, and why it was not cut."""
+    _, repro = reduced
+    text = repro.read_text()
+    assert ("It still fails under torch.compile, as the backend compiles a graph Dynamo handed it\n(custom_op.py[0/0], "
+            "which capture kept; its model file does not run alone), with:\n") in text, text[:1500]
+    assert "before torch.compile hands" not in text

@@ -95,7 +95,7 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         elif got.models:  # Dynamo ran the script wrong (a guard, a side effect) in code no graph holds
             s.say(f"{got.unnamed[0]}: the command failed, and none of the {len(got.models)} captured graph(s) on "
                   "stdin shows a failure: the script itself is reduced")
-        return minify_script(s, job, got.unnamed[0], got.commands[0])
+        return minify_script(s, job, got.unnamed[0], got.commands[0], graphs=len(got.models))
     if not got.targets and got.refused:  # the step before stopped: nothing was judged, never "nothing to minify"
         where, message = got.refused[0]
         raise UsageError(f"{where}: the step before minify stopped, so nothing on stdin was judged and there is "
@@ -154,7 +154,8 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         said += [f"do not run here ({e})" for _, e in cannot_run]  # e names its graph
         s.say(f"{got.unnamed[0]}: the command failed, and its captured graph(s) {'; '.join(said)}: the script "
               "itself is reduced")
-        return minify_script(s, job, got.unnamed[0], got.commands[0])
+        return minify_script(s, job, got.unnamed[0], got.commands[0], graphs=len(got.models),
+                             kept=_kept(got.targets, {label for label, _ in cannot_run}))
     for label, e in cannot_run:
         code = max(code, s.refuse(e, label))
     return code
@@ -208,3 +209,16 @@ def _model_record(s: Session, fields: dict[str, Any]) -> None:
     from pt2kit.schema import SCHEMA_MAJOR, Model
 
     s.writer.emit(msgspec.convert({**fields, "v": SCHEMA_MAJOR, "run": s.writer.run}, Model))
+
+
+def _kept(targets: list[Any], cannot_run: set[str]) -> tuple[str, str, str] | None:
+    """The first kept graph a crash record names as failing (its compile, or its compiled run), with its
+    stage and why minify could not cut it: where the reduced script's repro says it fails."""
+    from pt2kit.schema import Crash
+
+    for t in targets:
+        if isinstance(t.record, Crash) and t.record.stage:
+            why = ("its model file does not run alone" if t.label in cannot_run else
+                   "minify's runs of it do not show the failure")
+            return t.label, t.record.stage, why
+    return None

@@ -318,9 +318,9 @@ def reduce(cmd: Command, say: Callable[[str], None], budget_s: float = BUDGET_S)
 
 
 def repro_text(r: Reduced, cmd: Command, tool_version: str, torch_version: str,
-               stage: dict[str, Any] | None = None) -> str:
-    """repro.py: a docstring that says what it is (and the ``stage`` :mod:`.scriptstage` told), the check,
-    then the reduced script (its ``from __future__`` imports first, where Python needs them)."""
+               stage: dict[str, Any] | None = None, how: str | None = None) -> str:
+    """repro.py: a docstring that says what it is (``how``: :func:`.scriptstage.where_it_fails`; the ``stage`` :mod:`.scriptstage`
+    told), the check, then the reduced script (its ``from __future__`` imports first, where Python needs them)."""
     tree = ast.parse(r.text)
     future = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
     lines = r.text.splitlines()
@@ -330,8 +330,7 @@ def repro_text(r: Reduced, cmd: Command, tool_version: str, torch_version: str,
             lines[i] = ""
     name, sig = escape(cmd.script.name, string=True), escape(r.signature, string=True)
     args = escape(" ".join(cmd.args), string=True)
-    how = ("before torch.compile hands a\nbackend any graph (Dynamo raises while it traces)" if r.failure == "compile-error"
-           else "under torch.compile, where no\ngraph a backend was handed shows the failure")
+    how = how or scriptstage.where_it_fails(r.failure)
     doc = (f"pt2kit minify {tool_version}: {name}, the user's script reduced at the source level by\n"
            f"pysource-minimize from {r.lines_before} to {r.lines_after} lines. It still fails {how}, with:\n\n    {sig}\n\n"
            f"and runs through with torch.compile disabled (`{setting(OFF)} python repro.py`): the failure is the\n"
@@ -350,8 +349,9 @@ def verify(cmd: Command, text: str, signature: str, runs: int = 2) -> int:
         return sum(run(cmd, text, Path(tmp), timeout=300.0)[:2] == (1, signature) for _ in range(runs))
 
 
-def minify_script(s: Session, job: Job, where: str, argv: list[str]) -> int:
-    """The crash ``where`` says (the command's own end, no graph kept), minified as its script reduced:
+def minify_script(s: Session, job: Job, where: str, argv: list[str], graphs: int = 0,
+                  kept: tuple[str, str, str] | None = None) -> int:
+    """The crash ``where`` says (the command's own end, no graph cut shows it), minified as its script reduced:
     repro.py written (-o, and the store) and its `repro` record; the exit code (1: reproduced)."""
     from pt2kit.schema import Repro
 
@@ -367,14 +367,14 @@ def minify_script(s: Session, job: Job, where: str, argv: list[str]) -> int:
                              f"{r[1]})")
         s.say(f"{where}: {r[1]}: no repro")
         return r[0]
-    text = repro_text(r, cmd, __version__, torch_version())
+    text = repro_text(r, cmd, __version__, torch_version(), how=(how := scriptstage.where_it_fails(r.failure, graphs, kept)))
     runs = 2
     reproduced = verify(cmd, text, r.signature, runs)
     stage = None
     if reproduced and job.bisect:  # the stage, told by the repro run under PyTorch's own switches
         with tempfile.TemporaryDirectory(prefix="pt2kit-minify-") as tmp:
             stage = scriptstage.stage(lambda t: run(cmd, t, Path(tmp), timeout=300.0)[:2], text, r.signature, s.say)
-        text = repro_text(r, cmd, __version__, torch_version(), stage)
+        text = repro_text(r, cmd, __version__, torch_version(), stage, how)
     if job.output is not None:
         write_output(job.output, text, flag="-o")
     # no graph: 0 nodes before and after (the lines are said below)

@@ -104,3 +104,20 @@ def doc(fields: dict[str, Any]) -> str:
                 run["signature"]
             text += f"    {escape(run['setting'], string=True)} python repro.py  # {escape(said, string=True)}\n"
     return text
+
+
+def where_it_fails(failure: str, graphs: int = 0, kept: tuple[str, str, str] | None = None) -> str:
+    """Where the script fails as the stream recorded it, for the repro's docstring: as a kept graph compiles or
+    runs (``kept``: its label, its crash's stage, why it was not cut), as Dynamo traces (a torch error, after
+    ``graphs`` kept graphs or before any), or under compile where no graph shows it (the script's own check)."""
+    if kept is not None:
+        label, at, why = kept
+        when = ("as the compiled code of a graph Dynamo handed the backend runs" if at.endswith("run") else
+                "as the backend compiles a graph Dynamo handed it")
+        return f"under torch.compile, {when}\n({label}, which capture kept; {why})"
+    if failure != "compile-error":
+        return "under torch.compile, where no\ngraph a backend was handed shows the failure"
+    if graphs:
+        return (f"under torch.compile, as Dynamo traces (it raises after handing a backend\n{graphs} "
+                f"graph{'s' * (graphs != 1)}, none of which shows the failure)")
+    return "before torch.compile hands a\nbackend any graph (Dynamo raises while it traces)"
