@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pt2kit.runtime.child import run_in_child
-from pt2kit.runtime.forkclient import ENV, spawn
+from pt2kit.runtime.forkclient import ENV, serving, spawn
 
 HERE = Path(__file__).parent
 
@@ -136,3 +136,20 @@ def test_a_tool_with_an_inductor_cache_folder_of_its_own_is_forked_and_compiles_
     assert res.ok, res.crash
     assert res.value["ppid"] == proc.pid
     assert res.value["written"].startswith(f"{folder}/") and res.value["local"].startswith(f"{folder}/cache/")
+
+
+def test_serving_names_a_warm_server_for_the_block_and_leaves_nothing_after_it(tmp_path, monkeypatch):
+    """What triage gives kdiff's and minify's steps: one server for the block, gone with it; inside a run that
+    names one already (a test run's), none of its own."""
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.chdir(HERE)
+    with serving() as named:
+        path = named[ENV]
+        me = _job(tmp_path, path).value
+        assert me["torch"] and me["ppid"] != os.getpid()  # forked by the server: torch came imported
+    assert not os.path.exists(os.path.dirname(path))
+    with pytest.raises(ProcessLookupError):
+        os.kill(me["ppid"], 0)
+    monkeypatch.setenv(ENV, path)
+    with serving() as named:
+        assert named == {}

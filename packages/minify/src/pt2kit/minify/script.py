@@ -214,33 +214,16 @@ def own_server() -> Iterator[None]:
     """A fork server for the candidates where the run has none (a user's triage): each candidate a fork of one
     process that imported torch once, 0.5 s, not a fresh interpreter's imports (5-25 s a candidate on 2 busy
     cores, which left a 300 s reduction 8 candidates). It serves only this interpreter in this environment
-    (:mod:`pt2kit.runtime.forkserver`'s rule); any other command runs fresh, as before."""
-    import shutil
+    (:mod:`pt2kit.runtime.forkserver`'s rule); any other command runs fresh, as before. Where the run names a
+    server already, that one forks them (:func:`pt2kit.runtime.forkclient.serving` starts none)."""
+    from pt2kit.runtime.forkclient import ENV, serving
 
-    from pt2kit.runtime.forkclient import ENV
-
-    if os.environ.get(ENV):  # the run's own server forks them already
-        yield
-        return
-    folder = tempfile.mkdtemp(prefix="pt2kit-fork-")
-    path = os.path.join(folder, "socket")
-    server = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.forkserver", "--serve", path],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(200):  # it binds its socket before its imports (a candidate asking then waits for them)
-            if os.path.exists(path) or server.poll() is not None:
-                break
-            time.sleep(0.05)
-        _SERVER[0] = path if server.poll() is None else None
-        yield
-    finally:
-        _SERVER[0] = None
-        server.terminate()  # SIGTERM: it kills what it forked, then ends
+    with serving() as named:
+        _SERVER[0] = named.get(ENV)
         try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        shutil.rmtree(folder, ignore_errors=True)
+            yield
+        finally:
+            _SERVER[0] = None
 
 
 class _Stop(Exception):

@@ -9,13 +9,18 @@ fresh process), are in :mod:`.forkserver`'s docstring.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
+import time
+from collections.abc import Iterator
 from typing import IO
 
 ENV = "PT2KIT_FORKSERVER"
@@ -109,3 +114,34 @@ def spawn(main: str | None, argv: list[str], env: dict[str, str], cwd: str | Non
     shown = [sys.executable, *(["-m", main] if main else []), *argv]
     return Forked(conn, reply["pid"], shown, os.fdopen(ends[0][1], "wb"), os.fdopen(ends[1][0], "rb"),
                   os.fdopen(ends[2][0], "rb"))
+
+
+@contextlib.contextmanager
+def serving(stderr: int | None = subprocess.DEVNULL) -> Iterator[dict[str, str]]:
+    """A fork server of this interpreter for the commands run inside the block (``python -m
+    pt2kit.runtime.forkserver --serve``, started now, importing at a lower priority while the caller goes
+    on): yields the environment to give them (``{PT2KIT_FORKSERVER: socket}``), or ``{}`` where this
+    environment names a server already (a test run's, which they inherit) or none started. At the block's
+    end the server is stopped (SIGTERM: it kills what it forked) and its folder removed. ``stderr``: where
+    its line counting refusals goes."""
+    if os.environ.get(ENV) or not hasattr(socket, "send_fds"):
+        yield {}
+        return
+    folder = tempfile.mkdtemp(prefix="pt2kit-fork-")
+    path = os.path.join(folder, "socket")
+    server = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.forkserver", "--serve", path],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        for _ in range(200):  # it binds its socket before its imports (a tool asking then waits for them)
+            if os.path.exists(path) or server.poll() is not None:
+                break
+            time.sleep(0.05)
+        yield {ENV: path} if server.poll() is None else {}
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        shutil.rmtree(folder, ignore_errors=True)

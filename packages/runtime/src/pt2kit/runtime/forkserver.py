@@ -47,7 +47,7 @@ import sys
 import tempfile
 from typing import Any
 
-from .forkclient import ENV, WORKER
+from .forkclient import WORKER
 from .torchapi import forget_cache_dirs
 
 # variables torch and Python read at no import (or that only name who started us): they may differ
@@ -195,8 +195,10 @@ def _warm() -> bool:
     # Python 3.12 warns on every fork of a process with threads; torch's own (OpenMP's) are fork-aware
     warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
     from .torchapi import cuda_asked_by_nvml, inductor_cache_keys
+    from .worker import ahead_of_the_job
 
-    with cuda_asked_by_nvml():
+    # started beside the command it serves (a script a triage runs): the imports take the cores it leaves idle
+    with ahead_of_the_job(), cuda_asked_by_nvml():
         for name in PRELOAD:
             importlib.import_module(name)
         inductor_cache_keys(fork_safe=True)
@@ -315,15 +317,17 @@ class _Server:
 def serve(path: str) -> int:
     """Serve at ``path`` until SIGTERM (or SIGHUP); workers forked meanwhile are killed when it ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the command served: it stops us after
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, lambda *_: sys.exit(0))
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(128)  # a tool that asks while we import waits here, no longer than a fresh worker would
     mine = _relevant(dict(os.environ))  # before the imports: torch sets TORCHINDUCTOR_CACHE_DIR as it reads it
+    # while importing, SIGTERM and SIGHUP keep their default (the process ends at once, nothing forked yet): a
+    # Python handler would wait for torch's extension to finish loading, seconds of a short triage's end
     if not _warm():
         listener.close()  # every tool now starts fresh workers
         return 0
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: sys.exit(0))
     server = _Server(listener, mine)
     try:
         server.serve()
@@ -336,28 +340,21 @@ def serve(path: str) -> int:
 
 def run(command: list[str]) -> int:
     """Run ``command`` with a server beside it, named in its environment; its exit code."""
-    folder = tempfile.mkdtemp(prefix="pt2kit-fork-")
-    path = os.path.join(folder, "socket")
-    server = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.forkserver", "--serve", path],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    try:
-        return subprocess.call(command, env={**os.environ, ENV: path})
-    except KeyboardInterrupt:
-        return 130
-    finally:
-        server.terminate()
+    from .forkclient import serving
+
+    with serving(stderr=None) as served:
         try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        for name in os.listdir(folder):
-            os.unlink(os.path.join(folder, name))
-        os.rmdir(folder)
+            return subprocess.call(command, env={**os.environ, **served})
+        except KeyboardInterrupt:
+            return 130
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve"]:
-        code = serve(sys.argv[2])
+        try:
+            code = serve(sys.argv[2])
+        except SystemExit as e:  # SIGTERM (while importing, too): out through the os._exit below, not teardown
+            code = e.code if isinstance(e.code, int) else 0
     elif sys.argv[1:2] == ["--"] and len(sys.argv) > 2:
         code = run(sys.argv[2:])
     else:

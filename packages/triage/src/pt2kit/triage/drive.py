@@ -17,6 +17,10 @@ Guarantees:
   said in one line and written in their command lines: the user named the script on triage's command line.
   Not a backend whose file runs more than definitions at import (a script without a ``__main__`` guard): each
   tool loading it would run the script again; one line says how to hand it over, neither runs, exit 2.
+* kdiff's and minify's workers are forks of one process that imports torch, Dynamo and Inductor while the script
+  runs (:func:`pt2kit.runtime.forkclient.serving`; where the environment names a fork server already, that one),
+  not each a fresh import after the step before; the steps' command lines, output and exit codes are the same.
+  The server is stopped when triage ends.
 * The folder is new or empty (never one holding files, a link that dangles or loops, or where stdout or
   stderr goes); on Ctrl-C or SIGTERM the step running ends as that tool ends on it, no further step runs, and
   what was written stays (stderr says where); exit 130/143.
@@ -42,6 +46,7 @@ from pathlib import Path
 
 from pt2kit.runtime.backends import DECOMPOSITION
 from pt2kit.runtime.errors import Terminated, UsageError
+from pt2kit.runtime.forkclient import serving
 from pt2kit.runtime.session import Session
 from pt2kit.runtime.writes import Outputs
 
@@ -64,7 +69,11 @@ def run(s: Session, job: Job) -> int:
     pipeline = Pipeline(s, job, tools, cwd, Path(os.path.realpath(out)), made)
     pipeline.given = (records, origin) if records is not None else None
     try:
-        return pipeline.run()
+        # kdiff's and minify's workers fork from one process that imports torch while the script runs, not
+        # each its own after the step before (on 2 cores 3-6 s each): the speed a shell pipe gets by running
+        # its tools side by side
+        with serving() as pipeline.served:
+            return pipeline.run()
     except KeyboardInterrupt:  # Ctrl-C between two steps (one during a step was said already)
         if pipeline.steps and pipeline.steps[-1].stop is None:
             pipeline.say.interrupted(pipeline.steps, between=True)
@@ -82,6 +91,7 @@ class Pipeline:
         self.say = Narrator(s.say, cwd, out)
         self.steps: list[Step] = []
         self.given: tuple[bytes, str] | None = None  # --from: the records' bytes, and where they came from
+        self.served: dict[str, str] = {}  # the environment naming the fork server kdiff's and minify's workers use
         # each step runs here with the paths it is shown with (relative where they lie under here), so the
         # command said, the one in bug-report.md and the argv its header records are one
         store = rel(Path(job.store).resolve() if job.store else out / "store", cwd)
@@ -140,14 +150,14 @@ class Pipeline:
             say.line("kdiff: skipped: the records given (--from) hold kdiff's verdict on every graph already (kdiff "
                      "ran on them before); minify takes its failures")
         elif seen.models and not seen.crashes and backend is not None:
-            self.go(Step("kdiff", [*timeout, *backend], last, out / "kdiff.ndjson"))
+            self.go(Step("kdiff", [*timeout, *backend], last, out / "kdiff.ndjson", env=self.served))
             last = out / "kdiff.ndjson"
         elif seen.crashes:
             say.line(f"kdiff: skipped: {seen.crashes[0]} crashed in the compiler (its crash record minifies as it is)")
         failing = streams.read(last).failing
         if failing and backend is not None:
             self.go(Step("minify", [*timeout, *backend, "-o", self.rel(out / "repro.py")], last, out / "minify.ndjson",
-                         files=[out / "repro.py"]))
+                         files=[out / "repro.py"], env=self.served))
             last = out / "minify.ndjson"
         elif not failing:
             say.line("minify: skipped: no record fails (nothing to minify)")

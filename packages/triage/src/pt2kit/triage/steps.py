@@ -31,6 +31,7 @@ class Step:
     stop: signal.Signals | None = None  # the SIGINT/SIGTERM that ended triage's run during it
     files: list[Path] = field(default_factory=list)  # what it wrote into the folder besides its stream
     run_as: list[str] = field(default_factory=list)  # what runs: argv with its command's words resolved
+    env: dict[str, str] = field(default_factory=dict)  # added to triage's environment: the fork server's name
 
     def shown(self, cwd: Path) -> str:
         """The command line a user types for this step, paths relative to ``cwd`` where they lie under it."""
@@ -83,7 +84,7 @@ def run(step: Step, writes: Outputs) -> Step:
             fds.append(writes.create("", rel(step.stdout, Path.cwd())))
         stdin_fd = fds[0] if step.stdin is not None else None
         stdout_fd = fds[-1] if step.stdout is not None else None
-        pid = foreground.spawn(step.run_as or step.argv, dict(os.environ), stdout_fd, stdin_fd)
+        pid = foreground.spawn(step.run_as or step.argv, {**os.environ, **step.env}, stdout_fd, stdin_fd)
         for fd in fds:
             os.close(fd)
         fds.clear()
