@@ -86,6 +86,41 @@ def test_ctrl_c_stops_the_run_and_leaves_what_was_done(tmp_path):
     assert '"kind":"header"' in kinds and '"kind":"crash"' in kinds  # capture wrote how the script ended
 
 
+def test_a_run_that_starts_its_own_fork_server_leaves_none_behind_even_on_ctrl_c(tmp_path):
+    """Outside a test run no fork server is named: triage starts one for kdiff's and minify's workers, and
+    stops it however the run ends (here a SIGINT during capture: the lines and exit code are those above)."""
+    import os
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**{k: v for k, v in os.environ.items() if k != "PT2KIT_FORKSERVER"}, "TMPDIR": str(tmp)}
+    started = tmp_path / "started"
+    p = popen([*TRIAGE, "--out", str(tmp_path / "t"), "--", sys.executable, SLEEPER, str(started)], cwd=tmp_path,
+              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    deadline = time.monotonic() + 120
+    while not started.exists() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    served = list(tmp.glob("pt2kit-fork-*/socket"))
+    assert len(served) == 1, p.communicate()[1].decode()  # the server triage started, beside the script
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err.decode()
+    assert "triage: stopped during capture: what was done stays in t (capture.ndjson)" in err.decode()
+    assert list(tmp.iterdir()) == []
+    assert [pid for pid in _pids() if str(served[0]).encode() in _cmdline(pid)] == []
+
+
+def _pids() -> list[str]:
+    return [d.name for d in Path("/proc").iterdir() if d.name.isdigit()] if Path("/proc/self").exists() else []
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return (Path("/proc") / pid / "cmdline").read_bytes()
+    except OSError:  # ended meanwhile
+        return b""
+
+
 def _steps(*codes: int) -> list[Step]:
     names = ["capture", "guardscan", "kdiff", "minify", "reportgen"]
     return [Step(n, [n], code=c) for n, c in zip(names, codes, strict=False)]
