@@ -17,7 +17,8 @@ from pt2kit.triage.steps import Step
 REPRO = "import torch\nclass Repro(torch.nn.Module):\n    pass\n\n# ---- the check: by source\nCHECK = 1\n"
 
 
-def _stream(tmp_path: Path, bisect: bool, divergence: bool = True, backend: str = "inductor", repro: str = REPRO) -> Path:
+def _stream(tmp_path: Path, bisect: bool, divergence: bool = True, backend: str = "inductor", repro: str = REPRO,
+            source: str = "train.py:12", called_from: str | None = None) -> Path:
     store = tmp_path / "store"
     sha = hashlib.sha256(repro.encode()).hexdigest()
     blob = store / "blobs" / sha[:2] / f"{sha}.py"
@@ -31,7 +32,8 @@ def _stream(tmp_path: Path, bisect: bool, divergence: bool = True, backend: str 
                store=str(store)),
         Model(**env, model=label, file=str(tmp_path / "m.py"), settings={"inductor.cpp.x": "accuracy"},
               captured=Captured(command=["python", "train.py"], compile_id="0/0", code=ref, backend="inductor",
-                                function="forward", source=str(tmp_path / "train.py") + ":12")),
+                                function="forward", source=str(tmp_path / source),
+                                called_from=called_from and str(tmp_path / called_from))),
         Diff(**env, model=label, output="out[0]", ref="eager", test="inductor", atol=1e-5, rtol=1e-5, passed=False,
              metrics=Metrics(numel=4, max_abs=0.5, mean_abs=0.1, max_rel=1.0, rmse=0.2, mismatches=3,
                              mismatch_share=0.75)),
@@ -100,6 +102,35 @@ def test_without_the_ops_own_line_the_report_says_the_line_is_the_call_of_the_co
     assert md.splitlines()[0] == "# [inductor] wrong results in aten.relu.default called at train.py:12 (train.py\\[0/0\\])"
     assert ("  - in your code: `train.py:12` (the call of the compiled code; the op's own line is not known)"
             in md.splitlines())
+
+
+def test_a_model_a_library_wraps_names_the_users_line_that_called_it(tmp_path):
+    # a Hugging Face model is compiled at its library's wrapper and its op is in the library's code: the
+    # report named those two lines and never the script's call (capture's "called from train.py:40")
+    store = _stream(tmp_path, bisect=False, source="lib/generic.py:933", called_from="train.py:40")
+    md = build(store, [], {}, ["python", "train.py"], tmp_path, 1)
+    assert "  - the compiled code: `forward` at `lib/generic.py:933`, called from `train.py:40`" in md.splitlines()
+    # where the row's line is that call (no op line known), it is said once, as the line in the user's code
+    md = build(_stream(tmp_path / "b", bisect=False, divergence=False, source="train.py:40", called_from="train.py:40"),
+               [], {}, ["python", "train.py"], tmp_path / "b", 1)
+    assert "called from" not in md and "  - in your code: `train.py:40` (the call of the compiled code" in md
+
+
+def test_a_run_whose_only_findings_are_graph_breaks_says_them_in_its_title(tmp_path):
+    # triage exited 1 (guardscan's breaks) while the report's title said "no failure found" and nothing more
+    from pt2kit.schema import GraphBreak
+
+    env, label = {"v": 1, "run": "r1"}, "b.py[0/0]"
+    at = [("b.py:12", "print"), ("b.py:13", "item"), ("b.py:13", "item")]  # one met twice
+    recs = [Header(**env, tool="kdiff", tool_version="0", argv=["kdiff"], time="t", host="h", python="3.11",
+                   store=str(tmp_path)),
+            Diff(**env, model=label, output="out[0]", ref="eager", test="inductor", atol=1e-5, rtol=1e-5, passed=True),
+            *(GraphBreak(**env, reason=why, source=str(tmp_path / a)) for a, why in at)]
+    path = tmp_path / "kdiff.ndjson"
+    path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
+    md = build(path, [], {}, ["python", "b.py"], tmp_path, 1)
+    assert md.splitlines()[0] == "# pt2kit triage: no failure found; 2 graph breaks \\(at b.py:12, b.py:13\\)"
+    assert "nothing crashed; guardscan found 2 graph breaks \\(at b.py:12, b.py:13\\) (under Also found, below)." in md
 
 
 def test_a_repro_of_a_backend_of_the_users_file_needs_that_file_and_says_so(tmp_path):

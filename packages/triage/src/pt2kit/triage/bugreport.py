@@ -109,8 +109,9 @@ def _no_graph(c: Any) -> str:
 
 
 def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
-    if row is None:
-        return "pt2kit triage: no failure found"
+    if row is None:  # breaks and recompiles are findings too (triage's exit 1): the title says them, not "none"
+        found = _guardscan_found(c, cwd)
+        return "pt2kit triage: no failure found" + (f"; {text(found)}" if found else "")
     rep = row["repro"]["r"] if row["repro"] else None
     kind = FAILURE.get(rep.failure, rep.failure) if rep else (row["what"][0] if row["what"] else "failure")
     op = row["op"] or (rep.ops[0] if rep and len(rep.ops) == 1 else None)
@@ -130,7 +131,9 @@ def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture:
         if stopped:  # a graph no tool judged is no pass
             return [*out, "", "No tool found a failure, but not every graph was judged:", "",
                     *(f"- {text(tool)} stopped: {code(e.message)}" for tool, e in stopped)]
-        return [*out, "", "No tool found a failure: every compiled graph kdiff judged passed, and nothing crashed."]
+        found = _guardscan_found(c, cwd)
+        return [*out, "", "No tool found a failure: every compiled graph kdiff judged passed, and nothing crashed"
+                + (f"; guardscan found {text(found)} (under Also found, below)." if found else ".")]
     for r in rows[:ROWS]:
         out += ["", f"- {code(r['model'])}: " + "; ".join(map(text, r["what"] or ["fails"]))]
         if r["op"]:
@@ -145,12 +148,23 @@ def _what_fails(rows: list[dict[str, Any]], c: Any, command: list[str], capture:
             out.append(f"  - in the captured graph: {code(_rel(r['where'], cwd))}" + (f": {code(r['code'])}" if r["code"] else ""))
         if r["stage"]:
             out.append(f"  - the stage: {text(r['stage'])}")
-        m = _model(c, r["model"])
-        if m is not None and m.captured is not None and m.captured.source and m.captured.source != mine:
-            out.append(f"  - the compiled code: {code(m.captured.function or '?')} at {code(_rel(m.captured.source, cwd))}")
+        out += _compiled_code(_model(c, r["model"]), mine, cwd)
     if len(rows) > ROWS:
         out += ["", f"- and {len(rows) - ROWS} more (report.html in triage's folder lists every one)"]
     return out
+
+
+def _compiled_code(m: Any, mine: str | None, cwd: Path) -> list[str]:
+    """The function compiled and the user's line that called it, each where the row's line is not it: a model
+    wrapped by a library (a Hugging Face ``forward``) is compiled at the library's line, the op is in the
+    library's code, and the call in the user's script is the one line of theirs the report can name."""
+    cap = m.captured if m is not None else None
+    if cap is None:
+        return []
+    said = [f"{code(cap.function or '?')} at {code(_rel(cap.source, cwd))}"] if cap.source and cap.source != mine else []
+    if cap.called_from and cap.called_from not in (mine, cap.source):
+        said.append(f"called from {code(_rel(cap.called_from, cwd))}")
+    return [f"  - the compiled code: {', '.join(said)}"] if said else []
 
 
 def _ran(command: list[str], capture: Step | None, given: tuple[str, str] | None) -> str:
@@ -302,9 +316,28 @@ def _rerun(steps: list[Step], cwd: Path, exit_code: int, notes: list[str]) -> li
     return [*out, *(["", "What triage decided between the steps:", "", block("\n".join(notes))] if notes else [])]
 
 
+def _breaks_and_recompiles(c: Any) -> tuple[list[Any], list[Any]]:
+    """guardscan's findings: each distinct graph break once (a break met by several compiles is one), and the
+    recompiles automatic dynamic shapes did not expect."""
+    breaks = list({(b.source, b.reason): b for b in c.of("graph_break")}.values())
+    return breaks, [r for r in c.of("recompile") if not r.expected]
+
+
+def _guardscan_found(c: Any, cwd: Path) -> str | None:
+    """What guardscan found, for a report whose every graph passed: ``2 graph breaks (at train.py:12, ...)``."""
+    breaks, recompiles = _breaks_and_recompiles(c)
+    said = []
+    if breaks:
+        lines = list(dict.fromkeys(str(_rel(b.source, cwd)) for b in breaks if b.source))
+        at = ", ".join(lines[:3]) + (", ..." if len(lines) > 3 else "")  # a title stays one short line
+        said.append(f"{len(breaks)} graph break{'s' * (len(breaks) > 1)}" + (f" (at {at})" if at else ""))
+    if recompiles:
+        said.append(f"{len(recompiles)} recompile{'s' * (len(recompiles) > 1)}")
+    return " and ".join(said) or None
+
+
 def _also(c: Any) -> list[str]:
-    breaks = c.of("graph_break")
-    recompiles = [r for r in c.of("recompile") if not r.expected]
+    breaks, recompiles = _breaks_and_recompiles(c)
     if not breaks and not recompiles:
         return []
     out = ["### Also found (guardscan)", ""]
