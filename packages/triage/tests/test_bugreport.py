@@ -174,6 +174,8 @@ def test_where_kdiff_could_not_judge_a_graph_the_report_never_says_every_graph_p
     md = build(path, [], {}, ["python", "t.py"], tmp_path, 2)
     assert f"No tool found a failure, but not every graph was judged:\n\n- kdiff stopped: `{why}`" in md
     assert "every compiled graph kdiff judged passed" not in md
+    # the title said "no failure found" alone, as if kdiff had judged it (a decomposition it could not load)
+    assert md.splitlines()[0] == "# pt2kit triage: no failure found, but not every graph was judged (kdiff stopped)"
 
 
 def test_a_crash_naming_no_graph_is_titled_so_never_with_a_placeholder_name(tmp_path):

@@ -110,8 +110,10 @@ def _no_graph(c: Any) -> str:
 
 def _title(row: dict[str, Any] | None, c: Any, cwd: Path) -> str:
     if row is None:  # breaks and recompiles are findings too (triage's exit 1): the title says them, not "none"
-        found = _guardscan_found(c, cwd)
-        return "pt2kit triage: no failure found" + (f"; {text(found)}" if found else "")
+        found, stopped = _guardscan_found(c, cwd), list(dict.fromkeys(tool for tool, _ in _stopped(c)))
+        # a graph no tool judged is no pass: the title says who stopped, as What fails does
+        return ("pt2kit triage: no failure found" + (f"; {text(found)}" if found else "")
+                + (f", but not every graph was judged ({text(', '.join(stopped))} stopped)" if stopped else ""))
     rep = row["repro"]["r"] if row["repro"] else None
     kind = FAILURE.get(rep.failure, rep.failure) if rep else (row["what"][0] if row["what"] else "failure")
     op = row["op"] or (rep.ops[0] if rep and len(rep.ops) == 1 else None)
