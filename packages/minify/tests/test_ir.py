@@ -320,3 +320,42 @@ def test_a_dynamo_graphs_getitem_that_indexes_a_tensor_is_no_generator_state():
         return x[:, 0] + x[0]
 
     assert undefined_nodes(torch.fx.symbolic_trace(f).graph) == {}
+
+
+PADDED = ir.Graph(index=0, nodes=[
+    ir.Node(name="x", op="input", spec=_spec(2, 2)),
+    ir.Node(name="pad", expr="torch.ops.aten.constant_pad_nd.default(x, [0, 4], 0.0)", deps=["x"],
+            op="aten.constant_pad_nd.default", spec=_spec(2, 6)),
+    ir.Node(name="mul", expr="torch.ops.aten.mul.Tensor(pad, 2)", deps=["pad"], op="aten.mul.Tensor", spec=_spec(2, 6)),
+    ir.Node(name="fft", expr="torch.ops.aten._fft_r2c.default(mul, [1], 0, True)", deps=["mul"],
+            op="aten._fft_r2c.default", spec=_spec(2, 4), output=True),
+])
+
+
+class _LayoutPool(_Pool):
+    """pad_stft's shape (issue 57): the compiler lays out ``mul``'s buffer column-major, and the fft fails on
+    that layout: the whole chain fails, and the fft alone does where its input is laid out so; every cut fed
+    the traced (row-major) layout passes."""
+
+    def map(self, kind: str, payloads: list[dict]) -> list[dict]:
+        self.asked += len(payloads)
+        return [{"t": "done", "result": {"fails": "_fft_r2c" in p["source"] and (
+            ("mul.Tensor" in p["source"] and "constant_pad_nd" in p["source"]) or p["inputs"][0][2] == [1, 2]),
+            "signature": "E"}} for p in payloads]
+
+
+def test_a_cut_whose_traced_layout_loses_the_failure_is_tried_in_other_layouts():
+    lines: list[str] = []
+    pool = _LayoutPool(set())
+    s = Searcher(pool, PADDED, {"kind": "compile-error", "signature": "E"}, "eager", {}, jobs=2, on_step=lines.append)  # type: ignore[arg-type]
+    best, keep = s.minimize(s.whole())
+    assert keep == {"fft"} and best.ops == ["aten._fft_r2c.default"] and s.layout == "reversed"
+    assert [sp.as_tuple()[:3] for sp in best.inputs] == [("tensor", [2, 6], [1, 2])]  # column-major, dense
+    assert "1 of 3 nodes fail with the inputs the cut makes laid out reversed (the traced layout passes): kept so" \
+        in lines, lines
+    assert pool.asked <= 12, pool.asked
+    # where the traced layout keeps it, nothing else is asked: a graph input keeps the script's layout
+    s2 = Searcher(_LayoutPool(set()), PADDED, {"kind": "compile-error", "signature": "E"}, "eager", {}, jobs=2,  # type: ignore[arg-type]
+                  on_step=print)
+    assert s2.build({"fft"}, relayout="reversed").inputs[0].stride == [1, 2]
+    assert s2.build({"pad", "mul", "fft"}, relayout="reversed").inputs[0].stride == [2, 1]

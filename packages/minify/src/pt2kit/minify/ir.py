@@ -168,7 +168,8 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True):
 
 def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
           outputs: set[str] | None = None, retype: dict[str, str] | None = None,
-          exact: bool | set[str] = False, consts: dict[str, str] | None = None) -> Candidate | None:
+          exact: bool | set[str] = False, consts: dict[str, str] | None = None,
+          relayout: str | None = None) -> Candidate | None:
     """The candidate of the kept compute nodes, or None when it cannot stand alone.
 
     Outputs are the kept nodes nobody kept reads (and kept outputs of the original graph).
@@ -176,7 +177,8 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
     symbolic sizes) and the expressions' integer literals (shape shrinking). ``retype`` maps an input
     dtype to another (dtype shrinking). ``exact``: which inputs are fed their real values where they
     have them (all, or those named); the rest are seeded. ``consts`` maps a float literal of the
-    expressions to a simpler one (constant shrinking)."""
+    expressions to a simpler one (constant shrinking). ``relayout`` (one of :data:`LAYOUTS`) lays out each
+    input a cut made (a value some dropped node computed, not a graph input) otherwise than traced."""
     nodes = graph.nodes
     by = graph.by_name()
     kept = [n for n in nodes if n.expr and n.name in keep]
@@ -216,6 +218,8 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
             lines.append(f"        {text}")
     lines.append(f"        return ({''.join(o.name + ', ' for o in outs)})")
     inputs = [p.spec if exact is True or (exact and p.name in exact) else _seeded(p.spec) for p in fed]  # type: ignore[arg-type]
+    if relayout:
+        inputs = [s if p.op == "input" else laid_out(s, relayout) or s for p, s in zip(fed, inputs, strict=True)]  # type: ignore[arg-type]
     if rename:
         resized = [_resize_spec(s, rename) for s in inputs]
         if any(s.values is not None and r.shape != s.shape for s, r in zip(inputs, resized, strict=True)):
@@ -226,6 +230,33 @@ def build(graph: Graph, keep: set[str], *, rename: dict[int, int] | None = None,
     inputs = _aliased(inputs)  # type: ignore[arg-type]
     return _candidate("\n".join(lines) + "\n", inputs, [n.op for n in kept], [p.name for p in fed],
                       [p.grad for p in fed])
+
+
+# the other layouts a cut's input is tried in, where the traced one loses the failure: the compiler lays out an
+# intermediate as it likes (Inductor, a buffer read by frames), and the traced value's layout (eager's: dense,
+# row-major) may not be the one the failure needs. Dense in the reversed dimension order (column-major), or
+# with the last two dimensions swapped (a transposed matrix): the layouts a kernel most often gets otherwise
+LAYOUTS = ("reversed", "swapped")
+
+
+def laid_out(spec: Spec | None, how: str) -> Spec | None:
+    """``spec`` dense in the dimension order ``how`` names (:data:`LAYOUTS`), from its storage's start; None where
+    that is no other layout than its own (fewer than two dimensions of size > 1, an expanded or aliased input,
+    real values fed)."""
+    if spec is None or spec.kind != "tensor" or spec.values is not None or spec.shares is not None or 0 in spec.stride:
+        return None
+    big = [i for i, d in enumerate(spec.shape) if d > 1]
+    if len(big) < 2 or len(spec.stride) != len(spec.shape):
+        return None
+    order = sorted(range(len(spec.shape)), key=lambda i: -spec.stride[i])  # outermost first, as laid out now
+    order = order[::-1] if how == "reversed" else [i for i in order if i not in big[-2:]] + [big[-1], big[-2]]
+    stride, acc = [0] * len(spec.shape), 1
+    for i in reversed(order):
+        stride[i] = acc
+        acc *= max(spec.shape[i], 1)
+    if [stride[i] for i in big] == [spec.stride[i] for i in big]:
+        return None
+    return msgspec.structs.replace(spec, stride=stride, offset=0, storage=0)
 
 
 def _aliased(inputs: list[Spec]) -> list[Spec]:
