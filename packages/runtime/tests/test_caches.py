@@ -69,3 +69,19 @@ def test_the_line_says_as_the_script_was_only_where_a_capture_named_the_script()
                           + tail.format("the script's"))
     assert line(None) == ("compiled under triton.cudagraphs as configured, in Inductor's cache /c, "
                           + tail.format("the configured ones"))
+
+
+def test_graphs_a_candidate_compiled_without_cuda_graphs_are_counted_apart_from_those_they_skipped():
+    # minify on an H200: the original run's 2 graphs wrapped, 12 candidates' compiled after the config step dropped
+    # triton.cudagraphs read "12 skipped (a CPU graph, ...)", which none of them was
+    original, candidate = CacheUse({}), CacheUse({})
+    original.grew.update(fxgraph_cache_miss=2, cudagraph_wrapped=2)
+    candidate.grew.update(fxgraph_cache_hit=2, fxgraph_cache_miss=10)
+    candidate.compiled_without_cudagraphs()
+    used = CacheUse({}, "/c")
+    used.folder = "/c"
+    for block in (original, candidate):
+        used.add(block.counts())
+    assert used.line(["triton.cudagraphs"], "12 compiled", workers=True).endswith(
+        "FX graph cache 2 hit, 12 miss; CUDA graphs: 2 of 2 graphs wrapped, 12 compiled without triton.cudagraphs (a "
+        "candidate whose config dropped it)")

@@ -58,6 +58,8 @@ def main() -> int:
             # resets Dynamo after its run, emptying the CUDA graph trees: what they held is counted first
             with kept_compiler_state(), counting_cudagraphs_across_resets(), CacheUse({}) as used:
                 result = handlers[req["op"]](req["payload"], send)
+            if _cudagraphs_dropped(req["payload"]):
+                used.compiled_without_cudagraphs()
             send({"t": "done", "result": result, "s": time.monotonic() - start, "caches": used.counts()})
         except Exception as e:
             send({"t": "raised", "type": type(e).__name__, "message": str(e)[:4000],
@@ -65,6 +67,15 @@ def main() -> int:
         if _cuda_broken():
             return 0  # the answer stands; the parent forks a fresh worker for the next question
     return 0
+
+
+def _cudagraphs_dropped(payload: Any) -> bool:
+    """Whether a request's candidate runs under a config without ``triton.cudagraphs`` (the config step dropped the
+    script's mode; a request with no config runs under the script's)."""
+    from pt2kit.runtime.caches import modes_in
+
+    config = payload.get("config") if isinstance(payload, dict) else None
+    return isinstance(config, dict) and "triton.cudagraphs" not in modes_in(config)
 
 
 def _cuda_broken() -> bool:

@@ -96,6 +96,11 @@ class CacheUse:
         """What :meth:`add` takes, as plain data: a worker hands it to its parent."""
         return {"grew": dict(self.grew), "seconds": self.seconds, "folder": self.folder}
 
+    def compiled_without_cudagraphs(self) -> None:
+        """(2.51) Every graph compiled inside was compiled with ``triton.cudagraphs`` off (a minify candidate
+        whose config dropped the script's mode): :meth:`line` counts them apart from the ones CUDA graphs skipped."""
+        self.grew["cudagraph_off"] = sum(self.delta(f"fxgraph_cache_{k}") for k in ("hit", "miss", "bypass"))
+
     def delta(self, key: str) -> int:
         return self.grew.get(key, 0)
 
@@ -134,9 +139,12 @@ class CacheUse:
     def _cudagraphs(self, graphs: int) -> list[str]:
         """reduce-overhead's part: how many of the ``graphs`` compiled Inductor wrapped in CUDA graphs (a graph
         it skips, on the CPU or one it will not record, is run as compiled, and so judged without them)."""
-        if not graphs:
+        off = min(max(self.delta("cudagraph_off"), 0), graphs)  # a candidate's, compiled without the setting
+        graphs -= off
+        if not graphs and not off:
             return []
         wrapped = min(max(self.delta("cudagraph_wrapped"), 0), graphs)
         return [f"CUDA graphs: {wrapped} of {graphs} graph{'s' * (graphs != 1)} wrapped"
                 + (f", {graphs - wrapped} skipped (a CPU graph, or one Inductor will not record: TORCH_LOGS=cudagraphs "
-                   "says why)" if graphs > wrapped else "")]
+                   "says why)" if graphs > wrapped else "")
+                + (f", {off} compiled without triton.cudagraphs (a candidate whose config dropped it)" if off else "")]
