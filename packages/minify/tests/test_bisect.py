@@ -23,7 +23,8 @@ class Planted:
     """A pool whose compiler fails per ``fails(backend, config, switch)``; a census sees ``applied``."""
 
     def __init__(self, fails: Any, applied: dict[str, int], workers: int = 2, keeps: bool = True,
-                 installs: list[str] | None = None) -> None:
+                 installs: list[str] | None = None, dies: bool = False) -> None:
+        self.dies = dies  # a crash: a failing run's worker dies, so the applications it counted never come back
         self.fails, self.applied, self.workers, self.asked = fails, applied, [None] * workers, []
         self.installs = installs or []  # ops a backend of the user's puts into Inductor's decomposition table
         self.keeps = keeps  # whether this torch keeps a user's backend under the switches
@@ -44,6 +45,9 @@ class Planted:
                 names = self.applied if sw["subsystem"] is None else {sw["subsystem"]: self.applied.get(sw["subsystem"], 0)}
                 apps = [[s, i, sw["subsystem"] is None or i <= sw["limit"], f"{s} #{i}"]
                         for s, n in names.items() for i in range(n)]
+            if bad and self.dies:
+                out.append({"t": "died", "signal": "SIGABRT"})
+                continue
             out.append({"t": "done", "result": {"fails": bad, "signature": "accuracy" if bad else "passes",
                                                 "applications": apps, "switched": self.keeps or not p["keep"],
                                                 "installed": self.installs if ":" in q["backend"] else []}})
@@ -72,6 +76,19 @@ def test_a_post_grad_pass_application_is_found_by_search_and_checked_off_and_on(
     assert tried == ["pre_grad_passes", "post_grad_passes"] and b["steps"] == len(pool.asked) < 14
     assert "TORCH_BISECT_MAX=5 python repro.py  # fails (exit 1)" in doc(b)
     assert "TORCH_BISECT_MAX=4 python repro.py  # passes (exit 0)" in doc(b)
+
+
+def test_a_crash_whose_census_died_is_still_bisected_to_the_application():
+    # Inductor's planted relu crash (SIGABRT in the kernel) killed the census run, so no application was
+    # counted and every counted subsystem went untried: "switching off none of its subsystems makes it pass"
+    def fails(backend, config, sw):  # lowerings' applications 0..k on: dies from the 3rd on
+        return backend == "inductor" and not (sw and sw["subsystem"] == "lowerings" and sw["limit"] < 2)
+
+    b = bisect(Planted(fails, {"lowerings": 9}, dies=True), {"backend": "inductor", "config": {}},
+               {"kind": "crash", "signature": "SIGABRT"}, "inductor", lambda m: None)
+    assert (b["subsystem"], b["application"], b["applications"], b["found"]) == ("lowerings", 2, None, True)
+    assert b["verdict"] == "Inductor: lowerings, application 2" and b["on"]["signature"] == "died with SIGABRT"
+    assert b["off"]["setting"].endswith("TORCH_BISECT_MAX=1") and not b["off"]["fails"]
 
 
 def test_a_config_change_that_makes_it_pass_is_the_answer_in_torchs_order():

@@ -48,6 +48,7 @@ class Run(msgspec.Struct, kw_only=True):
     census: str | None = None  # the backend whose subsystems' applications this run counted, all on
     switched: bool = True  # False: this torch could not switch it (a backend of the user's under the switches)
     installed: list[str] = []  # ops whose decomposition the run put into Inductor's table (a user's backend's)
+    counted: bool = True  # False: the worker died or timed out, so the applications it counted never came back
 
     def of(self, subsystem: str) -> list[list[Any]]:
         return [a for a in self.applications if a[0] == subsystem]
@@ -88,9 +89,9 @@ class Bisector:
                        installed=r.get("installed") or [])
         if t == "died":  # a crash repro's worker dies: the failure, where the signal is the repro's
             same = self.failure["kind"] == "crash" and same_death(self.failure.get("signature"), a["signal"])
-            return Run(setting=label, fails=same, clean=False, signature=f"died with {a['signal']}")
+            return Run(setting=label, fails=same, clean=False, signature=f"died with {a['signal']}", counted=False)
         if t == "timeout":
-            return Run(setting=label, fails=False, clean=False, signature="timed out")
+            return Run(setting=label, fails=False, clean=False, signature="timed out", counted=False)
         return Run(setting=label, fails=False, clean=False, signature=f"{a.get('type')}: {str(a.get('message'))[:200]}")
 
 
@@ -171,7 +172,9 @@ def _own(b: Bisector, tested: str, runs: list[Run]) -> dict[str, Any]:
 
 def _subsystems(b: Bisector, backend: str, before: Run, on: Run, keep: bool = False) -> dict[str, Any]:
     """The first of ``backend``'s subsystems (torch's order) whose switch makes the repro pass; its
-    application. A counted subsystem the census saw no application of is not tried (nothing to switch)."""
+    application. A counted subsystem the census saw no application of is not tried (nothing to switch); where
+    the census died (a crash repro's kernel kills its worker after the compile counted them), every counted
+    subsystem is tried, all of it off, and its applications are searched without their number."""
     plan = b.pool.ask("bisect_plan", {"backends": [backend]}).get("result", {}).get(backend, [])
     told = {"backend": backend, "off": before.record(), "on": on.record(), "found": before.clean,
             "env": {"TORCH_BISECT_BACKEND": backend} if not keep else {}}
@@ -179,9 +182,11 @@ def _subsystems(b: Bisector, backend: str, before: Run, on: Run, keep: bool = Fa
         return {**told, "verdict": f"{WHAT[backend]} fails where the stage before it passes; this torch's bisector "
                                    "lists no subsystems of it"}
     census = on if on.census == backend else b.ask([switch(backend, None, keep=keep)])[0]
-    tried = [p for p in plan if ("config" in p and not _already(b, p["config"])) or census.of(p["name"])]
+    tried = [p for p in plan if (not _already(b, p["config"]) if "config" in p
+                                 else bool(census.of(p["name"])) or not census.counted)]
     b.say(f"bisect: {backend} fails; its subsystems switched off in torch's order, {b.width} at a time: "
-          + ", ".join(f"{p['name']}" + ("" if "config" in p else f" ({len(census.of(p['name']))})") for p in tried))
+          + ", ".join(f"{p['name']}" + ("" if "config" in p else f" ({len(census.of(p['name'])) if census.counted else '?'})")
+                      for p in tried))
     hit = None
     for i in range(0, len(tried), b.width):
         chunk = tried[i:i + b.width]
@@ -198,16 +203,20 @@ def _subsystems(b: Bisector, backend: str, before: Run, on: Run, keep: bool = Fa
         config = _config_words(p["config"])
         return {**told, "subsystem": p["name"], "config": config, "off": off.record(), "found": on.fails, "env": {},
                 "verdict": f"{WHAT[backend]}: {config} makes it pass"}
-    return {**told, **_applications(b, backend, p["name"], keep, off, len(census.of(p["name"])))}
+    return {**told, **_applications(b, backend, p["name"], keep, off,
+                                     len(census.of(p["name"])) if census.counted else None)}
 
 
-def _applications(b: Bisector, backend: str, name: str, keep: bool, all_off: Run, n: int) -> dict[str, Any]:
-    """The first application of subsystem ``name`` (``n`` of them) that makes the repro fail, applications
-    0..k on (k-ary: a point per worker); then the two runs that check it, ``TORCH_BISECT_MAX=k-1`` (must
-    pass) and ``=k`` (must fail), taken from the search where it made them."""
-    b.say(f"bisect: {backend} {name} off makes it pass; {n} application(s): searching")
+def _applications(b: Bisector, backend: str, name: str, keep: bool, all_off: Run, n: int | None) -> dict[str, Any]:
+    """The first application of subsystem ``name`` (``n`` of them; None: not counted) that makes the repro
+    fail, applications 0..k on (k-ary: a point per worker); then the two runs that check it,
+    ``TORCH_BISECT_MAX=k-1`` (must pass) and ``=k`` (must fail), taken from the search where it made them."""
+    b.say(f"bisect: {backend} {name} off makes it pass; {n if n is not None else 'uncounted'} application(s): searching")
     seen = {-1: all_off}
-    lo, hi = -1, n - 1  # lo: applications 0..lo on passes; hi: 0..hi on fails (every one on: the census)
+    lo, hi = -1, n - 1 if n is not None else _bound(b, backend, name, keep, seen)  # 0..lo on passes; 0..hi fails
+    if hi is None:
+        return {"subsystem": name, "found": False, "verdict": f"{WHAT[backend]}: {name} off makes it pass, but no "
+                                                              f"count of its applications up to {BOUND} fails"}
     while hi - lo > 1:
         width = min(b.width, hi - lo - 1)
         points = sorted({lo + (hi - lo) * (i + 1) // (width + 1) for i in range(width)} - {lo, hi})
@@ -225,7 +234,26 @@ def _applications(b: Bisector, backend: str, name: str, keep: bool, all_off: Run
     check = "" if found else f" (not confirmed: with it off the repro {_said(off)}, with it on it {_said(on)})"
     return {"subsystem": name, "application": hi, "applications": n, "what": what, "env": {} if keep else env,
             "found": found, "off": off.record(), "on": on.record(),
-            "verdict": f"{WHAT[backend]}: {name}, application {hi} of {n}" + (f" ({what})" if what else "") + check}
+            "verdict": f"{WHAT[backend]}: {name}, application {hi}" + (f" of {n}" if n is not None else "")
+                       + (f" ({what})" if what else "") + check}
+
+
+BOUND = 1 << 12  # the most applications searched where none were counted: a repro's one small graph has few
+
+
+def _bound(b: Bisector, backend: str, name: str, keep: bool, seen: dict[int, Run]) -> int | None:
+    """The first of applications 0, 0..1, 0..3, 0..7, ... on (a point per worker) that makes the repro fail,
+    where the census could not count them; each run kept in ``seen`` for the search. None: none up to
+    :data:`BOUND`."""
+    limits = [(1 << j) - 1 for j in range(BOUND.bit_length())]
+    for i in range(0, len(limits), b.width):
+        points = limits[i:i + b.width]
+        runs = b.ask([switch(backend, name, k, keep) for k in points])
+        seen.update(zip(points, runs, strict=True))
+        hit = next((k for k, r in zip(points, runs, strict=True) if r.fails), None)
+        if hit is not None:
+            return hit
+    return None
 
 
 def _already(b: Bisector, config: dict[str, dict[str, str]]) -> bool:
