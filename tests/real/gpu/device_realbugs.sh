@@ -19,7 +19,8 @@ $PY -c 'import pysource_minimize' 2>/dev/null || $PY -m pip install -q --no-inde
 mkdir -p /tmp/pybin && printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v $PY)" >/tmp/pybin/python && chmod +x /tmp/pybin/python
 export PATH=/tmp/pybin:$PATH CUDA_VISIBLE_DEVICES= PYTHONUNBUFFERED=1
 start=$(date +%s)
-git rev-parse HEAD >>"$OUT/table.txt" 2>/dev/null
+# the commit run: a snapshot (git archive) names it in COMMIT, where git would name the checkout around it
+{ cat COMMIT 2>/dev/null || git rev-parse HEAD; } >>"$OUT/table.txt" 2>/dev/null
 if [ -n "${PIN:-}" ]; then
   # PIN=N: every bug at once, each its own run.py on a window of N cores (taskset), so each triage's compile
   # pools and OpenMP threads size themselves to its share, as on a small machine, not to all 16 at once
