@@ -180,3 +180,15 @@ def test_a_script_reading_the_terminal_gets_it_and_is_not_stopped(tmp_path):
         os.kill(pid, 9)
     _, status = os.waitpid(pid, 0)
     assert b"got hi" in out and os.waitstatus_to_exitcode(status) == 0, out[-500:]
+
+
+def test_a_patch_that_raises_at_torchs_import_is_named_not_guessed(tmp_path):
+    # a stale pt2kit_portable first on a child's sys.path made a patch's import raise; capture said "torch was
+    # imported before capture could hook it". Planted here: the script blocks one patch module's import
+    script = tmp_path / "s.py"
+    script.write_text("import sys\nsys.modules['pt2kit_capture_patch_aoti'] = None\nimport torch\n")
+    r = capture(tmp_path / "store", "--", sys.executable, str(script))
+    assert r.returncode == 0
+    assert r.stderr.decode().splitlines()[-1] == (
+        "capture: no graph was captured: capture's hook raised when torch was imported, in 1 process: "
+        "ModuleNotFoundError: import of pt2kit_capture_patch_aoti halted; None in sys.modules")

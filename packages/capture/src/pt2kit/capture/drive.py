@@ -243,5 +243,6 @@ def write_records(s: Session, job: Job, scratch: Path, trace_dir: Path | None, u
                                    broken=sum(p.broken for p in kept_procs),
                                    unreadable=tuple(w for p in kept_procs for w in p.unreadable), booted=len(marks.booted),
                                    hooked=len(marks.hooked), unhooked=len(marks.unhooked),
+                                   hook_errors=tuple(sorted(set(marks.hook_errors.values()))),
                                    skipped=tuple(marks.skipped), rank=job.rank, traces=len(traces),
                                    exports=sum(len(p.exports) for p in kept_procs)), {})

@@ -31,6 +31,7 @@ class Summary:
     booted: int = 0
     hooked: int = 0
     unhooked: int = 0
+    hook_errors: tuple[str, ...] = ()  # the distinct errors capture's patches raised at torch's import
     skipped: tuple[int | None, ...] = ()
     rank: int | None = 0
     failed: int = 0  # --check: graphs a later call of failed (a model record each, of that call's values)
@@ -106,6 +107,9 @@ def _why_none(s: Summary, command: list[str]) -> str:
                 f"--rank {s.rank} kept none (--rank all keeps every rank's)")
     if not s.booted:
         return _never_booted(command)
+    if s.hook_errors and not s.hooked:
+        return (f"no graph was captured: capture's hook raised when torch was imported, in {s.unhooked} "
+                f"process{'es' * (s.unhooked != 1)}: {'; '.join(s.hook_errors)}")
     if s.unhooked and not s.hooked:
         return ("no graph was captured: torch was imported before capture could hook it, in "
                 f"{s.unhooked} process{'es' * (s.unhooked != 1)}")

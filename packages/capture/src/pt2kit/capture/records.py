@@ -222,6 +222,7 @@ class Markers:
     hooked: set[int] = field(default_factory=set)
     unhooked: set[int] = field(default_factory=set)
     skipped: list[int | None] = field(default_factory=list)
+    hook_errors: dict[int, str] = field(default_factory=dict)  # pid: the error a patch raised at torch's import
 
 
 def read_markers(scratch: Path) -> Markers:
@@ -234,6 +235,8 @@ def read_markers(scratch: Path) -> Markers:
             continue  # a line a killed process left half written
         if kind == "skipped":
             m.skipped.append(int(arg) if arg.isdigit() else None)
+        elif kind == "hookfailed":
+            m.hook_errors[int(pid)] = arg
         elif kind in ("boot", "hooked", "unhooked"):
             getattr(m, "booted" if kind == "boot" else kind).add(int(pid))
     return m

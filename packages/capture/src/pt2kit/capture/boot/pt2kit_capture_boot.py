@@ -86,8 +86,8 @@ def start() -> None:
     if "torch" in sys.modules:  # a .pth file imported it before sitecustomize ran: hook it now
         try:
             hook.torch_imported(sys.modules["torch"])
-        except Exception:
-            pass
+        except Exception as e:
+            hook.failed(e)
 
 
 def _at_exit() -> None:

@@ -45,11 +45,19 @@ class AfterImport:
             original(module)
             try:
                 then(module)
-            except Exception:
-                pass  # capture never breaks the user's import
+            except Exception as e:  # capture never breaks the user's import, but says why it kept nothing
+                failed(e)
 
         loader.exec_module = exec_module
         return spec
+
+
+def failed(e: BaseException) -> None:
+    """A patch raised at torch's import: the parent is told ``hookfailed <type>: <message>`` (one line), so
+    it names the error instead of guessing (a stale ``pt2kit_portable`` first on sys.path raised ImportError
+    here, and capture said torch was imported before its hook)."""
+    said = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+    process.mark(f"hookfailed {said}")
 
 
 def torch_imported(torch: Any) -> None:
