@@ -152,7 +152,9 @@ def localize(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Back
     if test.compile is None:
         return None
     kw = _settings(ref, test, atol, rtol, equal_nan, fp64_rule, on_step, seed)
-    return _first(list(enumerate(forward_graphs(model, call))), kw)
+    graphs = list(enumerate(forward_graphs(model, call)))
+    found = _first(graphs, kw)
+    return None if found is None else _named_by_producer(found, graphs[found.graph][1][0])
 
 
 def localize_backward(model: Any, call: Callable[[Any], Any], *, ref: Backend, test: Backend,
@@ -199,10 +201,20 @@ def _in_backward(found: Divergence, g: TrainingGraphs) -> Divergence:
     place = [found.source, found.code, found.module]
     if fwd is not None:
         place = [mine if mine is not None else own for mine, own in zip(node_place(fwd), place, strict=True)]
-    producer = node.args[0] if node.target is operator.getitem and node.args else None
-    op = str(producer.target) if isinstance(producer, torch.fx.Node) and producer.op == "call_function" else found.op
+    op = _named_by_producer(found, g.backward).op
     return dataclasses.replace(found, phase="backward", op=op, forward_op=str(fwd.target) if fwd is not None else None,
                                source=place[0], code=place[1], module=place[2])
+
+
+def _named_by_producer(found: Divergence, gm: torch.fx.GraphModule) -> Divergence:
+    """One output of a multi-output op (``aten.max.dim``'s indices, ``native_layer_norm_backward``'s
+    grad_input) is a ``getitem`` node, the first tensor that can differ: the answer names the op that made
+    it, not ``getitem`` (a title "wrong results in <built-in function getitem>" names no computation)."""
+    node = next((n for n in gm.graph.nodes if n.name == found.node), None) if found.subgraph is None else None
+    producer = node.args[0] if node is not None and node.target is operator.getitem and node.args else None
+    if isinstance(producer, torch.fx.Node) and producer.op == "call_function":
+        return dataclasses.replace(found, op=str(producer.target))
+    return found
 
 
 def _locate(gi: int, gm: torch.fx.GraphModule, args: list[Any], path: str | None, compiles: int,
