@@ -155,7 +155,7 @@ def _targets(s: Session, job: Job, inputs: list[tuple[str, str]], early: Early) 
         s.say(f"{got.unnamed[0]}: the command failed, and its captured graph(s) {'; '.join(said)}: the script "
               "itself is reduced")
         return minify_script(s, job, got.unnamed[0], got.commands[0], graphs=len(got.models),
-                             kept=_kept(got.targets, {label for label, _ in cannot_run}))
+                             kept=_failed_graph(got.targets, {label for label, _ in cannot_run}))
     for label, e in cannot_run:
         code = max(code, s.refuse(e, label))
     return code
@@ -211,7 +211,7 @@ def _model_record(s: Session, fields: dict[str, Any]) -> None:
     s.writer.emit(msgspec.convert({**fields, "v": SCHEMA_MAJOR, "run": s.writer.run}, Model))
 
 
-def _kept(targets: list[Any], cannot_run: set[str]) -> tuple[str, str, str] | None:
+def _failed_graph(targets: list[Any], cannot_run: set[str]) -> tuple[str, str, str] | None:
     """The first kept graph a crash record names as failing (its compile, or its compiled run), with its
     stage and why minify could not cut it: where the reduced script's repro says it fails."""
     from pt2kit.schema import Crash
