@@ -55,6 +55,16 @@ def test_ls_and_gc_stop_at_an_overlong_line_naming_it_and_gc_deletes_nothing(tmp
     assert all(b.exists() for b in blobs)
 
 
+def test_gc_on_a_record_whose_string_is_not_utf8_is_one_line_and_deletes_nothing(tmp_path):
+    """What the hostile-stream test below once drew: a header whose tool_version holds the byte 0x80."""
+    store, saved, blobs = _old_store(tmp_path)
+    bad = saved.read_bytes().replace(b'"tool_version":"', b'"tool_version":"\x80', 1)
+    assert bad != saved.read_bytes()
+    code, err, _ = feed([*PT2KIT, "gc", "--store", str(store.root), "--prune", "now", "-"], bad, False, env=SMALL)
+    assert (code, err) == (2, "pt2kit: error: <stdin>:1: invalid UTF-8 at byte 0 of the line\n")
+    assert all(b.exists() for b in blobs)
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(st.sampled_from(["cat", "cat --envelope", "ls", "gc"]), hostile_stream())

@@ -13,7 +13,7 @@ from .errors import (
     UsageError,
 )
 
-__version__ = "2.51.0"
+__version__ = "2.51.1"
 
 __all__ = [
     "EXIT_BROKEN_PIPE", "EXIT_CODES_HELP", "EXIT_CRASH", "EXIT_FINDINGS", "EXIT_INTERRUPTED",

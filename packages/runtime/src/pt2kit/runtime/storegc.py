@@ -52,6 +52,7 @@ from typing import Any
 import msgspec
 
 from pt2kit.schema import BlobError, BlobRef, Store, read_stream
+from pt2kit.schema.stream import decode_line
 from pt2kit.schema.store import temp_owner
 
 from .errors import UsageError
@@ -102,7 +103,11 @@ def referenced(sources: Iterable[str]) -> list[Source]:
     for line in read_stream(list(sources), want=()):
         src = out.setdefault(line.source, Source(line.source))
         if line.kind == "header" or b'"sha256"' in line.raw:
-            obj = msgspec.json.decode(line.raw)
+            try:
+                obj = msgspec.json.decode(line.raw)
+            except UnicodeDecodeError:  # a string that is no UTF-8: the one line every reader gives (exit 2)
+                decode_line(line.raw, line.source, line.lineno, None)
+                raise
             store = obj.get("store") if line.kind == "header" and isinstance(obj, dict) else None
             if isinstance(store, str) and store:
                 src.stores.add(store)
