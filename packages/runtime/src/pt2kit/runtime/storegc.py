@@ -52,8 +52,8 @@ from typing import Any
 import msgspec
 
 from pt2kit.schema import BlobError, BlobRef, Store, read_stream
-from pt2kit.schema.stream import decode_line
 from pt2kit.schema.store import temp_owner
+from pt2kit.schema.stream import decode_line
 
 from .errors import UsageError
 
