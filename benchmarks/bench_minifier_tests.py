@@ -138,13 +138,15 @@ def _case(c: Case, sides: list[tuple[str, Any]]) -> dict:
     # a ratio only where both sides did the job: a side that failed fast is not faster
     if "torch" in row and "ours" in row and row["torch"]["ok"] and row["ours"]["ok"]:
         row["ratio"] = round(row["torch"]["wall_s"] / row["ours"]["wall_s"], 2)
-        if "script" in row:  # both sides run the script once: the time after it is what the tools add
-            after = [max(0.1, row[s]["wall_s"] - row["script"]["wall_s"]) for s in ("torch", "ours")]
-            row["after_ratio"] = round(after[0] / after[1], 2)
-    if "triage" in row and "torch" in row and "script" in row and row["torch"]["ok"] and row["triage"]["ok"]:
-        after = [max(0.1, row[s]["wall_s"] - row["script"]["wall_s"]) for s in ("torch", "triage")]
-        row["triage_after_ratio"] = round(after[0] / after[1], 2)
+    for side, key in AFTER:
+        if side in row and "torch" in row and "script" in row and row["torch"]["ok"] and row[side]["ok"]:
+            # both sides run the script once: the time after it is what the tools add
+            after = [max(0.1, row[s]["wall_s"] - row["script"]["wall_s"]) for s in ("torch", side)]
+            row[key] = round(after[0] / after[1], 2)
     return row
+
+
+AFTER = (("ours", "after_ratio"), ("triage", "triage_after_ratio"))  # each side's ratio after the script
 
 
 def main() -> int:
@@ -185,15 +187,13 @@ def main() -> int:
         print(f"PyTorch's wall time over ours: median {statistics.median(ratios):.2f}, lowest {min(ratios):.2f} "
               f"({min(rows, key=lambda r: r.get('ratio', 1e9))['case']}), {sum(x > 1 for x in ratios)} of "
               f"{len(ratios)} cases (those both sides passed) faster than PyTorch's")
-    after = [r["after_ratio"] for r in rows if "after_ratio" in r]
-    if after:
-        low = min(rows, key=lambda r: r.get("after_ratio", 1e9))
-        print(f"after the script's own run: median {statistics.median(after):.2f}, lowest {min(after):.2f} "
-              f"({low['case']}), {sum(x > 1 for x in after)} of {len(after)} faster than PyTorch's")
-    tri = [r["triage_after_ratio"] for r in rows if "triage_after_ratio" in r]
-    if tri:
-        print(f"triage after the script's own run: median {statistics.median(tri):.2f}, lowest {min(tri):.2f}, "
-              f"{sum(x > 1 for x in tri)} of {len(tri)} faster than PyTorch's")
+    for side, key in AFTER:
+        after = [r[key] for r in rows if key in r]
+        if after:
+            low = min(rows, key=lambda r: r.get(key, 1e9))
+            print(f"{'triage ' if side == 'triage' else ''}after the script's own run: median "
+                  f"{statistics.median(after):.2f}, lowest {min(after):.2f} ({low['case']}), "
+                  f"{sum(x > 1 for x in after)} of {len(after)} faster than PyTorch's")
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))
     return 0
