@@ -215,10 +215,11 @@ class Searcher:
         if len(order) < 2:
             return keep, best
         tries = [{n} for n in order] + [set(order[i:]) for i in range(len(order) - 2, 0, -1)]
+        traced = [getattr(self.build(k), "key", None) for k in tries]  # each cut as asked already, built once
         for how in ir.LAYOUTS:
             # only what the layout changes: a cut with no input to lay out otherwise was asked already
-            cands = [c if c is not None and c.key != getattr(self.build(k), "key", None) else None
-                     for k, c in ((k, self.build(k, relayout=how)) for k in tries)]
+            cands = [c if c is not None and c.key != t else None
+                     for t, c in zip(traced, (self.build(k, relayout=how) for k in tries), strict=True)]
             if not any(cands):
                 continue
             self.step(f"cuts with their inputs laid out {how}", len(order))
