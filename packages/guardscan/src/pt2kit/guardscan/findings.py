@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .breaks import BreakInfo, parse_break
+from .callsite import CallSite, argument, call_sites
 from .guards import GuardEntry, parse_guards, resolve_path, split_comment
 from .tracelog import Trace
 
@@ -91,6 +92,11 @@ class RecompileInfo:
     failed: bool = False  # torch gave up (recompile limit): the call ran eagerly
     user_code: bool = False  # the failing guard was made by a line of the user's, not torch's
     raised: str | None = None  # the recompile's own compile raised (the new input broke the frame): why
+    # a script's run (not a model file's): the user's line that called the compiled frame, and what that
+    # line passed as ``tensor`` (``batch['input_ids']``), where it says so for sure (callsite.argument)
+    called_from: str | None = None
+    call: str | None = None  # that line's code
+    argument: str | None = None
 
 
 @dataclass
@@ -112,6 +118,9 @@ class Findings:
     automatic_dynamic: bool = True
     recompile_limit: int | None = None
     torch_dir: str | None = None
+    # the run called a model file's ``example_inputs`` (guardscan MODEL.py): advice names inputs by them;
+    # False: a script's trace (captured, or --trace), whose inputs only the user's call line names
+    model_file: bool = False
     # per call (None: a trace directory's whole run): [graphs, breaks] as torch._dynamo.explain counts
     # them: every graph compiled, before any de-duplication, and breaks = graphs - 1 (explain's own rule)
     totals: dict[str | None, list[int]] = field(default_factory=dict)
@@ -233,10 +242,12 @@ def _guard_line(compiles: dict[str, Compile], reason: str, tensor: str,
     return None, None
 
 
-def analyze(trace: Trace, *, torch_dir: str | None = None) -> Findings:
+def analyze(trace: Trace, *, torch_dir: str | None = None, model_file: bool = False) -> Findings:
     """What a trace shows: each compile, its frame's graph once, each distinct graph break (counted),
-    every recompile with the guard that failed and the user's line, and the Dynamo settings it ran with."""
-    f = Findings(files=trace.files(), torch_dir=torch_dir)
+    every recompile with the guard that failed and the user's line, and the Dynamo settings it ran with.
+    ``model_file``: the trace is of a model file's example inputs (a live run), not of a script."""
+    f = Findings(files=trace.files(), torch_dir=torch_dir, model_file=model_file)
+    sites = {} if model_file else call_sites(trace, torch_dir)
     compiles = _compiles(trace, f, torch_dir)
     f.compiles = list(compiles.values())
     # the files the trace names in full, so a path torch shortened can be mapped back (emit uses them too)
@@ -271,7 +282,7 @@ def analyze(trace: Trace, *, torch_dir: str | None = None) -> Findings:
         if "recompile limit" in fail.lower() or "cache_size_limit" in fail or "recompile_limit" in fail:
             f.limit_hits.append(c.compile_id)
         if c.n > 0 and c.reasons:
-            f.recompiles.append(_recompile(c, where, compiles, f))
+            f.recompiles.append(_recompile(c, where, compiles, f, sites.get(c.compile_id)))
     f.breaks = list(seen_breaks.values())
     for b in f.breaks:
         b.info.file = resolve_path(b.info.file, f.files, torch_dir)
@@ -321,7 +332,8 @@ def _dynamo_config(f: Findings) -> None:
                 pass
 
 
-def _recompile(c: Compile, where: str | None, compiles: dict[str, Compile], f: Findings) -> RecompileInfo:
+def _recompile(c: Compile, where: str | None, compiles: dict[str, Compile], f: Findings,
+               site: CallSite | None) -> RecompileInfo:
     """Recompile ``c`` (its frame's function ``where``): the guard that failed, the change, the user's line
     (from the guard's own line where the reason names none), and whether automatic dynamic shapes made it."""
     known, torch_dir = f.files, f.torch_dir
@@ -334,6 +346,9 @@ def _recompile(c: Compile, where: str | None, compiles: dict[str, Compile], f: F
         reasons=c.reasons, guard=guard, kind=kind, trigger=c.variant or change, code=code,
         source=f"{resolve_path(loc[0], known, torch_dir)}:{loc[1]}" if loc else None, tensor=tensor, dim=dim,
         failed=c.compile_id in f.limit_hits)
+    if site is not None:
+        rec.called_from, rec.call = site.where, site.code
+        rec.argument = argument(tensor, site.code) if site.direct and tensor else None
     fail = c.metrics.get("fail_reason") or ""
     if c.metrics.get("fail_type") and not rec.failed:  # the frame raised on the new input
         rec.raised = f"{c.metrics['fail_type']}: {_first_line(fail)}"

@@ -44,6 +44,6 @@ def run(payload: dict[str, Any], chan: Any) -> Any:
                 from None
         finally:
             # a crash in a later call keeps what the earlier calls showed
-            findings = analyze(result.trace, torch_dir=torchapi.torch_dir())
+            findings = analyze(result.trace, torch_dir=torchapi.torch_dir(), model_file=True)
             counts = emit_findings(findings, chan.emit_new, chan.store, model=loaded.label, calls=result.calls)
     return counts  # records.Counts, for the parent's narrator

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..findings import Findings
-from .base import AdviceItem, Rule, tensor_var
+from .base import AdviceItem, Rule, user_input
 
 CHANGES = {
     "dtype": "{x} = {x}.to(torch.{e})  # one dtype at the compiled call",
@@ -34,11 +34,12 @@ class InputProperties(Rule):
             if r.kind not in CHANGES or r.tensor is None or (r.tensor, r.kind) in seen:
                 continue
             seen.add((r.tensor, r.kind))
-            x = tensor_var(r.tensor)
+            x = user_input(f, r)
             e = (r.guard or "").rpartition("== ")[2].removeprefix("torch.")
-            yield AdviceItem(self.name, f"{x}'s {r.kind} changed between calls ({r.trigger}); it is never made "
-                             "dynamic, so each value compiles its own graph",
-                             CHANGES[r.kind].format(x=x, e=DTYPES.get(e, e) or "float32"), r.source)
+            change = CHANGES[r.kind].format(x=x.code, e=DTYPES.get(e, e) or "float32")
+            yield AdviceItem(self.name, f"the {r.kind} of {x.said} changed between calls ({r.trigger}); it is never "
+                             "made dynamic, so each value compiles its own graph",
+                             change if f.model_file else f"{change}, {x.before}", x.source)
 
 
 INPUT_PROPERTIES = InputProperties()

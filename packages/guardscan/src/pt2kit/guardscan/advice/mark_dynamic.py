@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..findings import Findings
-from .base import AdviceItem, Rule, tensor_var
+from .base import AdviceItem, Rule, user_input
 
 
 class MarkDynamic(Rule):
@@ -30,16 +30,16 @@ class MarkDynamic(Rule):
                 continue  # later frames of the same call (a resume function, a helper): their tensors follow
             triggers.add(r.trigger)
             seen.add((r.tensor, r.dim))
-            x = tensor_var(r.tensor)
+            x = user_input(f, r)
             if r.expected:
-                msg = (f"{x}'s dim {r.dim} changed ({r.trigger}); automatic dynamic shapes recompiled once and "
-                       f"made it dynamic, as expected. If it varies in production, mark it dynamic up front "
+                msg = (f"dim {r.dim} of {x.said} changed ({r.trigger}); automatic dynamic shapes recompiled once "
+                       f"and made it dynamic, as expected. If it varies in production, mark it dynamic up front "
                        f"and skip this recompile.")
             else:
-                msg = (f"{x}'s dim {r.dim} changed ({r.trigger}) and {r.function or 'the frame'} recompiled for "
-                       f"it; every new size may recompile. Mark the dimension dynamic.")
-            yield AdviceItem(self.name, msg, f"torch._dynamo.mark_dynamic({x}, {r.dim})  # before the first call",
-                             r.source)
+                msg = (f"dim {r.dim} of {x.said} changed ({r.trigger}) and {r.function or 'the frame'} recompiled "
+                       f"for it; every new size may recompile. Mark the dimension dynamic.")
+            yield AdviceItem(self.name, msg, f"torch._dynamo.mark_dynamic({x.code}, {r.dim})  # {x.before}",
+                             x.source)
 
 
 MARK_DYNAMIC = MarkDynamic()
