@@ -124,11 +124,11 @@ def _drop_headers(session: nox.Session, since: float) -> None:
         session.log(f"{freed >> 20} MB of precompiled headers this session wrote removed from {folder}")
 
 
-# Beside a test run that has pt2kit-runtime, its fork server (pt2kit.runtime.forkserver): every tool a test
+# Beside a test run that has pt2kit-runtime, its fork server (pt2kit.runtime.worker.forkserver): every tool a test
 # starts forks its worker from one process that imported torch, Dynamo and Inductor and answered Inductor's
 # CPU probes once, where a fresh worker pays 4-7 s of that on 2 cores (a tool whose environment differs
 # from the run's, a test's TORCH_LOGS say, still starts a fresh one). PT2KIT_NO_FORKSERVER=1 runs without.
-SERVED = ("python", "-m", "pt2kit.runtime.forkserver", "--")
+SERVED = ("python", "-m", "pt2kit.runtime.worker.forkserver", "--")
 
 
 def _pytest(session: nox.Session, *args: str) -> None:

@@ -37,7 +37,7 @@ def measure(spec: str) -> dict:
     from pt2kit.benchrun.stats import speedup_interval, summary
     from pt2kit.benchrun.timing import interleaved
     from pt2kit.benchrun.zoo import resolve
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     torch._dynamo.reset()
     loaded = load_model(resolve(spec), device="cuda")

@@ -32,7 +32,7 @@ def unnamed(source: str, where: str) -> list[str]:
 
 
 def offences() -> list[str]:
-    files = [*ROOT.glob("packages/*/src/pt2kit/*/cli.py"), ROOT / "packages/runtime/src/pt2kit/runtime/options.py",
+    files = [*ROOT.glob("packages/*/src/pt2kit/*/cli.py"), ROOT / "packages/runtime/src/pt2kit/runtime/parent/options.py",
              ROOT / "packages/runtime/src/pt2kit/runtime/__main__.py"]
     return [line for f in sorted(files) for line in unnamed(f.read_text(), str(f.relative_to(ROOT)))]
 

@@ -63,7 +63,7 @@ def test_a_captured_batchnorm_script_trains_in_kdiff(tmp_path):
     line that called it, not Dynamo's wrapper."""
     import torch
 
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     script = ROOT / "tests" / "models" / "train_bn.py"
     env = user_env(PT2KIT_STORE=str(tmp_path / "store"))

@@ -102,7 +102,7 @@ def test_a_backend_whose_code_raises_when_called_is_named_and_minified_to_the_re
 
 
 def test_a_later_failing_call_and_an_aoti_package_run_keep_the_inputs_of_the_call_that_raised(pipes):
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     _, _, out, _ = pipes
     codes, err, recs = out["later"]
@@ -141,7 +141,7 @@ def test_a_failing_torch_export_is_a_crash_naming_the_scripts_line_and_minify_sa
 
 
 def test_an_error_in_the_compiled_backward_names_the_graph_the_step_and_keeps_that_steps_inputs(pipes):
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     d, env, out, _ = pipes
     codes, err, recs = out["backward"]
@@ -190,7 +190,7 @@ def test_a_signal_while_the_backend_compiles_names_the_graph_and_is_minified_to_
 
 
 def test_check_nan_catches_a_nan_only_in_the_gradients_at_step_2_and_minify_cuts_it_in_the_backward(pipes):
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     d, env, out, _ = pipes
     codes, err, recs = out["nan"]

@@ -27,7 +27,7 @@ def test_timeout_must_be_a_positive_finite_number(tmp_path, tool, value):
 
 def _workers(parent: int) -> set[int]:
     """The tool's own worker processes (children of its pid), not other runs' on this machine."""
-    out = subprocess.run(["pgrep", "-P", str(parent), "-f", "pt2kit.runtime.worker"], capture_output=True,
+    out = subprocess.run(["pgrep", "-P", str(parent), "-f", "pt2kit.runtime.worker.main"], capture_output=True,
                          text=True).stdout
     return {int(x) for x in out.split()}
 

@@ -1,6 +1,6 @@
 """`--mode train` on a plain-function model file, the same in kdiff, minify and benchrun: a function has
 no parameters and no mode, so a training step differentiates the inputs that require grad in the file
-(the real step's rule, pt2kit.runtime.training), and one with none is one line, exit 2. kdiff raised
+(the real step's rule, pt2kit.runtime.worker.training), and one with none is one line, exit 2. kdiff raised
 "'function' object has no attribute 'train'", exit 3, where minify and benchrun said a line of their own."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A wrong in-place write reaches minify and is cut (issue 45): `kdiff adam_step.py --backend ...:buggy_lerp
 | minify` on a compiled Adam step that returns nothing and writes exp_avg wrong (aten.lerp's decomposition
 planted wrong, packages/kdiff/tests/models/adam_step.py). minify judges what the step writes in place as
-kdiff does (pt2kit.runtime.written); it said 'passes assert_close: nothing to minify', exit 0."""
+kdiff does (pt2kit.runtime.worker.written); it said 'passes assert_close: nothing to minify', exit 0."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ def test_a_repro_runs_in_a_fork_of_the_warm_server_with_pt2kit_blocked(tmp_path)
     import json
 
     env = {k: v for k, v in __import__("os").environ.items() if k != "PT2KIT_FORKSERVER"}
-    p = subprocess.run([sys.executable, "-m", "pt2kit.runtime.forkserver", "--", sys.executable, "-c", DRIVER,
+    p = subprocess.run([sys.executable, "-m", "pt2kit.runtime.worker.forkserver", "--", sys.executable, "-c", DRIVER,
                         str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout.splitlines()[-1])

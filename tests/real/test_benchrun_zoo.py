@@ -13,7 +13,7 @@ def test_bert_base_from_the_zoo_matches_explain_and_same(tool, tmp_path_factory)
     import torch
 
     from pt2kit.benchrun.zoo import resolve
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     text = open(resolve("zoo:bert_base")).read()
     assert text.count("BertConfig()") == 1, "the zoo's bert_base.py no longer builds BertConfig(): update this test"

@@ -49,9 +49,9 @@ def _truth(name: str) -> tuple[bool, dict[str, bool]]:
     assert_close per leaf (leaves named as kdiff names them)."""
     from torch._dynamo.utils import same
 
-    from pt2kit.runtime.accuracy import float64_copy, float64_mode
-    from pt2kit.runtime.modelfile import load_model
-    from pt2kit.runtime.outputs import flatten
+    from pt2kit.runtime.common.modelfile import load_model
+    from pt2kit.runtime.worker.accuracy import float64_copy, float64_mode
+    from pt2kit.runtime.worker.outputs import flatten
 
     loaded = load_model(model(name))
     with torch.no_grad():
@@ -175,7 +175,7 @@ def test_minify_cuts_a_dynamic_shape_real_transformer_at_the_dynamo_level(tool, 
 
 
 def _explain(name: str) -> tuple[int, int]:
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     loaded = load_model(model(name))
     torch._dynamo.reset()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from pt2kit.aotiprint import torchapi
-from pt2kit.runtime.torchapi import reset_dynamo
+from pt2kit.runtime.shims.torchapi import reset_dynamo
 
 
 def _inductor_value(key: str) -> object:

@@ -17,7 +17,7 @@ def test_a_model_that_writes_its_input_passes_accuracy_with_each_side_on_its_own
     -1 and the float64 run negated it back: a right compile was fail_accuracy ("RMSE vs float64 2 > 3 x eager's
     0; e.g. 1 vs -1"), exit 1. Each side now starts from the model file's values, which stay as they were."""
     from pt2kit.benchrun.work import _judged
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     loaded = load_model(f"{MODELS / 'small.py'}:writes_input", device="cpu")
     with torch.no_grad():

@@ -60,7 +60,7 @@ def test_graph_and_break_counts_are_torch_dynamo_explains(benchrun, name, counts
     benchrun said 1 break (Dynamo's graph_break counter also counts a break in a frame Dynamo skipped)."""
     import torch
 
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     loaded = load_model(f"{SMALL}:{name}")
     explained = torch._dynamo.explain(loaded.model)(*loaded.inputs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pt2kit.benchrun.plan import JobSpec, backends_of, durations_from, parse_backend, parse_shard, shard_jobs
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.errors import UsageError
 from pt2kit.schema import Bench
 
 

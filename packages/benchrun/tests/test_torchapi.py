@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from pt2kit.benchrun import torchapi
-from pt2kit.runtime.torchapi import reset_dynamo
+from pt2kit.runtime.shims.torchapi import reset_dynamo
 
 
 def test_compile_metrics_split_a_real_compile(tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ import pytest
 import torch
 from test_boot import run
 
-from pt2kit.runtime.training import train_step
+from pt2kit.runtime.worker.training import train_step
 
 pytestmark = pytest.mark.xdist_group("boot-sum-grad")
 

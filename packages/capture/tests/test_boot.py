@@ -2,7 +2,7 @@
 subprocess with the boot directory first on PYTHONPATH and PT2KIT_CAPTURE_DIR set by hand (no parent).
 
 Each script runs once (module-scoped fixtures, one xdist group per script) and feeds several asserts:
-the manifest lines, the model file loaded with pt2kit.runtime.modelfile giving what the graph gave in
+the manifest lines, the model file loaded with pt2kit.runtime.common.modelfile giving what the graph gave in
 the script (bit for bit: eager backend, values "all"; close: inductor), the user's output unchanged.
 """
 
@@ -19,7 +19,7 @@ import pytest
 import torch
 
 import pt2kit.capture
-from pt2kit.runtime.modelfile import load_model
+from pt2kit.runtime.common.modelfile import load_model
 
 BOOT = Path(pt2kit.capture.__file__).parent / "boot"
 SCRIPTS = Path(__file__).parent / "scripts"

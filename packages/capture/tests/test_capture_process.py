@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pt2kit.runtime.storegc import scratch_owner
+from pt2kit.runtime.cli.storegc import scratch_owner
 from pt2kit.schema import Crash, Header, Model, decode
 
 FAKE = str(Path(__file__).with_name("fakechild.py"))

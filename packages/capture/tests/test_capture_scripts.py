@@ -51,7 +51,7 @@ def generate(store, tmp_path_factory):
 def test_generate_on_a_compiled_gpt2_is_a_graph_per_recompile_each_giving_the_scripts_logits(generate):
     import torch
 
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     r, (_, *models), seen = generate
     assert r.returncode == 0, r.stderr
@@ -98,7 +98,7 @@ def test_a_later_call_of_a_graph_made_dynamic_is_kept_with_its_own_batch_and_run
     `@step2` model file holds that call's inputs and gives a [6, 2] output: its run check compared that
     with the compile's example ([4, 2]) and called it "does not run here", so kdiff and minify could not
     judge it."""
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
     from pt2kit.schema import Crash, Model
 
     r = capture(store, "--", sys.executable, "dynamic_later.py")
@@ -128,7 +128,7 @@ def test_a_script_that_raises_exits_1_with_its_exception_its_output_untouched(st
 
 
 def test_torchrun_ddp_ranks_are_tagged_and_compile_of_ddp_gives_a_graph_per_bucket(store):
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     torchrun = str(Path(sys.executable).with_name("torchrun"))
     r = capture(store, "--rank", "all", "--", torchrun, "--standalone", "--nproc-per-node", "2", "ddp.py")

@@ -205,7 +205,7 @@ def test_a_parameter_input_is_copied_by_one_rule_in_the_check_and_in_a_training_
     places that copy a Parameter input, capture's --check (eager's run) and runtime's training step
     (``step_inputs``), copy it by pt2kit_portable.copy_inputs(parameters=True): the row's copy reads the write
     (the answer [2, 2] the call gave), and the script's ``w`` holds only the call's own write."""
-    from pt2kit.runtime.training import step_inputs
+    from pt2kit.runtime.worker.training import step_inputs
 
     w = torch.nn.Parameter(torch.zeros(3, 2), requires_grad=False)
     check, checked = _checked("accuracy", _Writes(), [w, w.detach()[1]], tmp_path, monkeypatch)

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import pt2kit.capture
-from pt2kit.runtime.modelfile import load_model
+from pt2kit.runtime.common.modelfile import load_model
 
 BOOT = Path(pt2kit.capture.__file__).parent / "boot"
 # every character str.splitlines splits on, then NUL and a lone surrogate (an undecodable file name)

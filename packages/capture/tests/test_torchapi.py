@@ -143,7 +143,7 @@ def test_an_exported_graph_takes_a_loaded_packages_call_as_its_inputs(api):
 def test_the_boot_collects_settings_as_pt2kit_does_inf_included_where_pt2kit_is_not_installed(tmp_path):
     """The boot's PYTHONPATH as the parent builds it (the boot, then scratch/lib with pt2kit_portable copied
     there), pt2kit itself made unimportable: a setting the script made inf is collected as 1e999, the text
-    pt2kit.runtime.config applies back (the boot's own repr/literal_eval collector dropped it), and the
+    pt2kit.runtime.common.config applies back (the boot's own repr/literal_eval collector dropped it), and the
     whole collection is pt2kit's own."""
     import json
     import math
@@ -151,7 +151,7 @@ def test_the_boot_collects_settings_as_pt2kit_does_inf_included_where_pt2kit_is_
     import subprocess
 
     from pt2kit.capture.drive import boot_path
-    from pt2kit.runtime.config import worker_settings
+    from pt2kit.runtime.common.config import worker_settings
 
     code = ("import sys, json, math\nsys.modules['pt2kit'] = None\nimport torch, pt2kit_portable\n"
             "import pt2kit_capture_torchapi as api\n"

@@ -53,7 +53,7 @@ def test_symbolic_dimension_is_a_finding_that_says_it_cannot_be_verified():
 
 
 def test_overrides_validate():
-    from pt2kit.runtime.errors import UsageError
+    from pt2kit.runtime.common.errors import UsageError
 
     with pytest.raises(UsageError, match="unknown dtype"):
         fxcheck.backend(None, dtypes=["float99"])

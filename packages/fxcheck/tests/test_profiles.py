@@ -4,7 +4,7 @@ import pytest
 
 from pt2kit.fxcheck.job import ProfileFlags
 from pt2kit.fxcheck.profiles import load_profile, parse_bytes, parse_dtypes, resolve, shipped_profiles
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.errors import UsageError
 
 
 def test_shipped_profiles_load():

@@ -184,7 +184,7 @@ def test_keyword_arguments_give_the_expected_recompile_not_an_unexpected_one(run
 def test_totals_match_explain_and_guards_are_summarised(runs):
     import torch
 
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     r = runs(str(MODELS / "item.py"))
     loaded = load_model(str(MODELS / "item.py"))

@@ -9,7 +9,7 @@ from pt2kit.guardscan.findings import describe_reason, ops_of, source_of
 from pt2kit.guardscan.guards import parse_guards, resolve_path
 from pt2kit.guardscan.tracelog import Trace, parse_lines
 from pt2kit.guardscan.variants import parse_vary
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.errors import UsageError
 
 # as torch 2.13 prints them (TORCH_LOGS=guards / the dynamo_cpp_guards_str trace event)
 GUARDS = """

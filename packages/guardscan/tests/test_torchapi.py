@@ -8,7 +8,7 @@ import torch
 
 from pt2kit.guardscan import torchapi
 from pt2kit.guardscan.variants import Variant, apply, input_names
-from pt2kit.runtime import torchtrace
+from pt2kit.runtime.worker import torchtrace
 
 
 def test_capture_trace_sees_a_compile_and_removes_its_handler():

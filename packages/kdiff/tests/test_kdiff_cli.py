@@ -373,7 +373,7 @@ def test_any_name_torch_registers_and_aoti_are_a_backend_under_test():
     builds C++, minutes on two busy cores, too slow for CI); aoti with gradients is one usage line."""
     from pt2kit.kdiff import backends
     from pt2kit.kdiff.job import Job
-    from pt2kit.runtime.errors import UsageError
+    from pt2kit.runtime.common.errors import UsageError
 
     assert backends.resolve("aoti", role="test").compile is backends.aoti
     for name in ("relu_compile_error_TESTING_ONLY", "cudagraphs", "aot_eager_decomp_partition"):

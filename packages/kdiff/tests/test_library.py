@@ -47,7 +47,7 @@ def test_the_package_says_what_is_public():
 
 
 def test_a_dynamic_shape_dynamo_graph_is_captured_with_arguments_it_runs_on():
-    from pt2kit.runtime.aotgraphs import forward_graphs
+    from pt2kit.runtime.worker.aotgraphs import forward_graphs
 
     def f(x):
         return x.view(-1, x.shape[-1]).tanh()

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from pt2kit.kdiff.metrics import compare
-from pt2kit.runtime.accuracy import default_tolerances
+from pt2kit.runtime.worker.accuracy import default_tolerances
 
 PATHS = [False, True]
 

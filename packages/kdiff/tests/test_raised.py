@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pt2kit.kdiff.raised import EagerRaised, judge_raised
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.outcome import CannotJudge
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.outcome import CannotJudge
 
 ERROR = RuntimeError("addmv input tensors must have the same dtype, but got Float, Half, and Float")
 

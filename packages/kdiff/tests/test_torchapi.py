@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from pt2kit.kdiff import torchapi
-from pt2kit.runtime.hops import HopAwareMode
+from pt2kit.runtime.worker.hops import HopAwareMode
 
 
 def test_original_module_unwraps_torch_compile_and_keeps_anything_else():

@@ -65,7 +65,7 @@ def test_the_planted_bug_leaves_the_forward_right_and_a_gradient_wrong():
 
     import torch
 
-    from pt2kit.runtime.training import train_step
+    from pt2kit.runtime.worker.training import train_step
 
     model, inputs = (runpy.run_path(str(BERT))[k] for k in ("model", "example_inputs"))
     backend = runpy.run_path(str(BUGS))["relu_grad"]

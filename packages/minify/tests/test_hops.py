@@ -48,7 +48,7 @@ def test_a_higher_order_op_is_written_whole_and_runs_as_the_graph_does(name):
     import torch
 
     from pt2kit.minify import ir, toir, work
-    from pt2kit.runtime.aotgraphs import forward_graphs
+    from pt2kit.runtime.worker.aotgraphs import forward_graphs
 
     model, inputs = getattr(_models(), name)()
     ((gm, args),) = forward_graphs(model, lambda fn: fn(*inputs))

@@ -14,7 +14,7 @@ from mntest import MODELS, minify_in
 
 from pt2kit.minify import ir
 from pt2kit.minify.toir import to_ir
-from pt2kit.runtime.aotgraphs import forward_graphs
+from pt2kit.runtime.worker.aotgraphs import forward_graphs
 
 
 @pytest.fixture(scope="module")

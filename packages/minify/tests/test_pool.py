@@ -13,7 +13,7 @@ from pt2kit.minify.pool import Pool, compile_share
 
 @pytest.fixture(autouse=True, scope="module")
 def _minifys_own_fork_server():
-    """These test minify's own zygote: never a test run's shared server (pt2kit.runtime.forkserver)."""
+    """These test minify's own zygote: never a test run's shared server (pt2kit.runtime.worker.forkserver)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("PT2KIT_FORKSERVER", raising=False)
         yield

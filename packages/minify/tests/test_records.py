@@ -53,7 +53,7 @@ def test_backend_takes_a_name_aoti_or_a_backend_file_and_refuses_module_attr():
     import pytest
 
     from pt2kit.minify.job import Job
-    from pt2kit.runtime.errors import UsageError
+    from pt2kit.runtime.common.errors import UsageError
 
     for name in ("relu_compile_error_TESTING_ONLY", "aot_eager", "aoti", None):
         assert Job(model="m.py", backend=name).backend == name

@@ -116,7 +116,7 @@ def test_a_run_without_a_fork_server_gets_one_for_its_candidates_and_it_ends_wit
     import os
 
     from pt2kit.minify import script
-    from pt2kit.runtime.forkclient import ENV
+    from pt2kit.runtime.parent.forkclient import ENV
 
     monkeypatch.delenv(ENV, raising=False)
     with script.own_server():

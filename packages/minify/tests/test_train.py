@@ -21,7 +21,7 @@ RELU_BUG = "cpp.inject_relu_bug_TESTING_ONLY"
 
 def _train_step(model, x, compiled: bool):
     """(output, gradients) of one training step, as --mode train runs it."""
-    from pt2kit.runtime.training import train_step
+    from pt2kit.runtime.worker.training import train_step
 
     torch._dynamo.reset()
     params = list(model.parameters())
@@ -188,7 +188,7 @@ def test_which_graphs_a_failure_of_the_backward_is_searched_in():
     from pt2kit.minify import ir
     from pt2kit.minify.job import Job
     from pt2kit.minify.records import wanted
-    from pt2kit.runtime.errors import UsageError
+    from pt2kit.runtime.common.errors import UsageError
     from pt2kit.schema import Diff, Violation
 
     fw, bw = ir.Graph(index=0, nodes=[]), ir.Graph(index=0, nodes=[], phase="backward")
@@ -226,7 +226,7 @@ def test_the_original_steps_gradients_hold_an_input_that_required_grad(tmp_path)
     wrong (pytorch/pytorch#183602 on 2.11: diagonal_scatter's, all zeros) was "minify's own run of it: passes
     assert_close, outputs and gradients: nothing to minify"."""
     from pt2kit.minify.train import step
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     f = tmp_path / "m.py"
     f.write_text("import torch\n\n\ndef model(x, y):\n    return (x * 2).sin() * y\n\n\n"

@@ -7,7 +7,7 @@ import os
 import signal
 import time
 
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.errors import UsageError
 from pt2kit.schema import Graph
 
 

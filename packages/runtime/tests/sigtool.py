@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from pt2kit.runtime.session import Session
+from pt2kit.runtime.parent.session import Session
 
 
 def main() -> None:

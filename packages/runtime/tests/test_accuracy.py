@@ -1,4 +1,4 @@
-"""The float64 reference and PyTorch's accuracy rule (pt2kit.runtime.accuracy)."""
+"""The float64 reference and PyTorch's accuracy rule (pt2kit.runtime.worker.accuracy)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pt2kit.runtime.accuracy import accuracy_rule, float64_copy, float64_mode  # noqa: E402
+from pt2kit.runtime.worker.accuracy import accuracy_rule, float64_copy, float64_mode  # noqa: E402
 
 
 class Casts(torch.nn.Module):
@@ -105,7 +105,7 @@ def test_accuracy_rule_passes_rounding_noise_and_fails_a_bug():
 
 
 def test_nan_and_the_same_inf_on_both_sides_agree_the_rest_is_still_judged():
-    from pt2kit.runtime.accuracy import differs
+    from pt2kit.runtime.worker.accuracy import differs
 
     eager = torch.tensor([1.0, float("nan"), float("inf"), -float("inf"), 2.0])
     fp64 = eager.double()
@@ -125,7 +125,7 @@ def test_nan_and_the_same_inf_on_both_sides_agree_the_rest_is_still_judged():
 
 
 def test_verdict_close_judges_by_assert_close_alone():
-    from pt2kit.runtime.accuracy import differs
+    from pt2kit.runtime.worker.accuracy import differs
 
     torch.manual_seed(0)
     fp64 = torch.randn(4096, dtype=torch.float64)

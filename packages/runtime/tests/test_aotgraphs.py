@@ -9,8 +9,8 @@ torch = pytest.importorskip("torch")
 
 
 def test_a_jagged_input_is_captured_as_the_dense_aten_graph_of_its_values_and_offsets():
-    from pt2kit.runtime.aotgraphs import forward_graphs
-    from pt2kit.runtime.tensors import jagged
+    from pt2kit.runtime.common.tensors import jagged
+    from pt2kit.runtime.worker.aotgraphs import forward_graphs
 
     lin = torch.nn.Linear(3, 3)
     x = torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4, 3)], layout=torch.jagged)
@@ -29,8 +29,8 @@ def test_a_jagged_input_is_captured_as_the_dense_aten_graph_of_its_values_and_of
 def test_training_graphs_pair_each_backward_with_its_forward_and_its_real_saved_values():
     """Two Dynamo graphs (a graph break between them): each backward is paired with its own forward, its
     arguments are what that forward saved plus the tangents, and running it gives eager's gradients."""
-    from pt2kit.runtime.aotgraphs import forward_node_of, training_graphs
-    from pt2kit.runtime.training import train_step
+    from pt2kit.runtime.worker.aotgraphs import forward_node_of, training_graphs
+    from pt2kit.runtime.worker.training import train_step
 
     torch.manual_seed(0)
     first, second = torch.nn.Linear(8, 16), torch.nn.Linear(16, 4)
@@ -58,8 +58,8 @@ def test_training_graphs_pair_each_backward_with_its_forward_and_its_real_saved_
 
 
 def test_the_training_loss_is_the_sum_of_each_floating_outputs_mean():
-    from pt2kit.runtime.errors import UsageError
-    from pt2kit.runtime.training import loss_of
+    from pt2kit.runtime.common.errors import UsageError
+    from pt2kit.runtime.worker.training import loss_of
 
     a = torch.ones(2, 3, requires_grad=True)
     b = torch.full((4,), 2.0, dtype=torch.float16, requires_grad=True)
@@ -69,26 +69,10 @@ def test_the_training_loss_is_the_sum_of_each_floating_outputs_mean():
         loss_of((torch.arange(3),))
 
 
-def test_the_tools_released_before_2_9_still_find_these_names_in_runtime_capture():
-    """kdiff up to 2.4.0 and minify up to 0.5.0 accept runtime <3 and import pt2kit.runtime.capture: the old names
-    are the new functions, with a DeprecationWarning naming the new module."""
-    import importlib
-    import sys
-
-    from pt2kit.runtime import aotgraphs
-
-    sys.modules.pop("pt2kit.runtime.capture", None)
-    with pytest.warns(DeprecationWarning, match="pt2kit.runtime.aotgraphs"):
-        old = importlib.import_module("pt2kit.runtime.capture")
-    assert (old.capture_forward, old.capture_training) == (aotgraphs.forward_graphs, aotgraphs.training_graphs)
-    assert (old.TrainingGraphs, old.forward_node_of, old.concrete) == (
-        aotgraphs.TrainingGraphs, aotgraphs.forward_node_of, aotgraphs.concrete)
-
-
 def test_a_graphs_argument_is_copied_in_its_layout():
     """An expanded gradient (``.sum().backward()``'s stride 0), a view at an offset into a larger storage: the
     copy minify cuts a graph on keeps both (a clone made them dense, and a bug that lives in the layout left)."""
-    from pt2kit.runtime.aotgraphs import concrete
+    from pt2kit.runtime.worker.aotgraphs import concrete
 
     g, v = torch.randn(4, 1).expand(4, 3), torch.randn(20)[8:].view(3, 4)
     got = [concrete(g), concrete(v)]
@@ -101,7 +85,7 @@ def test_a_calls_arguments_that_share_a_storage_share_the_copy_the_graph_runs_on
     """f(a, a[1]): the arguments forward_graphs keeps for Dynamo's graph and AOTAutograd's (what minify cuts)
     are copied together by copy_inputs' rule, every run's, so they share one storage as in the call: a write into
     one is read through the other. Copied one at a time, the row read its values unwritten."""
-    from pt2kit.runtime.aotgraphs import forward_graphs
+    from pt2kit.runtime.worker.aotgraphs import forward_graphs
 
     base = torch.zeros(4, 4)
     dynamo: list = []

@@ -1,11 +1,11 @@
-"""pt2kit.runtime.backends: which backend a tool tests, and the one function that asks torch which names
+"""pt2kit.runtime.common.backends: which backend a tool tests, and the one function that asks torch which names
 it registers (on the installed torch)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pt2kit.runtime.backends import (
+from pt2kit.runtime.common.backends import (
     check_registered,
     handover,
     inductor_options,
@@ -13,7 +13,7 @@ from pt2kit.runtime.backends import (
     registered,
     stream_backend,
 )
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.errors import UsageError
 from pt2kit.schema import BlobRef, Captured
 
 CODE = BlobRef(path="blobs/ab/ab.py", sha256="ab" * 32, size=1, media_type="text/x-python")

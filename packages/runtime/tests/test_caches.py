@@ -1,12 +1,12 @@
-"""pt2kit.runtime.caches: the folder a tool's workers compile a captured graph in, and the modes it reads."""
+"""pt2kit.runtime.common.caches: the folder a tool's workers compile a captured graph in, and the modes it reads."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from pt2kit.runtime.caches import CacheUse, folder_said, modes_in, script_env
-from pt2kit.runtime.child import run_in_child
+from pt2kit.runtime.common.caches import CacheUse, folder_said, modes_in, script_env
+from pt2kit.runtime.parent.child import run_in_child
 
 HERE = Path(__file__).parent
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from pt2kit.runtime.child import run_in_child
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.parent.child import run_in_child
 
 HERE = Path(__file__).parent
 
@@ -41,7 +41,7 @@ def test_abort_is_sigabrt(tmp_path):
 
 
 def test_exception_is_a_crash_with_type_and_whole_message(tmp_path):
-    from pt2kit.runtime.text import summary_line
+    from pt2kit.runtime.common.text import summary_line
 
     res, _ = go("raises", tmp_path=tmp_path)
     assert res.crash["exception"] == "RuntimeError"
@@ -69,7 +69,7 @@ def test_a_model_printing_without_newlines_is_read_in_bounded_pieces():
     import io
     import threading
 
-    from pt2kit.runtime.child import STDERR_TAIL_LINES, _pump_stderr
+    from pt2kit.runtime.parent.child import STDERR_TAIL_LINES, _pump_stderr
 
     said = b"x" * (8 << 20) + b"\nthe last line\n"
     tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
@@ -80,7 +80,7 @@ def test_a_model_printing_without_newlines_is_read_in_bounded_pieces():
 
 def test_a_worker_started_early_imports_ahead_and_takes_the_job_and_a_dead_one_is_replaced(tmp_path):
     # capture starts its check's child beside the script, so torch's import is done by the time the job comes
-    from pt2kit.runtime.child import start_worker
+    from pt2kit.runtime.parent.child import start_worker
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
     early = start_worker(env, preload=("wave", "no_such_module_here"))  # one that fails to import is no error
@@ -96,7 +96,7 @@ def test_a_worker_started_early_imports_ahead_and_takes_the_job_and_a_dead_one_i
 # a tool reading a pipe warms its first worker while the tool upstream still runs (Session.warm)
 WARM = """
 import json, os, sys
-from pt2kit.runtime.session import Session
+from pt2kit.runtime.parent.session import Session
 with Session("t", "0", store=sys.argv[1], quiet=True) as s:
     s.warm(("wave",))
     spare = s._spare.pid if s._spare is not None else None
@@ -142,8 +142,8 @@ def test_a_tool_reading_a_file_warms_nothing(tmp_path):
 
 
 def test_work_done_ahead_of_the_job_runs_at_a_lower_priority_and_the_job_at_the_one_before(tmp_path):
-    from pt2kit.runtime.child import start_worker
-    from pt2kit.runtime.worker import PRELOAD_NICE, ahead_of_the_job
+    from pt2kit.runtime.parent.child import start_worker
+    from pt2kit.runtime.worker.main import PRELOAD_NICE, ahead_of_the_job
 
     if os.geteuid() != 0:
         pytest.skip("a priority is given back only with the privilege to raise it")
@@ -159,7 +159,7 @@ def test_work_done_ahead_of_the_job_runs_at_a_lower_priority_and_the_job_at_the_
 def test_a_compiling_tools_worker_has_inductors_machine_probes_answered_before_its_job(tmp_path):
     # warm_inductor's private torch API: if torch renames it, this fails (and the first compile pays them:
     # 30 s and more a process on the GPU machine's CPU)
-    from pt2kit.runtime.child import COMPILER, start_worker
+    from pt2kit.runtime.parent.child import COMPILER, start_worker
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
     res, _ = go("probed", {"wait": 120}, tmp_path, proc=start_worker(env, preload=COMPILER))

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from pt2kit.runtime.config import parse_config
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.config import parse_config
+from pt2kit.runtime.common.errors import UsageError
 
 
 def test_parse_needs_key_and_value():
@@ -19,7 +19,7 @@ def test_apply_sets_and_restores_inductor_and_dynamo_settings():
     import torch._dynamo.config as dc
     import torch._inductor.config as ic
 
-    from pt2kit.runtime.config import apply_config
+    from pt2kit.runtime.common.config import apply_config
 
     assert torch
     before = ic.cpp.inject_relu_bug_TESTING_ONLY
@@ -32,7 +32,7 @@ def test_apply_sets_and_restores_inductor_and_dynamo_settings():
 
 def test_unknown_key_suggests_close_ones():
     pytest.importorskip("torch")
-    from pt2kit.runtime.config import apply_config
+    from pt2kit.runtime.common.config import apply_config
 
     with pytest.raises(UsageError, match=r"no such setting.*did you mean cpp.inject_relu_bug_TESTING_ONLY"):
         apply_config({"cpp.inject_relu_bug_TESTING": "accuracy"})
@@ -44,7 +44,7 @@ def test_config_keys_lists_dotted_names():
     pytest.importorskip("torch")
     import torch._inductor.config as ic
 
-    from pt2kit.runtime.config import config_keys
+    from pt2kit.runtime.common.config import config_keys
 
     assert "cpp.inject_relu_bug_TESTING_ONLY" in config_keys(ic)
 
@@ -61,7 +61,7 @@ def test_config_keys_lists_dotted_names():
 ])
 def test_wrong_type_for_container_settings_is_one_line(key, raw, message):
     pytest.importorskip("torch")
-    from pt2kit.runtime.config import resolve
+    from pt2kit.runtime.common.config import resolve
 
     if message is None:
         assert resolve({key: raw})[0][2] == raw
@@ -76,7 +76,7 @@ def test_wrong_type_for_container_settings_is_one_line(key, raw, message):
     float("inf"), -float("inf"), [float("inf")], 0.1, -0, "it's", True, None, 10**30,
 ])
 def test_a_value_comes_back_from_its_literal_text_with_its_types(value):
-    from pt2kit.runtime.config import from_literal, literal
+    from pt2kit.runtime.common.config import from_literal, literal
 
     back = from_literal(literal(value))
 
@@ -94,7 +94,7 @@ def test_a_tuple_setting_from_the_command_line_crosses_to_a_worker_as_a_tuple():
     pytest.importorskip("torch")
     import msgspec
 
-    from pt2kit.runtime.config import from_literal, literal, resolve
+    from pt2kit.runtime.common.config import from_literal, literal, resolve
 
     (_, key, value), = resolve({"cpp.cxx": "('/usr/bin/g++',)"})
     assert key == "cpp.cxx" and value == ("/usr/bin/g++",)
@@ -119,8 +119,8 @@ def test_worker_settings_are_what_the_process_has_whoever_set_them(tmp_path):
                      "torch._dynamo.config.cache_size_limit = 3\n"
                      "torch._dynamo.config.cache_size_limit = torch._dynamo.config.cache_size_limit * 0 + 8\n")
     code = ("import json\n"
-            "from pt2kit.runtime.config import apply_config, kept_settings, worker_settings\n"
-            "from pt2kit.runtime.modelfile import exec_file\n"
+            "from pt2kit.runtime.common.config import apply_config, kept_settings, worker_settings\n"
+            "from pt2kit.runtime.common.modelfile import exec_file\n"
             "from pathlib import Path\n"
             "import torch._inductor.config as ic\n"
             "with kept_settings():\n"
@@ -137,7 +137,7 @@ def test_worker_settings_are_what_the_process_has_whoever_set_them(tmp_path):
                    "fx.use_duck_shape": "False", "inductor.cpp.cxx": "('/usr/bin/g++',)"}
     assert after == {"inductor.use_torch_profiler_benchmarker": "True"}  # the file's settings put back; the environment's stay
     assert relu is None
-    from pt2kit.runtime.config import resolve
+    from pt2kit.runtime.common.config import resolve
 
     assert {(k, v, type(v)) for _, k, v in resolve(had)} == {
         ("cpp.inject_relu_bug_TESTING_ONLY", "accuracy", str), ("use_torch_profiler_benchmarker", True, bool),
@@ -151,7 +151,7 @@ def test_every_debug_writer_is_a_setting_of_this_torch_and_points_into_the_store
     import torch._dynamo.config as dc
     from torch._dynamo.utils import get_debug_dir
 
-    from pt2kit.runtime.config import DEBUG_WRITERS, apply_config, resolve
+    from pt2kit.runtime.common.config import DEBUG_WRITERS, apply_config, resolve
 
     for name, keys in DEBUG_WRITERS.items():
         assert len(resolve({f"{name}.{k}": "1" if k != "repro_after" else "aot" for k in keys})) == len(keys)
@@ -178,7 +178,7 @@ def test_inf_and_nan_settings_come_back_from_the_collector_as_they_were():
     torch = pytest.importorskip("torch")
     import math
 
-    from pt2kit.runtime.config import apply_config, worker_settings
+    from pt2kit.runtime.common.config import apply_config, worker_settings
 
     dyn, ind = torch._dynamo.config, torch._inductor.config
     check = {**ind.fx_passes_numeric_check, "precision": math.nan}
@@ -200,7 +200,7 @@ torch.compile(lambda x: torch.cos(torch.relu(x)))(torch.randn(64, 64))
 """
 _RECORD_THEN_OWN = """
 import torch
-from pt2kit.runtime.config import apply_config
+from pt2kit.runtime.common.config import apply_config
 with apply_config({"inductor.cpp.vec_isa_ok": "False"}):  # a record's settings (PyTorch's minifier tests')
     torch.compile(lambda x: x.sin())(torch.randn(64, 64))
 torch._dynamo.reset()
@@ -230,7 +230,7 @@ def test_a_hook_setting_takes_code_from_the_command_line_as_a_backend_file_is_lo
     # set, the file run as a module (its __main__ block not run)
     import torch._inductor.config as inductor
 
-    from pt2kit.runtime.config import apply_config
+    from pt2kit.runtime.common.config import apply_config
 
     f = tmp_path / "planted.py"
     f.write_text("RAN = []\ndef corrupt(graph):\n    RAN.append(graph)\n"

@@ -1,4 +1,4 @@
-"""Numeric flags' ranges (pt2kit.runtime.flags): what each refuses, in the one line the user sees."""
+"""Numeric flags' ranges (pt2kit.runtime.common.flags): what each refuses, in the one line the user sees."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.flags import (
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.flags import (
     MAX_SECONDS,
     SEED_MAX,
     SEED_MIN,
@@ -59,7 +59,7 @@ def test_seeds_are_torchs_range():
 
 
 def test_worker_cap_is_what_cpus_and_memory_serve(monkeypatch):
-    import pt2kit.runtime.flags as flags
+    import pt2kit.runtime.common.flags as flags
 
     monkeypatch.setattr(flags, "usable_cpus", lambda: 16)
     monkeypatch.setattr(flags, "available_memory", lambda: 3 * 2**30)
@@ -71,7 +71,7 @@ def test_worker_cap_is_what_cpus_and_memory_serve(monkeypatch):
 
 
 def test_a_renamed_flag_takes_either_name_and_refuses_both_when_they_differ():
-    from pt2kit.runtime.flags import renamed
+    from pt2kit.runtime.common.flags import renamed
 
     assert renamed("--backend", None, "--test", "eager") == "eager"
     assert renamed("--backend", "eager", "--test", None) == "eager"

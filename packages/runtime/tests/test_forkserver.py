@@ -1,4 +1,4 @@
-"""The fork server (pt2kit.runtime.forkserver): a tool's worker forked from one warm process does the job
+"""The fork server (pt2kit.runtime.worker.forkserver): a tool's worker forked from one warm process does the job
 a fresh one would, in the tool's process group and working directory, and an environment the server
 did not import under gets a fresh worker."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pt2kit.runtime.child import run_in_child
-from pt2kit.runtime.forkclient import ENV, serving, spawn
+from pt2kit.runtime.parent.child import run_in_child
+from pt2kit.runtime.parent.forkclient import ENV, serving, spawn
 
 HERE = Path(__file__).parent
 
@@ -22,7 +22,7 @@ HERE = Path(__file__).parent
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("fork") / "socket")
-    proc = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.forkserver", "--serve", path],
+    proc = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.worker.forkserver", "--serve", path],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     while not os.path.exists(path):
         time.sleep(0.05)
@@ -104,7 +104,7 @@ def test_a_child_whose_environment_leaves_ours_out_is_forked_by_the_server_named
 
 def test_when_it_stops_it_counts_its_forks_and_refusals_by_reason_on_one_line(tmp_path, monkeypatch):
     path = str(tmp_path / "socket")
-    proc = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.forkserver", "--serve", path],
+    proc = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.worker.forkserver", "--serve", path],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     while not os.path.exists(path):
         time.sleep(0.05)

@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from pt2kit.runtime.fxmeta import module_path, user_frame
+from pt2kit.runtime.worker.fxmeta import module_path, user_frame
 
 
 def test_user_frame_skips_torch_frames_and_reads_the_line(tmp_path):

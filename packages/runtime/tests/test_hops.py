@@ -1,4 +1,4 @@
-"""pt2kit.runtime.hops: a mode sees the ops inside higher-order ops, and a captured cond compiles."""
+"""pt2kit.runtime.worker.hops: a mode sees the ops inside higher-order ops, and a captured cond compiles."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pt2kit.runtime.hops import HopAwareMode, hop_name, is_hop, materialise, subgraphs  # noqa: E402
+from pt2kit.runtime.worker.hops import HopAwareMode, hop_name, is_hop, materialise, subgraphs  # noqa: E402
 
 
 class Names(HopAwareMode):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pt2kit.runtime.kernelgrid import INTERPRETED_PROGRAMS, persistent_programs
+from pt2kit.runtime.worker.kernelgrid import INTERPRETED_PROGRAMS, persistent_programs
 
 
 def test_interpreted_grid_is_capped_by_blocks_and_by_a_few_programs():

@@ -6,8 +6,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pt2kit.runtime.errors import ModelFileError  # noqa: E402
-from pt2kit.runtime.modelfile import load_model, model_fields, parse_spec  # noqa: E402
+from pt2kit.runtime.common.errors import ModelFileError  # noqa: E402
+from pt2kit.runtime.common.modelfile import load_model, model_fields, parse_spec  # noqa: E402
 
 
 def write(tmp_path, text, name="m.py"):
@@ -85,9 +85,9 @@ def test_device_move_and_bad_device(tmp_path):
 
 def test_a_backend_file_whose_top_level_raises_is_named_as_the_backend_file_with_the_guard_to_add(tmp_path):
     """A file handed over as --backend FILE.py:NAME whose top level raises (a definition of it: a script's
-    own run no longer runs, pt2kit.runtime.toplevel refuses it first): the error said "loading the model
+    own run no longer runs, pt2kit.runtime.common.toplevel refuses it first): the error said "loading the model
     file raised", of a file that was no model file."""
-    from pt2kit.runtime.pyfile import backend_callable
+    from pt2kit.runtime.common.pyfile import backend_callable
 
     f = tmp_path / "train.py"
     f.write_text("def fast(gm, example_inputs):\n    return gm\n\nSTEPS = int('the training loop failed')\n")

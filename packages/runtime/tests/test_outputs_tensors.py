@@ -5,7 +5,7 @@ from collections import OrderedDict, namedtuple
 
 import pytest
 
-from pt2kit.runtime.outputs import flatten
+from pt2kit.runtime.worker.outputs import flatten
 
 torch = pytest.importorskip("torch")
 
@@ -28,7 +28,7 @@ def test_names_follow_pytree_key_paths():
 def test_tensor_store_roundtrip_uses_weights_only(tmp_path):
     import io
 
-    from pt2kit.runtime.tensors import save_tensor, tensor_meta
+    from pt2kit.runtime.common.tensors import save_tensor, tensor_meta
     from pt2kit.schema import Store
 
     s = Store(tmp_path)
@@ -58,7 +58,7 @@ class _Cache:
 
 
 def test_objects_pytree_does_not_know_are_walked_through_their_tensors():
-    from pt2kit.runtime.outputs import is_plain
+    from pt2kit.runtime.worker.outputs import is_plain
 
     t = torch.zeros(2)
     out = {"logits": t, "past_key_values": _Cache([_Layer(t, t), _Layer(t, t)]), "empty": _Cache([])}
@@ -75,7 +75,7 @@ def _njt(*lengths: int, width: int = 3):
 
 
 def test_a_jagged_tensor_is_described_by_its_ragged_size_and_offsets():
-    from pt2kit.runtime.tensors import first_jagged, jagged, nested_from, tensor_meta
+    from pt2kit.runtime.common.tensors import first_jagged, jagged, nested_from, tensor_meta
 
     x = _njt(2, 4)
     meta = tensor_meta("inputs[1]", x)
@@ -91,7 +91,7 @@ def test_a_jagged_tensor_is_described_by_its_ragged_size_and_offsets():
 
 
 def test_a_jagged_leaf_is_compared_as_its_values_and_its_offsets():
-    from pt2kit.runtime.tensors import unjag
+    from pt2kit.runtime.common.tensors import unjag
 
     x, t = _njt(2, 4), torch.ones(1)
     leaves = unjag([("out[0]", x), ("out[1]", t)])

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pt2kit.runtime.job import ModelJob
-from pt2kit.runtime.piped import PipedModel, each_piped, piped, piped_labelled, piped_models, read_piped
+from pt2kit.runtime.common.job import ModelJob
+from pt2kit.runtime.parent.piped import PipedModel, each_piped, piped, piped_labelled, piped_models, read_piped
 from pt2kit.schema import SCHEMA_MAJOR, Header, Model, encode, read_stream
 
 MODEL = "import torch\nmodel = torch.nn.ReLU()\nexample_inputs = (torch.ones(2),)\n"

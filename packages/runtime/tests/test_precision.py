@@ -1,4 +1,4 @@
-"""pt2kit.runtime.precision: the harness's settings applied over whatever a model file set, read back
+"""pt2kit.runtime.common.precision: the harness's settings applied over whatever a model file set, read back
 without torch's mixed-API errors, and a model's own state restored from what was read."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ CASES = {
 
 SCRIPT = """
 import torch
-from pt2kit.runtime.precision import HARNESS, differences, precision_state, reduced_modes, use_precision
+from pt2kit.runtime.common.precision import HARNESS, differences, precision_state, reduced_modes, use_precision
 {user}
 own = precision_state()
 print(reduced_modes(own, "cuda"))
@@ -42,7 +42,7 @@ def test_harness_settings_override_a_models_own_and_the_own_come_back(user):
 
 
 def test_importing_it_imports_no_torch_and_names_cpu_modes_apart():
-    p = subprocess.run([sys.executable, "-c", "import sys; from pt2kit.runtime import precision as p; "
+    p = subprocess.run([sys.executable, "-c", "import sys; from pt2kit.runtime.common import precision as p; "
                         "assert 'torch' not in sys.modules; "
                         "s = dict(p.HARNESS, matmul='tf32', cpu_matmul='bf16'); "
                         "print(p.reduced_modes(s, 'cpu'), p.reduced_modes(s, 'cuda:0'), p.differences(s))"],
@@ -53,7 +53,7 @@ def test_importing_it_imports_no_torch_and_names_cpu_modes_apart():
 
 def test_the_cpu_part_sets_what_a_cpu_run_reads_and_leaves_cudas_settings_alone():
     """A repro made on the CPU carries use_cpu_precision alone: the harness's CPU settings, none of CUDA's."""
-    script = ("import torch\nfrom pt2kit.runtime.precision import HARNESS, precision_state, use_cpu_precision\n"
+    script = ("import torch\nfrom pt2kit.runtime.common.precision import HARNESS, precision_state, use_cpu_precision\n"
               "torch.set_float32_matmul_precision('medium')\nbefore = precision_state()\n"
               "use_cpu_precision(HARNESS)\nnow = precision_state()\n"
               "print(before['cpu_matmul'], [k for k in HARNESS if now[k] != HARNESS[k]])")

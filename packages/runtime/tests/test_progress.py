@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pt2kit.runtime.progress import Progress
+from pt2kit.runtime.parent.progress import Progress
 
 HERE = Path(__file__).parent
 
@@ -77,7 +77,7 @@ def test_a_tool_shows_its_workers_stages(tmp_path):
 
 
 def test_bad_input_while_loading_leaves_only_its_error_line():
-    from pt2kit.runtime.errors import UsageError
+    from pt2kit.runtime.common.errors import UsageError
 
     out = io.StringIO()
     with pytest.raises(UsageError), Progress("kdiff", quiet=False, stream=out).task("m.py") as t:

@@ -9,7 +9,7 @@ import sys
 import msgspec
 import pytest
 
-from pt2kit.runtime.session import Session
+from pt2kit.runtime.parent.session import Session
 
 GRAPH = b'{"kind":"graph","v":1,"run":"a","phase":"dynamo"}\n'
 
@@ -24,7 +24,7 @@ def test_help_does_not_import_torch():
             # no pydantic of ours (typer 0.29 and later parse with it: theirs to import)
             "import importlib.metadata as md\n"
             "assert 'pydantic' not in sys.modules or any(r.startswith('pydantic') for r in md.requires('typer'))\n"
-            "import pt2kit.runtime.session, pt2kit.runtime.child, pt2kit.runtime.modelfile, pt2kit.runtime.config\n"
+            "import pt2kit.runtime.parent.session, pt2kit.runtime.parent.child, pt2kit.runtime.common.modelfile, pt2kit.runtime.common.config\n"
             "assert 'torch' not in sys.modules\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -88,7 +88,7 @@ def test_terminal_on_stdin_is_a_hint_and_exit_2():
 
 
 def test_session_writes_error_record_after_header_and_maps_exit_codes(tmp_path, capsys):
-    from pt2kit.runtime.errors import UsageError
+    from pt2kit.runtime.common.errors import UsageError
 
     out = io.BytesIO()
     s = Session("fxcheck", "1.0", store=tmp_path, stdout=out)
@@ -138,7 +138,7 @@ def test_crash_is_a_record_a_line_and_exit_3(capsys):
 def test_open_model_checks_the_file_before_the_header(tmp_path):
     import pytest
 
-    from pt2kit.runtime.errors import ModelFileError
+    from pt2kit.runtime.common.errors import ModelFileError
 
     out = io.BytesIO()
     s = Session("kdiff", "1.0", store=tmp_path, stdout=out)

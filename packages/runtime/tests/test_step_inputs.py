@@ -13,7 +13,7 @@ def test_a_training_steps_inputs_keep_their_layout_and_shared_storage_and_leave_
     """An expanded gradient stays expanded (a clone made it dense, and a backward bug that lives in the layout
     left), inputs that shared a storage share the copy (a write into one is read through the other), a
     Parameter is copied too, and only what required grad in the real step requires it."""
-    from pt2kit.runtime.training import step_inputs
+    from pt2kit.runtime.worker.training import step_inputs
 
     base, grad = torch.zeros(4, 4), torch.randn(4, 1).expand(4, 3)
     weight = torch.nn.Parameter(torch.randn(2))

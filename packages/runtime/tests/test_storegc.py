@@ -257,7 +257,7 @@ def test_gc_keeps_a_dead_blocks_scratch_dir_that_recover_reads_until_older_than_
     # pt2kit.capture.recover() after the restart: gc removed it as any killed capture's
     import platform
 
-    from pt2kit.runtime.storegc import BLOCK
+    from pt2kit.runtime.cli.storegc import BLOCK
 
     store, _, s = _store_with(tmp_path, "kept")
     dirs = {}

@@ -1,4 +1,4 @@
-"""pt2kit.runtime.toplevel: a file is imported for its backend only where importing it runs nothing but
+"""pt2kit.runtime.common.toplevel: a file is imported for its backend only where importing it runs nothing but
 definitions (issue 55, finding 4: triage's kdiff and minify imported an unguarded script 11 more times)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.pyfile import backend_callable
-from pt2kit.runtime.toplevel import Runs, runs_at_import, unguarded
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.pyfile import backend_callable
+from pt2kit.runtime.common.toplevel import Runs, runs_at_import, unguarded
 
 
 def write(tmp_path, text, name="be.py"):

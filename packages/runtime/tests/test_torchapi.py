@@ -1,4 +1,4 @@
-"""pt2kit.runtime.torchapi: every function run on the installed torch, so a torch release that moves a
+"""pt2kit.runtime.shims.torchapi: every function run on the installed torch, so a torch release that moves a
 private API fails here, by name, rather than deep inside a tool."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pt2kit.runtime import torchapi  # noqa: E402
+from pt2kit.runtime.shims import torchapi  # noqa: E402
 
 
 def test_importing_it_does_not_import_torch():
-    code = "import sys, pt2kit.runtime.torchapi; print('torch' in sys.modules)"
+    code = "import sys, pt2kit.runtime.shims.torchapi; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
 
 
@@ -131,7 +131,7 @@ def test_pytree_key_children_names_each_child_as_pytree_keys_it():
 
 
 def test_pytree_key_children_does_not_import_torch():
-    code = ("import sys, pt2kit.runtime.torchapi as t; "
+    code = ("import sys, pt2kit.runtime.shims.torchapi as t; "
             "print(t.pytree_key_children((1, 2)), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out == "None False\n"
@@ -174,7 +174,7 @@ def test_generate_code_makes_a_graphs_code_before_its_first_call():
 
 
 def test_compiled_says_nothing_was_compiled_with_dynamos_reason():
-    from pt2kit.runtime.outcome import Compiled
+    from pt2kit.runtime.common.outcome import Compiled
 
     def only_breaks(x):
         torch._dynamo.graph_break()
@@ -198,8 +198,8 @@ def test_compiled_says_nothing_was_compiled_with_dynamos_reason():
 
 
 def test_model_or_compiler_blames_the_model_only_when_eager_fails_too():
-    from pt2kit.runtime.errors import UsageError
-    from pt2kit.runtime.outcome import model_or_compiler
+    from pt2kit.runtime.common.errors import UsageError
+    from pt2kit.runtime.common.outcome import model_or_compiler
 
     crash = RuntimeError("inductor fell over")
 
@@ -217,7 +217,7 @@ def test_forget_vec_isa_makes_inductor_pick_its_isa_again_under_the_settings_now
     import torch._inductor.config as ic
     from torch._inductor import cpu_vec_isa
 
-    from pt2kit.runtime.torchapi import forget_vec_isa
+    from pt2kit.runtime.shims.torchapi import forget_vec_isa
 
     with ic.patch({"cpp.vec_isa_ok": False}):
         forget_vec_isa()
@@ -229,7 +229,7 @@ def test_forget_vec_isa_makes_inductor_pick_its_isa_again_under_the_settings_now
 def test_warm_inductor_answers_the_machine_probes_in_this_process():
     # if torch renames a probe, the answers stay unmemoised here and every forked child or warmed worker pays
     # them again at its first compile
-    code = ("import torch\nfrom pt2kit.runtime import torchapi\nfrom torch._inductor import codecache, cpu_vec_isa\n"
+    code = ("import torch\nfrom pt2kit.runtime.shims import torchapi\nfrom torch._inductor import codecache, cpu_vec_isa\n"
             "torchapi.warm_inductor().join()  # the ISA probes go on in a thread of their own\n"
             "print(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, "
             "codecache.CacheBase.get_system.cache_info().currsize)")
@@ -255,7 +255,7 @@ def test_vec_isa_answers_replayed_in_another_process_memoise_its_probes_without_
 
     # a fork server's prober computes the answers, the server memoises them and builds nothing; if torch's
     # probe moves, the replay finds no answers and children pay the probes again
-    code = ("import json, os, torch\nfrom pt2kit.runtime import torchapi\nfrom torch._inductor import cpu_vec_isa\n"
+    code = ("import json, os, torch\nfrom pt2kit.runtime.shims import torchapi\nfrom torch._inductor import cpu_vec_isa\n"
             "r, w = os.pipe()\nif os.fork() == 0:\n"
             "    os.write(w, json.dumps(torchapi.vec_isa_answers()).encode()); os._exit(0)\n"
             "os.close(w); answers = json.loads(os.fdopen(r).read())\n"
@@ -276,7 +276,7 @@ def test_vec_isa_answers_replayed_in_another_process_memoise_its_probes_without_
 def test_forget_cache_dirs_makes_inductor_read_its_cache_folder_afresh(tmp_path, monkeypatch):
     from torch._inductor.codecache import CacheBase
 
-    from pt2kit.runtime.torchapi import forget_cache_dirs
+    from pt2kit.runtime.shims.torchapi import forget_cache_dirs
 
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "a"))
     forget_cache_dirs()
@@ -317,7 +317,7 @@ def test_compile_counters_count_an_mm_selection_and_the_fx_graph_cache(monkeypat
 
 def test_fx_key_globals_name_the_settings_the_harness_precision_changes():
     # why kdiff under the accuracy harness cannot read the script's compiled graph back (its FX graph cache key)
-    from pt2kit.runtime.precision import HARNESS, precision_state, use_precision
+    from pt2kit.runtime.common.precision import HARNESS, precision_state, use_precision
 
     was = precision_state()
     try:

@@ -11,7 +11,7 @@ import pytest
 
 KERNEL = '''
 import torch, triton, triton.language as tl
-from pt2kit.runtime.tritoncompat import patch_interpreter_index
+from pt2kit.runtime.shims.tritoncompat import patch_interpreter_index
 
 assert patch_interpreter_index() and patch_interpreter_index()  # patched, and idempotent
 before = getattr(tl.tensor, "__index__", None)
@@ -44,7 +44,7 @@ def test_runtime_loop_bound_runs_under_the_interpreter(tmp_path):
 
 
 def test_not_interpreting_leaves_triton_alone(monkeypatch):
-    from pt2kit.runtime.tritoncompat import patch_interpreter_index
+    from pt2kit.runtime.shims.tritoncompat import patch_interpreter_index
 
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     assert patch_interpreter_index() is False

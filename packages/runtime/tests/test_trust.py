@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pt2kit.runtime.errors import ModelFileError, UsageError
-from pt2kit.runtime.modelfile import load_model
-from pt2kit.runtime.trust import check_model_file, stream_config_for, unsafe_config_reason
+from pt2kit.runtime.common.errors import ModelFileError, UsageError
+from pt2kit.runtime.common.modelfile import load_model
+from pt2kit.runtime.parent.trust import check_model_file, stream_config_for, unsafe_config_reason
 
 MODEL = "import torch\nmodel = torch.nn.Linear(2, 2)\nexample_inputs = (torch.ones(1, 2),)\n"
 

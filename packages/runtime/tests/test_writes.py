@@ -1,4 +1,4 @@
-"""Output paths (pt2kit.runtime.writes): refused before any work when they would lose an input or
+"""Output paths (pt2kit.runtime.parent.writes): refused before any work when they would lose an input or
 cannot be written, and written through a rename that keeps the user's links."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.writes import check_output, check_stdout, write_output
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.parent.writes import check_output, check_stdout, write_output
 
 REPRO = '#!/usr/bin/env python3\n"""A standalone repro made by pt2kit minify 0.10.10 on torch 2.13.\n'
 

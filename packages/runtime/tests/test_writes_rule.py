@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from pt2kit.runtime import writes
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.writes import check_output, write_output
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.parent import writes
+from pt2kit.runtime.parent.writes import check_output, write_output
 
 KEEP = "pt2kit writes over no file of yours: remove it, or name another path"
 EARLIER = {  # what each kind of pt2kit output begins with: an earlier run's, which the same -o replaces

@@ -1,10 +1,10 @@
-"""pt2kit.runtime.written.Start.pair: the one rule kdiff's sides and minify's check line written leaves up by."""
+"""pt2kit.runtime.worker.written.Start.pair: the one rule kdiff's sides and minify's check line written leaves up by."""
 
 from __future__ import annotations
 
 import torch
 
-from pt2kit.runtime.written import Start
+from pt2kit.runtime.worker.written import Start
 
 
 def test_pair_completes_each_side_with_the_others_writes_and_lines_them_up_in_the_first_sides_order():

@@ -33,7 +33,7 @@ from torch._inductor.cpu_vec_isa import pick_vec_isa; print("vec isa", pick_vec_
   echo "== a second process, the same cache: Inductor's machine probes, then a compile of another function"
   TORCHINDUCTOR_CACHE_DIR="$OUT/c0" $PY -c '
 import time, torch, torch._dynamo, torch._inductor.compile_fx
-from pt2kit.runtime.torchapi import warm_inductor
+from pt2kit.runtime.shims.torchapi import warm_inductor
 t = time.time(); warm_inductor(); print(f"probes {time.time() - t:.1f} s")
 t = time.time(); f = torch.compile(lambda x: (x * 3 - 1).sigmoid()); f(torch.randn(64, 64)); print(f"compile after the probes {time.time() - t:.1f} s")'
   echo "== the script alone"; /usr/bin/time -f "script %e s" env TORCHINDUCTOR_CACHE_DIR="$OUT/c1" $PY "$S"

@@ -26,9 +26,20 @@ from typing import Annotated
 
 import typer
 
-from pt2kit.runtime.config import parse_config
-from pt2kit.runtime.options import Config, Debug, Device, Quiet, Store, Timeout, Version, command, one_of, tool_app
-from pt2kit.runtime.session import Session
+from pt2kit.runtime.common.config import parse_config
+from pt2kit.runtime.parent.options import (
+    Config,
+    Debug,
+    Device,
+    Quiet,
+    Store,
+    Timeout,
+    Version,
+    command,
+    one_of,
+    tool_app,
+)
+from pt2kit.runtime.parent.session import Session
 
 from . import __version__, drive
 from .job import DETAILS, Job, detail_of, kernel_list

@@ -22,10 +22,10 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from pt2kit.runtime.errors import ModelFileError, UsageError
-from pt2kit.runtime.modelfile import parse_spec
-from pt2kit.runtime.session import Session, torch_version
-from pt2kit.runtime.writes import check_output, write_output
+from pt2kit.runtime.common.errors import ModelFileError, UsageError
+from pt2kit.runtime.common.modelfile import parse_spec
+from pt2kit.runtime.parent.session import Session, torch_version
+from pt2kit.runtime.parent.writes import check_output, write_output
 from pt2kit.schema import Kernel, decode
 
 from . import records

@@ -8,9 +8,9 @@ parent's :mod:`.drive` does, before the header).
 
 from __future__ import annotations
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.flags import renamed
-from pt2kit.runtime.job import ModelJob
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.flags import renamed
+from pt2kit.runtime.common.job import ModelJob
 
 DETAILS = ("names", "stats", "save")  # what the printer records: the --detail values
 

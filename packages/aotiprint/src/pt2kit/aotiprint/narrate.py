@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
-from pt2kit.runtime.narrate import Narrator as Base
+from pt2kit.runtime.common.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from pt2kit.runtime.parent.narrate import Narrator as Base
 from pt2kit.schema import Kernel, as_float
 
 from .work import Result

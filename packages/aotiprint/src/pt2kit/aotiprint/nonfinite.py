@@ -27,7 +27,7 @@ def kinds_of(t: Any) -> set[str]:
 
 def output_kinds(out: Any) -> list[str]:
     """Non-finite kinds in any tensor of a model's output (through cache objects too)."""
-    from pt2kit.runtime.outputs import flatten
+    from pt2kit.runtime.worker.outputs import flatten
 
     kinds: set[str] = set()
     for _, leaf in flatten(out):
@@ -57,7 +57,7 @@ def eager_kinds(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
     higher-order ops run whole, their insides unseen (only their outputs were looked at)."""
     import torch
 
-    from pt2kit.runtime.hops import HopAwareMode, hop_name
+    from pt2kit.runtime.worker.hops import HopAwareMode, hop_name
 
     from .torchapi import tree_leaves
 

@@ -28,7 +28,7 @@ def _load(text: Any) -> dict[str, Any]:
 
 def resolve(mappings: Any, stacks: Any) -> dict[str, list[dict[str, Any]]]:
     """kernel name -> one entry per handle, in order: {"nodes": [...], "sources": [...], "code": [...]}."""
-    from pt2kit.runtime.fxmeta import user_frame
+    from pt2kit.runtime.worker.fxmeta import user_frame
 
     maps = _load(mappings)
     traces = _load(stacks)

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.worker import Channel
+from pt2kit.runtime.worker.main import Channel
 
 from .job import Job
 
@@ -105,7 +105,7 @@ def _kernel_arg(chan: Channel, mode: str, name: str, value: Any, uninitialised: 
                 launch: int, kernel: str) -> Any:
     import torch
 
-    from pt2kit.runtime.tensors import save_tensor
+    from pt2kit.runtime.common.tensors import save_tensor
     from pt2kit.schema import KernelArg, Stats
     from pt2kit.schema.records import num
 
@@ -133,10 +133,10 @@ def _kernel_arg(chan: Channel, mode: str, name: str, value: Any, uninitialised: 
 def _jit(job: Job, chan: Channel, lm: Any) -> dict[str, Any]:
     import torch
 
-    from pt2kit.runtime.config import apply_config
-    from pt2kit.runtime.outcome import Compiled
-    from pt2kit.runtime.torchapi import reset_dynamo
-    from pt2kit.runtime.torchtrace import capture_trace
+    from pt2kit.runtime.common.config import apply_config
+    from pt2kit.runtime.common.outcome import Compiled
+    from pt2kit.runtime.shims.torchapi import reset_dynamo
+    from pt2kit.runtime.worker.torchtrace import capture_trace
     from pt2kit.schema import Kernel
 
     from . import probe, torchapi
@@ -211,8 +211,8 @@ def _nonfinite(chan: Channel, lm: Any | None, out: Any, args: tuple[Any, ...], k
 def _aoti(job: Job, chan: Channel, lm: Any | None, inputs_value: Any = None) -> dict[str, Any]:
     import torch
 
-    from pt2kit.runtime.config import apply_config
-    from pt2kit.runtime.torchtrace import capture_trace
+    from pt2kit.runtime.common.config import apply_config
+    from pt2kit.runtime.worker.torchtrace import capture_trace
 
     from . import torchapi
     from .wrapper import number_save_sites
@@ -284,9 +284,9 @@ def run(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
     warnings.filterwarnings("ignore", category=FutureWarning)  # torch.export's deprecations: not the user's
     warnings.filterwarnings("ignore", message="dynamo_pgo force disabled")
 
-    from pt2kit.runtime.errors import UsageError
-    from pt2kit.runtime.modelfile import load_model
-    from pt2kit.runtime.tensors import first_jagged
+    from pt2kit.runtime.common.errors import UsageError
+    from pt2kit.runtime.common.modelfile import load_model
+    from pt2kit.runtime.common.tensors import first_jagged
     from pt2kit.schema import Model
 
     job = msgspec.convert(payload, Job)
@@ -299,7 +299,7 @@ def run(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
     else:
         lm = load_model(job.model, job.device)
         if job.emit_model:
-            from pt2kit.runtime.modelfile import model_fields
+            from pt2kit.runtime.common.modelfile import model_fields
 
             chan.emit_new(Model, **model_fields(lm, job.device, job.config))
     if not job.jit:
@@ -312,7 +312,7 @@ def run(payload: dict[str, Any], chan: Channel) -> dict[str, Any]:
     except Exception as e:  # the model's own failure (its eager run, without grad as ours, fails too)
         if lm is None:
             raise
-        from pt2kit.runtime.outcome import model_or_compiler
+        from pt2kit.runtime.common.outcome import model_or_compiler
 
         def eager() -> Any:
             with torch.no_grad():
@@ -325,8 +325,8 @@ def _inputs_from(spec: str, device: str) -> Any:
     """``FILE.py`` (its ``example_inputs``) or ``FILE.py:NAME`` (a value, or a function returning one)."""
     import torch
 
-    from pt2kit.runtime.errors import ModelFileError
-    from pt2kit.runtime.modelfile import exec_file, parse_spec
+    from pt2kit.runtime.common.errors import ModelFileError
+    from pt2kit.runtime.common.modelfile import exec_file, parse_spec
 
     path, name = parse_spec(spec)
     if not path.is_file():

@@ -14,8 +14,8 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from pt2kit.runtime.errors import EXIT_OK, UsageError
-from pt2kit.runtime.session import Session, torch_version
+from pt2kit.runtime.common.errors import EXIT_OK, UsageError
+from pt2kit.runtime.parent.session import Session, torch_version
 from pt2kit.schema import Bench, Crash
 
 from .job import Job
@@ -49,7 +49,7 @@ def run(s: Session, job: Job) -> int:
     if job.executor == "ray":
         run_ray(jobs, job, done=done, say=s.say, run=run_id, store=store, quiet=s.quiet)
     else:
-        from pt2kit.runtime.progress import Progress
+        from pt2kit.runtime.parent.progress import Progress
 
         gpus = _gpus(jobs)
         if gpus > 1:
@@ -71,8 +71,8 @@ def _timer(job: Job, devices: set[str]) -> str:
 def _models(s: Session, job: Job) -> list[Job]:
     """The sweep's job narrowed to each model: the command line's, else each `model` record on stdin's
     (``job.for_piped``: labelled as its record is, so a graph pt2kit capture took is ``train.py[0/1]``)."""
-    from pt2kit.runtime.modelfile import label_of, parse_spec
-    from pt2kit.runtime.piped import each_piped
+    from pt2kit.runtime.common.modelfile import label_of, parse_spec
+    from pt2kit.runtime.parent.piped import each_piped
 
     from .zoo import resolve
 

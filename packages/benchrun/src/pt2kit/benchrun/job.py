@@ -7,9 +7,9 @@ for its device. Ranges are checked here, so a bad value is exit 2 before the hea
 
 from __future__ import annotations
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.flags import check_finite, check_range, check_seconds, check_seed
-from pt2kit.runtime.job import ModelJob
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.flags import check_finite, check_range, check_seconds, check_seed
+from pt2kit.runtime.common.job import ModelJob
 
 # --repeat and --warmup, per side: the speedup's bootstrap resamples every sample 2000 times in pure
 # Python, so 10000 samples already take seconds there; more only makes a run that does not end

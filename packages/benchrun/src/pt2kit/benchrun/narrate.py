@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
-from pt2kit.runtime.narrate import Narrator as Base
-from pt2kit.runtime.narrate import Say
-from pt2kit.runtime.outcome import OWN, nothing_line
-from pt2kit.runtime.text import summary_line
+from pt2kit.runtime.common.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from pt2kit.runtime.common.outcome import OWN, nothing_line
+from pt2kit.runtime.common.text import summary_line
+from pt2kit.runtime.parent.narrate import Narrator as Base
+from pt2kit.runtime.parent.narrate import Say
 from pt2kit.schema import Bench, Crash
 
 

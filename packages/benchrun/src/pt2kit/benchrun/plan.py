@@ -17,7 +17,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.errors import UsageError
 from pt2kit.schema import Bench, Crash
 
 BUILTINS = ("eager", "aot_eager", "inductor")

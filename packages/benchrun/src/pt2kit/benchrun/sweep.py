@@ -51,7 +51,7 @@ class Outcome:
 def run_job(spec: JobSpec, job: Job, *, run: str, store: str, quiet: bool,
             on_stage: Callable[[str], None] | None = None, env: dict[str, str] | None = None) -> Outcome:
     """One job, cold then warm, each child given ``job`` narrowed to ``spec``'s model and backend."""
-    from pt2kit.runtime.child import run_in_child
+    from pt2kit.runtime.parent.child import run_in_child
 
     from .records import bench_fields, crash_fields
 
@@ -85,7 +85,7 @@ def run_job(spec: JobSpec, job: Job, *, run: str, store: str, quiet: bool,
 def run_local(jobs: list[JobSpec], job: Job, *, gpus: int, done: Callable[[JobSpec, Outcome], None],
               progress: Any, run: str, store: str, quiet: bool) -> None:
     """Every job here: one at a time, or one per GPU on ``gpus`` GPUs, each a task of ``progress``
-    (a :class:`pt2kit.runtime.progress.Progress`)."""
+    (a :class:`pt2kit.runtime.parent.progress.Progress`)."""
     if gpus <= 1:
         for j in jobs:
             with progress.task(j.key) as t:
@@ -127,7 +127,7 @@ def run_ray(jobs: list[JobSpec], job: Job, *, done: Callable[[JobSpec, Outcome],
     try:
         import ray
     except ImportError:
-        from pt2kit.runtime.errors import UsageError
+        from pt2kit.runtime.common.errors import UsageError
 
         raise UsageError("--executor ray: ray is not installed (pip install 'pt2kit-benchrun[ray]')") from None
     address = job.ray_address
@@ -154,7 +154,7 @@ def reachable(address: str) -> None:
     """A cluster address that answers, or one line: ray.init would otherwise retry for minutes."""
     import socket
 
-    from pt2kit.runtime.errors import UsageError
+    from pt2kit.runtime.common.errors import UsageError
 
     hostport = address.split("://", 1)[-1]
     host, sep, port = hostport.rpartition(":")

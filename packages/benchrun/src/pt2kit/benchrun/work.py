@@ -21,10 +21,10 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.outcome import OWN
-from pt2kit.runtime.text import exception_line
-from pt2kit.runtime.torchapi import reset_dynamo, tree_map
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.outcome import OWN
+from pt2kit.runtime.common.text import exception_line
+from pt2kit.runtime.shims.torchapi import reset_dynamo, tree_map
 from pt2kit.schema import Model
 from pt2kit_portable import copy_inputs
 
@@ -44,7 +44,7 @@ def compiled(fn: Any, spec: str) -> Any:
         return torch.compile(fn, backend="inductor", mode=None if value == "default" else value)
     if kind == "builtin":
         return torch.compile(fn, backend=value)
-    from pt2kit.runtime.modelfile import backend_callable
+    from pt2kit.runtime.common.modelfile import backend_callable
 
     return torch.compile(fn, backend=backend_callable(spec, "--backend"))
 
@@ -62,9 +62,9 @@ def _cast(loaded: Any, dtype: str | None) -> None:
 
 
 def stepper(loaded: Any, fn: Any, mode: str) -> Callable[[], Any]:
-    """One iteration: a forward call (infer), or :func:`pt2kit.runtime.training.train_step` (train:
+    """One iteration: a forward call (infer), or :func:`pt2kit.runtime.worker.training.train_step` (train:
     gradients cleared, forward, loss = the mean of each floating output, summed, backward)."""
-    from pt2kit.runtime.training import train_step
+    from pt2kit.runtime.worker.training import train_step
 
     if mode == "infer":
         return lambda: loaded.call(fn)
@@ -111,8 +111,8 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     chan.stage("load")
     import torch
 
-    from pt2kit.runtime.config import apply_config
-    from pt2kit.runtime.modelfile import load_model, model_fields
+    from pt2kit.runtime.common.config import apply_config
+    from pt2kit.runtime.common.modelfile import load_model, model_fields
 
     with apply_config(job.config):
         loaded = load_model(job.model, device=job.device, from_stream=job.from_stream)
@@ -121,7 +121,7 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
         _cast(loaded, job.dtype)
         train = job.mode == "train"
         if train:  # the rule kdiff's and minify's train modes keep: something must require grad
-            from pt2kit.runtime.training import check_trainable
+            from pt2kit.runtime.worker.training import check_trainable
 
             check_trainable(loaded.model, loaded.inputs, loaded.label)
         if isinstance(loaded.model, torch.nn.Module):
@@ -259,8 +259,8 @@ def _clone(leaves: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 def _leaves(loaded: Any, fn: Any, model: Any, inputs: Any, mode: str, seed: int) -> list[tuple[str, Any]]:
     import torch
 
-    from pt2kit.runtime.outputs import flatten
-    from pt2kit.runtime.training import train_step
+    from pt2kit.runtime.worker.outputs import flatten
+    from pt2kit.runtime.worker.training import train_step
 
     torch.manual_seed(seed)
     if mode == "infer":
@@ -278,7 +278,7 @@ def _accuracy(job: Any, loaded: Any, model_c: Any) -> dict[str, Any]:
     fresh compile with Inductor's fallback_random, so dropout draws the same numbers on both sides.
     Under ``as-configured`` a failure with reduced-precision modes on is judged again under the
     harness's settings, and passes with a note naming the modes when it passes then."""
-    from pt2kit.runtime.precision import HARNESS, differences, precision_state, reduced_modes, use_precision
+    from pt2kit.runtime.common.precision import HARNESS, differences, precision_state, reduced_modes, use_precision
 
     own = precision_state()
     if job.precision == "harness":
@@ -299,7 +299,7 @@ def _judged(job: Any, loaded: Any, model_c: Any) -> dict[str, Any]:
     """The accuracy status under the settings in force now (``model_c`` None: compile afresh)."""
     import contextlib
 
-    from pt2kit.runtime.accuracy import float64_copy, float64_mode, judge_leaves
+    from pt2kit.runtime.worker.accuracy import float64_copy, float64_mode, judge_leaves
 
     mode, seed = job.mode, job.seed
     # each side on its own copy of the inputs, as kdiff's sides (pt2kit_portable.copy_inputs: inputs that

@@ -8,7 +8,7 @@ import ast
 import sys
 from pathlib import Path
 
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.errors import UsageError
 
 ZOO = Path(__file__).parent / "zoo"
 

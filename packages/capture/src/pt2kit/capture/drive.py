@@ -6,7 +6,7 @@ Guarantees:
 * The command runs unmodified with ``boot/`` first on PYTHONPATH and the PT2KIT_CAPTURE_* variables
   (and TORCH_TRACE, unless the user set it) in its environment: every Python process it starts
   (torchrun's ranks too) captures its own graphs. Its process is the script's as without capture
-  (:mod:`pt2kit.runtime.foreground`: fds, terminal, job control, signals, ``setsid``); its stderr, exit code, working
+  (:mod:`pt2kit.runtime.parent.foreground`: fds, terminal, job control, signals, ``setsid``); its stderr, exit code, working
   directory and files are its own; its stdout goes to our stderr, so that our stdout carries records
   only, unless ``--out FILE`` takes the records (then its stdout is left on stdout).
 * Where the records go is checked before the command runs (:mod:`.outfile`): a bad ``--out`` is one
@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any
 
 import pt2kit_portable
-from pt2kit.runtime import foreground
-from pt2kit.runtime.errors import Terminated, UsageError
-from pt2kit.runtime.session import Session, torch_version
-from pt2kit.runtime.storegc import scratch_owner
+from pt2kit.runtime.cli.storegc import scratch_owner
+from pt2kit.runtime.common.errors import Terminated, UsageError
+from pt2kit.runtime.parent import foreground
+from pt2kit.runtime.parent.session import Session, torch_version
 from pt2kit.schema import Crash, Model
 
 from . import outfile, runs

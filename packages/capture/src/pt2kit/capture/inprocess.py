@@ -32,8 +32,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pt2kit.runtime.session import Session
-from pt2kit.runtime.storegc import BLOCK, scratch_owner
+from pt2kit.runtime.cli.storegc import BLOCK, scratch_owner
+from pt2kit.runtime.parent.session import Session
 
 from . import __version__, runs, torchapi
 from .boot import pt2kit_capture_contract as contract

@@ -8,8 +8,8 @@ import re
 
 import msgspec
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.flags import check_range, check_seconds
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.flags import check_range, check_seconds
 
 from .boot.pt2kit_capture_contract import CHECKS, DEFAULT_MAX_RUN_BYTES, DEFAULT_MAX_VALUE_BYTES, PICKS, VALUES
 

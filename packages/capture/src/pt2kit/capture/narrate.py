@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from pt2kit.runtime.narrate import Narrator as Base
-from pt2kit.runtime.pythonrun import python_run
-from pt2kit.runtime.text import summary_line
+from pt2kit.runtime.common.text import summary_line
+from pt2kit.runtime.parent.narrate import Narrator as Base
+from pt2kit.runtime.parent.pythonrun import python_run
 from pt2kit.schema import Crash, Model
 from pt2kit_portable import autocast_words
 

@@ -35,8 +35,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.writes import check_output, command_files, is_stream, same_input, write_output
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.parent.writes import check_output, command_files, is_stream, same_input, write_output
 
 
 @dataclass

@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.tensors import TENSOR_MEDIA_TYPE
+from pt2kit.runtime.common.tensors import TENSOR_MEDIA_TYPE
 from pt2kit.schema import Autocast, BlobRef, Captured, Store, TensorMeta
 from pt2kit_portable import signal_name
 

@@ -4,7 +4,7 @@ notebook kernel killed by a segfault or SIGFPE in compiled code), read after the
 The block's boot writes each graph's model file and manifest line into the scratch dir as it compiles, marks
 the compiled call running in a mapped file, and has faulthandler write the fatal signal's report there
 (:mod:`pt2kit_capture_running`); the scratch dir outlives the process. ``recover()`` finds the newest one
-of the store whose owner process is gone (:func:`pt2kit.runtime.storegc.stale_scratch`) and that a block
+of the store whose owner process is gone (:func:`pt2kit.runtime.cli.storegc.stale_scratch`) and that a block
 left (its ``block.json``), and writes its records as the block's end would have (:meth:`.Capture.finish`):
 a `model` per graph, and a `crash` naming the graph whose call was running, with the signal. The result is
 a :class:`.Capture` whose ``records``, ``kdiff()``, ``triage()`` ... work as the block's.
@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.storegc import BLOCK, stale_scratch
+from pt2kit.runtime.cli.storegc import BLOCK, stale_scratch
 
 from . import runs
 from .inprocess import Capture

@@ -10,7 +10,7 @@ fake-tensor propagation (meta kernels, decompositions): where that propagation o
 graph's dtypes and sizes again, the file runs as the graph did, and eager differing from them is the
 compiler's failure (a decomposition's wrong shape), kdiff's to judge, not a reason.
 
-Guarantees: never in the user's process (one child of capture's, :func:`pt2kit.runtime.child.run_in_child`,
+Guarantees: never in the user's process (one child of capture's, :func:`pt2kit.runtime.parent.child.run_in_child`,
 for all kept graphs of the run: torch is imported once); that child is started with the command
 (:func:`start`) and imports torch while the script runs, so the check after it costs the loads and runs
 alone; it is killed unused when no graph was kept; a graph
@@ -34,13 +34,13 @@ TIMEOUT = 300.0  # seconds for all graphs together: an eager forward each, after
 # form, which Dynamo may not trace where it traced the script's (flex_attention's 9 arguments, not 7)
 HOP = "torch.ops.higher_order."
 # what the check's child imports while the script runs (the rest, Dynamo for a higher-order op, when needed)
-PRELOAD = ("torch", "torch.utils._pytree", "pt2kit.runtime.modelfile")
+PRELOAD = ("torch", "torch.utils._pytree", "pt2kit.runtime.common.modelfile")
 
 
 def start() -> Any:
     """The check's child, started beside the command: on the GPU machine's 16 cores torch's import in it
     (2-3 s) overlaps the script's run instead of following it."""
-    from pt2kit.runtime.child import start_worker
+    from pt2kit.runtime.parent.child import start_worker
 
     return start_worker(preload=PRELOAD)
 
@@ -57,7 +57,7 @@ def check(s: Any, entries: list[tuple[Any, Entry]], command: list[str], proc: An
             todo.setdefault(str(p.dir / e.file), []).append(e)
     if not todo:
         return
-    from pt2kit.runtime.child import run_in_child
+    from pt2kit.runtime.parent.child import run_in_child
 
     files = [{"file": file, "grad": es[0].grad, "outputs": msgspec.to_builtins(es[0].outputs),
               "trace": any(op.startswith(HOP) for op in es[0].ops)} for file, es in todo.items()]
@@ -99,8 +99,8 @@ def _run_one(path: str, grad: bool, want: list[dict[str, Any] | None] | None) ->
     import torch
     from torch.utils._pytree import tree_leaves
 
-    from pt2kit.runtime.errors import ModelFileError
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.errors import ModelFileError
+    from pt2kit.runtime.common.modelfile import load_model
 
     try:
         loaded = load_model(path, from_stream=True)
@@ -166,7 +166,7 @@ def _traced(path: str, grad: bool) -> str | None:
     compiles it would otherwise report Dynamo's crash on the file's form as the compiler's."""
     import torch
 
-    from pt2kit.runtime.modelfile import load_model
+    from pt2kit.runtime.common.modelfile import load_model
 
     try:
         loaded = load_model(path, from_stream=True)

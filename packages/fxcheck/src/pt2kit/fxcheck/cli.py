@@ -17,8 +17,8 @@ from typing import Annotated
 
 import typer
 
-from pt2kit.runtime.config import parse_config
-from pt2kit.runtime.options import (
+from pt2kit.runtime.common.config import parse_config
+from pt2kit.runtime.parent.options import (
     Config,
     Debug,
     DeviceFromRecord,
@@ -31,7 +31,7 @@ from pt2kit.runtime.options import (
     one_of,
     tool_app,
 )
-from pt2kit.runtime.session import Session
+from pt2kit.runtime.parent.session import Session
 
 from . import __version__
 from .job import Job, ProfileFlags

@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 
-from pt2kit.runtime.fxmeta import module_path, user_frame
-from pt2kit.runtime.hops import hop_name
+from pt2kit.runtime.worker.fxmeta import module_path, user_frame
+from pt2kit.runtime.worker.hops import hop_name
 
 from . import torchapi
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import msgspec
 
-from pt2kit.runtime.flags import check_range
-from pt2kit.runtime.job import ModelJob
+from pt2kit.runtime.common.flags import check_range
+from pt2kit.runtime.common.job import ModelJob
 from pt2kit.schema import Profile
 
 

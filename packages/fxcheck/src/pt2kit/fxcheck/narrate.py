@@ -7,9 +7,9 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
-from pt2kit.runtime.narrate import Narrator as Base
-from pt2kit.runtime.narrate import Say
+from pt2kit.runtime.common.errors import EXIT_FINDINGS, EXIT_OK
+from pt2kit.runtime.parent.narrate import Narrator as Base
+from pt2kit.runtime.parent.narrate import Say
 from pt2kit.schema import Error, Violation
 
 from .work import Summary

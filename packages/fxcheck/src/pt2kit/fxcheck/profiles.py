@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.errors import UsageError
 from pt2kit.schema import Profile
 from pt2kit.schema.profile import ProfileError, profile_from_toml
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.outcome import Compiled, model_or_compiler
-from pt2kit.runtime.torchapi import reset_dynamo, tree_map
+from pt2kit.runtime.common.outcome import Compiled, model_or_compiler
+from pt2kit.runtime.shims.torchapi import reset_dynamo, tree_map
 from pt2kit.schema import Graph, Model
 
 
@@ -28,9 +28,9 @@ def run(payload: dict[str, Any], chan: Any) -> dict[str, Any]:
     chan.stage("load")
     import torch
 
-    from pt2kit.runtime.config import apply_config
-    from pt2kit.runtime.modelfile import load_model, model_fields
-    from pt2kit.runtime.outputs import flatten
+    from pt2kit.runtime.common.config import apply_config
+    from pt2kit.runtime.common.modelfile import load_model, model_fields
+    from pt2kit.runtime.worker.outputs import flatten
 
     from . import inductor_code, torchapi
     from .checker import Checker

@@ -17,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pt2kit.runtime.errors import EXIT_OK, UsageError
-from pt2kit.runtime.session import Session, torch_version
+from pt2kit.runtime.common.errors import EXIT_OK, UsageError
+from pt2kit.runtime.parent.session import Session, torch_version
 from pt2kit.schema import Store
 
 from .job import Job
@@ -43,7 +43,7 @@ def run(s: Session, job: Job) -> int:
 def _piped(s: Session, job: Job) -> int:
     """Each piped model scanned in a worker, as ``each_model`` does, except the graphs ``pt2kit capture``
     took: their script's trace is read instead, once per process."""
-    from pt2kit.runtime.piped import read_piped
+    from pt2kit.runtime.parent.piped import read_piped
     from pt2kit.schema import Header
 
     code, read, upstream = EXIT_OK, set(), None

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import msgspec
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.flags import check_range
-from pt2kit.runtime.job import ModelJob
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.flags import check_range
+from pt2kit.runtime.common.job import ModelJob
 
 from .variants import parse_vary
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
-from pt2kit.runtime.narrate import Narrator as Base
-from pt2kit.runtime.outcome import nothing_line
+from pt2kit.runtime.common.errors import EXIT_FINDINGS, EXIT_OK
+from pt2kit.runtime.common.outcome import nothing_line
+from pt2kit.runtime.parent.narrate import Narrator as Base
 from pt2kit.schema import Advice, GraphBreak, Recompile, Variant
 
 from .records import Counts

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from pt2kit.runtime.torchtrace import TRACE_LOGGER, capture_trace  # noqa: F401  (one copy, shared)
+from pt2kit.runtime.worker.torchtrace import TRACE_LOGGER, capture_trace  # noqa: F401  (one copy, shared)
 
 
 def recompile_limit_key() -> str:

@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.tensors import jagged
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.tensors import jagged
 
 _DTYPES = ("float16", "bfloat16", "float32", "float64", "half", "float", "double", "int8", "int16", "int32",
            "int64", "uint8", "bool", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2")

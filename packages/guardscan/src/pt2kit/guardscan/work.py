@@ -14,9 +14,9 @@ def run(payload: dict[str, Any], chan: Any) -> Any:
 
     job = msgspec.convert(payload, Job)
     chan.stage("load")
-    from pt2kit.runtime.config import apply_config
-    from pt2kit.runtime.modelfile import load_model, model_fields
-    from pt2kit.runtime.outcome import model_or_compiler
+    from pt2kit.runtime.common.config import apply_config
+    from pt2kit.runtime.common.modelfile import load_model, model_fields
+    from pt2kit.runtime.common.outcome import model_or_compiler
 
     from . import torchapi
     from .findings import analyze

@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
-from pt2kit.runtime.accuracy import float64_copy, float64_mode, to_float64
-from pt2kit.runtime.backends import AOTI, check_registered, is_code
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.backends import AOTI, check_registered, is_code
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.worker.accuracy import float64_copy, float64_mode, to_float64
 
 __all__ = ["Backend", "aoti", "context", "prepare", "resolve", "to_float64"]
 
@@ -50,7 +50,7 @@ def resolve(spec: str, *, role: str) -> Backend:
     if not is_code(spec):
         check_registered(spec)
         return Backend(spec, compile=aoti if spec == AOTI else spec)
-    from pt2kit.runtime.modelfile import backend_callable
+    from pt2kit.runtime.common.modelfile import backend_callable
 
     obj = backend_callable(spec, "--backend")
     return Backend(spec, compile=obj)

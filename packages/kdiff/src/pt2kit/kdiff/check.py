@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pt2kit.runtime.outputs import flatten
-from pt2kit.runtime.tensors import unjag
+from pt2kit.runtime.common.tensors import unjag
+from pt2kit.runtime.worker.outputs import flatten
 from pt2kit.schema import as_float
 
 from .records import compare_trees

@@ -1,10 +1,10 @@
 """kdiff's parent side: the model given, or each piped `model` record, with ``--mode`` left unsaid taken
 from the record's ``train`` (a model a tool upstream ran as a training step is diffed as one) and
-``--backend`` left unsaid from the backend its script compiled with (:mod:`pt2kit.runtime.backends`:
+``--backend`` left unsaid from the backend its script compiled with (:mod:`pt2kit.runtime.common.backends`:
 a registered name or aoti travels; a backend that is code is exit 2 with the ``--backend`` to give).
 
 Guarantees: with MODEL, exactly ``Session.each_model``; a piped record is checked, forwarded, said on
-stderr and labelled as each_model does (:func:`pt2kit.runtime.piped.read_piped`).
+stderr and labelled as each_model does (:func:`pt2kit.runtime.parent.piped.read_piped`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ HINT = "give a MODEL.py, or pipe records: `fxcheck m.py | kdiff`"
 def run(s: Any, job: Job) -> int:
     from msgspec.structs import replace
 
-    from pt2kit.runtime.backends import INDUCTOR, piped_backend
-    from pt2kit.runtime.child import COMPILER
-    from pt2kit.runtime.outcome import CannotJudge, unrunnable
-    from pt2kit.runtime.piped import read_piped
+    from pt2kit.runtime.common.backends import INDUCTOR, piped_backend
+    from pt2kit.runtime.common.outcome import CannotJudge, unrunnable
+    from pt2kit.runtime.parent.child import COMPILER
+    from pt2kit.runtime.parent.piped import read_piped
 
     if job.model is not None:
         return s.each_model(replace(job, test=job.test or INDUCTOR), target=TARGET, narrator=Narrator, hint=HINT)
@@ -49,7 +49,7 @@ def run(s: Any, job: Job) -> int:
 
 def _called(m: Any) -> tuple[str, str] | None:
     """(the model file, the user's line that called its compiled code) of a graph ``pt2kit capture`` kept."""
-    from pt2kit.runtime.pyfile import parse_spec
+    from pt2kit.runtime.common.pyfile import parse_spec
 
     cap = m.record.captured
     line = (cap.called_from or cap.source) if cap is not None else None

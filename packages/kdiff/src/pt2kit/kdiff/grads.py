@@ -2,13 +2,13 @@
 and in the backward capture that localisation searches, so a gradient it reports is the one it localises.
 
 Two backwards, never another loss: ``--grad`` alone backpropagates ones from every output that requires
-grad (each output's sum); ``--mode train`` runs :func:`pt2kit.runtime.training.train_step` (the model
+grad (each output's sum); ``--mode train`` runs :func:`pt2kit.runtime.worker.training.train_step` (the model
 in train mode, gradients cleared, the loss every pt2kit tool uses: each floating output's mean,
 summed). Either way the gradients are the parameters' that require grad (a frozen one has none: see
 :func:`.records.frozen_parameters`) and the inputs' (``--grad``: every floating one; train: those that
-required grad in the real step, :func:`pt2kit.runtime.training.step_inputs`), named ``grad.<param>`` and
+required grad in the real step, :func:`pt2kit.runtime.worker.training.step_inputs`), named ``grad.<param>`` and
 ``grad.inputs[i]``, None where backward reached no such leaf; a jagged gradient is two leaves, its
-values and offsets (:func:`~pt2kit.runtime.tensors.unjag`).
+values and offsets (:func:`~pt2kit.runtime.common.tensors.unjag`).
 
 Guarantees: the model's parameters keep no gradient after a call (cleared before and after); the
 inputs are never changed (the gradients are taken on copies).
@@ -20,9 +20,9 @@ from typing import Any
 
 import torch
 
-from pt2kit.runtime.outputs import flatten
-from pt2kit.runtime.tensors import unjag
-from pt2kit.runtime.torchapi import reset_dynamo
+from pt2kit.runtime.common.tensors import unjag
+from pt2kit.runtime.shims.torchapi import reset_dynamo
+from pt2kit.runtime.worker.outputs import flatten
 
 from .torchapi import original_module
 
@@ -37,7 +37,7 @@ def step(loaded: Any, fn: Any, inputs: Any = None, *, train: bool, copied: bool 
     """(the forward's output, the gradients) of one forward and backward of ``fn`` (see the module
     docstring) on copies of ``inputs`` (default: the model's); on ``inputs`` themselves where ``copied``
     (the caller made them with ``step_inputs``, to see what the step wrote into them)."""
-    from pt2kit.runtime.training import step_inputs, train_step
+    from pt2kit.runtime.worker.training import step_inputs, train_step
 
     inputs = loaded.inputs if inputs is None else inputs
     # a training step differentiates the inputs that required grad in the real step; --grad every floating one

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.flags import check_finite, check_seed, renamed
-from pt2kit.runtime.job import ModelJob
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.flags import check_finite, check_seed, renamed
+from pt2kit.runtime.common.job import ModelJob
 
 
 def backend_of(backend: str | None, test: str | None) -> str | None:
@@ -22,7 +22,7 @@ def verdict_of(verdict: str | None, atol: float | None, rtol: float | None) -> s
 
 class Job(ModelJob, frozen=True, kw_only=True):
     ref: str = "eager"
-    # --backend: the backend under test; None: a piped record's script's (pt2kit.runtime.backends), else inductor
+    # --backend: the backend under test; None: a piped record's script's (pt2kit.runtime.common.backends), else inductor
     test: str | None = None
     verdict: str = "fp64"  # fp64 | close
     atol: float | None = None

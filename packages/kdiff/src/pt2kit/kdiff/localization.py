@@ -6,7 +6,7 @@
 2. Reference values of every node: the graph interpreted eagerly (in float64 for ``eager64``).
 3. Test values: one compile, with the test backend, of a copy of the graph whose outputs are all
    its tensor nodes; the first node in graph order that fails the tolerance and whose compiled value
-   alone (the rest of the graph run eagerly from it: :mod:`pt2kit.runtime.reach`) makes a failing
+   alone (the rest of the graph run eagerly from it: :mod:`pt2kit.runtime.worker.reach`) makes a failing
    output of the graph fail is the answer. A divergence masked away on every path (the mask of
    ``where(b, x, x)``) is passed over, and the narration says so; where none reaches alone (the outputs
    fail only from several together), the first, saying it does not reach a failing output.
@@ -47,11 +47,11 @@ from typing import Any
 
 import torch
 
-from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances, float64_mode
-from pt2kit.runtime.aotgraphs import TrainingGraphs, forward_graphs, forward_node_of, training_graphs
-from pt2kit.runtime.fxmeta import node_place
-from pt2kit.runtime.hops import materialise
-from pt2kit.runtime.torchapi import backward_compiler, reset_dynamo, run_backward
+from pt2kit.runtime.shims.torchapi import backward_compiler, reset_dynamo, run_backward
+from pt2kit.runtime.worker.accuracy import accuracy_rule, default_tolerances, float64_mode
+from pt2kit.runtime.worker.aotgraphs import TrainingGraphs, forward_graphs, forward_node_of, training_graphs
+from pt2kit.runtime.worker.fxmeta import node_place
+from pt2kit.runtime.worker.hops import materialise
 from pt2kit_portable import undefined_nodes
 
 from .backends import Backend, to_float64
@@ -221,8 +221,8 @@ def _locate(gi: int, gm: torch.fx.GraphModule, args: list[Any], path: str | None
             kw: dict[str, Any]) -> tuple[Divergence | None, int]:
     """:func:`_localize_graph`, then into the higher-order op it names, where one of its subgraphs
     diverges (:mod:`.descend`); else the op itself, at the user's line that called it."""
-    from pt2kit.runtime.descend import entered, hop_of
-    from pt2kit.runtime.hops import hop_name
+    from pt2kit.runtime.worker.descend import entered, hop_of
+    from pt2kit.runtime.worker.hops import hop_name
 
     found, compiles = _localize_graph(gi, gm, args, compiles=compiles, **kw)
     hop = hop_of(gm, found.node) if found is not None else None
@@ -254,7 +254,7 @@ def _mattering(gm: torch.fx.GraphModule, args: list[Any], nodes: list[torch.fx.N
     first whose divergence alone makes a failing output of the graph fail: one masked away on every path
     (the mask of ``where(b, x, x)``) is not the culprit. None reaching one (the outputs fail from several
     together): the first, saying so."""
-    from pt2kit.runtime.reach import first_reaching
+    from pt2kit.runtime.worker.reach import first_reaching
 
     outs = {n.name for n in next(n for n in gm.graph.nodes if n.op == "output").all_input_nodes}
     by_index = {i: rest for i, *rest in bad}

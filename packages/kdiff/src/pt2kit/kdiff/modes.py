@@ -8,7 +8,7 @@ Guarantees:
   was not the harness's (on a CPU run only those that act on the CPU: oneDNN precision and
   determinism, Inductor's fallback_random).
 * When an output fails and its settings were not the harness's, the reference, eager baseline and
-  test run again under :data:`~pt2kit.runtime.precision.HARNESS` (the float64 run is kept: no
+  test run again under :data:`~pt2kit.runtime.common.precision.HARNESS` (the float64 run is kept: no
   precision mode touches float64), judged by the same rule. An output that passes then is
   ``rule: "precision"``, ``passed``: it fails only with the model's own settings, which PyTorch's
   accuracy harness does not count as a bug; its note names the modes, the other settings that were
@@ -33,7 +33,7 @@ _CPU = ("cpu_matmul", "mkldnn_deterministic", "fallback_random")
 
 
 def _settings(state: dict[str, Any], device: str) -> list[str]:
-    from pt2kit.runtime.precision import differences
+    from pt2kit.runtime.common.precision import differences
 
     cpu = not str(device).startswith("cuda")
     return [s for s in differences(state) if not cpu or s.split("=", 1)[0] in _CPU]
@@ -43,8 +43,8 @@ def as_configured(diffs: list[dict[str, Any]], states: dict[str, dict[str, Any]]
                   tol: dict[str, Any], chan: Any, *, locate: Callable[[], Any] | None) -> None:
     """Attach the modes to ``diffs`` and judge failing outputs again (see the module docstring); the
     diffs are changed in place."""
-    from pt2kit.runtime.precision import HARNESS, reduced_modes, use_precision
-    from pt2kit.runtime.torchapi import reset_dynamo
+    from pt2kit.runtime.common.precision import HARNESS, reduced_modes, use_precision
+    from pt2kit.runtime.shims.torchapi import reset_dynamo
 
     from .records import compare_trees
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK
-from pt2kit.runtime.narrate import Narrator as Base
+from pt2kit.runtime.common.errors import EXIT_FINDINGS, EXIT_OK
+from pt2kit.runtime.parent.narrate import Narrator as Base
 from pt2kit.schema import Diff, Divergence, as_float
 
 from .work import Summary

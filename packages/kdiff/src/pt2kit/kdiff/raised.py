@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.text import exception_line
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.text import exception_line
 
 
 class EagerRaised(UsageError):

@@ -9,8 +9,8 @@ from typing import Any
 
 import torch
 
-from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances
-from pt2kit.runtime.outputs import is_plain
+from pt2kit.runtime.worker.accuracy import accuracy_rule, default_tolerances
+from pt2kit.runtime.worker.outputs import is_plain
 from pt2kit.schema import Accuracy, Metrics, Stats, Store, Tie
 from pt2kit.schema.records import num
 from pt2kit_portable import RNG_STATE_RETURNS
@@ -159,7 +159,7 @@ def compare_trees(ref_leaves: list[tuple[str, Any]], test_leaves: list[tuple[str
 
 def frozen_parameters(model: Any) -> int:
     """Parameter tensors with ``requires_grad=False`` (a LoRA model's frozen base): no gradient exists."""
-    from pt2kit.runtime.modelfile import parameter_counts
+    from pt2kit.runtime.common.modelfile import parameter_counts
 
     return parameter_counts(model)[2]
 

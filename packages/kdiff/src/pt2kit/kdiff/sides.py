@@ -10,14 +10,14 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from pt2kit.runtime.caches import CacheUse
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.outcome import CannotJudge, Compiled
-from pt2kit.runtime.outputs import flatten
-from pt2kit.runtime.precision import precision_state
-from pt2kit.runtime.tensors import unjag
-from pt2kit.runtime.text import exception_line as _why
-from pt2kit.runtime.torchapi import mode_settings, reset_dynamo
+from pt2kit.runtime.common.caches import CacheUse
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.outcome import CannotJudge, Compiled
+from pt2kit.runtime.common.precision import precision_state
+from pt2kit.runtime.common.tensors import unjag
+from pt2kit.runtime.common.text import exception_line as _why
+from pt2kit.runtime.shims.torchapi import mode_settings, reset_dynamo
+from pt2kit.runtime.worker.outputs import flatten
 from pt2kit_portable import copy_inputs, undefined_values
 
 from .raised import eager_fails
@@ -48,14 +48,15 @@ class Sides:
         self.undefined: dict[str, str] = {}  # leaves whose values an op left undefined: the op (the first eager run's)
         # capture found the model file does not run here: only eager raising, the compiled side not, is judged
         self.cannot: CannotJudge | None = None
-        from pt2kit.runtime.written import Start  # imports torch: not at kdiff --help (narrate imports this module)
+        # imports torch: not at kdiff --help (narrate imports this module)
+        from pt2kit.runtime.worker.written import Start
 
         self.start = Start(loaded.model, loaded.inputs)  # every side starts from these values
 
     def run(self, backend: Any, role: str) -> list[tuple[str, Any]]:
         import torch
 
-        from pt2kit.runtime.training import step_inputs
+        from pt2kit.runtime.worker.training import step_inputs
 
         from . import backends
         from .grads import step

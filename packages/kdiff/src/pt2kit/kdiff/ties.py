@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from pt2kit.runtime.hops import HopAwareMode
+from pt2kit.runtime.worker.hops import HopAwareMode
 
 from .torchapi import overload_name
 
@@ -54,7 +54,7 @@ def _where() -> tuple[str | None, str | None]:
         fn = f.filename.replace("\\", "/")
         # nor FX's generated code (a branch as torch.cond compiles it), nor the mode's re-entry around it
         # (HopAwareMode's, in pt2kit_portable)
-        if "/torch/" in fn or fn.endswith(("/ties.py", "/runtime/hops.py", "/pt2kit_portable.py")) or "/torchvision/" in fn \
+        if "/torch/" in fn or fn.endswith(("/ties.py", "/runtime/worker/hops.py", "/pt2kit_portable.py")) or "/torchvision/" in fn \
                 or fn.startswith("<eval_with_key>"):
             continue
         return f"{f.filename}:{f.lineno}", (f.line or "").strip() or None

@@ -23,8 +23,8 @@ import torch
 import triton
 import triton.language as tl
 
-from pt2kit.runtime.kernelgrid import persistent_programs
-from pt2kit.runtime.tritoncompat import patch_interpreter_index
+from pt2kit.runtime.shims.tritoncompat import patch_interpreter_index
+from pt2kit.runtime.worker.kernelgrid import persistent_programs
 
 from .dtypes import compute_dtype
 

@@ -14,16 +14,16 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.accuracy import float64_reference_refused
-from pt2kit.runtime.backends import is_code
-from pt2kit.runtime.config import apply_config
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.modelfile import backend_callable, load_model, model_fields
-from pt2kit.runtime.outcome import CANNOT, CannotJudge
-from pt2kit.runtime.precision import HARNESS, precision_state, reduced_modes, use_precision
-from pt2kit.runtime.text import exception_line as _why
-from pt2kit.runtime.torchapi import fx_key_globals
-from pt2kit.runtime.training import check_trainable
+from pt2kit.runtime.common.backends import is_code
+from pt2kit.runtime.common.config import apply_config
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.modelfile import backend_callable, load_model, model_fields
+from pt2kit.runtime.common.outcome import CANNOT, CannotJudge
+from pt2kit.runtime.common.precision import HARNESS, precision_state, reduced_modes, use_precision
+from pt2kit.runtime.common.text import exception_line as _why
+from pt2kit.runtime.shims.torchapi import fx_key_globals
+from pt2kit.runtime.worker.accuracy import float64_reference_refused
+from pt2kit.runtime.worker.training import check_trainable
 from pt2kit.schema import Diff, Divergence, Model
 from pt2kit_portable import autocast_words
 

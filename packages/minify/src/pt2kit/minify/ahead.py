@@ -28,7 +28,7 @@ from .search import Cancelled, Searcher
 def accuracy_failure(job: Job, precision: dict[str, Any] | None = None, phase: str | None = None,
                      autocast: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The failure an accuracy failure of ``job`` is decided as (:func:`.onemodel._failure`): ``precision``, the
-    settings the original run was judged under (pt2kit.runtime.precision), is applied by every query and
+    settings the original run was judged under (pt2kit.runtime.common.precision), is applied by every query and
     by the repro; ``phase`` "backward": only gradients fail; ``autocast``: the torch.autocast the model file
     calls the graph under (its ``autocast_state``), entered around every candidate's call and the repro's."""
     return {"kind": "accuracy", "signature": "accuracy", **({"ref": job.ref} if job.ref != "eager" else {}),

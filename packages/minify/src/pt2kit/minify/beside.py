@@ -114,7 +114,7 @@ def bisecting(pool: Pool, query: dict[str, Any], failure: dict[str, Any], backen
     """The bisection of the repro whose query is ``query`` (:mod:`.bisect`), started where the machine
     has the cores for it; None where there is no stage to tell (said so): a violation is the graph's, not
     a stage's, and an AOT Inductor package is not torch.compile's."""
-    from pt2kit.runtime.flags import usable_cpus
+    from pt2kit.runtime.common.flags import usable_cpus
 
     from .bisect import bisect
 

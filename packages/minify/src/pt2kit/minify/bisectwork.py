@@ -61,7 +61,7 @@ def installed(before: dict[Any, Any]) -> list[str]:
 def plan(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     """torch's subsystems of each backend ``payload["backends"]`` names, in its order
     (:func:`.torchapi.bisect_plan`), a config change's value as literal text (how configs cross processes)."""
-    from pt2kit.runtime.config import literal
+    from pt2kit.runtime.common.config import literal
 
     out = {}
     for backend in payload["backends"]:

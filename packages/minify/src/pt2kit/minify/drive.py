@@ -11,13 +11,13 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from pt2kit.runtime.backends import INDUCTOR, piped_backend, stream_backend
-from pt2kit.runtime.errors import EXIT_OK, UsageError
-from pt2kit.runtime.flags import usable_cpus, worker_cap
-from pt2kit.runtime.modelfile import parse_spec
-from pt2kit.runtime.outcome import unrunnable
-from pt2kit.runtime.session import Session, stdin_is_pipe, torch_version
-from pt2kit.runtime.writes import check_output, named_by, write_output
+from pt2kit.runtime.common.backends import INDUCTOR, piped_backend, stream_backend
+from pt2kit.runtime.common.errors import EXIT_OK, UsageError
+from pt2kit.runtime.common.flags import usable_cpus, worker_cap
+from pt2kit.runtime.common.modelfile import parse_spec
+from pt2kit.runtime.common.outcome import unrunnable
+from pt2kit.runtime.parent.session import Session, stdin_is_pipe, torch_version
+from pt2kit.runtime.parent.writes import check_output, named_by, write_output
 
 from .job import Job
 from .narrate import Narrator
@@ -174,7 +174,7 @@ def _backend(job: Job, t: Any) -> str:
 def _one(s: Session, job: Job, want: Want | None, narrator: Narrator, early: Early | None = None) -> tuple[int, bool]:
     """One model: its repro made, written (-o, and the store) and recorded; (its exit code, whether its graphs
     show the failure: :attr:`.records.Outcome.unshown`)."""
-    from pt2kit.runtime.progress import Progress
+    from pt2kit.runtime.parent.progress import Progress
     from pt2kit.schema import Repro
 
     with Progress("minify", quiet=s.quiet).task(narrator.label) as task:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pt2kit.runtime.config import MODULES, is_hook, literal
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.torchapi import config_module
+from pt2kit.runtime.common.config import MODULES, is_hook, literal
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.shims.torchapi import config_module
 from pt2kit_portable import inductor_decompositions
 
 from .loading import CODE, DECOMPOSITIONS
@@ -62,7 +62,7 @@ def installed(seen: dict[str, Any], label: str, given: dict[str, str]) -> dict[s
 
 
 def _hooks() -> list[tuple[str, Any, str, Any]]:
-    """(prefix, config module, key, value) of every hook setting (:func:`pt2kit.runtime.config.is_hook`)."""
+    """(prefix, config module, key, value) of every hook setting (:func:`pt2kit.runtime.common.config.is_hook`)."""
     out = []
     for prefix, path in MODULES.items():
         module = config_module(path)

@@ -17,7 +17,7 @@ import tempfile
 
 import torch
 
-from pt2kit.runtime.written import unchanged
+from pt2kit.runtime.worker.written import unchanged
 from pt2kit_portable import (
     _drawn,
     as_input,
@@ -121,7 +121,7 @@ def fresh_plain(inputs):
 def written(inputs, *runs):
     """The positions of the tensor inputs some run wrote in place (its copy of the input, ``fresh``'s, no longer
     holds the input's values): after the run each is compared as an output is, as kdiff judges what a call
-    writes (pt2kit.runtime.written), so a write one side drops or misplaces fails where the outputs agree."""
+    writes (pt2kit.runtime.worker.written), so a write one side drops or misplaces fails where the outputs agree."""
     return [i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.layout == torch.strided
             and not t.is_nested and any(not unchanged(run[i], t) for run in runs)]
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from pt2kit.runtime.accuracy import differs
-from pt2kit.runtime.config import apply_config
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.modelfile import backend_callable
-from pt2kit.runtime.outcome import Compiled
-from pt2kit.runtime.outputs import flatten
-from pt2kit.runtime.tensors import unjag
-from pt2kit.runtime.text import exception_line
-from pt2kit.runtime.torchapi import reset_dynamo
+from pt2kit.runtime.common.config import apply_config
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.modelfile import backend_callable
+from pt2kit.runtime.common.outcome import Compiled
+from pt2kit.runtime.common.tensors import unjag
+from pt2kit.runtime.common.text import exception_line
+from pt2kit.runtime.shims.torchapi import reset_dynamo
+from pt2kit.runtime.worker.accuracy import differs
+from pt2kit.runtime.worker.outputs import flatten
 from pt2kit_portable import undefined_values
 
 from . import harness, verdicts
@@ -32,7 +32,7 @@ def judge(loaded: Any, job: Job, send: Any) -> dict[str, Any]:
     where eager raises (:func:`_eager_raised`)."""
     import torch
 
-    from pt2kit.runtime.written import Start
+    from pt2kit.runtime.worker.written import Start
 
     start = Start(loaded.model, loaded.inputs)  # what a run writes in place is judged too, each run from here
     torch.manual_seed(job.seed)
@@ -124,7 +124,7 @@ def _verdicts(test: Any, eager: Any, fp64: Any) -> str:
     the compiled and eager runs stand against float64."""
     import torch
 
-    from pt2kit.runtime.accuracy import accuracy_rule, default_tolerances
+    from pt2kit.runtime.worker.accuracy import accuracy_rule, default_tolerances
 
     if not (isinstance(test, torch.Tensor) and isinstance(eager, torch.Tensor) and eager.is_floating_point()
             and test.shape == eager.shape):
@@ -146,7 +146,7 @@ def _float64_outputs(loaded: Any, seed: int, start: Any) -> dict[str, Any]:
     (empty where that run fails): the accuracy verdict's reference for how far rounding alone goes."""
     import torch
 
-    from pt2kit.runtime.accuracy import float64_copy, float64_mode
+    from pt2kit.runtime.worker.accuracy import float64_copy, float64_mode
 
     with contextlib.suppress(Exception):
         m64, in64 = float64_copy(loaded.model, loaded.inputs)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.flags import check_range, check_seed
-from pt2kit.runtime.job import ModelJob
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.flags import check_range, check_seed
+from pt2kit.runtime.common.job import ModelJob
 from pt2kit.schema import Profile
 
 KEEPS_A_VIOLATION = ("auto", "violation")
@@ -16,7 +16,7 @@ KEEPS_A_VIOLATION = ("auto", "violation")
 class Job(ModelJob, frozen=True, kw_only=True):
     failure: str = "auto"  # auto | compile-error | crash | accuracy | nan | violation | missing-error
     # a name torch registers (the worker checks it), aoti, or FILE.py:NAME; None: a piped record's script's
-    # (pt2kit.runtime.backends), else inductor (drive.run sets it before any worker runs)
+    # (pt2kit.runtime.common.backends), else inductor (drive.run sets it before any worker runs)
     backend: str | None = None
     seed: int = 0
     ref: str = "eager"  # eager | eager64: what an accuracy failure's output is held against

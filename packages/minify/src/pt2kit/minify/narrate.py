@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pt2kit.runtime.narrate import Narrator as Base
+from pt2kit.runtime.parent.narrate import Narrator as Base
 from pt2kit.schema import Bisect, Repro
 
 from .records import Outcome

@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.caches import modes_in, script_env
-from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
+from pt2kit.runtime.common.caches import modes_in, script_env
+from pt2kit.runtime.common.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 
 from . import __version__, ir, original, repro
 from .ahead import Ahead, accuracy_failure, worth_it
@@ -34,7 +34,7 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
     """``want``: the failure a stream record named (kind, and for a violation its constraint and op);
     ``job.jobs``: the workers, decided (:func:`.drive.workers`). The original run, the failure it shows, the
     graph that shows it alone, then its search and the repro. Every run compiles in the script's Inductor
-    cache folder (a piped graph's, :func:`pt2kit.runtime.caches.script_env`); under a max-autotune or
+    cache folder (a piped graph's, :func:`pt2kit.runtime.common.caches.script_env`); under a max-autotune or
     reduce-overhead setting, ``on_caches`` gets the line saying what they read back of it, and their seconds."""
     start = time.monotonic()
     jobs = job.jobs or 1

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.errors import UsageError
 
 from . import ir
 from .ahead import Ahead

@@ -24,7 +24,7 @@ from typing import Any
 from .loading import CODE, DECOMPOSITIONS
 
 ANSWER, HARNESS, LOADING, VERDICTS = (f"pt2kit.minify.{m}" for m in ("answer", "harness", "loading", "verdicts"))
-PRECISION = "pt2kit.runtime.precision"
+PRECISION = "pt2kit.runtime.common.precision"
 Role = tuple[str, str]
 
 

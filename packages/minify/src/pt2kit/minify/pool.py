@@ -25,9 +25,9 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.caches import CacheUse
-from pt2kit.runtime.flags import usable_cpus
-from pt2kit.runtime.forkserver import READ_WHEN_USED
+from pt2kit.runtime.common.caches import CacheUse
+from pt2kit.runtime.common.flags import usable_cpus
+from pt2kit.runtime.worker.forkserver import READ_WHEN_USED
 from pt2kit_portable import signal_name
 
 from . import zygote

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.config import MODULES, from_literal
+from pt2kit.runtime.common.config import MODULES, from_literal
 from pt2kit.schema import Crash, Diff, Kernel, Store, Violation, as_float
 
 from .loading import DECOMPOSITIONS

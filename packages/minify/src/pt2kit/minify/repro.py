@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pt2kit_portable
-from pt2kit.runtime import precision
-from pt2kit.runtime.config import from_literal, literal
+from pt2kit.runtime.common import precision
+from pt2kit.runtime.common.config import from_literal, literal
 
 from . import embed, ir, plan
 from .records import config_strings

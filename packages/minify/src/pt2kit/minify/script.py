@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pt2kit.runtime.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_USAGE, UsageError
-from pt2kit.runtime.session import Session, torch_version
-from pt2kit.runtime.writes import write_output
+from pt2kit.runtime.common.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_USAGE, UsageError
+from pt2kit.runtime.parent.session import Session, torch_version
+from pt2kit.runtime.parent.writes import write_output
 from pt2kit_portable import escape
 
 from . import __version__, embed, scriptstage
@@ -161,13 +161,13 @@ def run(cmd: Command, text: str, folder: Path, timeout: float) -> tuple[int | No
 
 
 def _forked(cmd: Command, path: Path, timeout: float) -> tuple[int | str | None, str]:
-    """The candidate forked by a run's fork server (:mod:`pt2kit.runtime.forkserver`: a test run's), where
+    """The candidate forked by a run's fork server (:mod:`pt2kit.runtime.worker.forkserver`: a test run's), where
     the command's interpreter is this one with no flags: its exit code (None past ``timeout``) and stderr;
     ("fresh", "") where it cannot be (no server, another interpreter or environment)."""
     import shutil
     import threading
 
-    from pt2kit.runtime.forkclient import spawn
+    from pt2kit.runtime.parent.forkclient import spawn
 
     exe = shutil.which(cmd.python[0]) if len(cmd.python) == 1 else None
     if exe is None or os.path.realpath(exe) != os.path.realpath(sys.executable):
@@ -214,9 +214,9 @@ def own_server() -> Iterator[None]:
     """A fork server for the candidates where the run has none (a user's triage): each candidate a fork of one
     process that imported torch once, 0.5 s, not a fresh interpreter's imports (5-25 s a candidate on 2 busy
     cores, which left a 300 s reduction 8 candidates). It serves only this interpreter in this environment
-    (:mod:`pt2kit.runtime.forkserver`'s rule); any other command runs fresh, as before. Where the run names a
-    server already, that one forks them (:func:`pt2kit.runtime.forkclient.serving` starts none)."""
-    from pt2kit.runtime.forkclient import ENV, serving
+    (:mod:`pt2kit.runtime.worker.forkserver`'s rule); any other command runs fresh, as before. Where the run names a
+    server already, that one forks them (:func:`pt2kit.runtime.parent.forkclient.serving` starts none)."""
+    from pt2kit.runtime.parent.forkclient import ENV, serving
 
     with serving() as named:
         _SERVER[0] = named.get(ENV)

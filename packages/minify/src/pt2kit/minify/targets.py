@@ -4,7 +4,7 @@
 of it came (kdiff, when it ran on it, judged it: its verdict stands).
 
 Guarantees: every line is forwarded as it is read (by the Session); a model file is run only once its
-`model` record passed the stream trust rules (pt2kit.runtime.trust); the config a target runs under is
+`model` record passed the stream trust rules (pt2kit.runtime.parent.trust); the config a target runs under is
 its model record's, then the `--config` of the header of the run that wrote the failing record, then
 this command line's. Not guaranteed: that a failure whose model record never came is minified (it is
 skipped with a warning), nor that a second failure of the same kind of the same model is.
@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from pt2kit.runtime.piped import PipedModel, read_piped
-from pt2kit.runtime.session import Session
-from pt2kit.runtime.text import summary_line
+from pt2kit.runtime.common.text import summary_line
+from pt2kit.runtime.parent.piped import PipedModel, read_piped
+from pt2kit.runtime.parent.session import Session
 from pt2kit.schema import Crash, Diff, Error, Header, Kernel, Model, Violation
 
 from .job import Job
@@ -63,7 +63,7 @@ class Piped:
 def read(s: Session, job: Job, on_model: Callable[[PipedModel], None] = lambda m: None) -> Piped:
     """Read stdin to its end (each line forwarded), and what it asks minify to do; ``on_model`` hears of
     each model record as it comes (its trust checks passed)."""
-    from pt2kit.runtime.trust import stream_config_for
+    from pt2kit.runtime.parent.trust import stream_config_for
 
     out = Piped()
     found: list[Target] = []

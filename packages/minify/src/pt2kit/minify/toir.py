@@ -15,8 +15,8 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.hops import hop_name
-from pt2kit.runtime.torchapi import is_op_overload
+from pt2kit.runtime.shims.torchapi import is_op_overload
+from pt2kit.runtime.worker.hops import hop_name
 from pt2kit_portable import copy_inputs, is_leaf, storage_reach, undefined_nodes, value_range
 
 from . import ir
@@ -165,7 +165,7 @@ def _layout(t: Any, stride: list[int]) -> dict[str, int]:
 def _spec(val: Any, real: Any, device: str) -> ir.Spec | None:
     import torch
 
-    from pt2kit.runtime.tensors import jagged
+    from pt2kit.runtime.common.tensors import jagged
 
     parts = jagged(real)
     if parts is not None:  # a Dynamo graph's jagged tensor: its values' spec, its real offsets
@@ -259,7 +259,7 @@ def to_ir(gm: Any, args: list[Any], index: int, device: str, level: str = "aten"
     tensor methods)."""
     import torch
 
-    from pt2kit.runtime.fxmeta import node_place
+    from pt2kit.runtime.worker.fxmeta import node_place
 
     specs: dict[str, ir.Spec | None] = {}
 
@@ -346,8 +346,8 @@ def inside(gm: Any, args: list[Any], index: int, device: str) -> list[ir.Graph]:
     """The subgraphs of ``gm``'s higher-order ops that ran (a cond's taken branch, a loop body on its
     first iteration's values), each as a graph of its own: a bug inside one is cut to a repro without
     the op around it where it shows so (else the search goes on to the whole graph, the op kept whole)."""
-    from pt2kit.runtime.descend import entered
-    from pt2kit.runtime.hops import hop_name, is_hop, materialise
+    from pt2kit.runtime.worker.descend import entered
+    from pt2kit.runtime.worker.hops import hop_name, is_hop, materialise
 
     out = []
     for n in gm.graph.nodes:

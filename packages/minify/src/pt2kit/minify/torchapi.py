@@ -22,7 +22,7 @@ PRELOAD = ("torch._dynamo", "torch._inductor.compile_fx")
 
 def preload() -> None:
     """Import Dynamo and Inductor's compiler, so a forked child does not (on a CUDA build, inside
-    ``pt2kit.runtime.torchapi.cuda_asked_by_nvml``: Inductor's imports ask whether CUDA is there)."""
+    ``pt2kit.runtime.shims.torchapi.cuda_asked_by_nvml``: Inductor's imports ask whether CUDA is there)."""
     import importlib
 
     for name in PRELOAD:

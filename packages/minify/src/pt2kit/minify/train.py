@@ -1,13 +1,13 @@
 """minify's ``--mode train``, worker side: the model runs as the one training step every tool runs
-(:func:`pt2kit.runtime.training.train_step`), its forward and backward aten graphs are captured
-(:func:`pt2kit.runtime.aotgraphs.training_graphs`: the graphs Inductor compiles, split by its partitioner,
+(:func:`pt2kit.runtime.worker.training.train_step`), its forward and backward aten graphs are captured
+(:func:`pt2kit.runtime.worker.aotgraphs.training_graphs`: the graphs Inductor compiles, split by its partitioner,
 each with the real arguments of its first call), and the compiled step is judged against eager's.
 
 Guarantees: eager, float64 and compiled steps each start from the same seed and cleared gradients, so
 a dropout draws alike on every side where Inductor's ``fallback_random`` is on (the harness precision);
 a failure says the phase it shows in: ``forward`` (an error raised by the forward call, an output or
 what the step wrote in place into its inputs, parameters or buffers beyond the verdict or non-finite: each
-step starts from the model file's values, :class:`pt2kit.runtime.written.Start`) or ``backward`` (an error raised by the backward, or only gradients
+step starts from the model file's values, :class:`pt2kit.runtime.worker.written.Start`) or ``backward`` (an error raised by the backward, or only gradients
 failing); outputs are judged before gradients, so a forward bug is never blamed on the backward. Not
 guaranteed: the user's own loss (the loss is each floating output's mean, summed).
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from pt2kit.runtime.accuracy import differs
+from pt2kit.runtime.worker.accuracy import differs
 
 from . import harness, ir, verdicts
 from .toir import to_ir
@@ -39,9 +39,9 @@ def step(loaded: Any, fn: Any, seed: int, send: Any = None) -> tuple[list[tuple[
     the forward returned (a crash after it is the backward's)."""
     import torch
 
-    from pt2kit.runtime.outputs import flatten
-    from pt2kit.runtime.tensors import unjag
-    from pt2kit.runtime.training import train_step
+    from pt2kit.runtime.common.tensors import unjag
+    from pt2kit.runtime.worker.outputs import flatten
+    from pt2kit.runtime.worker.training import train_step
 
     params = _params(loaded.model) + [(n, x) for n, x in flatten(loaded.inputs, "inputs")
                                       if isinstance(x, torch.Tensor) and x.requires_grad]
@@ -72,10 +72,10 @@ def graphs(loaded: Any, job: Any, backend: Any = None) -> tuple[list[ir.Graph], 
     steps where the failure is the backward's (a backend of the user's file is handed these alone: its
     backward is what it makes of them; ``backend`` (loaded) that is an ``aot_autograd`` object gets the
     aten graphs too, a backward one compiled by its ``bw_compiler``)."""
-    from pt2kit.runtime.aotgraphs import training_graphs
-    from pt2kit.runtime.config import apply_config
-    from pt2kit.runtime.torchapi import backward_compiler
-    from pt2kit.runtime.training import train_step
+    from pt2kit.runtime.common.config import apply_config
+    from pt2kit.runtime.shims.torchapi import backward_compiler
+    from pt2kit.runtime.worker.aotgraphs import training_graphs
+    from pt2kit.runtime.worker.training import train_step
 
     # an aot_autograd backend of the user's file compiles aten graphs too: a backward one with its
     # bw_compiler (harness.compile_backward), so its backward bug is searched in the backward graph
@@ -105,11 +105,11 @@ def judge(loaded: Any, job: Any, backend: Any, send: Any) -> dict[str, Any]:
     detail, and the phase it shows in)."""
     import torch
 
-    from pt2kit.runtime.config import apply_config
-    from pt2kit.runtime.errors import UsageError
-    from pt2kit.runtime.text import exception_line
-    from pt2kit.runtime.torchapi import reset_dynamo
-    from pt2kit.runtime.written import Start
+    from pt2kit.runtime.common.config import apply_config
+    from pt2kit.runtime.common.errors import UsageError
+    from pt2kit.runtime.common.text import exception_line
+    from pt2kit.runtime.shims.torchapi import reset_dynamo
+    from pt2kit.runtime.worker.written import Start
 
     start = Start(loaded.model, loaded.inputs)  # each step from here; what it writes in place is judged too
     try:
@@ -158,8 +158,8 @@ def judge(loaded: Any, job: Any, backend: Any, send: Any) -> dict[str, Any]:
 def _float64_step(loaded: Any, seed: int, start: Any) -> dict[str, Any]:
     """Outputs, what it wrote in place (``start``'s leaves) and gradients of the training step of a float64
     copy of the model (empty where it fails)."""
-    from pt2kit.runtime.accuracy import float64_copy, float64_mode
-    from pt2kit.runtime.modelfile import LoadedModel
+    from pt2kit.runtime.common.modelfile import LoadedModel
+    from pt2kit.runtime.worker.accuracy import float64_copy, float64_mode
 
     with contextlib.suppress(Exception):
         m64, in64 = float64_copy(loaded.model, loaded.inputs)

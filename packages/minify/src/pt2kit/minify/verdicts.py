@@ -16,7 +16,7 @@ import re
 
 import torch
 
-from pt2kit.runtime.precision import use_precision
+from pt2kit.runtime.common.precision import use_precision
 from pt2kit_portable import COMPILER_WRAPPERS, compiler_error, differs, exception_line, under_autocast
 
 from . import plan

@@ -15,14 +15,22 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from pt2kit.runtime.accuracy import differs, float64_reference_refused
-from pt2kit.runtime.aotgraphs import forward_graphs
-from pt2kit.runtime.backends import check_registered
-from pt2kit.runtime.config import apply_config, from_literal, is_hook, kept_settings, literal, resolve, worker_settings
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.modelfile import backend_callable, load_model, model_fields
-from pt2kit.runtime.precision import HARNESS, precision_state, use_precision
-from pt2kit.runtime.tensors import first_jagged
+from pt2kit.runtime.common.backends import check_registered
+from pt2kit.runtime.common.config import (
+    apply_config,
+    from_literal,
+    is_hook,
+    kept_settings,
+    literal,
+    resolve,
+    worker_settings,
+)
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.modelfile import backend_callable, load_model, model_fields
+from pt2kit.runtime.common.precision import HARNESS, precision_state, use_precision
+from pt2kit.runtime.common.tensors import first_jagged
+from pt2kit.runtime.worker.accuracy import differs, float64_reference_refused
+from pt2kit.runtime.worker.aotgraphs import forward_graphs
 from pt2kit_portable import under_autocast
 
 from . import filecode, harness, infer, ir, loading, plan, verdicts
@@ -64,7 +72,7 @@ def original(payload: dict[str, Any], send: Any) -> dict[str, Any]:
         loaded, config = _load(job, send)
         precision = _precision(job.precision)  # after the settings: the harness's fallback_random is not the file's
         send({"t": "stage", "stage": "capture"})
-        from pt2kit.runtime.written import Start
+        from pt2kit.runtime.worker.written import Start
 
         start = Start(loaded.model, loaded.inputs)
         graphs, forward = _searched_graphs(loaded, job)
@@ -130,7 +138,7 @@ def _searched_graphs(loaded: Any, job: Job) -> tuple[list[ir.Graph], list[Any]]:
     """(the graphs to search, the forward aten graphs with their arguments: fxcheck's profile reads them);
     ``--mode train``: a training step's forward and backward graphs (:func:`.train.graphs`)."""
     if job.mode == "train":  # the rule kdiff's and benchrun's train modes keep: something must require grad
-        from pt2kit.runtime.training import check_trainable
+        from pt2kit.runtime.worker.training import check_trainable
 
         from . import train
 
@@ -251,11 +259,11 @@ def _localized(payload: dict[str, Any]) -> dict[str, Any]:
 def _reaching(module: Any, inputs: list[Any], names: list[str], bad: list[tuple[str, Any]], failing: list[str],
               fails: Any) -> str | None:
     """Of the diverging nodes ``bad``, the first whose value alone makes a failing output of the graph
-    fail (:mod:`pt2kit.runtime.reach`): a divergence masked away on every path is not the one to keep.
+    fail (:mod:`pt2kit.runtime.worker.reach`): a divergence masked away on every path is not the one to keep.
     The candidate is traced to FX; its all-outputs return names each node (in ``names`` order)."""
     import torch
 
-    from pt2kit.runtime.reach import first_reaching
+    from pt2kit.runtime.worker.reach import first_reaching
 
     try:
         gm = torch.fx.symbolic_trace(module)

@@ -41,8 +41,8 @@ def main() -> int:
 
     handlers = {**HANDLERS, **BISECTING}
 
-    from pt2kit.runtime.caches import CacheUse
-    from pt2kit.runtime.torchapi import counting_cudagraphs_across_resets
+    from pt2kit.runtime.common.caches import CacheUse
+    from pt2kit.runtime.shims.torchapi import counting_cudagraphs_across_resets
     from pt2kit_portable import kept_compiler_state
 
     enc = msgspec.json.Encoder()
@@ -72,7 +72,7 @@ def main() -> int:
 def _cudagraphs_dropped(payload: Any) -> bool:
     """Whether a request's candidate runs under a config without ``triton.cudagraphs`` (the config step dropped the
     script's mode; a request with no config runs under the script's)."""
-    from pt2kit.runtime.caches import modes_in
+    from pt2kit.runtime.common.caches import modes_in
 
     config = payload.get("config") if isinstance(payload, dict) else None
     return isinstance(config, dict) and "triton.cudagraphs" not in modes_in(config)

@@ -5,8 +5,8 @@ not three interpreters).
 
 Guarantees:
 - a forked process has run nothing but imports, what keys Inductor's caches
-  (:func:`pt2kit.runtime.torchapi.inductor_cache_keys`) and the memoising of the answers to Inductor's
-  probes of the CPU, which a fork of the server computes (:func:`pt2kit.runtime.torchapi.vec_isa_answers`,
+  (:func:`pt2kit.runtime.shims.torchapi.inductor_cache_keys`) and the memoising of the answers to Inductor's
+  probes of the CPU, which a fork of the server computes (:func:`pt2kit.runtime.shims.torchapi.vec_isa_answers`,
   replayed here), CUDA asked only through NVML: no tensor op, no compile of a graph, no CUDA context, no
   thread of ours. A child forked before the answers came probes for itself, as ``python repro.py`` would
   (:attr:`Zygote.warm` says they came).
@@ -52,8 +52,8 @@ import threading
 from typing import IO, Any
 
 # minify's own modules a worker runs (torch's: torchapi.preload)
-PRELOAD = ("pt2kit.minify.worker", "pt2kit.minify.work", "pt2kit.minify.bisectwork", "pt2kit.runtime.aotgraphs", "pt2kit.runtime.descend",
-           "pt2kit.runtime.modelfile", "pt2kit.runtime.accuracy")
+PRELOAD = ("pt2kit.minify.worker", "pt2kit.minify.work", "pt2kit.minify.bisectwork", "pt2kit.runtime.worker.aotgraphs", "pt2kit.runtime.worker.descend",
+           "pt2kit.runtime.common.modelfile", "pt2kit.runtime.worker.accuracy")
 
 
 # -- parent side -----------------------------------------------------------------------------------
@@ -170,7 +170,7 @@ class Zygote:
 
 
 class Served:
-    """The fork server a run shares (:mod:`pt2kit.runtime.forkserver`, named in the environment: a test run's,
+    """The fork server a run shares (:mod:`pt2kit.runtime.worker.forkserver`, named in the environment: a test run's,
     say) in a zygote's place: each worker and repro run is forked there, and nothing is imported here for
     them. A request it refuses (another environment) is a fresh process, as without a server."""
 
@@ -183,7 +183,7 @@ class Served:
 
     def spawn(self, op: str, *, argv: list[str] | None = None, cwd: str | None = None,
               env: dict[str, str] | None = None) -> Any:
-        from pt2kit.runtime.forkclient import ENV, spawn
+        from pt2kit.runtime.parent.forkclient import ENV, spawn
 
         # a repro's run gets no PT2KIT variable (verify): the server is named apart
         return spawn("pt2kit.minify.worker" if op == "worker" else None, argv or [], env or self.env, cwd,
@@ -199,7 +199,7 @@ class Served:
 def start(env: dict[str, str]) -> Zygote | Served | None:
     if not (hasattr(os, "fork") and hasattr(socket, "send_fds") and hasattr(socket, "SOCK_SEQPACKET")):
         return None
-    from pt2kit.runtime.forkclient import ENV
+    from pt2kit.runtime.parent.forkclient import ENV
 
     if env.get(ENV):
         return Served(env)
@@ -225,7 +225,7 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
             os.close(fd)
         os.environ.clear()
         os.environ.update(req["env"])
-        from pt2kit.runtime.torchapi import forget_cache_dirs
+        from pt2kit.runtime.shims.torchapi import forget_cache_dirs
 
         forget_cache_dirs()  # the child's Inductor cache folder is its environment's (the script's: Pool's env)
         os.chdir(req["cwd"])
@@ -283,9 +283,9 @@ def main(fd: int) -> int:
 
     # Python 3.12 warns on every fork of a process with threads; torch's own (OpenMP's) are fork-aware
     warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
-    from pt2kit.runtime.forkserver import probe_in_a_fork, read_answers
-    from pt2kit.runtime.torchapi import cuda_asked_by_nvml, inductor_cache_keys, replay_vec_isa_answers
-    from pt2kit.runtime.worker import ahead_of_the_job
+    from pt2kit.runtime.shims.torchapi import cuda_asked_by_nvml, inductor_cache_keys, replay_vec_isa_answers
+    from pt2kit.runtime.worker.forkserver import probe_in_a_fork, read_answers
+    from pt2kit.runtime.worker.main import ahead_of_the_job
 
     from .torchapi import preload
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pt2kit.runtime.text import printable
+from pt2kit.runtime.common.text import printable
 
 from .collection import Collection, speedup_text
 from .markdown import text as md_text

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pt2kit.runtime.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from pt2kit.runtime.session import Session
-from pt2kit.runtime.writes import check_output, named_by, write_output
+from pt2kit.runtime.common.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from pt2kit.runtime.parent.session import Session
+from pt2kit.runtime.parent.writes import check_output, named_by, write_output
 
 from .job import Job
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import msgspec
 
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.errors import UsageError
 
 
 class Job(msgspec.Struct, frozen=True, kw_only=True):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pt2kit.runtime.text import printable
+from pt2kit.runtime.common.text import printable
 
 # what CommonMark or HTML may read as markup inside a line (. and = only matter at a line's start, which
 # one-line text never has: what it follows is ours)

@@ -3,7 +3,7 @@
 
 Every field in `md` is written by :mod:`.markdown` (text, code spans, fences), so a record cannot format,
 link or inject HTML into an issue; `text` shows
-control characters as escapes (:func:`pt2kit.runtime.session.printable`).
+control characters as escapes (:func:`pt2kit.runtime.parent.session.printable`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from pt2kit.runtime.text import printable
+from pt2kit.runtime.common.text import printable
 
 from .collection import (
     Collection,

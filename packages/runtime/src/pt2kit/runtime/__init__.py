@@ -1,6 +1,6 @@
 """pt2kit-runtime: what the pt2kit tools share. Importing it never imports torch."""
 
-from .errors import (
+from .common.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_CODES_HELP,
     EXIT_CRASH,
@@ -13,7 +13,7 @@ from .errors import (
     UsageError,
 )
 
-__version__ = "2.51.1"
+__version__ = "3.0.0"
 
 __all__ = [
     "EXIT_BROKEN_PIPE", "EXIT_CODES_HELP", "EXIT_CRASH", "EXIT_FINDINGS", "EXIT_INTERRUPTED",

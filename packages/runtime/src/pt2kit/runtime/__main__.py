@@ -12,10 +12,10 @@ from typing import Annotated, Any
 import typer
 
 from . import __version__
-from .errors import UsageError
-from .options import Debug, Quiet, Store, Version, command, tool_app
-from .session import Session, printable
-from .storegc import DEFAULT_PRUNE
+from .cli.storegc import DEFAULT_PRUNE
+from .common.errors import UsageError
+from .parent.options import Debug, Quiet, Store, Version, command, tool_app
+from .parent.session import Session, printable
 
 app = tool_app("pt2kit", __doc__ or "", group=True)
 
@@ -64,7 +64,7 @@ def ls(
 
 
 def _ls(s: Session, files: list[str]) -> int:
-    from .catalog import summarize
+    from .cli.catalog import summarize
 
     sources = files or ([str(s.store.root)] if s.store.root.is_dir() else ["-"])
     runs = summarize(s.expand(sources))
@@ -103,7 +103,7 @@ def gc(
 
 
 def _gc(s: Session, streams: list[str], *, dry_run: bool, prune: str, allow_no_refs: bool) -> int:
-    from .storegc import (
+    from .cli.storegc import (
         blobs_problem,
         needed,
         other_store_problem,

@@ -19,6 +19,6 @@ from .env import start_env
 from .process import SHELL_RESTORES, ToolTimeout, module, popen, run
 from .result import Result
 
-__version__ = "1.2.2"
+__version__ = "1.2.3"
 
 __all__ = ["__version__", "SHELL_RESTORES", "Result", "ToolTimeout", "module", "popen", "run", "run_alone", "start_env"]

@@ -4,7 +4,7 @@
 :class:`subprocess.CompletedProcess` (text). In it, importing ``pt2kit`` or ``pt2kit_portable`` fails, so a
 repro that leaned on our code fails the test rather than a user's run.
 
-Where the test run has a fork server (:mod:`pt2kit.runtime.forkserver`, which nox starts around pytest, named
+Where the test run has a fork server (:mod:`pt2kit.runtime.worker.forkserver`, which nox starts around pytest, named
 by ``PT2KIT_FORKSERVER``) and the run's environment is the one it imported under, the repro runs in a fork of
 that warm process with every pt2kit module dropped from ``sys.modules`` and blocked first: torch, Dynamo and
 Inductor are imported, nothing of ours is, and ``sys.argv``/``sys.path[0]`` are what ``python repro.py`` sets
@@ -53,7 +53,7 @@ def run_alone(path: str | os.PathLike[str], env: Mapping[str, str] | None = None
 
 def _forked(path: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess | None:
     try:
-        from pt2kit.runtime.forkclient import ENV, spawn
+        from pt2kit.runtime.parent.forkclient import ENV, spawn
     except ImportError:
         return None
     if not env.get(ENV):

@@ -33,8 +33,8 @@ from typing import Annotated
 
 import typer
 
-from pt2kit.runtime.options import Debug, Quiet, Store, Version, command, tool_app
-from pt2kit.runtime.session import Session
+from pt2kit.runtime.parent.options import Debug, Quiet, Store, Version, command, tool_app
+from pt2kit.runtime.parent.session import Session
 
 from . import __version__, drive
 from .job import Job

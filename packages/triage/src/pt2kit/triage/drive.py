@@ -18,7 +18,7 @@ Guarantees:
   Not a backend whose file runs more than definitions at import (a script without a ``__main__`` guard): each
   tool loading it would run the script again; one line says how to hand it over, neither runs, exit 2.
 * kdiff's and minify's workers are forks of one process that imports torch, Dynamo and Inductor while the script
-  runs (:func:`pt2kit.runtime.forkclient.serving`; where the environment names a fork server already, that one),
+  runs (:func:`pt2kit.runtime.parent.forkclient.serving`; where the environment names a fork server already, that one),
   not each a fresh import after the step before; the steps' command lines, output and exit codes are the same.
   The server is stopped when triage ends.
 * The folder is new or empty (never one holding files, a link that dangles or loops, or where stdout or
@@ -44,11 +44,11 @@ import stat
 import sys
 from pathlib import Path
 
-from pt2kit.runtime.backends import DECOMPOSITION
-from pt2kit.runtime.errors import Terminated, UsageError
-from pt2kit.runtime.forkclient import serving
-from pt2kit.runtime.session import Session
-from pt2kit.runtime.writes import Outputs
+from pt2kit.runtime.common.backends import DECOMPOSITION
+from pt2kit.runtime.common.errors import Terminated, UsageError
+from pt2kit.runtime.parent.forkclient import serving
+from pt2kit.runtime.parent.session import Session
+from pt2kit.runtime.parent.writes import Outputs
 
 from . import bugreport, environment, streams
 from .job import Job, fresh_folder, make_folder
@@ -275,9 +275,9 @@ def _backend(seen: streams.Seen, say: Narrator) -> list[str] | None:
 
 def _unloadable(seen: streams.Seen) -> str | None:
     """The line saying why the script's one backend of code cannot be handed over: its file runs more than
-    definitions at import (pt2kit.runtime.toplevel, the rule kdiff's and minify's loader keeps), so each
+    definitions at import (pt2kit.runtime.common.toplevel, the rule kdiff's and minify's loader keeps), so each
     tool loading it would run the script again; None where it can be (or is not one file's name)."""
-    from pt2kit.runtime.toplevel import unguarded
+    from pt2kit.runtime.common.toplevel import unguarded
 
     file, _, name = next(iter(seen.backend_code)).rpartition(":") if len(seen.backend_code) == 1 else ("", "", "")
     return unguarded(Path(file), name) if file.endswith(".py") and name.isidentifier() else None

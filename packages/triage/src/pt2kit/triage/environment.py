@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 
-from pt2kit.runtime.pythonrun import python_run
+from pt2kit.runtime.parent.pythonrun import python_run
 
 # torch and the standard library only: it runs in the user's interpreter, where pt2kit may not be installed
 PROBE = r'''
@@ -60,7 +60,7 @@ print(json.dumps(out))
 
 def interpreter(command: list[str]) -> tuple[str, str | None]:
     """The interpreter the command's Python runs in, and why, where it is not the command's own ``python``:
-    a script's first line read as the kernel reads it (:func:`pt2kit.runtime.pythonrun.python_run`), so a
+    a script's first line read as the kernel reads it (:func:`pt2kit.runtime.parent.pythonrun.python_run`), so a
     bash script whose first line or comments mention python never gets the probe's Python run by bash."""
     run = python_run(command)
     if run is None:

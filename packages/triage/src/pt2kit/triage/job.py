@@ -10,8 +10,8 @@ from pathlib import Path
 
 import msgspec
 
-from pt2kit.runtime.errors import UsageError
-from pt2kit.runtime.flags import check_seconds
+from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.flags import check_seconds
 
 
 class Job(msgspec.Struct, frozen=True, kw_only=True):

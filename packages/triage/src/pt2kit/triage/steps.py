@@ -1,7 +1,7 @@
 """One step of the pipeline: a pt2kit tool run as the command it is, its stdin and stdout files of the
 folder, and the line a user types to run it by hand; and how triage waits for it.
 
-A step runs as ``pt2kit capture`` runs the script, by the same code (:mod:`pt2kit.runtime.foreground`,
+A step runs as ``pt2kit capture`` runs the script, by the same code (:mod:`pt2kit.runtime.parent.foreground`,
 ``timeout --foreground``'s rule): in triage's own process group, so the terminal's Ctrl-C reaches it once,
 from the terminal, and Ctrl-Z gives the shell back; a signal sent to triage alone (``kill PID``) is handed to
 the step, and a second SIGINT or SIGTERM kills its tree. The step ends as the tool ends on it (capture
@@ -17,8 +17,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pt2kit.runtime import foreground
-from pt2kit.runtime.writes import Outputs
+from pt2kit.runtime.parent import foreground
+from pt2kit.runtime.parent.writes import Outputs
 
 
 @dataclass

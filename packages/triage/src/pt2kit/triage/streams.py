@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pt2kit.runtime.errors import UsageError
+from pt2kit.runtime.common.errors import UsageError
 from pt2kit.schema import Crash, Diff, Header, Kernel, Model, Repro, Violation, read_stream
 
 

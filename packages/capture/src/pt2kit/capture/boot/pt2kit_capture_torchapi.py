@@ -244,7 +244,7 @@ def is_fake(t: Any) -> bool:
 def settings() -> dict[str, str]:
     """Every dynamo/inductor/functorch/fx setting not at its default now, as --config takes it
     (``{"inductor.cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}``): pt2kit_portable's collector, the one
-    pt2kit.runtime.config.worker_settings runs, so ``inf`` survives as ``1e999`` and a setting is kept
+    pt2kit.runtime.common.config.worker_settings runs, so ``inf`` survives as ``1e999`` and a setting is kept
     only where its text applies back as the same value; and what a compile's ``fullgraph=True`` gave it."""
     from pt2kit_portable import collect_settings
 

@@ -68,7 +68,7 @@ def judge_leaves(test: list[tuple[str, Any]], baseline: list[tuple[str, Any]],
 
     A floating leaf passes when it passes ``assert_close`` (default tolerances) against the
     baseline, or :func:`accuracy_rule` against the float64 run; any other leaf must be equal."""
-    from .tensors import unjag
+    from ..common.tensors import unjag
 
     test, baseline, fp64 = unjag(test), unjag(baseline), unjag(fp64 or [])  # a jagged leaf: values, offsets
     tests, f64 = dict(test), dict(fp64)

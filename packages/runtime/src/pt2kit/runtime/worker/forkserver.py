@@ -1,11 +1,11 @@
 """A fork server for every tool's worker: one process imports torch, Dynamo and Inductor's compiler once
-and answers Inductor's CPU probes once, then forks each ``pt2kit.runtime.worker`` a tool asks for, so a
+and answers Inductor's CPU probes once, then forks each ``pt2kit.runtime.worker.main`` a tool asks for, so a
 worker starts in milliseconds instead of the 4-7 s those imports and probes take on a 2-core machine.
 
-``python -m pt2kit.runtime.forkserver -- CMD ...`` serves while CMD runs (a test run, a script that
+``python -m pt2kit.runtime.worker.forkserver -- CMD ...`` serves while CMD runs (a test run, a script that
 pipes several tools), with ``PT2KIT_FORKSERVER`` naming its socket in CMD's environment; a tool whose
 environment names a server asks it for its workers (:func:`child.start_worker`, through
-:mod:`.forkclient`, the tool's side), and any other tool starts ``python -m pt2kit.runtime.worker`` as
+:mod:`..parent.forkclient`, the tool's side), and any other tool starts ``python -m pt2kit.runtime.worker.main`` as
 before.
 
 Guarantees:
@@ -21,7 +21,7 @@ Guarantees:
   another session, or where importing initialised CUDA (no fork could use it), the server refuses and
   the tool starts a fresh worker: never a worker whose torch read another environment.
 * The server runs nothing but imports, what keys Inductor's caches and the CPU probes' answers (computed
-  in a fork of its own, replayed: :func:`pt2kit.runtime.torchapi.replay_vec_isa_answers`) before it
+  in a fork of its own, replayed: :func:`pt2kit.runtime.shims.torchapi.replay_vec_isa_answers`) before it
   forks; no tensor op, no compile, no thread of its own (a fork of a threaded process can deadlock).
 * When it stops, where it refused anything, one line on stderr counts its forks and its refusals by
   reason (``pt2kit fork server: forked 212, refused 7 (another environment (HOME): 7)``): each refusal
@@ -47,8 +47,8 @@ import sys
 import tempfile
 from typing import Any
 
-from .forkclient import WORKER
-from .torchapi import forget_cache_dirs
+from ..parent.forkclient import WORKER
+from ..shims.torchapi import forget_cache_dirs
 
 # variables torch and Python read at no import (or that only name who started us): they may differ
 # RAY_: Ray's, read when ray is imported, which the server never does (a worker Ray started carries them)
@@ -60,10 +60,10 @@ IGNORED = frozenset({"PWD", "OLDPWD", "_", "SHLVL", "PS1", "PS2", "PYTHONUNBUFFE
                      "NO_COLOR", "FORCE_COLOR", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"})
 # Inductor's and Triton's cache folders: read where a compile uses them, never at import, and the server compiles
 # nothing. A test or a script with a folder of its own was refused (in one run of the test command, 49 fresh
-# Pythons); the child forgets anything Inductor memoised of the folder (:func:`.torchapi.forget_cache_dirs`).
+# Pythons); the child forgets anything Inductor memoised of the folder (:func:`..shims.torchapi.forget_cache_dirs`).
 READ_WHEN_USED = frozenset({"TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"})
-PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", WORKER, "pt2kit.runtime.modelfile",
-           "pt2kit.runtime.accuracy")
+PRELOAD = ("torch", "torch._dynamo", "torch._inductor.compile_fx", WORKER, "pt2kit.runtime.common.modelfile",
+           "pt2kit.runtime.worker.accuracy")
 
 
 def _relevant(env: dict[str, str]) -> dict[str, str]:
@@ -145,7 +145,7 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
 
 def probe_in_a_fork(closing: list[Any]) -> tuple[int, int]:
     """(pid, the read end its answers come on): a fork of this server that runs Inductor's CPU probes
-    (:func:`pt2kit.runtime.torchapi.vec_isa_answers`, threads and children of their own, which a process
+    (:func:`pt2kit.runtime.shims.torchapi.vec_isa_answers`, threads and children of their own, which a process
     that forks must not run) at a low priority and writes their answers as JSON."""
     r, w = os.pipe()
     pid = os.fork()
@@ -160,7 +160,7 @@ def probe_in_a_fork(closing: list[Any]) -> tuple[int, int]:
             for fd in (0, 1, 2):
                 os.dup2(devnull, fd)
             os.nice(10)
-            from .torchapi import cuda_asked_by_nvml, vec_isa_answers
+            from ..shims.torchapi import cuda_asked_by_nvml, vec_isa_answers
 
             with cuda_asked_by_nvml(), os.fdopen(w, "wb") as out:
                 out.write(json.dumps(vec_isa_answers()).encode())
@@ -194,8 +194,8 @@ def _warm() -> bool:
 
     # Python 3.12 warns on every fork of a process with threads; torch's own (OpenMP's) are fork-aware
     warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
-    from .torchapi import cuda_asked_by_nvml, inductor_cache_keys
-    from .worker import ahead_of_the_job
+    from ..shims.torchapi import cuda_asked_by_nvml, inductor_cache_keys
+    from .main import ahead_of_the_job
 
     # started beside the command it serves (a script a triage runs): the imports take the cores it leaves idle
     with ahead_of_the_job(), cuda_asked_by_nvml():
@@ -239,7 +239,7 @@ class _Server:
                 self._reap()
             if self.waiting_answers and self.answers_r in ready:
                 self.waiting_answers = False
-                from .torchapi import cuda_asked_by_nvml, replay_vec_isa_answers
+                from ..shims.torchapi import cuda_asked_by_nvml, replay_vec_isa_answers
 
                 with cuda_asked_by_nvml():
                     replay_vec_isa_answers(read_answers(self.answers_r))
@@ -340,7 +340,7 @@ def serve(path: str) -> int:
 
 def run(command: list[str]) -> int:
     """Run ``command`` with a server beside it, named in its environment; its exit code."""
-    from .forkclient import serving
+    from ..parent.forkclient import serving
 
     with serving(stderr=None) as served:
         try:
@@ -358,7 +358,7 @@ if __name__ == "__main__":
     elif sys.argv[1:2] == ["--"] and len(sys.argv) > 2:
         code = run(sys.argv[2:])
     else:
-        print("usage: python -m pt2kit.runtime.forkserver -- COMMAND [ARGS...]", file=sys.stderr)
+        print("usage: python -m pt2kit.runtime.worker.forkserver -- COMMAND [ARGS...]", file=sys.stderr)
         code = 2
     sys.stdout.flush()
     sys.stderr.flush()

@@ -19,7 +19,7 @@ import msgspec
 
 from pt2kit.schema import Record, decode
 
-from .errors import EXIT_OK
+from ..common.errors import EXIT_OK
 
 Say = Callable[[str], None]
 

@@ -9,7 +9,7 @@ names is ever executed. Guarantees, for `model` records read from a pipe:
   links to ``evil.txt``, or into site-packages, is refused, naming both), and it is executed as Python source only: never as bytecode
   (``.pyc``) or as an extension module (``.so``), whatever its name.
 * ``FILE.py:NAME`` must name a plain function defined in that file (``os.py:abort`` is refused
-  twice over); :func:`pt2kit.runtime.modelfile.load_model` checks that in the child.
+  twice over); :func:`pt2kit.runtime.common.modelfile.load_model` checks that in the child.
 * A file that lies in a store's ``blobs/<ab>/`` directory under a ``<sha256>.py`` name (what ``pt2kit
   capture`` writes) must hash to that name: a captured model file edited after capture is refused.
 * The file is named on stderr before it runs.
@@ -44,7 +44,7 @@ import re
 import sysconfig
 from pathlib import Path
 
-from .errors import UsageError
+from ..common.errors import UsageError
 
 # The last dotted part of a setting that names something outside the model: a program, a file or
 # directory, a library, a host, a remote cache, a hook or a class to import, flags for a compiler.
@@ -126,7 +126,7 @@ def _installation_dirs() -> list[str]:
 
 def check_model_file(file: str, entry: str | None, where: str) -> str:
     """The ``FILE.py[:NAME]`` spec a piped `model` record may run, or UsageError saying why not."""
-    from .modelfile import parse_spec
+    from ..common.modelfile import parse_spec
 
     if not file or "\x00" in file:
         raise UsageError(f"{where}: the model record names no file")

@@ -2,7 +2,7 @@
 
 :func:`read_piped` reads stdin through the Session (each line forwarded to stdout as read) and yields
 each line with, for a `model` record, its checked :class:`PipedModel`; :func:`each_piped` yields only
-the models, each said on stderr. ``ModelJob.for_piped(model)`` (:mod:`.job`) is the one way a tool
+the models, each said on stderr. ``ModelJob.for_piped(model)`` (:mod:`..common.job`) is the one way a tool
 turns one into the job its worker runs.
 
 Guarantees: a stream is data (see :mod:`.trust`): a model file it names is checked before anything runs,
@@ -23,9 +23,9 @@ import msgspec
 from pt2kit.schema import Model, StreamError
 from pt2kit.schema.stream import Line
 
-from .backends import inductor_options
-from .errors import UsageError
-from .text import summary_line
+from ..common.backends import inductor_options
+from ..common.errors import UsageError
+from ..common.text import summary_line
 from .trust import check_model_file, stream_config_for, stream_settings
 
 __all__ = ["PipedModel", "read_piped", "each_piped", "upstream_end", "piped", "piped_models", "piped_labelled"]

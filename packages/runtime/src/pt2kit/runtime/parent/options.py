@@ -29,7 +29,7 @@ from typing import Annotated, Any, Literal
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from .errors import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_USAGE
+from ..common.errors import EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_USAGE
 from .stdio import hold_closed_stdio
 
 # typer 0.26 and later parse with a copy of click of their own (and no longer install click; before 0.26
@@ -61,7 +61,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _one_line(name: str, run: Any) -> Any:
-    from .text import printable
+    from ..common.text import printable
 
     hold_closed_stdio()
     try:

@@ -1,4 +1,4 @@
-"""The child side of :mod:`.child`: ``python -m pt2kit.runtime.worker`` (reads its job on stdin).
+"""The child side of :mod:`..parent.child`: ``python -m pt2kit.runtime.worker.main`` (reads its job on stdin).
 
 Guarantees: the job's ``target`` runs in this process's main thread with a :class:`Channel` to the
 parent on the original stdout (fd 1 is pointed at stderr first, so the model's prints cannot enter the
@@ -33,9 +33,9 @@ import msgspec
 from pt2kit.schema import SCHEMA_MAJOR, Record, Store, StreamError
 from pt2kit.schema.store import STORE_ENV, sweep_temp_files
 
-from .caches import ENV, use_script_cache
-from .errors import EXIT_INTERRUPTED, EXIT_TERMINATED, UsageError
-from .outcome import CannotJudge
+from ..common.caches import ENV, use_script_cache
+from ..common.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, UsageError
+from ..common.outcome import CannotJudge
 
 MESSAGE_CHARS = 8000
 

@@ -39,7 +39,7 @@ from pt2kit.schema import BlobError, Header, Record, Store, StreamError, read_st
 from pt2kit.schema import __version__ as schema_version
 from pt2kit.schema.stream import Line, RecordWriter
 
-from .errors import (
+from ..common.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_CRASH,
     EXIT_INTERRUPTED,
@@ -48,9 +48,9 @@ from .errors import (
     Terminated,
     UsageError,
 )
+from ..common.text import exception_line, printable, summary_line
 from .narrate import Narrator
 from .stdio import stdout_closed
-from .text import exception_line, printable, summary_line
 
 __all__ = ["Session", "exception_line", "printable", "summary_line", "torch_version"]
 
@@ -188,7 +188,7 @@ class Session:
         return self.writer.emit_new(cls, **fields)
 
     def crash(self, model: str | None, fields: dict[str, Any]) -> int:
-        """Record a child's crash (fields from :class:`~pt2kit.runtime.child.ChildResult`), say it, exit 3."""
+        """Record a child's crash (fields from :class:`~pt2kit.runtime.parent.child.ChildResult`), say it, exit 3."""
         from pt2kit.schema import Crash
 
         self.emit(Crash, model=model, **fields)
@@ -237,7 +237,7 @@ class Session:
     def piped_models(
         self, *, device: str | None, hint: str, config: dict[str, str] | None = None, stream_config: bool = True
     ) -> Iterator[tuple[str, str, dict[str, str]]]:
-        """(spec, device, config) of each `model` record on stdin: :func:`pt2kit.runtime.piped.piped_models`."""
+        """(spec, device, config) of each `model` record on stdin: :func:`pt2kit.runtime.parent.piped.piped_models`."""
         from .piped import piped_models
 
         return piped_models(self, device=device, hint=hint, config=config, stream_config=stream_config)
@@ -247,7 +247,7 @@ class Session:
         also: Sequence[type] = (),
     ) -> Iterator[tuple[Line, tuple[str, str, dict[str, str], str] | None]]:
         """Each line of stdin with, for a model record, its checked (spec, device, config, where):
-        :func:`pt2kit.runtime.piped.piped`."""
+        :func:`pt2kit.runtime.parent.piped.piped`."""
         from .piped import piped
 
         return piped(self, device=device, hint=hint, config=config, stream_config=stream_config, also=also)
@@ -258,7 +258,7 @@ class Session:
 
     def each_model(self, job: Any, *, target: str, narrator: Callable[[Callable[[str], None], str, Any], Narrator],
                    hint: str, env: dict[str, str] | None = None) -> int:
-        """Run ``job`` (a :class:`~pt2kit.runtime.job.ModelJob`) in a worker (``target``) for the model it
+        """Run ``job`` (a :class:`~pt2kit.runtime.common.job.ModelJob`) in a worker (``target``) for the model it
         names, or, when it names none, for each `model` record on stdin with that record's model, device,
         config and label (``job.label``: what the worker's records name); each worker's records are narrated by ``narrator(say, label, job)``. Returns the
         worst exit code of them all."""
@@ -297,8 +297,8 @@ class Session:
 
         A missing file is exit 2 before the header, so nothing is written for a typo.
         """
-        from .errors import ModelFileError
-        from .modelfile import label_of, parse_spec
+        from ..common.errors import ModelFileError
+        from ..common.modelfile import label_of, parse_spec
 
         path, entry = parse_spec(spec)
         if not path.is_file():
@@ -336,7 +336,7 @@ class Session:
                   timeout: float | None = None, env: dict[str, str] | None = None) -> Any:
         """Run a tool's work (``target``, "package.module:function") in a worker: its records go to
         ``on_record``, its stages to the progress line, its death into the returned
-        :class:`~pt2kit.runtime.child.ChildResult`'s ``crash`` (pass that to :meth:`crash`)."""
+        :class:`~pt2kit.runtime.parent.child.ChildResult`'s ``crash`` (pass that to :meth:`crash`)."""
         from .child import run_in_child
         from .progress import Progress
 

@@ -19,7 +19,7 @@ import os
 import time
 from typing import Any
 
-from .torchapi import MODE_SETTINGS, compile_counters, forget_cache_dirs, inductor_cache_dir
+from ..shims.torchapi import MODE_SETTINGS, compile_counters, forget_cache_dirs, inductor_cache_dir
 
 ENV = "TORCHINDUCTOR_CACHE_DIR"
 INDUCTOR = "torch._inductor.config"
@@ -45,7 +45,7 @@ def script_env(folder: str | None, given: bool, environ: dict[str, str]) -> dict
 
 
 def modes_in(config: dict[str, dict[str, str]]) -> list[str]:
-    """:data:`.torchapi.MODE_SETTINGS` on in a resolved config ({module: {key: literal}}), read without torch."""
+    """:data:`..shims.torchapi.MODE_SETTINGS` on in a resolved config ({module: {key: literal}}), read without torch."""
     inductor = config.get(INDUCTOR, {})
     return [k for k in MODE_SETTINGS if inductor.get(k) == "True"]
 
@@ -105,7 +105,7 @@ class CacheUse:
         return self.grew.get(key, 0)
 
     def line(self, modes: list[str], what: str = "compiled", workers: bool = False) -> str | None:
-        """One line, or None where none of a mode's settings (``modes``: :func:`.torchapi.mode_settings`) is on;
+        """One line, or None where none of a mode's settings (``modes``: :func:`..shims.torchapi.mode_settings`) is on;
         ``what``: the compiles counted ("compiled", "38 candidates compiled"); ``workers``: the seconds are
         several processes' added up."""
         if not modes or self.folder is None:

@@ -23,7 +23,7 @@ import torch
 
 from pt2kit_portable import copy_inputs
 
-from .torchapi import aot_autograd, boxed, min_cut_partition, reset_dynamo
+from ..shims.torchapi import aot_autograd, boxed, min_cut_partition, reset_dynamo
 
 
 def concrete(a: Any) -> Any:
@@ -108,7 +108,7 @@ class TrainingGraphs:
 def training_graphs(model: Any, call: Callable[[Any], Any], dynamo: list[Any] | None = None
                      ) -> list[TrainingGraphs]:
     """Forward and backward aten graphs of each graph Dynamo compiles while ``call(compiled model)``
-    runs, which must run a backward (e.g. :func:`pt2kit.runtime.training.train_step`). Graphs are in
+    runs, which must run a backward (e.g. :func:`pt2kit.runtime.worker.training.train_step`). Graphs are in
     the order Dynamo compiled them; a backward is paired with its own forward (one AOTAutograd per
     Dynamo graph), whatever order the backwards run in. ``dynamo`` as for :func:`forward_graphs`."""
     captured: list[dict[str, Any]] = []

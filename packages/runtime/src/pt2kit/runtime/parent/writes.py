@@ -60,7 +60,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
+from ..common.errors import UsageError
 
 STDIN = "-"
 Inputs = Iterable[tuple[str, "str | os.PathLike[str]"]]

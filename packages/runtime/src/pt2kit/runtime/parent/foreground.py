@@ -45,7 +45,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pt2kit.runtime.stdio import held
+from pt2kit.runtime.parent.stdio import held
 from pt2kit_portable import GRACE  # seconds between SIGTERM and SIGKILL, as every pt2kit parent gives
 
 FORWARD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)

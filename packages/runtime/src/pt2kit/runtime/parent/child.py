@@ -2,14 +2,14 @@
 
 Guarantees:
 
-* The work runs as ``target(payload, chan)`` in a fresh ``python -m pt2kit.runtime.worker``. Its
+* The work runs as ``target(payload, chan)`` in a fresh ``python -m pt2kit.runtime.worker.main``. Its
   records travel to the parent whole, one line each, on the child's original stdout; the child's
   fd 1 is pointed at stderr first, so a model that prints cannot corrupt the stream.
 * The child says which stage it is in (``chan.stage("compile")``) before each step, so a segfault,
   an abort or an uncaught exception is reported with the stage it happened in, the signal or the
   exception, and the last lines of the child's stderr (faulthandler is on: a segfault leaves the
   Python stack there, with the user's line).
-* A :class:`~pt2kit.runtime.errors.UsageError` raised in the child (a bad model file, say) is raised
+* A :class:`~pt2kit.runtime.common.errors.UsageError` raised in the child (a bad model file, say) is raised
   again in the parent, so it ends as one line and exit 2, not as a crash.
 * The child never outlives the parent's interest in it: when the parent is interrupted (Ctrl-C,
   SIGTERM) or its ``timeout`` passes, the child is asked to stop (SIGTERM: at its next bytecode it
@@ -51,8 +51,8 @@ import msgspec
 from pt2kit.schema.store import sweep_temp_files
 from pt2kit_portable import GRACE, signal_name
 
-from .errors import UsageError
-from .outcome import CannotJudge
+from ..common.errors import UsageError
+from ..common.outcome import CannotJudge
 
 STDERR_TAIL_LINES = 40
 STDERR_TAIL_CHARS = 6000
@@ -102,11 +102,11 @@ def stop(proc: subprocess.Popen[bytes], grace: float = GRACE) -> None:
 # what a tool's worker imports ahead of a piped model (Session.warm): on a 2-core box torch takes 2.3 s,
 # Dynamo 2.1 s and Inductor's compiler 1.8 s, which a compiling tool's job imports anyway; then Inductor's
 # once-a-process machine probes (torchapi.warm_inductor), which its first compile would pay
-COMPILER = ("torch", "torch._dynamo", "torch._inductor.compile_fx", "pt2kit.runtime.torchapi:warm_inductor")
+COMPILER = ("torch", "torch._dynamo", "torch._inductor.compile_fx", "pt2kit.runtime.shims.torchapi:warm_inductor")
 
 
 def start_worker(env: dict[str, str] | None = None, preload: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
-    """A ``python -m pt2kit.runtime.worker`` that imports ``preload`` at once (``module:function``: imports
+    """A ``python -m pt2kit.runtime.worker.main`` that imports ``preload`` at once (``module:function``: imports
     the module and calls the function), then waits for its job: the
     import overlaps whatever the parent waits for before it knows the job (the user's script, in capture)."""
     child_env = dict(os.environ if env is None else env)
@@ -117,7 +117,7 @@ def start_worker(env: dict[str, str] | None = None, preload: tuple[str, ...] = (
     forked = spawn_worker(args, child_env)  # where a fork server serves this environment (a test run's)
     if forked is not None:
         return forked  # type: ignore[return-value]  # Popen's surface
-    argv = [sys.executable, "-m", "pt2kit.runtime.worker", *args]
+    argv = [sys.executable, "-m", "pt2kit.runtime.worker.main", *args]
     return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env)
 
 

@@ -4,7 +4,7 @@
 The loss is the sum, over the model's floating outputs that require grad, of each one's mean (in
 float32 or wider, so a half-precision output's mean does not overflow): every output gets a gradient,
 scaled so no output's size dominates. benchrun's train mode, kdiff's and minify's ``--mode train``
-and the backward capture (:func:`pt2kit.runtime.aotgraphs.training_graphs`) all use it (the rule is
+and the backward capture (:func:`pt2kit.runtime.worker.aotgraphs.training_graphs`) all use it (the rule is
 ``pt2kit_portable.loss_of``, which minify's joint repros carry), so a gradient
 one tool reports is the gradient another reproduces. A model file that holds ``example_grads`` (``pt2kit
 capture``'s, for a graph whose backward ran in the script) is differentiated by them instead, in their
@@ -31,7 +31,7 @@ from typing import Any
 from pt2kit_portable import as_input, copy_inputs, is_leaf
 from pt2kit_portable import loss_of as portable_loss
 
-from .errors import UsageError
+from ..common.errors import UsageError
 
 
 def step_inputs(inputs: Any, every_floating: bool = False) -> Any:
@@ -42,7 +42,7 @@ def step_inputs(inputs: Any, every_floating: bool = False) -> Any:
     Parameter too (``parameters=True``, as capture's ``--check`` copies one; a floating one then a plain leaf).
     An input that was no leaf stays none (``pt2kit_portable.as_input``: a backend may refuse it, as in the
     script), its gradient kept in ``.grad`` as a leaf's is."""
-    from .torchapi import tree_map
+    from ..shims.torchapi import tree_map
 
     def grad(x: Any) -> Any:
         if not (hasattr(x, "requires_grad") and x.is_floating_point()):

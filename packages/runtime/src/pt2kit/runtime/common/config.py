@@ -28,8 +28,8 @@ from pt2kit.schema.store import store_root
 from pt2kit_portable import CONFIG_MODULES as MODULES
 from pt2kit_portable import SettingError, coerce_setting, collect_settings, from_literal, kept_compiler_state, literal
 
+from ..shims.torchapi import VEC_ISA_SETTINGS, config_module, forget_vec_isa
 from .errors import UsageError
-from .torchapi import VEC_ISA_SETTINGS, config_module, forget_vec_isa
 
 __all__ = ["MODULES", "apply_config", "config_keys", "from_literal", "kept_settings", "literal", "parse_config",
            "resolve", "worker_settings"]
@@ -93,7 +93,7 @@ def is_hook(module: Any, key: str) -> bool:
 def hook_value(key: str, raw: str) -> Any:
     """The code ``--config KEY=FILE.py:NAME`` (or ``module:attr``) hands over for a hook setting, loaded as a
     ``--backend FILE.py:NAME`` is (the file run as a module, its ``if __name__ == "__main__":`` block not):
-    only from the command line, since a stream's value for a hook is refused (:mod:`.trust`)."""
+    only from the command line, since a stream's value for a hook is refused (:mod:`..parent.trust`)."""
     from .pyfile import backend_callable
 
     if ":" not in raw:

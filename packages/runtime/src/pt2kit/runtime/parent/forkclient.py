@@ -1,10 +1,10 @@
-"""The tool's side of the fork server (:mod:`.forkserver`): ask the server that ``PT2KIT_FORKSERVER``
+"""The tool's side of the fork server (:mod:`..worker.forkserver`): ask the server that ``PT2KIT_FORKSERVER``
 names for a worker or a script (:func:`spawn`), and hold what it forked with the surface of
 :class:`subprocess.Popen` that tools use (:class:`Forked`). Separate from the server, which imports torch
 and forks: a tool imports this before it knows whether any server is there, so it must stay
 standard-library only and cheap (minify's zygote, testkit and :func:`.child.start_worker` import it).
 The server's guarantees, and when it refuses (then :func:`spawn` returns None and the tool starts a
-fresh process), are in :mod:`.forkserver`'s docstring.
+fresh process), are in :mod:`..worker.forkserver`'s docstring.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import IO
 
 ENV = "PT2KIT_FORKSERVER"
-WORKER = "pt2kit.runtime.worker"
+WORKER = "pt2kit.runtime.worker.main"
 
 
 class Forked:
@@ -72,7 +72,7 @@ class Forked:
 
 
 def spawn_worker(argv: list[str], env: dict[str, str]) -> Forked | None:
-    """A worker (``python -m pt2kit.runtime.worker ARGV``) forked by the server ``env`` names; None where
+    """A worker (``python -m pt2kit.runtime.worker.main ARGV``) forked by the server ``env`` names; None where
     there is none, or it refused (the caller starts a fresh one)."""
     return spawn(WORKER, argv, env)
 
@@ -119,7 +119,7 @@ def spawn(main: str | None, argv: list[str], env: dict[str, str], cwd: str | Non
 @contextlib.contextmanager
 def serving(stderr: int | None = subprocess.DEVNULL) -> Iterator[dict[str, str]]:
     """A fork server of this interpreter for the commands run inside the block (``python -m
-    pt2kit.runtime.forkserver --serve``, started now, importing at a lower priority while the caller goes
+    pt2kit.runtime.worker.forkserver --serve``, started now, importing at a lower priority while the caller goes
     on): yields the environment to give them (``{PT2KIT_FORKSERVER: socket}``), or ``{}`` where this
     environment names a server already (a test run's, which they inherit) or none started. At the block's
     end the server is stopped (SIGTERM: it kills what it forked) and its folder removed. ``stderr``: where
@@ -129,7 +129,7 @@ def serving(stderr: int | None = subprocess.DEVNULL) -> Iterator[dict[str, str]]
         return
     folder = tempfile.mkdtemp(prefix="pt2kit-fork-")
     path = os.path.join(folder, "socket")
-    server = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.forkserver", "--serve", path],
+    server = subprocess.Popen([sys.executable, "-m", "pt2kit.runtime.worker.forkserver", "--serve", path],
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         for _ in range(200):  # it binds its socket before its imports (a tool asking then waits for them)

@@ -22,7 +22,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from .torchapi import pytree_key_children
+from ..shims.torchapi import pytree_key_children
 
 _PLAIN = (int, float, bool, str, complex)
 _MAX_DEPTH = 64
@@ -79,7 +79,7 @@ def _children(obj: Any) -> list[tuple[str, Any]] | None:
 
 def pytree_children(obj: Any) -> list[tuple[str, Any]] | None:
     """Children of an object of a class registered with torch's pytree, keyed as pytree keys them
-    (None: not registered, or torch not imported; see :func:`.torchapi.pytree_key_children`)."""
+    (None: not registered, or torch not imported; see :func:`..shims.torchapi.pytree_key_children`)."""
     return pytree_key_children(obj)
 
 

@@ -69,7 +69,7 @@ def unjag(leaves: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 
 def first_jagged(inputs: Any) -> str | None:
     """The name (``inputs[0]``, ``inputs['x']``) of the first jagged nested tensor among model inputs."""
-    from .outputs import flatten
+    from ..worker.outputs import flatten
 
     return next((n for n, v in flatten(inputs, "inputs") if jagged(v) is not None), None)
 

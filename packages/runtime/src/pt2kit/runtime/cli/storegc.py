@@ -55,7 +55,7 @@ from pt2kit.schema import BlobError, BlobRef, Store, read_stream
 from pt2kit.schema.store import temp_owner
 from pt2kit.schema.stream import decode_line
 
-from .errors import UsageError
+from ..common.errors import UsageError
 
 _BLOB = re.compile(r"[0-9a-f]{64}(?:\.[A-Za-z0-9_-]{1,16}){0,3}")
 _AGE = re.compile(r"(\d{1,9})([smhdw])")

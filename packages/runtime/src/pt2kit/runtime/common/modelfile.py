@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..shims.torchapi import tree_map
 from .errors import ModelFileError
 from .pyfile import _user_line, exec_file, parse_spec
 from .pyfile import backend_callable as backend_callable  # kdiff and minify import it from here
-from .torchapi import tree_map
 
 NEEDS = "a model file defines module-level `model` and `example_inputs`, or is given as FILE.py:NAME"
 
@@ -84,7 +84,7 @@ def _normalise_inputs(inputs: Any, where: str) -> tuple[Any, ...] | dict[str, An
 def load_model(spec: str, device: str | None = None, *, from_stream: bool = False,
                label: str | None = None) -> LoadedModel:
     """Load ``FILE.py[:NAME]``. ``from_stream``: the spec came from a stream, so ``NAME`` must be a
-    plain function defined in that file (see :mod:`.trust`), never one it imported. ``label``: what
+    plain function defined in that file (see :mod:`..parent.trust`), never one it imported. ``label``: what
     records name it (a piped record's label, ``job.label``); None: the file's name."""
     path, entry = parse_spec(spec)
     if not path.exists():
@@ -201,8 +201,8 @@ def model_fields(loaded: LoadedModel, device: str, config: dict[str, str]) -> di
     file has run, under ``--config``: its ``settings`` are what the worker then has."""
     from pt2kit.schema import Autocast
 
+    from ..worker.outputs import flatten
     from .config import worker_settings
-    from .outputs import flatten
     from .tensors import tensor_meta
 
     total, trainable, frozen = parameter_counts(loaded.model)

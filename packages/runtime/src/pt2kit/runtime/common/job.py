@@ -1,7 +1,7 @@
 """The fields every worker job that loads a model shares; each tool's ``job.py`` adds its own.
 
 A Job is the one typed form of a tool's options: ``cli.py`` builds it from the flags, the parent runs
-it (:meth:`pt2kit.runtime.session.Session.each_model`), the worker decodes the same Struct. Its
+it (:meth:`pt2kit.runtime.parent.session.Session.each_model`), the worker decodes the same Struct. Its
 ``__post_init__`` checks ranges, so a bad value is exit 2 before anything runs, in every tool alike.
 """
 
@@ -18,7 +18,7 @@ from .flags import check_seconds
 if TYPE_CHECKING:
     from typing import Self
 
-    from .piped import PipedModel
+    from ..parent.piped import PipedModel
 
 
 class ModelJob(msgspec.Struct, frozen=True, kw_only=True):
@@ -26,7 +26,7 @@ class ModelJob(msgspec.Struct, frozen=True, kw_only=True):
     device: str | None = None  # None: the record's, or cpu
     config: dict[str, str] = {}
     emit_model: bool = True  # False when the model record came down the pipe (it is forwarded already)
-    from_stream: bool = False  # the model was named by a stream: the trust rules of pt2kit.runtime.trust
+    from_stream: bool = False  # the model was named by a stream: the trust rules of pt2kit.runtime.parent.trust
     stream_config: bool = True  # take a piped model record's config (--no-config-from-stream: False)
     timeout: float | None = None  # the parent's limit on one model's worker, seconds
     # (2.3) the piped model record's label, which the worker's records name (`train.py[0/1]` for a graph
@@ -34,7 +34,7 @@ class ModelJob(msgspec.Struct, frozen=True, kw_only=True):
     label: str | None = None
     # (2.45) the Inductor cache folder of the script that compiled the piped graph (its capture's `cache_dir`):
     # the worker compiles in it (its autotuning read back, not redone) unless the tool's environment named one
-    # (`cache_given`: the user's choice wins) (:func:`pt2kit.runtime.caches.use_script_cache`)
+    # (`cache_given`: the user's choice wins) (:func:`pt2kit.runtime.common.caches.use_script_cache`)
     script_cache: str | None = None
     cache_given: bool = False
 
@@ -42,7 +42,7 @@ class ModelJob(msgspec.Struct, frozen=True, kw_only=True):
         check_seconds("--timeout", self.timeout)
 
     def for_piped(self, model: PipedModel, **more: Any) -> Self:
-        """(2.9) This job for one model a piped stream named (:func:`pt2kit.runtime.piped.each_piped`): its
+        """(2.9) This job for one model a piped stream named (:func:`pt2kit.runtime.parent.piped.each_piped`): its
         file, device, config, label and script's cache folder, the stream's trust rules on, and no `model`
         record of its own (the stream's is forwarded already); ``more`` sets the tool's own fields, or overrides
         those (kdiff's mode from the record's ``train``, minify's config with the failing run's over the

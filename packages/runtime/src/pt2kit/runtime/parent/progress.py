@@ -27,11 +27,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .errors import UsageError
+from ..common.errors import UsageError
 
 
 def _printable(text: str) -> str:
-    from .text import printable
+    from ..common.text import printable
 
     return printable(text)
 

@@ -1,7 +1,7 @@
 """The torch.compile backend a tool tests: ``--backend`` as given, else the one the script behind a piped
 `model` record compiled with (``pt2kit capture``'s ``captured.backend``), else Inductor.
 
-Trust (:mod:`.trust`): a stream names a backend, it never hands one over. :func:`stream_backend` is the one
+Trust (:mod:`..parent.trust`): a stream names a backend, it never hands one over. :func:`stream_backend` is the one
 rule for what a stream may name: a name torch registers (:func:`registered`: built-in, debug and
 TESTING_ONLY ones, third-party ones installed through torch's ``torch_dynamo_backends`` entry points) and
 ``aoti`` travel; a backend that is code (the script's function, an ``aot_autograd`` object, a record's
@@ -89,7 +89,7 @@ def piped_backend(given: str | None, captured: Any, label: str, tool: str, warn:
 
 def inductor_options(captured: Any) -> dict[str, str]:
     """``torch.compile(options=...)`` the script gave Inductor, as the settings they are (``inductor.KEY``:
-    VALUE as --config takes it), which a piped record's settings take in (:mod:`.piped`); an option
+    VALUE as --config takes it), which a piped record's settings take in (:mod:`..parent.piped`); an option
     whose repr is no literal is left out (:func:`piped_backend` says so)."""
     import ast
 

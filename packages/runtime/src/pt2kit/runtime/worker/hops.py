@@ -1,5 +1,5 @@
 """Higher-order ops (torch.cond, while_loop, scan, flex_attention, invoke_subgraph, checkpoint...) under
-our own TorchDispatchModes, and in captured FX graphs. The private torch API it uses is behind pt2kit.runtime.torchapi.
+our own TorchDispatchModes, and in captured FX graphs. The private torch API it uses is behind pt2kit.runtime.shims.torchapi.
 
 A TorchDispatchMode with no rule for a higher-order op makes torch raise NotImplementedError: a
 model with ``torch.cond`` crashed kdiff's eager reference. :class:`HopAwareMode` takes the op and
@@ -23,7 +23,7 @@ import torch
 
 from pt2kit_portable import hop_aware_mode
 
-from .torchapi import generate_code, hop_name, is_hop
+from ..shims.torchapi import generate_code, hop_name, is_hop
 
 __all__ = ["HopAwareMode", "hop_name", "is_hop", "materialise", "subgraphs"]
 

@@ -53,13 +53,13 @@ class Compiled:
         self.nothing: str | None = None
 
     def __enter__(self) -> Compiled:
-        from .torchapi import dynamo_counts
+        from ..shims.torchapi import dynamo_counts
 
         self._before = dynamo_counts()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        from .torchapi import dynamo_counts
+        from ..shims.torchapi import dynamo_counts
 
         graphs, reasons = dynamo_counts()
         self.graphs = graphs - self._before[0]
