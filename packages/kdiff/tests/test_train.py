@@ -59,6 +59,23 @@ def test_planted_relu_gradient_is_localised_in_the_backward_graph(relu_grad):
 
 
 @GRAD
+def test_the_gradients_one_wrong_backward_op_spoils_are_one_fail_line_after_it(relu_grad):
+    """Every parameter upstream of the wrong threshold_backward gets a wrong gradient (22 of this BERT's): a FAIL
+    line each buried the op. One line counts them, right after the divergence's; stdout keeps a diff each."""
+    r = relu_grad
+    failed = [d for d in r.kind("diff") if not d["passed"]]
+    names = [d["output"] for d in failed]
+    lines = r.stderr.splitlines()
+    fails = [ln for ln in lines if ": FAIL " in ln]
+    assert len(failed) > 10 and len(fails) == 1, fails
+    at = next(i for i, ln in enumerate(lines) if ": first divergence: aten.threshold_backward.default" in ln)
+    most = max(failed, key=lambda d: d["metrics"]["max_abs"])
+    assert lines[at + 1] == fails[0] == (
+        f"kdiff: bert_train.py: FAIL {len(names)} gradients differ ({BUGS}:relu_grad vs eager): {names[0]}, {names[1]} "
+        f"and {len(names) - 2} more; the largest, max abs {most['metrics']['max_abs']:.4g}, in {most['output']}")
+
+
+@GRAD
 def test_the_planted_bug_leaves_the_forward_right_and_a_gradient_wrong():
     """What kdiff is judged against: torch's own assert_close of the compiled step against eager."""
     import runpy

@@ -1,7 +1,15 @@
-"""What kdiff says on stderr, read from the typed records its worker writes."""
+"""What kdiff says on stderr, read from the typed records its worker writes.
+
+Guarantees: a failing output is one ``FAIL`` line each, as its diff comes. Failing gradients are one line
+together: a wrong op in a backward reaches the gradient of every parameter upstream of it (one planted
+``threshold_backward`` in a BERT step fails 22), so a line each buried the cause. That line comes after the
+first divergence's (the op), else before the summary, and counts them, names the first two, and the one
+that differs most. stdout keeps every diff record as it was: the stream is the data, this is narration.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import msgspec
@@ -13,10 +21,16 @@ from pt2kit.schema import Diff, Divergence, as_float
 from .work import Summary
 
 
+def _size(x: float) -> float:
+    """A max abs to rank by: NaN (a gradient that is NaN on one side) ranks above every number."""
+    return math.inf if math.isnan(x) else x
+
+
 class Narrator(Base):
     def __init__(self, say: Any, label: str, job: Any = None, captured: tuple[str, str] | None = None) -> None:
         super().__init__(say, label, job)
         self.failing: list[Diff] = []
+        self.grads: list[Diff] = []  # failing gradients not yet said: one line for them all (_say_grads)
         # (the captured model file, the user's line that called the compiled code) of a piped capture record
         self.captured = captured
 
@@ -29,10 +43,30 @@ class Narrator(Base):
             self.say(f"{self.label}: PRECISION {d.output}: {d.note}")
         elif not d.passed:
             self.failing.append(d)
-            m = d.metrics
-            worst = f" at {d.worst_index}: ref {d.worst_ref} test {d.worst_test}" if d.worst_index is not None else ""
-            detail = f"max abs {as_float(m.max_abs):.4g}, {m.mismatches} mismatched{worst}" if m else d.note or ""
-            self.say(f"{self.label}: FAIL {d.output} ({d.test} vs {d.ref}): {detail}")
+            if d.output.startswith("grad."):
+                self.grads.append(d)
+            else:
+                self._say_fail(d)
+
+    def _say_fail(self, d: Diff) -> None:
+        m = d.metrics
+        worst = f" at {d.worst_index}: ref {d.worst_ref} test {d.worst_test}" if d.worst_index is not None else ""
+        detail = f"max abs {as_float(m.max_abs):.4g}, {m.mismatches} mismatched{worst}" if m else d.note or ""
+        self.say(f"{self.label}: FAIL {d.output} ({d.test} vs {d.ref}): {detail}")
+
+    def _say_grads(self) -> None:
+        """The failing gradients, once: one alone as any FAIL line, more as one line that counts them."""
+        grads, self.grads = self.grads, []
+        if len(grads) == 1:
+            self._say_fail(grads[0])
+        if len(grads) < 2:
+            return
+        named = ", ".join(d.output for d in grads[:2]) + (f" and {len(grads) - 2} more" if len(grads) > 2 else "")
+        sized = [d for d in grads if d.metrics is not None]
+        most = max(sized, key=lambda d: _size(as_float(d.metrics.max_abs))) if sized else None
+        largest = f"; the largest, max abs {as_float(most.metrics.max_abs):.4g}, in {most.output}" if most else ""
+        self.say(f"{self.label}: FAIL {len(grads)} gradients differ ({grads[0].test} vs {grads[0].ref}): "
+                 f"{named}{largest}")
 
     def on_divergence(self, v: Divergence) -> None:
         where = f" at {v.source}" if v.source else ""
@@ -44,8 +78,10 @@ class Narrator(Base):
             where += f" (a line of the captured graph, none of yours; its compiled code was called at {self.captured[1]})"
         self.say(f"{self.label}: first divergence: {v.op or v.node} (node {v.node}{inside}){where}"
                  + (f"  {v.code}" if v.code else ""))
+        self._say_grads()  # what follows from it
 
     def finish(self, value: Any, notes: dict[str, Any]) -> int:
+        self._say_grads()  # no divergence said them (--no-localize, or none found)
         for key in ("backend_settings", "caches", "fp64", "narrowed", "hops", "undefined", "localize"):
             if key in notes:
                 self.say(f"{self.label}: {notes[key]}")
