@@ -35,6 +35,10 @@ from .worker import THREADS
 from .zygote import Zygote
 
 STDERR_LINES = 40
+# a request running past HANG_TIMES the slowest one answered so far, and HANG_SLACK seconds more, is stopped: the
+# requests of one pool are one graph's runs and its cuts', and one that hangs (a heap the bug corrupted: pytorch
+# #181688 hung a cut 300 s, then another, until triage's caller killed it before any repro was written) is no repro
+HANG_TIMES, HANG_SLACK = 4.0, 30.0
 
 
 class Worker:
@@ -173,6 +177,7 @@ class Pool:
         self.replaced = 0
         self.caches, self.asked = CacheUse({}), collections.Counter[str]()
         self.counting = threading.Lock()
+        self.slowest: float | None = None  # seconds of the slowest request answered (done, raised or died)
 
     def _counted(self, op: str, msg: dict[str, Any]) -> dict[str, Any]:
         if msg.get("t") == "done" and "caches" in msg:
@@ -189,6 +194,20 @@ class Pool:
         runs = ", ".join((["the original run"] if self.asked["original"] else []) + said) or "nothing"
         return self.caches.line(modes, f"{runs} compiled", workers=True)
 
+    def limit(self, asked: float | None = None) -> float | None:
+        """A request's seconds: the shortest of ``asked``, the pool's timeout and the hang cap (:data:`HANG_TIMES`)."""
+        cap = None if self.slowest is None else max(self.slowest * HANG_TIMES, self.slowest + HANG_SLACK)
+        return min(filter(None, (asked, self.timeout, cap)), default=None)
+
+    def _asked(self, worker: Worker, op: str, payload: Any, on_message: Callable[[dict[str, Any]], None],
+               asked: float | None = None) -> dict[str, Any]:
+        began = time.monotonic()
+        a = worker.ask(op, payload, on_message, self.limit(asked))
+        if a.get("t") != "timeout":
+            with self.counting:
+                self.slowest = max(self.slowest or 0.0, time.monotonic() - began)
+        return self._counted(op, a)
+
     def _worker(self, i: int) -> Worker:
         if not self.workers[i].alive:
             self.workers[i] = Worker(self.worker_env, self.zygote)
@@ -197,7 +216,7 @@ class Pool:
 
     def ask(self, op: str, payload: Any, on_message: Callable[[dict[str, Any]], None] = lambda m: None,
             worker: int = 0) -> dict[str, Any]:
-        return self._counted(op, self._worker(worker).ask(op, payload, on_message, self.timeout))
+        return self._asked(self._worker(worker), op, payload, on_message)
 
     def map(self, op: str, payloads: list[Any], first: int = 0, timeout: float | None = None,
             straggle: Callable[[float], float] | None = None) -> list[dict[str, Any]]:
@@ -206,7 +225,6 @@ class Pool:
         request has started and one has answered, one still running past ``straggle(s)`` seconds, ``s``
         the slowest answered one's, is stopped and answers as a timeout (its siblings ran beside it,
         under the same load: their time is the measure of what it should take)."""
-        limit = min(filter(None, (timeout, self.timeout)), default=None)
         todo: queue.Queue[tuple[int, Any]] = queue.Queue()
         for item in enumerate(payloads):
             todo.put(item)
@@ -224,7 +242,7 @@ class Pool:
                 worker = self._worker(w)
                 with lock:
                     running[i] = (worker, time.monotonic())
-                out[i] = self._counted(op, worker.ask(op, payload, lambda m: None, limit))
+                out[i] = self._asked(worker, op, payload, lambda m: None, timeout)
                 with lock:
                     began = running.pop(i)[1]
                     if out[i].get("t") == "done":

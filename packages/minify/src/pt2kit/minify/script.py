@@ -226,6 +226,22 @@ def own_server() -> Iterator[None]:
             _SERVER[0] = None
 
 
+def _statements(text: str) -> set[str]:
+    """Each simple statement of ``text`` as the check's ``_statement`` names one (unparsed, one line)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    return {" ".join(ast.unparse(n).split())[:200] for n in ast.walk(tree)
+            if isinstance(n, ast.stmt) and not hasattr(n, "body")}
+
+
+def _failing_statement(sig: str, source: str) -> str | None:
+    """The script's statement ``sig`` names (`` at: STATEMENT``, where the exception is not torch's), which
+    every candidate failing so must hold: one without it is answered without a run; None where it names none."""
+    return max((s for s in _statements(source) if sig.endswith(f" at: {s}")), key=len, default=None)
+
+
 class _Stop(Exception):
     """The reduction's time is up."""
 
@@ -273,14 +289,23 @@ def reduce(cmd: Command, say: Callable[[str], None], budget_s: float = BUDGET_S)
         if own is not None:
             return EXIT_USAGE, own
         runs, best = [0], [source]
+        # pysource-minimize asks the same text again (a pass that changed nothing is run once more, and its
+        # strategies meet on one text): about half its candidates; each is answered by its first run
+        answered: dict[str, bool] = {}
+        at = _failing_statement(sig, source)
 
         def fails(text: str) -> bool:
+            if text in answered:
+                return answered[text]
+            if at is not None and at not in _statements(text):  # the check names the statement it failed at
+                answered[text] = False
+                return False
             if time.monotonic() - start > budget_s:
                 raise _Stop  # pysource-minimize has no budget of its own: the smallest failing one found is it
             runs[0] += 1
             # the failure, and the compiler's: with torch.compile disabled the candidate runs through (a
             # candidate cut to `assert False` fails either way, and is no compiler's failure)
-            got = run(cmd, head + text, folder, timeout)[:2] == (1, sig) and \
+            got = answered[text] = run(cmd, head + text, folder, timeout)[:2] == (1, sig) and \
                 run(cmd, switched(OFF, head + text), folder, timeout)[0] == 0
             if got and len(text) < len(best[0]):
                 if len(text.splitlines()) < len(best[0].splitlines()):  # said per line gone, not per character
