@@ -19,6 +19,8 @@ def test_a_model_file_that_installs_a_post_grad_pass_gives_a_repro_and_the_post_
     assert r.code == 1, r.stderr
     (rep,) = r.kind("repro")
     assert rep["ops"] == ["aten.add.Tensor"] and rep["reproduced"] == 3, rep
+    # written once a fresh run failed, before the bisection ended: a run stopped in it keeps the repro
+    assert f"file_pass.py: wrote {out}, verified; bisecting its stage" in r.stderr, r.stderr
     assert rep["config"] == {"post_grad_custom_post_pass": repr((CODE, str(file), "corrupt"))}
     (b,) = r.kind("bisect")
     assert (b["backend"], b["subsystem"], b["what"], b["found"]) == (

@@ -180,7 +180,8 @@ def _one(s: Session, job: Job, want: Want | None, narrator: Narrator, early: Ear
     with Progress("minify", quiet=s.quiet).task(narrator.label) as task:
         o = minify_one(job, want=want, stage=task.stage, torch_version=torch_version(),
                        on_model=partial(_model_record, s), early=early,
-                       on_caches=lambda line: s.say(f"{narrator.label}: {line}"))
+                       on_caches=lambda line: s.say(f"{narrator.label}: {line}"),
+                       on_verified=partial(_verified, s, job, narrator.label))
     written, refused = None, EXIT_OK
     if o.text is not None:
         try:
@@ -198,6 +199,18 @@ def _one(s: Session, job: Job, want: Want | None, narrator: Narrator, early: Ear
 
             narrator.on(s.emit(Bisect, **o.bisect, model=narrator.label))
     return max(narrator.finish(o), refused), not o.unshown
+
+
+def _verified(s: Session, job: Job, label: str, text: str) -> None:
+    """-o written as soon as the repro failed in a fresh run, before its bisection ends (written again then,
+    its stage in its docstring); a refusal is said once, at that final write."""
+    if job.output is None:
+        return
+    try:
+        write_output(job.output, text, flag="-o")
+    except (UsageError, OSError):
+        return
+    s.say(f"{label}: wrote {job.output}, verified; bisecting its stage")
 
 
 def _kept(s: Session, text: str) -> Path:

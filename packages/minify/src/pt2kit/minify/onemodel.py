@@ -30,12 +30,14 @@ NOT_A_BUG = ": not a compiler bug by PyTorch's float64 rule"
 
 
 def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
-               on_model: Any = None, early: Early | None = None, on_caches: Any = None) -> Outcome:
+               on_model: Any = None, early: Early | None = None, on_caches: Any = None,
+               on_verified: Any = None) -> Outcome:
     """``want``: the failure a stream record named (kind, and for a violation its constraint and op);
     ``job.jobs``: the workers, decided (:func:`.drive.workers`). The original run, the failure it shows, the
     graph that shows it alone, then its search and the repro. Every run compiles in the script's Inductor
     cache folder (a piped graph's, :func:`pt2kit.runtime.common.caches.script_env`); under a max-autotune or
-    reduce-overhead setting, ``on_caches`` gets the line saying what they read back of it, and their seconds."""
+    reduce-overhead setting, ``on_caches`` gets the line saying what they read back of it, and their seconds;
+    ``on_verified`` the repro's text once a fresh run failed, where its bisection is still to end."""
     start = time.monotonic()
     jobs = job.jobs or 1
     say = _Said(stage)
@@ -72,7 +74,7 @@ def minify_one(job: Job, *, want: Want | None, stage: Any, torch_version: str,
         found = _showing(graphs, searchers, failure, ahead, say)
         if isinstance(found, Outcome):
             return found
-        return _repro(job, found, failure, config, searchers, pool, say, torch_version, start)
+        return _repro(job, found, failure, config, searchers, pool, say, torch_version, start, on_verified)
     finally:
         if "early" in got:  # stopped before the original run was judged (a bad model file)
             got["early"].cancel()
@@ -158,7 +160,7 @@ def _showing(graphs: list[ir.Graph], searchers: list[Searcher], failure: dict[st
 
 
 def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, Any], searchers: list[Searcher],
-           pool: Pool, say: _Said, torch_version: str, start: float) -> Outcome:
+           pool: Pool, say: _Said, torch_version: str, start: float, on_verified: Any = None) -> Outcome:
     """The search on the graph that shows the failure (unless the search ahead made it), then repro.py
     written and verified in fresh processes, bisected (beside, where the machine has the cores:
     :mod:`.beside`) unless --no-bisect: the model's end."""
@@ -199,6 +201,8 @@ def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, A
     inside = f" inside {g.subgraph}" if g.subgraph else where
     made = Outcome(EXIT_FINDINGS, f"{whole.nodes} -> {best.nodes} ops ({', '.join(dict.fromkeys(best.ops))}){inside}, "
                                   f"{queries} queries, reproduced {k} of {runs}", fields, text, query=query)
+    if beside is not None and on_verified is not None:  # a crash's bisection can take minutes: a run stopped
+        on_verified(text)  # in it (triage's caller out of time, ^C) keeps the verified repro
     return made if beside is None else beside.into(made)
 
 
