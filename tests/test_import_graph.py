@@ -15,7 +15,11 @@ It fails on:
 * a package ``__init__`` whose ``__all__`` names something that does not resolve, or a tool without
   ``__all__`` (one with no library API has ``__all__ = ["__version__"]``).
 * a source root's top-level module (``pt2kit_portable``, pt2kit-portable's one module: capture's boot and every
-  repro.py take it where pt2kit is not installed) importing anything but the standard library and torch.
+  repro.py take it where pt2kit is not installed) importing anything but the standard library and torch;
+* a module of a torch-free side (:data:`TORCH_FREE`: runtime's ``parent``, ``common`` and ``cli``, minify's
+  ``parent``: what runs in the tool's own process) that imports torch or Triton at module level, or a module
+  that does so in turn: its side is a rule, not a docstring's word. Module level is what runs at import: a
+  function's body and an ``if TYPE_CHECKING:`` block are not.
 
 Not checked: imports made with computed names, and what a public name's module imports in turn.
 ALLOWED lists offences known and being fixed elsewhere; an entry that no longer happens fails too
@@ -33,6 +37,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ("pt2kit.schema", "pt2kit.runtime")  # the layers under the tools, in order
 PORTABLE_IMPORTS = sys.stdlib_module_names | {"torch"}  # what a source root's top-level module may import
+# The subpackages whose modules run in the tool's own process (the parent), which never imports torch: the workers
+# do. Each may import torch inside a function (run in a worker, or once the tool knows it needs it).
+TORCH_FREE = ("pt2kit.runtime.parent", "pt2kit.runtime.common", "pt2kit.runtime.cli", "pt2kit.minify.parent")
+HEAVY = {"torch", "triton"}  # what a torch-free module may not import at module level
 
 # An offence known and being fixed elsewhere, one line each as offences() words it (a circle by its
 # modules, sorted); empty since issue 32 took every tool's fixes (4 circles, 5 other offences before), and
@@ -49,6 +57,7 @@ class Module:
     imports: set[str] = field(default_factory=set)  # absolute module names, inside functions too
     names_from: dict[str, set[str]] = field(default_factory=dict)  # module -> names taken with from-import
     strings: set[str] = field(default_factory=set)  # string constants that look like module names
+    at_import: set[str] = field(default_factory=set)  # what it imports at module level (not in a function)
     on_path: bool = False  # its folder has no __init__.py: it runs with that folder on sys.path
 
 
@@ -76,6 +85,27 @@ def _resolve(module: Module, level: int, target: str | None) -> str:
     return ".".join(base + ([target] if target else [])) if level else (target or "")
 
 
+def _at_import(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements that run when the module is imported: not in a function's body, not under
+    ``if TYPE_CHECKING:`` (a class body runs at import, so its imports count)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for orelse in child.orelse:
+                    visit(ast.Module(body=[orelse], type_ignores=[]))
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                found.append(child)
+            visit(child)
+
+    visit(tree)
+    return found
+
+
 def _read(name: str, path: Path, is_package: bool) -> Module:
     module = Module(name, path, is_package, ast.parse(path.read_text(), str(path)),
                     on_path=not is_package and not (path.parent / "__init__.py").exists())
@@ -88,6 +118,12 @@ def _read(name: str, path: Path, is_package: bool) -> Module:
             module.names_from.setdefault(target, set()).update(alias.name for alias in node.names)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("pt2kit."):
             module.strings.add(node.value)
+    for node in _at_import(module.tree):
+        if isinstance(node, ast.Import):
+            module.at_import.update(alias.name for alias in node.names)
+        else:
+            target = _resolve(module, node.level, node.module)
+            module.at_import |= {target, *(f"{target}.{alias.name}" for alias in node.names)}
     return module
 
 
@@ -221,6 +257,41 @@ def unresolved(modules: dict[str, Module], init: Module) -> list[str]:
     return bad
 
 
+def _loaded(name: str, modules: dict[str, Module]) -> list[str]:
+    """The modules of ours that importing ``name`` runs: it, and each package above it (their ``__init__``)."""
+    parts = name.split(".")
+    return [m for m in (".".join(parts[:i]) for i in range(1, len(parts) + 1)) if m in modules]
+
+
+def torch_at_import(modules: dict[str, Module]) -> dict[str, list[str]]:
+    """Module -> the chain by which importing it imports torch or Triton (``[it, a module it imports, ...,
+    "torch"]``), for each module whose import does; read from module-level imports alone."""
+    chains: dict[str, list[str]] = {}
+    seen: set[str] = set()  # each module is read once: a circle through module-level imports ends at itself
+
+    def chain(name: str) -> list[str] | None:
+        if name in seen:
+            return chains.get(name)
+        seen.add(name)
+        module = modules[name]
+        for raw in sorted(module.at_import):
+            if raw.split(".")[0] in HEAVY:
+                chains[name] = [name, raw.split(".")[0]]
+                break
+            for loaded in _loaded(_top_level(module, raw, modules), modules):
+                found = chain(loaded) if loaded != name else None
+                if found:
+                    chains[name] = [name, *found]
+                    break
+            if name in chains:
+                break
+        return chains.get(name)
+
+    for name in sorted(modules):
+        chain(name)
+    return chains
+
+
 def offences(modules: dict[str, Module]) -> tuple[list[str], list[list[str]]]:
     """Every offence as one line, and the circles."""
     found_circles = circles(edges(modules))
@@ -252,6 +323,11 @@ def offences(modules: dict[str, Module]) -> tuple[list[str], list[list[str]]]:
         for text in sorted(module.strings):
             if text in modules and _owner(text) not in (mine, *SHARED) and text != _owner(text):
                 lines.append(f"{name} names {text}, a module of another tool")
+    heavy = torch_at_import(modules)
+    for name in sorted(heavy):
+        if name.startswith(tuple(f"{side}." for side in TORCH_FREE)):
+            lines.append(f"{name} imports torch at module level ({' -> '.join(heavy[name])}): its side, "
+                         f"{name.rpartition('.')[0]}, runs in the tool's own process, which stays torch-free")
     return lines, found_circles
 
 
@@ -265,8 +341,9 @@ def test_no_new_offences_and_no_stale_allowances():
 
 def test_the_reader_sees_what_it_must(tmp_path):
     """The checks find a planted circle (inside a function; in capture's boot, by top-level names and
-    through pt2kit_portable), a reach into another tool's module, a name
-    outside __all__ and an __all__ name that resolves nowhere: the test above cannot pass by seeing nothing."""
+    through pt2kit_portable), a reach into another tool's module, a name outside __all__, an __all__ name that
+    resolves nowhere and torch on a torch-free side (directly, through a worker module, through a module of
+    another side): the test above cannot pass by seeing nothing."""
     modules = load()
 
     def plant(name: str, source: str, is_package: bool = False) -> None:
@@ -285,6 +362,13 @@ def test_the_reader_sees_what_it_must(tmp_path):
     plant(f"{boot}planted_b", "from pt2kit_capture_planted_a import f\n")
     plant("pt2kit.capture.boot.pt2kit_portable_user", "from pt2kit_portable import is_leaf\n")
     plant("pt2kit_portable", "import pt2kit.capture.boot.pt2kit_portable_user\n")
+    # a torch-free side: torch at module level, directly or through a worker module; inside a function it may
+    plant("pt2kit.runtime.parent.planted_a", "import torch.fx\n")
+    plant("pt2kit.runtime.common.planted_b", "from pt2kit.runtime.worker import hops\n")
+    plant("pt2kit.minify.parent.planted_c", "from ..judge.planted_d import f\n")
+    plant("pt2kit.minify.judge.planted_d", "import torch\n\ndef f():\n    pass\n")
+    plant("pt2kit.runtime.parent.planted_e", "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import torch\n\n"
+                                             "class C:\n    def f(self):\n        import torch\n")
     plant("pt2kit.kdiff", '_PUBLIC = {"there": ".planted_lib", "gone": ".planted_lib:nowhere"}\n'
                           '__all__ = ["__version__", *_PUBLIC]\n__version__ = "0"\n', True)
     lines, _ = offences(modules)
@@ -297,6 +381,15 @@ def test_the_reader_sees_what_it_must(tmp_path):
     assert ("pt2kit_portable imports pt2kit.capture.boot.pt2kit_portable_user: the portable layer needs the "
             "standard library and torch alone") in lines
     assert "pt2kit.kdiff.__all__ names gone, but .planted_lib:nowhere does not define it" in lines
+    side = "runs in the tool's own process, which stays torch-free"
+    assert (f"pt2kit.runtime.parent.planted_a imports torch at module level (pt2kit.runtime.parent.planted_a -> "
+            f"torch): its side, pt2kit.runtime.parent, {side}") in lines
+    assert (f"pt2kit.runtime.common.planted_b imports torch at module level (pt2kit.runtime.common.planted_b -> "
+            f"pt2kit.runtime.worker.hops -> torch): its side, pt2kit.runtime.common, {side}") in lines
+    assert (f"pt2kit.minify.parent.planted_c imports torch at module level (pt2kit.minify.parent.planted_c -> "
+            f"pt2kit.minify.judge.planted_d -> torch): its side, pt2kit.minify.parent, {side}") in lines
+    assert not any(line.startswith(("pt2kit.runtime.parent.planted_e ", "pt2kit.minify.judge.planted_d "))
+                   for line in lines)
     assert not any("names there" in line for line in lines)
 
 
