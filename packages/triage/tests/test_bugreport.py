@@ -192,6 +192,34 @@ def test_a_crash_naming_no_graph_is_titled_so_never_with_a_placeholder_name(tmp_
     assert title == "# [torch.compile] Unsupported during run: Failed to trace builtin operator (no graph was kept)"
 
 
+def test_a_failure_inside_dynamo_is_titled_at_the_users_line_during_compile(tmp_path):
+    # issue 57, an unseen real bug (torch.combinations under dynamic=True): Dynamo raised tracing the script, no
+    # graph was kept, and the report said "compile error (no graph was kept)" and "during run", the stage the
+    # command's end, though Dynamo's own error names the user's line it failed at
+    import runpy
+
+    import pytest
+
+    from pt2kit.schema import Crash
+
+    script = tmp_path / "t.py"
+    script.write_text("import torch\n\n\ndef f(x):\n    y = x + 1\n    torch._dynamo.graph_break()\n    return y\n\n\n"
+                      "torch.compile(f, backend='eager', fullgraph=True)(torch.ones(2))\n")
+    with pytest.raises(Exception) as raised:  # real torch.compile: its message is what capture keeps
+        runpy.run_path(str(script))
+    env = {"v": 1, "run": "r1"}
+    recs = [Header(**env, tool="capture", tool_version="0", argv=["pt2kit", "capture"], time="t", host="h",
+                   python="3.11", store=str(tmp_path)),
+            Crash(**env, stage="run", exitcode=1, exception=type(raised.value).__name__, message=str(raised.value))]
+    path = tmp_path / "capture.ndjson"
+    path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
+    md = build(path, [], {}, ["python", "t.py"], tmp_path, 1)
+    title = md.splitlines()[0]  # the error's first line sits between, escaped for markdown
+    assert title.startswith("# [torch.compile] Unsupported during compile: ") and title.endswith(
+        " at t.py:6 (no graph was kept)"), title
+    assert "  - in your code: `t.py:6`: `torch._dynamo.graph_break()`\n  - the stage: compile\n" in md, md
+
+
 def test_a_process_killed_in_a_graphs_call_is_one_failure_under_the_graph_and_its_end_the_processs(tmp_path):
     # the killed call's crash names its graph, the command's end names none: the report listed a second
     # "- `(model)`: SIGSEGV during run" bullet; alone, that end is the process's, never a model's

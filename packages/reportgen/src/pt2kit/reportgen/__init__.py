@@ -29,7 +29,7 @@ Importing this package imports neither; each name is imported when first used.
 
 from pt2kit.runtime.api import exports
 
-__version__ = "1.8.2"
+__version__ = "1.8.3"
 
 _PUBLIC = {"collect": ".collection", "render": ".formats", "what_fails": ".failures:failures",
            "md_text": ".markdown:text", "md_code": ".markdown:code", "md_block": ".markdown:block"}

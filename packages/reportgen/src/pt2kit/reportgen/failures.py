@@ -19,6 +19,7 @@ process that died of a graph's failure is that failure, listed once, under the g
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +45,22 @@ def died_of(x: Any, crashes: list[Any]) -> Any | None:
                 and not said.startswith("timed out"):
             return g
     return None
+
+
+# the note Dynamo appends to an error raised while it compiled a frame (its tracing or the backend it called,
+# never the compiled code's run): the frames it was tracing, outermost first, each a `File "p", line N, in f`
+# line and the line's source (torch/_dynamo/exc.py's augment_exc_message, the same on 2.11 and 2.13)
+_USER_CODE = "\nfrom user code:\n"
+_FRAME = re.compile(r'^ *File "(?P<file>[^"\n]+)", line (?P<line>\d+), in [^\n]*\n(?P<code>[^\n]*)', re.M)
+
+
+def dynamo_user_line(message: str | None) -> tuple[str, str] | None:
+    """(``path:line``, its source) of the innermost user frame Dynamo names in an error it raised compiling
+    (the op's own line: a fake-tensor call, a graph break under fullgraph=True), or None: the message carries
+    no such note. A crash naming no graph holds no line of its own; this is where the user's code failed."""
+    _, sep, frames = (message or "").rpartition(_USER_CODE)
+    found = list(_FRAME.finditer(frames)) if sep else []
+    return (f"{found[-1]['file']}:{found[-1]['line']}", found[-1]["code"].strip()) if found else None
 
 
 def in_store(path: str | None) -> bool:
@@ -101,8 +118,14 @@ def failures(c: Collection, blob: Callable[[Any, Any], Any]) -> list[dict[str, A
         r = row(x.model, PROCESS)
         why = x.signal or x.exception or (f"exit {x.exitcode}" if x.exitcode is not None else "crash")
         message = (x.message or "").strip().splitlines()
-        r["what"].append(f"{why} during {x.stage}" + (f": {message[0][:200]}" if message else ""))
-        r["stage"] = r["stage"] or x.stage
+        # the process died of what torch.compile raised compiling (Dynamo's note says so, and where): the
+        # stage is compile, not the command's run, and the line is the user's, never a guess
+        user = dynamo_user_line(x.message) if x.model is None else None
+        stage = "compile" if user else x.stage
+        r["what"].append(f"{why} during {stage}" + (f": {message[0][:200]}" if message else ""))
+        r["stage"] = r["stage"] or stage
+        if user and r["where"] is None:
+            r["where"], r["code"] = user
         r["crashes"].append(x)
     for rep in c.of("repro"):
         r = row(rep.model, PROCESS)
