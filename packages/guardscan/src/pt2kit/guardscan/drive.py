@@ -44,8 +44,11 @@ def _piped(s: Session, job: Job) -> int:
     """Each piped model scanned in a worker, as ``each_model`` does, except the graphs ``pt2kit capture``
     took: their script's trace is read instead, once per process."""
     from pt2kit.runtime.parent.piped import read_piped
+    from pt2kit.runtime.parent.preflight import preflight
     from pt2kit.schema import Header
 
+    # a bad option is exit 2 before the stream is read or any model said (what needs torch to tell, in a worker)
+    preflight(s, backend=job.backend, device=job.device, config=job.config)
     code, read, upstream = EXIT_OK, set(), None
 
     def read_once(trace: Any, where: str, label: str, note: str) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+from pt2kit.runtime.common.backends import is_code
 from pt2kit.runtime.common.errors import UsageError
 from pt2kit.runtime.common.flags import check_range
 from pt2kit.runtime.common.job import ModelJob
@@ -24,5 +25,8 @@ class Job(ModelJob, frozen=True, kw_only=True):
         check_range("--recompile-limit", self.recompile_limit, 1)
         for v in self.vary:
             parse_vary(v)  # a bad spec is exit 2 before anything loads
+        if is_code(self.backend):  # torch.compile is handed a name: guards and breaks are Dynamo's, not the backend's
+            raise UsageError(f"--backend {self.backend}: guardscan takes a name torch registers (eager, aot_eager, "
+                             "inductor...); to test a backend of your own, use kdiff --backend FILE.py:NAME")
         if self.trace is not None and self.model is not None:
             raise UsageError("give a MODEL.py or --trace DIR, not both")

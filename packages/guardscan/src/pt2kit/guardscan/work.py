@@ -14,6 +14,7 @@ def run(payload: dict[str, Any], chan: Any) -> Any:
 
     job = msgspec.convert(payload, Job)
     chan.stage("load")
+    from pt2kit.runtime.common.backends import check_registered
     from pt2kit.runtime.common.config import apply_config
     from pt2kit.runtime.common.modelfile import load_model, model_fields
     from pt2kit.runtime.common.outcome import model_or_compiler
@@ -24,6 +25,7 @@ def run(payload: dict[str, Any], chan: Any) -> Any:
     from .records import emit_findings
     from .variants import default_variants, parse_vary
 
+    check_registered(job.backend)  # a name torch does not know is the user's typo (exit 2), not a crash
     variants = ([*default_variants()] if job.default_vary else []) + [parse_vary(v) for v in job.vary]
     import torch
 

@@ -25,11 +25,13 @@ def run(s: Any, job: Job) -> int:
     from pt2kit.runtime.common.outcome import CannotJudge, unrunnable
     from pt2kit.runtime.parent.child import COMPILER
     from pt2kit.runtime.parent.piped import read_piped
+    from pt2kit.runtime.parent.preflight import preflight
 
     if job.model is not None:
         return s.each_model(replace(job, test=job.test or INDUCTOR), target=TARGET, narrator=Narrator, hint=HINT)
     code = 0
     s.warm((*COMPILER, TARGET.partition(":")[0]))
+    preflight(s, backend=job.test, device=job.device, config=job.config)  # before the stream is read or said
     for _, m in read_piped(s, device=job.device, hint=HINT, config=job.config, stream_config=job.stream_config):
         if m is None:
             continue

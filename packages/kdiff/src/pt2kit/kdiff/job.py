@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pt2kit.runtime.common.backends import is_code
 from pt2kit.runtime.common.errors import UsageError
 from pt2kit.runtime.common.flags import check_finite, check_seed, renamed
 from pt2kit.runtime.common.job import ModelJob
+from pt2kit.runtime.common.pyfile import check_code
 
 
 def backend_of(backend: str | None, test: str | None) -> str | None:
@@ -42,6 +44,8 @@ class Job(ModelJob, frozen=True, kw_only=True):
         check_finite("--atol", self.atol)
         check_finite("--rtol", self.rtol)
         check_seed("--seed", self.seed)
+        if self.test is not None and is_code(self.test):  # what can be told without torch: exit 2 before all else
+            check_code(self.test, "--backend")
         if self.test == "eager64":
             raise UsageError("--backend eager64: eager64 is a reference; use it with --ref")
         if self.test == "aoti" and (self.grad or self.mode == "train"):

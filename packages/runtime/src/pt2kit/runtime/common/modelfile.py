@@ -161,9 +161,9 @@ def _device_type(loaded: LoadedModel) -> str | None:
     return first.device.type if first is not None else None
 
 
-def to_device(loaded: LoadedModel, device: str) -> None:
-    """Move the model and its inputs to ``device``; the autocast of the device type they were on moves with
-    them (a graph called under CPU autocast, moved to CUDA, runs under CUDA's: its ops keep their dtypes)."""
+def check_device(device: str) -> Any:
+    """(3.1) ``device`` as the ``torch.device`` it names here; a name torch does not know, or CUDA where there is
+    none, is its one line (exit 2)."""
     import torch
 
     try:
@@ -172,6 +172,15 @@ def to_device(loaded: LoadedModel, device: str) -> None:
         raise ModelFileError(f"--device {device}: {e}") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ModelFileError(f"--device {device}: CUDA is not available on this machine")
+    return dev
+
+
+def to_device(loaded: LoadedModel, device: str) -> None:
+    """Move the model and its inputs to ``device``; the autocast of the device type they were on moves with
+    them (a graph called under CPU autocast, moved to CUDA, runs under CUDA's: its ops keep their dtypes)."""
+    import torch
+
+    dev = check_device(device)
     was = _device_type(loaded)
     if was and was != dev.type and not any(a["device_type"] == dev.type for a in loaded.autocast):
         loaded.autocast = [dict(a, device_type=dev.type) if a["device_type"] == was else a for a in loaded.autocast]

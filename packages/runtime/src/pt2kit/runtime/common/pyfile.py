@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import ModelFileError
 
-__all__ = ["backend_callable", "exec_file", "parse_spec"]
+__all__ = ["backend_callable", "check_code", "exec_file", "parse_spec"]
 
 
 def parse_spec(spec: str) -> tuple[Path, str | None]:
@@ -58,6 +58,28 @@ def _user_line(e: BaseException, path: Path) -> str:
     return f"{path}:{frames[-1].lineno}" if frames else str(path)
 
 
+def check_code(spec: str, flag: str, noun: str = "backend") -> None:
+    """(3.1) What can be known of ``FILE.py:NAME`` or ``module:attr`` (given as ``flag``) without running
+    any of it: the shape, the file, the script rule (:func:`.toplevel.unguarded`). Torch-free: a tool's
+    parent asks it while it checks its options, so a typo is exit 2 before anything runs or is said;
+    :func:`backend_callable` asks it first, so both say the one line. A module is not looked for here: the
+    worker's import path is not the parent's."""
+    from .errors import UsageError
+    from .toplevel import unguarded
+
+    head, _, attr = spec.rpartition(":")
+    if not head or not attr.isidentifier():
+        raise UsageError(f"{flag} {spec}: expected FILE.py:NAME or module:attr")
+    if head.endswith(".py"):
+        path = Path(head)
+        if not path.is_file():
+            raise UsageError(f"{flag} {spec}: no such file {path}")
+        # importing a script whose own run is not under a __main__ guard would run it again, in every worker
+        refused = unguarded(path, attr, flag.strip(), noun)
+        if refused:
+            raise UsageError(f"{flag} {spec}: {refused}")
+
+
 def backend_callable(spec: str, flag: str, what: str = "torch.compile backend",
                      settings: dict[str, str] | None = None) -> Any:
     """The torch.compile backend that ``FILE.py:NAME`` or ``module:attr`` names (given on the command
@@ -78,7 +100,6 @@ def backend_callable(spec: str, flag: str, what: str = "torch.compile backend",
     from pt2kit_portable import kept_compiler_state
 
     from .errors import UsageError
-    from .toplevel import unguarded
 
     def now() -> dict[str, str]:  # as config.worker_settings collects them (not imported: it imports us)
         from pt2kit_portable import CONFIG_MODULES, collect_settings
@@ -95,14 +116,9 @@ def backend_callable(spec: str, flag: str, what: str = "torch.compile backend",
             return obj
 
     head, _, attr = spec.rpartition(":")
+    check_code(spec, flag, "backend" if flag.strip() == "--backend" else "code")
     if head.endswith(".py"):
-        path, _ = parse_spec(spec)
-        if not path.is_file():
-            raise UsageError(f"{flag} {spec}: no such file {path}")
-        # importing a script whose own run is not under a __main__ guard would run it again, in every worker
-        refused = unguarded(path, attr, flag.strip(), "backend" if flag.strip() == "--backend" else "code")
-        if refused:
-            raise UsageError(f"{flag} {spec}: {refused}")
+        path = Path(head)
         # what the rule let through (definitions) can still raise: said as the backend's file's, not a model file's
         hint = f" (its top level runs when {flag} loads it for {attr}: put the script's own run under " \
                "`if __name__ == \"__main__\":`, or the backend in a file of its own)"
