@@ -21,6 +21,9 @@ def test_backends_in_order_each_once():
     assert parse_backend("my_backends.py:fast") == ("callable", "my_backends.py:fast")
     with pytest.raises(UsageError):
         backends_of(["eager,,inductor"])
+    # told before the sweep runs a model: benchrun ran one eagerly (its first call said) before this line
+    with pytest.raises(UsageError, match=r"^--backend nothere\.py:fn: no such file nothere\.py$"):
+        backends_of(["eager,nothere.py:fn"])
 
 
 @pytest.mark.parametrize("n_jobs, shards", [(1, 1), (5, 2), (7, 3), (3, 5)])

@@ -4,6 +4,6 @@ Public: the ``benchrun`` command only (no library API); ``zoo/`` holds the model
 ``benchrun --zoo`` lists.
 """
 
-__version__ = "0.4.6"
+__version__ = "0.4.7"
 
 __all__ = ["__version__"]

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pt2kit.runtime.common.errors import UsageError
+from pt2kit.runtime.common.pyfile import check_code
 from pt2kit.schema import Bench, Crash
 
 BUILTINS = ("eager", "aot_eager", "inductor")
@@ -46,7 +47,8 @@ def backends_of(values: list[str] | None) -> list[str]:
         for b in (x.strip() for x in v.split(",")):
             if not b:
                 raise UsageError(f"--backend {v!r}: an empty backend name")
-            parse_backend(b)
+            if parse_backend(b)[0] == "callable":  # a missing file is exit 2 before the sweep runs anything
+                check_code(b, "--backend")
             if b not in out:
                 out.append(b)
     return out
