@@ -14,14 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 BUILTIN = ("eager", "aot_eager", "inductor")  # what every tool runs with no lookup
+TARGET = "pt2kit.runtime.worker.preflight:check"  # named, not imported: the parent side imports no worker module
 
 
 def preflight(s: Any, *, backend: str | None = None, device: str | None = None,
               config: dict[str, str] | None = None) -> None:
     """Raise the UsageError of the first wrong one of ``backend``, ``device`` and ``config`` (the command
     line's), from a worker of ``s`` (the tool's Session); return at once when none needs torch."""
-    from ..worker.preflight import TARGET
-
     payload = {"backend": None if backend in BUILTIN else backend, "device": None if device == "cpu" else device,
                "config": config or {}}
     if any(payload.values()):

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-TARGET = "pt2kit.runtime.worker.preflight:check"
-
 
 def check(payload: dict[str, Any], chan: Any) -> None:
     """UsageError (its one line) for the first of ``payload``'s backend, device and config that is wrong."""
