@@ -4,9 +4,10 @@
 Why: a tool reading a stream said ``running model file ...`` (and forwarded the stream) before its first
 model's worker found ``--backend nosuch`` unregistered or ``--device`` unknown; a bad option must be
 exit 2 before any work is announced, as the torch-free ones are. Guarantees: nothing runs when nothing
-needs torch to check (the built-in backends, cpu, no --config); the worker is the warm one the models
-fork from, so the check costs a fork, not an import. Not guaranteed: a check that fails for another
-reason than the option (a crash) stops nothing: the run itself says it.
+needs torch to check (the built-in backends, cpu, no --config); it says nothing on stderr but a bad
+option's line; it runs in a worker of its own, importing only what it checks, beside the warm one
+(:meth:`Session.warm`) the first model takes, whose import in a pipe overlaps the tool upstream. Not guaranteed: a check
+that fails for another reason than the option (a crash) stops nothing: the run itself says it.
 """
 
 from __future__ import annotations
@@ -24,4 +25,4 @@ def preflight(s: Any, *, backend: str | None = None, device: str | None = None,
     payload = {"backend": None if backend in BUILTIN else backend, "device": None if device == "cpu" else device,
                "config": config or {}}
     if any(payload.values()):
-        s.run_child("options", TARGET, payload, on_record=lambda raw: None)
+        s.run_child("options", TARGET, payload, on_record=lambda raw: None, check=True)

@@ -333,17 +333,18 @@ class Session:
             self._spare = None
 
     def run_child(self, label: str, target: str, payload: Any, *, on_record: Callable[[bytes], None],
-                  timeout: float | None = None, env: dict[str, str] | None = None) -> Any:
+                  timeout: float | None = None, env: dict[str, str] | None = None, check: bool = False) -> Any:
         """Run a tool's work (``target``, "package.module:function") in a worker: its records go to
         ``on_record``, its stages to the progress line, its death into the returned
         :class:`~pt2kit.runtime.parent.child.ChildResult`'s ``crash`` (pass that to :meth:`crash`)."""
         from .child import run_in_child
         from .progress import Progress
 
-        with Progress(self.tool, quiet=self.quiet).task(label) as task:
+        # check (3.1): a check before any model's work (parent.preflight): no progress lines, a fresh worker
+        with Progress(self.tool, quiet=self.quiet or check).task(label) as task:
             return run_in_child(target, payload, run=self.writer.run, store=str(self.store.root), on_record=on_record,
                                 quiet=self.quiet, env=env, timeout=timeout, on_stage=task.stage,
-                                proc=self._take_spare(env))
+                                proc=None if check else self._take_spare(env))
 
     def _flushed(self, code: int) -> int:
         try:
