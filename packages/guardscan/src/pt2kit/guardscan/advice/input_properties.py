@@ -39,7 +39,7 @@ class InputProperties(Rule):
             change = CHANGES[r.kind].format(x=x.code, e=DTYPES.get(e, e) or "float32")
             yield AdviceItem(self.name, f"the {r.kind} of {x.said} changed between calls ({r.trigger}); it is never "
                              "made dynamic, so each value compiles its own graph",
-                             change if f.model_file else f"{change}, {x.before}", x.source)
+                             f"{change}, {x.before}" if r.called_from and not f.model_file else change, x.source)
 
 
 INPUT_PROPERTIES = InputProperties()
