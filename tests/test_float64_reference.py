@@ -10,8 +10,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from pt2kit.kdiff import backends  # noqa: E402
-from pt2kit.minify import harness  # noqa: E402
-from pt2kit.minify.embed import closure  # noqa: E402
+from pt2kit.minify.judge import harness  # noqa: E402
+from pt2kit.minify.parent.embed import closure  # noqa: E402
 
 # as minify writes a candidate: an aten graph as a module, its constants fed in as inputs
 MODELS = textwrap.dedent('''

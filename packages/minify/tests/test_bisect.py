@@ -1,4 +1,4 @@
-"""minify's bisection decisions (pt2kit.minify.bisect), torch-free: the workers replaced by a planted
+"""minify's bisection decisions (pt2kit.minify.parent.bisect), torch-free: the workers replaced by a planted
 compiler whose culprit is known, so each rule is checked in milliseconds (the real compiles, with torch's
 own switches, are test_minify_cli.py's and test_train.py's: the relu bug in a forward and a backward
 graph, the eager backend showing a NaN, a user backend calling no Inductor)."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pt2kit.minify.bisect import bisect
-from pt2kit.minify.bisected import doc, line
+from pt2kit.minify.parent.bisect import bisect
+from pt2kit.minify.parent.bisected import doc, line
 
 PLAN = {"inductor": [{"name": "pre_grad_passes"}, {"name": "joint_graph_passes"}, {"name": "post_grad_passes"},
                      {"name": "inductor_fallback_random", "config": {"torch._inductor.config": {"fallback_random": "True"}}},

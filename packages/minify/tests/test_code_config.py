@@ -9,8 +9,8 @@ from pathlib import Path
 import torch
 import torch._inductor.config as inductor
 
-from pt2kit.minify import loading
-from pt2kit.minify.work import _resolved_config, _typed
+from pt2kit.minify.judge import loading
+from pt2kit.minify.worker.work import _resolved_config, _typed
 
 
 def test_a_pass_given_as_file_and_name_travels_by_name_and_is_the_function_where_applied(tmp_path):

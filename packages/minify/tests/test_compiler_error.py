@@ -17,7 +17,7 @@ from torch._dynamo.exc import BackendCompilerFailed
 from torch._inductor.exc import CppCompileError, InductorError, LoweringException
 
 import pt2kit.capture
-from pt2kit.minify.verdicts import exception_signature
+from pt2kit.minify.judge.verdicts import exception_signature
 from pt2kit_portable import compiler_error
 
 BOOT = Path(pt2kit.capture.__file__).parent / "boot"

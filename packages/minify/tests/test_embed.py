@@ -1,4 +1,4 @@
-"""The closure-by-source embedder (pt2kit.minify.embed): what a repro.py carries of pt2kit is exactly what
+"""The closure-by-source embedder (pt2kit.minify.parent.embed): what a repro.py carries of pt2kit is exactly what
 its check reaches, in an order Python can run, and nothing of pt2kit is imported by it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from pt2kit.minify.embed import closure
+from pt2kit.minify.parent.embed import closure
 
 HELPERS = '''
 """A module the way pt2kit's are: imports, constants, helpers, a class used as a base where it is defined."""
@@ -131,7 +131,7 @@ def test_a_re_exported_name_is_embedded_from_its_definition_and_a_clash_is_refus
 
 
 def test_a_repro_check_carries_no_pt2kit_import_and_only_what_its_main_reaches():
-    from pt2kit.minify import plan
+    from pt2kit.minify.judge import plan
 
     how = plan.repro({"kind": "nan", "signature": "nan"}, "inductor", {})
     c = closure([(plan.ANSWER, "main"), *how.values()], docstrings=False)
@@ -147,7 +147,7 @@ def test_what_a_repro_carries_follows_its_failure():
     """A plain CPU accuracy failure of an aten graph carries no decomposition table, no float64_mode and no
     layout code; a config that puts a decomposition into Inductor's table, a graph naming a float32 dtype and an
     input with a storage offset each bring theirs back (issue 58)."""
-    from pt2kit.minify import plan
+    from pt2kit.minify.judge import plan
 
     accuracy, plain_spec = {"kind": "accuracy", "signature": "accuracy"}, ("tensor", [2], [1], "float32", "cpu", 0, 1)
     relu = "relu = torch.ops.aten.relu.default(x)"

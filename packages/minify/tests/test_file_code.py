@@ -67,7 +67,7 @@ def test_a_carried_decomposition_is_in_inductors_table_inside_the_config_only():
     import torch._inductor.config as inductor
     from torch._inductor.decomposition import decompositions
 
-    from pt2kit.minify import loading
+    from pt2kit.minify.judge import loading
 
     silu, before, caches = torch.ops.aten.silu.default, decompositions.get(torch.ops.aten.silu.default), (
         inductor.fx_graph_cache, functorch.enable_autograd_cache)

@@ -2,8 +2,16 @@
 
 import torch
 
-from pt2kit.minify.harness import dense, eager_outputs, fresh, fresh_plain, make_inputs, make_plain_inputs, run_eager
-from pt2kit.minify.verdicts import exception_signature, outcome
+from pt2kit.minify.judge.harness import (
+    dense,
+    eager_outputs,
+    fresh,
+    fresh_plain,
+    make_inputs,
+    make_plain_inputs,
+    run_eager,
+)
+from pt2kit.minify.judge.verdicts import exception_signature, outcome
 
 ACCURACY = {"kind": "accuracy", "signature": "accuracy"}
 
@@ -99,7 +107,7 @@ def test_an_error_in_inductors_compile_worker_has_the_signature_it_has_in_proces
 
 AOTI_CHILD = """
 import sys, torch
-from pt2kit.minify import harness
+from pt2kit.minify.judge import harness
 torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "accuracy"
 class M(torch.nn.Module):
     def forward(self, x):
@@ -119,7 +127,7 @@ def test_aot_inductor_compiles_and_packages_under_one_lock_per_machine(tmp_path)
     import sys
     import time
 
-    from pt2kit.minify.harness import lock_path
+    from pt2kit.minify.judge.harness import lock_path
 
     child = subprocess.Popen([sys.executable, "-c", AOTI_CHILD], stdout=subprocess.PIPE, text=True)
     assert child.stdout.readline() == "exported\n"
@@ -141,7 +149,7 @@ def test_the_cpu_isa_probe_is_made_before_the_lock_and_kept_for_the_compile():
     import subprocess
     import sys
 
-    probe = ("import sys\nfrom pt2kit.minify import harness\nfrom torch._inductor import cpu_vec_isa\n"
+    probe = ("import sys\nfrom pt2kit.minify.judge import harness\nfrom torch._inductor import cpu_vec_isa\n"
              "if sys.argv[1] == 'warm':\n    harness.warm_cpu_isa()\n"
              "print(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize)")
     runs = [subprocess.run([sys.executable, "-c", probe, w], capture_output=True, text=True, check=True).stdout
@@ -154,7 +162,8 @@ def test_every_check_a_repro_can_be_handed_embeds_without_a_name_twice_and_compi
     backend file; a config with code or none) embeds by source without two definitions under one name (the
     embedder refuses one: in a repro it would silently be the later one's), and compiles; an accuracy check
     carries the float64 reference and the verdict once, any other none of it."""
-    from pt2kit.minify import embed, plan
+    from pt2kit.minify.judge import plan
+    from pt2kit.minify.parent import embed
 
     code = {"torch._inductor.config": {"post_grad_custom_post_pass": ("pt2kit:code", "/f.py", "p")}}
     eager = {"eager": "RuntimeError: ZeroDivisionError"}  # a crash where eager raises: its check needs the signature

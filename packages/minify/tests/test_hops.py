@@ -47,7 +47,8 @@ def _models():
 def test_a_higher_order_op_is_written_whole_and_runs_as_the_graph_does(name):
     import torch
 
-    from pt2kit.minify import ir, toir, work
+    from pt2kit.minify import ir
+    from pt2kit.minify.worker import toir, work
     from pt2kit.runtime.worker.aotgraphs import forward_graphs
 
     model, inputs = getattr(_models(), name)()

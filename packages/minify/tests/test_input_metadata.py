@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 import pt2kit.capture
-from pt2kit.minify.toir import _layout, _spec
+from pt2kit.minify.worker.toir import _layout, _spec
 from pt2kit_portable import make_tensor
 
 BOOT = Path(pt2kit.capture.__file__).parent / "boot"

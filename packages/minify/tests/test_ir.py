@@ -9,8 +9,9 @@ import sys
 import msgspec
 import torch
 
-from pt2kit.minify import ir, shrink
-from pt2kit.minify.search import Searcher
+from pt2kit.minify import ir
+from pt2kit.minify.parent import shrink
+from pt2kit.minify.parent.search import Searcher
 
 
 def _spec(*shape: int) -> ir.Spec:
@@ -67,7 +68,7 @@ def test_real_values_are_fed_only_where_asked_and_read_back_exactly():
     assert seeded.exact() == set() and real.exact() == {"a", "m"} and one.exact() == {"m"}
     assert len({seeded.key, real.key, one.key}) == 3 and ir.seeded(real, {"a"}).key == one.key
     assert ir.build(R, {"out"}, exact=True, rename={2: 1}) is None  # real values keep their real shape
-    from pt2kit.minify.harness import make_inputs
+    from pt2kit.minify.judge.harness import make_inputs
 
     a, m, w = make_inputs([s.as_tuple() for s in real.inputs])
     assert a.dtype == torch.float32 and a.tolist()[0][0] == 0.5 and a[0, 1].isnan() and a[1, 0] == float("-inf")
@@ -260,7 +261,7 @@ def test_memory_no_op_defined_is_never_a_candidates_output():
     pytorch#184405 returns torch.empty(2)). A torch.empty filled whole is defined, and returned."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    from pt2kit.minify.toir import to_ir
+    from pt2kit.minify.worker.toir import to_ir
 
     def f(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return x.relu(), torch.empty_like(x) + 1, torch.empty(3).fill_(2.0)
@@ -285,7 +286,7 @@ def test_an_ops_random_generator_state_is_never_returned_nor_named_by_the_locali
     from mntest import MODELS
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    from pt2kit.minify.toir import to_ir
+    from pt2kit.minify.worker.toir import to_ir
     from pt2kit_portable import undefined_values
 
     runpy.run_path(str(MODELS / "rng_state_attention.py"))  # its op, defined once

@@ -13,8 +13,8 @@ import torch
 from mntest import MODELS, run_repro
 
 from pt2kit.minify import ir
-from pt2kit.minify.harness import make_inputs
-from pt2kit.minify.toir import _spec, by_value, to_ir
+from pt2kit.minify.judge.harness import make_inputs
+from pt2kit.minify.worker.toir import _spec, by_value, to_ir
 
 
 def _laid_out(t: torch.Tensor) -> tuple:
@@ -127,6 +127,6 @@ def test_an_inline_tensor_a_complex_number_and_an_op_are_written_as_arguments():
     scope: dict = {"torch": torch}
     exec(cand.source, scope)
     assert torch.equal(scope["Repro"]()(*real)[0], (real[0] + torch.tensor([1.0, 2.0])) * 2j)
-    from pt2kit.minify.toir import _fmt
+    from pt2kit.minify.worker.toir import _fmt
 
     assert _fmt(torch.ops.aten.relu.default) == "torch.ops.aten.relu.default"

@@ -13,7 +13,7 @@ import torch
 from mntest import MODELS, minify_in
 
 from pt2kit.minify import ir
-from pt2kit.minify.toir import to_ir
+from pt2kit.minify.worker.toir import to_ir
 from pt2kit.runtime.worker.aotgraphs import forward_graphs
 
 

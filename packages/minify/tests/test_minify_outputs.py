@@ -105,8 +105,8 @@ def test_bad_outputs_and_numbers_are_one_line_before_any_work(minify, tmp_path):
 
 
 def test_jobs_past_what_the_machine_serves_is_capped_with_a_warning(monkeypatch, capsys):
-    from pt2kit.minify import drive
     from pt2kit.minify.job import parse_jobs
+    from pt2kit.minify.parent import drive
     from pt2kit.runtime.parent.session import Session
 
     monkeypatch.setattr(drive, "worker_cap", lambda per: (3, "3 usable CPU(s)"))

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from pt2kit.minify.pool import Pool, compile_share
+from pt2kit.minify.parent.pool import Pool, compile_share
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -67,7 +67,7 @@ def test_verification_runs_are_forked_warm_without_pt2kit_variables_even_where_t
     # a PT2KIT_STORE in minify's environment made each of the 3 verification runs a fresh interpreter (5 s of
     # import torch each on a 16-core machine): torch reads no PT2KIT variable while importing, so the fork
     # server serves them, and the repro still sees none of pt2kit's variables
-    from pt2kit.minify.verify import RUNS, verify
+    from pt2kit.minify.parent.verify import RUNS, verify
 
     text = ("import os, sys\nours = sorted(k for k in os.environ if k.startswith('PT2KIT'))\n"
             "print('torch imported' if 'torch' in sys.modules else 'fresh interpreter', ours)\n"
@@ -87,7 +87,7 @@ def test_a_fork_server_started_early_is_the_pools_and_one_nobody_takes_ends_at_o
     # nobody needs
     import time
 
-    from pt2kit.minify.pool import Early
+    from pt2kit.minify.parent.pool import Early
 
     unused = Early()
     assert unused.zygote is None
@@ -119,7 +119,7 @@ def test_a_compile_error_is_verified_by_one_fresh_run_and_one_that_passes_first_
     # a compile error is the compiler's answer to the program: one fresh run that fails shows it (AOT
     # Inductor's three builds ran one at a time under its lock); a first run that passes is no proof of
     # anything, so the other two run and the record says k of 3
-    from pt2kit.minify.verify import RUNS, verify
+    from pt2kit.minify.parent.verify import RUNS, verify
 
     assert verify("import sys\nsys.exit(1)\n", pool1, first=True) == (1, [])
     flaky = (f"import os, sys\nmark = {str(tmp_path / 'ran')!r}\nfirst = not os.path.exists(mark)\n"
@@ -138,8 +138,8 @@ def test_a_bisection_beside_the_verification_is_kept_only_where_a_fresh_run_fail
     # the bisection runs beside the verification where the cores allow: where no fresh run failed it is
     # stopped mid-question (its worker killed, the pool's next question served by a fresh one) and nothing
     # of it is kept; where one did, the stage goes into the record and the repro's docstring
-    from pt2kit.minify.beside import Beside, side_by_side
-    from pt2kit.minify.bisected import DOC_MARK
+    from pt2kit.minify.parent.beside import Beside, side_by_side
+    from pt2kit.minify.parent.bisected import DOC_MARK
     from pt2kit.minify.records import Outcome
 
     # a loaded 2-core machine ran the two side by side slower than one after the other
@@ -186,7 +186,7 @@ def test_minify_reading_a_pipe_starts_its_fork_server_before_the_stream_comes_an
 
     def servers(pid: int) -> int:
         kids = subprocess.run(["ps", "-ww", "-o", "args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
-        return kids.count("pt2kit.minify.zygote")
+        return kids.count("pt2kit.minify.worker.zygote")
 
     up = subprocess.Popen(["sleep", "30"], stdout=subprocess.PIPE)
     m = subprocess.Popen([sys.executable, "-m", "pt2kit.minify"], stdin=up.stdout, stdout=subprocess.PIPE,

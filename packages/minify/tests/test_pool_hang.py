@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-from pt2kit.minify import pool as pools
-from pt2kit.minify.pool import Pool
+from pt2kit.minify.parent import pool as pools
+from pt2kit.minify.parent.pool import Pool
 
 MODEL = '''
 class Repro(torch.nn.Module):

@@ -13,7 +13,8 @@ import sys
 
 import pytest
 
-from pt2kit.minify import ir, repro
+from pt2kit.minify import ir
+from pt2kit.minify.parent import repro
 
 # every character str.splitlines splits on, a docstring's quotes, backslash sequences that do not read, NUL
 BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"

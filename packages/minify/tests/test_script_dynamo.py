@@ -115,7 +115,7 @@ def test_a_run_without_a_fork_server_gets_one_for_its_candidates_and_it_ends_wit
     # busy cores), and pytorch#176854's 300 s reduction ran 8 candidates, 26 -> 22 lines (60 s forked: 11 lines)
     import os
 
-    from pt2kit.minify import script
+    from pt2kit.minify.parent import script
     from pt2kit.runtime.parent.forkclient import ENV
 
     monkeypatch.delenv(ENV, raising=False)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from mntest import minify_in, run_repro
 
-from pt2kit.minify.scriptstage import OFF
+from pt2kit.minify.parent.scriptstage import OFF
 from pt2kit.schema import BlobRef, Crash, Header
 from pt2kit.schema.stream import encode
 

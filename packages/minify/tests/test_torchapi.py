@@ -1,4 +1,4 @@
-"""One test per private torch API wrapper (minify/torchapi.py): when torch moves one, this file says which."""
+"""One test per private torch API wrapper (minify/worker/torchapi.py): when torch moves one, this file says which."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from pt2kit.minify import torchapi
+from pt2kit.minify.worker import torchapi
 
 
 def _in_fresh_python(code: str) -> str:
@@ -16,7 +16,7 @@ def _in_fresh_python(code: str) -> str:
 
 
 def test_preload_imports_dynamo_and_inductors_compiler():
-    out = _in_fresh_python("import sys\nfrom pt2kit.minify import torchapi\ntorchapi.preload()\n"
+    out = _in_fresh_python("import sys\nfrom pt2kit.minify.worker import torchapi\ntorchapi.preload()\n"
                            "print(all(m in sys.modules for m in ('torch._dynamo', 'torch._inductor.compile_fx')))")
     assert out == "True\n"
 
@@ -31,7 +31,7 @@ def test_set_compile_threads_sets_the_environment_and_a_loaded_inductor_config(m
 
 
 def test_in_bad_fork_is_false_in_a_process_that_never_asked_cuda_before_forking():
-    out = _in_fresh_python("import torch\nfrom pt2kit.minify import torchapi\nprint(torchapi.in_bad_fork())")
+    out = _in_fresh_python("import torch\nfrom pt2kit.minify.worker import torchapi\nprint(torchapi.in_bad_fork())")
     assert out == "False\n"
 
 

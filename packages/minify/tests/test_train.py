@@ -164,7 +164,7 @@ def test_a_resnet_with_batchnorm_and_a_wrong_relu_gradient_is_cut_to_its_relu(mi
 def test_a_training_step_differentiates_only_the_inputs_marked():
     """BatchNorm's running statistics are inputs no gradient may be asked of: marked as the real step had
     them, a candidate runs; with every floating input marked (what --mode train did) eager itself fails."""
-    from pt2kit.minify import harness
+    from pt2kit.minify.judge import harness
 
     def bn(x, mean, var, w, b):
         return (torch.nn.functional.batch_norm(x, mean, var, w, b, training=True),)
@@ -225,7 +225,7 @@ def test_the_original_steps_gradients_hold_an_input_that_required_grad(tmp_path)
     (grad.inputs[0]). Before, only parameters' were taken, and a compiled backward that got x's gradient
     wrong (pytorch/pytorch#183602 on 2.11: diagonal_scatter's, all zeros) was "minify's own run of it: passes
     assert_close, outputs and gradients: nothing to minify"."""
-    from pt2kit.minify.train import step
+    from pt2kit.minify.worker.train import step
     from pt2kit.runtime.common.modelfile import load_model
 
     f = tmp_path / "m.py"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pt2kit.minify import zygote
+from pt2kit.minify.worker import zygote
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -89,7 +89,7 @@ def test_close_kills_what_is_still_running(tmp_path):
 def test_a_fork_after_the_preload_is_not_poisoned_for_cuda():
     import torch
 
-    from pt2kit.minify.zygote import fork_poisoned
+    from pt2kit.minify.worker.zygote import fork_poisoned
 
     assert fork_poisoned() is False  # torch imported, CUDA never asked: a fork may use it
     if torch.cuda.is_available():  # asking CUDA poisons later forks, and the probe sees it
@@ -157,7 +157,7 @@ def test_ctrl_c_in_a_pipeline_leaves_one_line_from_minify_and_no_traceback(tmp_p
         assert time.monotonic() < deadline
         time.sleep(0.2)
         ps = subprocess.run(["ps", "-ww", "-o", "pid=,args=", "-g", str(p.pid)], capture_output=True, text=True).stdout
-        pid = next((int(line.split()[0]) for line in ps.splitlines() if "pt2kit.minify.zygote" in line), None)
+        pid = next((int(line.split()[0]) for line in ps.splitlines() if "pt2kit.minify.worker.zygote" in line), None)
 
     def cpu() -> int:  # the server's CPU ticks so far: still for a second once its imports are done
         return sum(int(x) for x in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13])

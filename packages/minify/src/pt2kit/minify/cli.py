@@ -44,8 +44,9 @@ from pt2kit.runtime.parent.options import (
 )
 from pt2kit.runtime.parent.session import Session
 
-from . import __version__, drive
+from . import __version__
 from .job import Job, parse_jobs, violation_profile
+from .parent import drive
 
 FAILURES = ("auto", "compile-error", "crash", "accuracy", "nan", "violation", "missing-error")
 

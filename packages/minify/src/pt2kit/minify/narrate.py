@@ -11,7 +11,7 @@ from pt2kit.schema import Bisect, Repro
 from .records import Outcome
 
 if TYPE_CHECKING:
-    from .targets import Target
+    from .parent.targets import Target
 
 
 class Narrator(Base):
@@ -34,7 +34,7 @@ class Narrator(Base):
     def finish(self, value: Outcome, notes: dict[str, Any] | None = None) -> int:
         self.say(f"{self.label}: {value.message}")
         if value.bisect is not None:
-            from .bisected import line
+            from .parent.bisected import line
 
             self.say(f"{self.label}: {line(value.bisect)}")
         if self.repro is not None and self.repro.output:

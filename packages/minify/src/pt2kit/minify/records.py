@@ -13,7 +13,7 @@ import msgspec
 from pt2kit.runtime.common.config import MODULES, from_literal
 from pt2kit.schema import Crash, Diff, Kernel, Store, Violation, as_float
 
-from .loading import DECOMPOSITIONS
+from .judge.loading import DECOMPOSITIONS
 
 # each config module's --config prefix (Inductor's settings go bare); a decomposition a model file installed by
 # the op it decomposes, as capture's code_settings names a script's

@@ -1,5 +1,5 @@
 """Which functions judge a failure, by role: the one rule both minify's workers (:func:`.verdicts.outcome`)
-and every repro.py (its main is handed them by name, and embeds only their code: :mod:`.embed`) follow.
+and every repro.py (its main is handed them by name, and embeds only their code: :mod:`..parent.embed`) follow.
 Torch-free, so minify's parent writes a repro's main from it: a role is a (module, name) pair.
 
 Roles: ``judge`` (a crash is judged by how a child process dies, a violation in the graph the backend is
@@ -23,7 +23,7 @@ from typing import Any
 
 from .loading import CODE, DECOMPOSITIONS
 
-ANSWER, HARNESS, LOADING, VERDICTS = (f"pt2kit.minify.{m}" for m in ("answer", "harness", "loading", "verdicts"))
+ANSWER, HARNESS, LOADING, VERDICTS = (f"pt2kit.minify.judge.{m}" for m in ("answer", "harness", "loading", "verdicts"))
 PRECISION = "pt2kit.runtime.common.precision"
 Role = tuple[str, str]
 

@@ -1,4 +1,4 @@
-"""Warm worker processes, crash-safe: each (:mod:`.worker`, forked from the :mod:`.zygote` where it can
+"""Warm worker processes, crash-safe: each (:mod:`..worker.main`, forked from the :mod:`..worker.zygote` where it can
 be) answers requests on stdin until stdin closes; the parent keeps ``jobs`` of them. A worker that dies (segfault, abort, CUDA error,
 os._exit) or overruns the timeout is replaced, and its request's answer says how it ended, which is
 itself a failure signature. A worker whose CUDA context a query left dead (a device-side assert)
@@ -30,9 +30,9 @@ from pt2kit.runtime.common.flags import usable_cpus
 from pt2kit.runtime.worker.forkserver import READ_WHEN_USED
 from pt2kit_portable import signal_name
 
-from . import zygote
-from .worker import THREADS
-from .zygote import Zygote
+from ..worker import zygote
+from ..worker.main import THREADS
+from ..worker.zygote import Zygote
 
 STDERR_LINES = 40
 # a request running past HANG_TIMES the slowest one answered so far, and HANG_SLACK seconds more, is stopped: the
@@ -44,7 +44,7 @@ HANG_TIMES, HANG_SLACK = 4.0, 30.0
 class Worker:
     def __init__(self, env: dict[str, str], zygote: Zygote | None = None) -> None:
         forked = zygote.spawn("worker", env=env) if zygote is not None else None
-        self.proc: Any = forked or subprocess.Popen([sys.executable, "-m", "pt2kit.minify.worker"],
+        self.proc: Any = forked or subprocess.Popen([sys.executable, "-m", "pt2kit.minify.worker.main"],
                                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                     stderr=subprocess.PIPE, env=env)
         self.tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)

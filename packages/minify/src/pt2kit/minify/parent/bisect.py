@@ -1,6 +1,6 @@
 """Which stage of the compiler breaks the repro minify made, parent side and torch-free: PyTorch's
 compiler bisector (``torch._inductor.compiler_bisector``), walked on the repro's one small graph in the
-warm workers (:mod:`.bisectwork`) instead of a run of the user's script per step.
+warm workers (:mod:`..worker.bisectwork`) instead of a run of the user's script per step.
 
 1. The backends of torch's chain, side by side: eager (Dynamo alone), aot_eager (AOTAutograd),
    aot_eager_decomp_partition (its decompositions and partitioner), then the repro's own backend
@@ -13,7 +13,7 @@ warm workers (:mod:`.bisectwork`) instead of a run of the user's script per step
    per worker) to the first application that makes it fail, named by torch's debug info.
 4. Faithfulness: the answer is run again, off then on (``TORCH_BISECT_MAX=k-1`` and ``=k``; the config
    flipped and not; the backend before and the culprit), and is "found" only where off passes and on
-   fails as the repro does. Every run is judged by the repro's own judgement (:func:`.work.query`).
+   fails as the repro does. Every run is judged by the repro's own judgement (:func:`..worker.work.query`).
 
 Where no stage can be told (a failure of eager itself, a backend of the user's that calls no Inductor,
 nothing that flips) the record says so, with the runs that show it.

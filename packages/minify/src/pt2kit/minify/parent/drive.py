@@ -19,11 +19,11 @@ from pt2kit.runtime.common.outcome import unrunnable
 from pt2kit.runtime.parent.session import Session, stdin_is_pipe, torch_version
 from pt2kit.runtime.parent.writes import check_output, named_by, write_output
 
-from .job import Job
-from .narrate import Narrator
+from ..job import Job
+from ..narrate import Narrator
+from ..records import Want, repro_fields
 from .onemodel import minify_one
 from .pool import Early
-from .records import Want, repro_fields
 
 # A warm worker after an Inductor compile holds about this much (each forks from one zygote, so
 # torch's own pages are shared; the compile's are not)

@@ -3,7 +3,7 @@
 ``original``: load the model, take its forward aten graph(s) as :mod:`.ir` data (``--mode train``:
 its forward and backward graphs, :mod:`.train`), then run it eagerly and with the backend and say how
 it fails (:mod:`.infer`, :mod:`.train`; this may kill the process: the parent then knows the failure
-is a crash). ``query``: run one candidate through :mod:`.harness` (what its repro will run).
+is a crash). ``query``: run one candidate through :mod:`..judge.harness` (what its repro will run).
 ``localize``: for an accuracy failure, the first node whose compiled value fails the verdict.
 """
 
@@ -33,13 +33,15 @@ from pt2kit.runtime.worker.accuracy import differs, float64_reference_refused
 from pt2kit.runtime.worker.aotgraphs import forward_graphs
 from pt2kit_portable import under_autocast
 
-from . import filecode, harness, infer, ir, loading, plan, verdicts
+from .. import ir
+from ..job import Job
+from ..judge import harness, loading, plan, verdicts
+from . import filecode, infer
 from .infer import backend_of
-from .job import Job
 from .toir import inside, to_ir
 
 if TYPE_CHECKING:
-    from .records import Want
+    from ..records import Want
 
 
 def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, str]]:
@@ -187,7 +189,7 @@ def _first_violation(captured: list[Any], profile: Any) -> Want | None:
     from pt2kit.fxcheck import graph_view, run_checks
     from pt2kit.schema import SCHEMA_MAJOR, Violation
 
-    from .records import wanted
+    from ..records import wanted
 
     for i, (gm, _) in enumerate(captured):
         for f in run_checks(graph_view(gm, "forward", i), profile):

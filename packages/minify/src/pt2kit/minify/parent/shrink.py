@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from . import ir
-from .ir import Config
-from .records import config_strings, dropped
+from .. import ir
+from ..ir import Config
+from ..records import config_strings, dropped
 
 
 class Searcher(Protocol):

@@ -22,8 +22,8 @@ from pt2kit.runtime.worker.accuracy import differs
 from pt2kit.runtime.worker.outputs import flatten
 from pt2kit_portable import undefined_values
 
-from . import harness, verdicts
-from .job import Job
+from ..job import Job
+from ..judge import harness, verdicts
 
 
 def judge(loaded: Any, job: Job, send: Any) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """repro.py as text, read top to bottom: the minimal graph as module code (the user's lines as comments),
 its input specs, backend, config and failure, then the check: only the functions its ``main`` is handed
-(:func:`.answer.plan`) and what they reach, embedded by source (:mod:`.embed`), then the call.
+(:func:`..judge.answer.plan`) and what they reach, embedded by source (:mod:`.embed`), then the call.
 
 Guarantees: the repro imports only torch and the standard library, and its docstring names all else it
 needs (the torch it was made on, the device, a backend file, the config it sets); it exits 1 while the
@@ -22,14 +22,16 @@ import pt2kit_portable
 from pt2kit.runtime.common import precision
 from pt2kit.runtime.common.config import from_literal, literal
 
-from . import embed, ir, plan
-from .records import config_strings
+from .. import ir
+from ..judge import plan
+from ..records import config_strings
+from . import embed
 
 CHECK = "# ---- the check"  # the line the embedded check starts with: what is above it is the graph and its data
 
 
 def check(how: dict[str, plan.Role], tool_version: str) -> tuple[list[str], str]:
-    """(the imports, the text) of the check a repro handed ``how`` (:func:`.plan.repro`) runs: main and
+    """(the imports, the text) of the check a repro handed ``how`` (:func:`..judge.plan.repro`) runs: main and
     those functions, with what they reach, by source (:mod:`.embed`), under a comment that says where from."""
     c = embed.closure([(plan.ANSWER, "main"), *how.values()], docstrings=False, hoist=("torch",))
     whence = ", ".join(m if m != "pt2kit_portable" else f"{m} (version {pt2kit_portable.VERSION})" for m in c.origins())

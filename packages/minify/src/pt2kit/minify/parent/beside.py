@@ -23,8 +23,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..records import Outcome
 from .pool import Lane, Pool
-from .records import Outcome
 from .search import Cancelled
 
 

@@ -4,7 +4,7 @@ missed, a side effect or a mutation mis-traced): no graph to cut, but a script. 
 level by pysource-minimize (shrinkray, the other on PyPI, needs Python 3.12 since 25.12: see the README),
 keeping the failure's signature, and the reduced script is the repro.
 
-Guarantees: the signature is minify's own rule (:func:`.verdicts.exception_signature`), embedded by source
+Guarantees: the signature is minify's own rule (:func:`..judge.verdicts.exception_signature`), embedded by source
 in every candidate and in the repro (:mod:`.embed`); an exception whose type is not torch's (an assert of
 the script's) is named also by the script's statement it came through last, so the user's own check is the
 one kept. The script's own signature is taken from a run of it under that check, never from the record's
@@ -42,8 +42,9 @@ from pt2kit.runtime.parent.session import Session, torch_version
 from pt2kit.runtime.parent.writes import write_output
 from pt2kit_portable import escape
 
-from . import __version__, embed, scriptstage
-from .job import Job
+from .. import __version__
+from ..job import Job
+from . import embed, scriptstage
 from .scriptstage import OFF, setting, switched
 
 MARK = "repro: "  # the line the check writes on stderr: "repro: reproduced: SIG" or "repro: fails otherwise: SIG"
@@ -131,7 +132,7 @@ def command_of(argv: list[str]) -> Command | str:
 def check(signature: str | None) -> str:
     """The check every candidate and the repro start with: minify's signature rule, by source, and the hook
     that judges the exception that ends the script."""
-    c = embed.closure([("pt2kit.minify.verdicts", "exception_signature")], docstrings=False)
+    c = embed.closure([("pt2kit.minify.judge.verdicts", "exception_signature")], docstrings=False)
     imports = sorted({"import os", "import sys", *c.imports})
     return "\n".join(imports) + f"\n\nSIGNATURE = {signature!r}\n\n" + c.source().rstrip() + "\n" + JUDGE
 

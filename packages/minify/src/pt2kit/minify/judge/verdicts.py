@@ -1,7 +1,7 @@
 """Whether a run of a candidate still fails as the failure it must show: the verdict of each kind, and
 :mod:`.plan` names the functions that judge one failure. minify's workers judge every candidate by
 :func:`outcome`; a repro's main is handed the same functions by name and embeds only those
-(:mod:`.embed`), so a query and the repro it becomes run the same code.
+(:mod:`..parent.embed`), so a query and the repro it becomes run the same code.
 
 Guarantees: the verdict of an accuracy failure is kdiff's (torch.testing.assert_close's tolerances, then
 PyTorch's float64 RMSE rule from torch._dynamo.utils.same, so rounding noise is not a failure;

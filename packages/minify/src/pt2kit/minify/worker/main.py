@@ -1,5 +1,5 @@
-"""One warm worker's request loop: ``python -m pt2kit.minify.worker`` (or a fork of the zygote) answers
-requests on stdin until stdin closes (the protocol: :mod:`.pool`). A leaf: the pool starts it, the
+"""One warm worker's request loop: ``python -m pt2kit.minify.worker.main`` (or a fork of the zygote) answers
+requests on stdin until stdin closes (the protocol: :mod:`..parent.pool`). A leaf: the pool starts it, the
 zygote forks it, and it imports neither.
 
 Guarantees: nothing a model or compiler prints reaches the protocol (the worker's fd 1 points at

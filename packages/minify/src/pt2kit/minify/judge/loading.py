@@ -3,7 +3,7 @@
 that cannot judge here raises (exit :data:`UNTESTABLE`). Split from :mod:`.harness`, which runs the sides.
 
 Imports only the standard library besides pt2kit_portable (torch's config modules by name, where a config
-is applied): a repro embeds by source what of it its check reaches (:mod:`.embed`), and only a config that
+is applied): a repro embeds by source what of it its check reaches (:mod:`..parent.embed`), and only a config that
 holds code reaches the file loading (:func:`apply_code_config`), only one that holds a decomposition Inductor's
 table (:func:`apply_decomposing_config`); :func:`apply_config` alone otherwise.
 """

@@ -19,7 +19,7 @@ from pt2kit.runtime.shims.torchapi import is_op_overload
 from pt2kit.runtime.worker.hops import hop_name
 from pt2kit_portable import copy_inputs, is_leaf, storage_reach, undefined_nodes, value_range
 
-from . import ir
+from .. import ir
 from .torchapi import inplace_variant
 
 # names a candidate's module itself uses: a graph value of that name (a user's variable, in a Dynamo

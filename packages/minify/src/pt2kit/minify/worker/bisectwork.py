@@ -1,4 +1,4 @@
-"""The child side of minify's bisection (:mod:`.bisect`): one compile of the repro's candidate under one
+"""The child side of minify's bisection (:mod:`..parent.bisect`): one compile of the repro's candidate under one
 setting of PyTorch's compiler bisector, judged as the repro is (:func:`.work.query`), in a warm worker.
 
 A setting is a backend (eager, aot_eager, aot_eager_decomp_partition, inductor, or the repro's own), a

@@ -1,5 +1,5 @@
 """What runs a candidate graph: its inputs, its eager, float64 and compiled sides. minify's workers
-import it, and every repro.py embeds by source the functions of it its check reaches (:mod:`.embed`), so a
+import it, and every repro.py embeds by source the functions of it its check reaches (:mod:`..parent.embed`), so a
 query and the repro it becomes run the same code; :mod:`.verdicts` says whether a run still fails.
 
 Guarantees (the repro's contract): imports only torch and the standard library besides pt2kit's, whose

@@ -32,8 +32,9 @@ from typing import Any
 
 from pt2kit_portable import same_death
 
-from . import ir, shrink
-from .ir import Config
+from .. import ir
+from ..ir import Config
+from . import shrink
 
 
 class Cancelled(Exception):

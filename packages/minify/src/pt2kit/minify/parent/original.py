@@ -1,5 +1,5 @@
 """minify's original run, parent side: the model's graphs and how it fails, asked of one warm worker
-(:func:`.work.original`), each message acted on as it comes (the stage said, the `model` record written,
+(:func:`..worker.work.original`), each message acted on as it comes (the stage said, the `model` record written,
 the search ahead started on the first graph as soon as the graphs exist)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import msgspec
 
 from pt2kit.runtime.common.errors import UsageError
 
-from . import ir
+from .. import ir
+from ..job import Job
 from .ahead import Ahead
-from .job import Job
 from .pool import Pool
 
 

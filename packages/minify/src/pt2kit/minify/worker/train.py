@@ -19,7 +19,8 @@ from typing import Any
 
 from pt2kit.runtime.worker.accuracy import differs
 
-from . import harness, ir, verdicts
+from .. import ir
+from ..judge import harness, verdicts
 from .toir import to_ir
 
 

@@ -52,7 +52,7 @@ import threading
 from typing import IO, Any
 
 # minify's own modules a worker runs (torch's: torchapi.preload)
-PRELOAD = ("pt2kit.minify.worker", "pt2kit.minify.work", "pt2kit.minify.bisectwork", "pt2kit.runtime.worker.aotgraphs", "pt2kit.runtime.worker.descend",
+PRELOAD = ("pt2kit.minify.worker.main", "pt2kit.minify.worker.work", "pt2kit.minify.worker.bisectwork", "pt2kit.runtime.worker.aotgraphs", "pt2kit.runtime.worker.descend",
            "pt2kit.runtime.common.modelfile", "pt2kit.runtime.worker.accuracy")
 
 
@@ -86,7 +86,7 @@ class Zygote:
     def __init__(self, env: dict[str, str]) -> None:
         self.env = env
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.proc = subprocess.Popen([sys.executable, "-m", "pt2kit.minify.zygote", str(theirs.fileno())],
+        self.proc = subprocess.Popen([sys.executable, "-m", "pt2kit.minify.worker.zygote", str(theirs.fileno())],
                                      pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL)  # never the parent's stdout: that is the stream
         theirs.close()
@@ -186,7 +186,7 @@ class Served:
         from pt2kit.runtime.parent.forkclient import ENV, spawn
 
         # a repro's run gets no PT2KIT variable (verify): the server is named apart
-        return spawn("pt2kit.minify.worker" if op == "worker" else None, argv or [], env or self.env, cwd,
+        return spawn("pt2kit.minify.worker.main" if op == "worker" else None, argv or [], env or self.env, cwd,
                      server=self.env[ENV])
 
     def kill(self) -> None:
@@ -230,7 +230,7 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
         forget_cache_dirs()  # the child's Inductor cache folder is its environment's (the script's: Pool's env)
         os.chdir(req["cwd"])
         if req["op"] == "worker":
-            from .worker import main as worker_main
+            from .main import main as worker_main
 
             code = worker_main()
         else:

@@ -17,12 +17,13 @@ import msgspec
 from pt2kit.runtime.common.caches import modes_in, script_env
 from pt2kit.runtime.common.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 
-from . import __version__, ir, original, repro
+from .. import __version__, ir
+from ..job import Job
+from ..records import Outcome, Want, config_strings, dropped
+from . import original, repro
 from .ahead import Ahead, accuracy_failure, worth_it
 from .beside import bisecting
-from .job import Job
 from .pool import Early, Pool
-from .records import Outcome, Want, config_strings, dropped
 from .search import Searcher
 from .verify import RUNS, verify
 

@@ -18,10 +18,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from . import ir
-from .ir import Config
-from .job import Job
-from .records import Want
+from .. import ir
+from ..ir import Config
+from ..job import Job
+from ..records import Want
 from .search import Cancelled, Searcher
 
 

@@ -20,8 +20,8 @@ from pt2kit.runtime.parent.piped import PipedModel, read_piped
 from pt2kit.runtime.parent.session import Session
 from pt2kit.schema import Crash, Diff, Error, Header, Kernel, Model, Violation
 
-from .job import Job
-from .records import Want, checked, unkept, wanted
+from ..job import Job
+from ..records import Want, checked, unkept, wanted
 
 HINT = "give a MODEL.py, or pipe records: `kdiff m.py | minify`"
 Failing = Diff | Crash | Violation | Kernel

@@ -1,5 +1,5 @@
 """The repro's main and its judges: a repro.py embeds by source what of this its main is handed reaches
-(:mod:`.embed`; :func:`.plan.repro` picks, by the rule minify's workers judge by).
+(:mod:`..parent.embed`; :func:`.plan.repro` picks, by the rule minify's workers judge by).
 
 Guarantees: exit 1 (the failure is present) and 0 (gone) with one line on stdout, and only where every
 side the failure needs ran to its verdict; 125, what ``git bisect run`` reads as "cannot test this

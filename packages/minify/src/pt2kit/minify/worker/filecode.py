@@ -6,7 +6,7 @@ minify's worker runs the model file, so its original run compiles with them; the
 config the search carries, and the repro, a file of its own, would not (before: "the accuracy failure does not
 reproduce", exit 3, and nothing for the bisection to find). Each is carried as a script's pass is when handed
 over as ``--config KEY=FILE.py:NAME``: by where it lives, ``("pt2kit:code", FILE, NAME)``, loaded from that file
-where it is applied (:mod:`.loading`); a decomposition under the config's :data:`.loading.DECOMPOSITIONS` key.
+where it is applied (:mod:`..judge.loading`); a decomposition under the config's :data:`..judge.loading.DECOMPOSITIONS` key.
 Code no module-level name of a file reaches (a lambda, a closure) cannot travel: one line naming it and what to
 do, exit 2, never a verdict that the bug is not there. A ``--config`` of the same hook wins.
 """
@@ -21,7 +21,7 @@ from pt2kit.runtime.common.errors import UsageError
 from pt2kit.runtime.shims.torchapi import config_module
 from pt2kit_portable import inductor_decompositions
 
-from .loading import CODE, DECOMPOSITIONS
+from ..judge.loading import CODE, DECOMPOSITIONS
 
 
 def before() -> dict[str, Any]:
