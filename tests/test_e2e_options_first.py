@@ -1,7 +1,7 @@
 """A bad option of a tool that takes --backend is its one line and exit 2 before anything is read, run or
 said. Before, a piped stream got "running model file ... named by the stream" (and the stream forwarded)
 and only then the error, from the first model's worker (kdiff's --backend FILE.py:NAME, a name torch does
-not register, --device, --config; guardscan's the same); guardscan given a backend name torch does not
+not register, --device, --config; guardscan's and minify's the same); guardscan given a backend name torch does not
 know crashed (exit 3), and given FILE.py:NAME handed that string to torch.compile."""
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ def _stream(tmp_path: Path) -> bytes:
                                                  "torch registers"),
     # told by torch, in a worker before the stream is read (one torch import, ~3 s)
     ("guardscan", ["--device", "bogus"], "guardscan: error: --device bogus: Expected one of cpu, cuda"),
+    ("minify", ["--backend", "nosuch"], "minify: error: backend 'nosuch': torch registers no backend of that name"),
 ])
 def test_a_bad_option_is_one_line_before_the_stream_is_read(tmp_path, tool, args, line):
     r = run(module(f"pt2kit.{tool}", *args), stdin=_stream(tmp_path), env=start_env(PT2KIT_STORE=str(tmp_path)),

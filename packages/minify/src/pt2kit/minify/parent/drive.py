@@ -16,6 +16,7 @@ from pt2kit.runtime.common.errors import EXIT_OK, UsageError
 from pt2kit.runtime.common.flags import usable_cpus, worker_cap
 from pt2kit.runtime.common.modelfile import parse_spec
 from pt2kit.runtime.common.outcome import unrunnable
+from pt2kit.runtime.parent.preflight import preflight
 from pt2kit.runtime.parent.session import Session, stdin_is_pipe, torch_version
 from pt2kit.runtime.parent.writes import check_output, named_by, write_output
 
@@ -74,6 +75,8 @@ def _piped(s: Session, job: Job, inputs: list[tuple[str, str]]) -> int:
     if stdin_is_pipe():
         early.start()
     try:
+        # a bad option is exit 2 before the stream is read or any model said (what needs torch to tell, in a worker)
+        preflight(s, backend=job.backend, device=job.device, config=job.config)
         return _targets(s, job, inputs, early)
     finally:
         early.close()
