@@ -70,3 +70,25 @@ def test_a_reduction_runs_only_candidates_that_can_fail_so_and_each_once(tmp_pat
     p = run_repro(tmp_path / "repro.py")
     assert p.returncode == 1 and p.stderr.rstrip().endswith(
         "repro: reproduced: AssertionError: the compiled run differs at: " + at), p.stderr
+
+
+def test_every_candidate_and_the_repro_run_with_the_compile_caches_off_unless_the_environment_sets_them():
+    """On torch 2.11 a reduced script that dropped the warm-up call a stale-dtype bug needs still "failed", from
+    the FX graph cache the original's runs had filled, and its repro passed on a fresh machine. A candidate is a
+    fresh interpreter (torch imported after the check) or a fork of one that imported torch (before it): both
+    read the caches off, and a user's own setting stands."""
+    import os
+    import subprocess
+
+    from pt2kit.minify.parent.script import check
+
+    show = ("import torch._inductor.config as i, torch._functorch.config as f;"
+            "print(i.fx_graph_cache, f.enable_autograd_cache)")
+    text = check("X").replace("sys.excepthook = _judged", "")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHINDUCTOR_")}
+    fresh = f"exec({text!r})\n{show}"
+    forked = f"import torch._inductor.config, torch._functorch.config\nexec({text!r})\n{show}"
+    said = [subprocess.run([sys.executable, "-c", code], env={**env, **extra}, capture_output=True, text=True,
+                           timeout=120).stdout.split()
+            for code, extra in ((fresh, {"TORCHINDUCTOR_AUTOGRAD_CACHE": "1"}), (forked, {}))]
+    assert said == [["False", "True"], ["False", "False"]]

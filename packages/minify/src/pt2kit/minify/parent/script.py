@@ -10,7 +10,10 @@ the script's) is named also by the script's statement it came through last, so t
 one kept. The script's own signature is taken from a run of it under that check, never from the record's
 text. The failure is the compiler's only where the script runs through with torch.compile disabled
 (:data:`.scriptstage.OFF`): a script failing so too is the user's own bug (exit 2, no repro), and every
-candidate the reduction keeps passes that run too (else ``assert False`` would be a "repro"). The repro's
+candidate the reduction keeps passes that run too (else ``assert False`` would be a "repro"). Every candidate and
+the repro run with Inductor's FX graph cache and AOTAutograd's cache off (unless the environment sets them):
+none fails for an entry an earlier run left there (on torch 2.11 a reduced script dropped the warm-up call
+a stale-dtype bug needs, and "failed" from the cache the original's runs had filled). The repro's
 stage is told by running it under PyTorch's switches (:mod:`.scriptstage`).
 
 Each candidate is a file in a temporary folder run as ``INTERPRETER candidate.py ARGS`` in a fresh process
@@ -96,6 +99,15 @@ def _judged(kind, e, tb):
 
 
 sys.excepthook = _judged
+
+# Inductor's FX graph cache and AOTAutograd's cache off for this run, unless its environment sets them: an entry an
+# earlier run left there is keyed on less than what can change the result (on torch 2.11, not on the default dtype),
+# so a candidate could fail for a cache entry alone, and a repro that fails here pass on a maintainer's machine
+_OFF = [n for n in ("TORCHINDUCTOR_FX_GRAPH_CACHE", "TORCHINDUCTOR_AUTOGRAD_CACHE") if os.environ.setdefault(n, "0") == "0"]
+for _module, _flag, _name in (("torch._inductor.config", "fx_graph_cache", "TORCHINDUCTOR_FX_GRAPH_CACHE"),
+                              ("torch._functorch.config", "enable_autograd_cache", "TORCHINDUCTOR_AUTOGRAD_CACHE")):
+    if _name in _OFF and _module in sys.modules:  # a fork of a process that imported torch read it already
+        setattr(sys.modules[_module], _flag, False)
 '''
 
 
