@@ -302,6 +302,20 @@ def test_a_repro_too_long_for_an_issue_body_leaves_its_graph_inline_and_is_attac
     assert "### Versions" in md and "#### Bisection" in md  # the rest of the report is all there
 
 
+def test_a_report_past_the_limit_with_sections_it_has_not_is_written_and_names_only_what_it_left_out():
+    # issue 57, an unseen real bug (#181366): a C++ compile error's whole g++ output put the report past GitHub's
+    # limit, it had no "Also found" section, and triage ended "internal error: IndexError", no bug-report.md
+    from pt2kit.triage.bugreport import LIMIT, fit
+
+    parts = [["# title"], ["#### What fails", "x"], ["#### Minimal repro", "y" * 30_000],
+             ["#### Error / verdict", "e" * 30_000], ["#### Bisection", "b"], [], ["### Versions", "v"],
+             ["### How to rerun each step", "r" * 20_000], []]
+    md = fit(parts, lambda: parts)
+    assert len(md) < LIMIT and "y" * 30_000 in md and "e" * 30_000 in md and "### Versions\nv" in md
+    assert md.rstrip().endswith("(Left out to fit GitHub's 65,536-character limit on an issue body: How to rerun "
+                                "each step; triage's folder holds them, in report.html and the streams.)"), md[-300:]
+
+
 def test_a_report_past_the_limit_even_so_leaves_sections_out_from_the_end_and_says_which():
     from pt2kit.triage.bugreport import LIMIT, fit
 

@@ -72,6 +72,8 @@ def fit(parts: list[list[str]], shorter: Any, spare: tuple[int, ...] = (8, 7, 5,
     for i in spare:
         if len(_joined(parts)) < LIMIT - 1000:  # 1000: room for the line that says what was left out
             break
+        if not parts[i]:  # a section the report has not (no Also found): leaving it out saves nothing
+            continue
         left.append(i)
         parts = [[] if j in left else p for j, p in enumerate(parts)]
     said = [text(short[i][0].lstrip("# ")) for i in left]
