@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -78,6 +79,17 @@ def _env_with_python_first() -> dict[str, str]:
     return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
+def _fresh_cache(env: dict[str, str], out: Path, name: str) -> dict[str, str]:
+    """``env`` with Inductor's caches in a new folder of this run's (OUT/.caches/NAME), as on a maintainer's clean
+    machine, unless the caller's environment names one: an entry an earlier run left in a shared cache can make a
+    script pass (or a repro fail) for the cache alone (default_dtype_guard did both on torch 2.11)."""
+    if "TORCHINDUCTOR_CACHE_DIR" in os.environ:
+        return env
+    where = out / ".caches" / name
+    shutil.rmtree(where, ignore_errors=True)
+    return {**env, "TORCHINDUCTOR_CACHE_DIR": str(where)}
+
+
 def triage(bug: Path, out: Path, timeout: float, cap: float) -> dict[str, object]:
     """`pt2kit triage --out OUT/NAME -- python BUG`, timed; stopped past ``cap`` seconds (exit 124)."""
     folder = out / bug.stem
@@ -85,7 +97,7 @@ def triage(bug: Path, out: Path, timeout: float, cap: float) -> dict[str, object
     # run from the source trees (the GPU machine: tests/real/gpu/device_realbugs.sh) has none of
     cmd = [sys.executable, "-m", "pt2kit.triage", "--out", str(folder), "--timeout", str(int(timeout)),
            "--", "python", str(bug)]
-    rc, wall, said = _run(cmd, out, cap, env=_env_with_python_first())
+    rc, wall, said = _run(cmd, out, cap, env=_fresh_cache(_env_with_python_first(), out, f"{bug.stem}-triage"))
     # the whole of it: each step's own last word (minify's "nothing to minify", say) is where a miss is lost
     (out / f"{bug.stem}.triage.log").write_text(said)
     return {"triage_exit": rc, "wall_s": wall, "triage_tail": _tail(said)}
@@ -141,10 +153,12 @@ def check(bug: Path, out: Path, py213: str | None, timeout: float) -> dict[str, 
     row["repro"] = repro.is_file()
     if repro.is_file():
         row["ops"] = repro_ops(repro)
-        rc, _, said = _run([sys.executable, str(repro)], folder, timeout)
+        rc, _, said = _run([sys.executable, str(repro)], folder, timeout,
+                           env=_fresh_cache(dict(os.environ), out, f"{bug.stem}-repro-buggy"))
         row.update(repro_211=rc, repro_211_tail=_tail(said))
         if py213:
-            rc, _, said = _run([py213, str(repro)], folder, timeout)
+            rc, _, said = _run([py213, str(repro)], folder, timeout,
+                               env=_fresh_cache(dict(os.environ), out, f"{bug.stem}-repro-fixed"))
             row.update(repro_213=rc, repro_213_tail=_tail(said))
     return row
 
