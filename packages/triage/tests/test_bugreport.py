@@ -316,6 +316,29 @@ def test_a_report_past_the_limit_with_sections_it_has_not_is_written_and_names_o
                                 "each step; triage's folder holds them, in report.html and the streams.)"), md[-300:]
 
 
+def test_a_compile_errors_long_compiler_output_is_cut_to_its_error_lines_and_the_error_stays_in(tmp_path):
+    # issue 57, an unseen real bug (#181366): the crash's message, g++'s whole output (100 KB, hundreds of
+    # warnings), went into Error / verdict whole, the report passed GitHub's limit and that section, the one
+    # that says what broke, was left out
+    from pt2kit.schema import Crash
+    from pt2kit.triage.bugreport import LIMIT
+
+    env = {"v": 1, "run": "r1"}
+    warnings = "".join(f"vec256_int.h:{i}:7: warning: overflow in conversion from 'int' to 'char'\n" for i in range(1500))
+    message = f"CppCompileError: C++ compile error\n\nCommand:\ng++ k.cpp\n\nOutput:\n{warnings}" \
+              "k.cpp:113:44: error: 'decltype' evaluates to 'float', which is not a class or enumeration type\n"
+    recs = [Header(**env, tool="capture", tool_version="0", argv=["pt2kit", "capture"], time="t", host="h",
+                   python="3.11", store=str(tmp_path)),
+            Crash(**env, stage="run", exitcode=1, exception="InductorError", message=message)]
+    path = tmp_path / "capture.ndjson"
+    path.write_bytes(b"".join(encode(r) + b"\n" for r in recs))
+    md = build(path, [], {}, ["python", "t.py"], tmp_path, 1)
+    error = md[md.index("#### Error / verdict"):md.index("#### Bisection")]
+    assert len(md) < LIMIT and "Left out" not in md, md[-400:]
+    assert "k.cpp:113:44: error: 'decltype' evaluates to 'float'" in error and "warning" not in error, error
+    assert f"({len(message):,} characters in all: the streams in triage's folder hold the whole message)" in error
+
+
 def test_a_report_past_the_limit_even_so_leaves_sections_out_from_the_end_and_says_which():
     from pt2kit.triage.bugreport import LIMIT, fit
 

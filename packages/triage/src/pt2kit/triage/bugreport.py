@@ -31,6 +31,8 @@ CHECK = "\n# ---- the check"  # where minify's repro.py starts embedding its che
 LIMIT = 65_536  # GitHub's limit on an issue body, in characters
 ROWS = 20  # failing graphs listed one by one; the page lists them all
 HEAD = 30_000  # characters of the repro's graph and inputs shown where the whole file does not fit
+MESSAGE = 4_000  # characters of one crash's message in Error / verdict: a C++ compile error's g++ output runs
+# to 100 KB of warnings, and the whole put the report past the limit, leaving the error out
 FAILURE = {"accuracy": "wrong results", "compile-error": "compile error", "crash": "crash", "nan": "NaN/Inf",
            "violation": "violation", "missing-error": "no error where eager raises"}
 # collect_env's own wording, in its order
@@ -280,13 +282,25 @@ def _error(row: dict[str, Any] | None, c: Any) -> list[str]:
                        f"| {f'{m.mismatches} of {m.numel}' if m else ''} | {code(d.ref, table=True)} "
                        f"| {code(d.test, table=True)} | {text(d.rule) if d.rule else '-'} |")
     for x in row["crashes"]:  # reportgen's rule: the graph's crash and the end of the process it killed
-        out += ["", f"{text(x.stage)}: {code(x.exception or x.signal or 'crash')}" + (f" {code(x.message)}" if x.message else "")]
+        out += ["", f"{text(x.stage)}: {code(x.exception or x.signal or 'crash')}"
+                + (f" {code(_message(x.message))}" if x.message else "")]
         if x.stderr_tail:
             out += ["", block("\n".join(x.stderr_tail.splitlines()[-20:]))]
     rep = row["repro"]["r"] if row["repro"] else None
     if rep is not None and rep.signature:
         out += ["", f"What the repro checks: {code(rep.signature)}"]
     return out
+
+
+def _message(message: str) -> str:
+    """A crash's message as Error / verdict shows it: whole where it is short, else its first line and the
+    lines that say error (a compiler's, among its warnings), up to :data:`MESSAGE` characters, and where the
+    whole one is (the streams in triage's folder)."""
+    if len(message) <= MESSAGE:
+        return message
+    lines = message.splitlines()
+    said = "\n".join([lines[0], *(ln for ln in lines[1:] if "error" in ln.lower())])[:MESSAGE]
+    return f"{said}\n... ({len(message):,} characters in all: the streams in triage's folder hold the whole message)"
 
 
 def _versions(facts: dict[str, str]) -> list[str]:
