@@ -333,7 +333,7 @@ def _dynamo_config(f: Findings) -> None:
 
 
 def _recompile(c: Compile, where: str | None, compiles: dict[str, Compile], f: Findings,
-               site: CallSite | None) -> RecompileInfo:
+               site: CallSite | None = None) -> RecompileInfo:
     """Recompile ``c`` (its frame's function ``where``): the guard that failed, the change, the user's line
     (from the guard's own line where the reason names none), and whether automatic dynamic shapes made it."""
     known, torch_dir = f.files, f.torch_dir
