@@ -10,10 +10,12 @@ the script's) is named also by the script's statement it came through last, so t
 one kept. The script's own signature is taken from a run of it under that check, never from the record's
 text. The failure is the compiler's only where the script runs through with torch.compile disabled
 (:data:`.scriptstage.OFF`): a script failing so too is the user's own bug (exit 2, no repro), and every
-candidate the reduction keeps passes that run too (else ``assert False`` would be a "repro"). Every candidate and
-the repro run with Inductor's FX graph cache and AOTAutograd's cache off (unless the environment sets them):
-none fails for an entry an earlier run left there (on torch 2.11 a reduced script dropped the warm-up call
-a stale-dtype bug needs, and "failed" from the cache the original's runs had filled). The repro's
+candidate the reduction keeps passes that run too (else ``assert False`` would be a "repro"). Every run starts
+from an empty Inductor cache of its own (``TORCHINDUCTOR_CACHE_DIR``), as on a maintainer's clean machine,
+and keeps the caches on within it: none fails for an entry an earlier run left (on torch 2.11 a reduced script
+dropped the warm-up call a stale-dtype bug needs and "failed" from the cache the original's runs had filled),
+and a bug in a cache that one process fills and reads still fails (that one is such a bug: with the caches off
+the script runs through). The repro's
 stage is told by running it under PyTorch's switches (:mod:`.scriptstage`).
 
 Each candidate is a file in a temporary folder run as ``INTERPRETER candidate.py ARGS`` in a fresh process
@@ -31,6 +33,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -99,15 +102,6 @@ def _judged(kind, e, tb):
 
 
 sys.excepthook = _judged
-
-# Inductor's FX graph cache and AOTAutograd's cache off for this run, unless its environment sets them: an entry an
-# earlier run left there is keyed on less than what can change the result (on torch 2.11, not on the default dtype),
-# so a candidate could fail for a cache entry alone, and a repro that fails here pass on a maintainer's machine
-_OFF = [n for n in ("TORCHINDUCTOR_FX_GRAPH_CACHE", "TORCHINDUCTOR_AUTOGRAD_CACHE") if os.environ.setdefault(n, "0") == "0"]
-for _module, _flag, _name in (("torch._inductor.config", "fx_graph_cache", "TORCHINDUCTOR_FX_GRAPH_CACHE"),
-                              ("torch._functorch.config", "enable_autograd_cache", "TORCHINDUCTOR_AUTOGRAD_CACHE")):
-    if _name in _OFF and _module in sys.modules:  # a fork of a process that imported torch read it already
-        setattr(sys.modules[_module], _flag, False)
 '''
 
 
@@ -154,9 +148,17 @@ def run(cmd: Command, text: str, folder: Path, timeout: float) -> tuple[int | No
     type) of ``text`` run as the script."""
     path = folder / "candidate.py"
     path.write_text(text)
-    code, stderr = _forked(cmd, path, timeout)
+    cache = tempfile.mkdtemp(prefix="inductor-cache-", dir=folder)
+    try:
+        return _judged_run(cmd, path, timeout, {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache})
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def _judged_run(cmd: Command, path: Path, timeout: float, env: dict[str, str]) -> tuple[int | None, str | None, str]:
+    code, stderr = _forked(cmd, path, timeout, env)
     if code == "fresh":
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        env = {**env, "PYTHONPATH": os.pathsep.join(
             [str(cmd.script.parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
         try:
             p = subprocess.run([*cmd.python, str(path), *cmd.args], env=env, stdin=subprocess.DEVNULL,
@@ -173,11 +175,10 @@ def run(cmd: Command, text: str, folder: Path, timeout: float) -> tuple[int | No
     return code, sig[-1] if sig else None, by[-1] if by else ""
 
 
-def _forked(cmd: Command, path: Path, timeout: float) -> tuple[int | str | None, str]:
+def _forked(cmd: Command, path: Path, timeout: float, env: dict[str, str]) -> tuple[int | str | None, str]:
     """The candidate forked by a run's fork server (:mod:`pt2kit.runtime.worker.forkserver`: a test run's), where
     the command's interpreter is this one with no flags: its exit code (None past ``timeout``) and stderr;
     ("fresh", "") where it cannot be (no server, another interpreter or environment)."""
-    import shutil
     import threading
 
     from pt2kit.runtime.parent.forkclient import spawn
@@ -185,7 +186,7 @@ def _forked(cmd: Command, path: Path, timeout: float) -> tuple[int | str | None,
     exe = shutil.which(cmd.python[0]) if len(cmd.python) == 1 else None
     if exe is None or os.path.realpath(exe) != os.path.realpath(sys.executable):
         return "fresh", ""
-    child = spawn(None, [str(path), *cmd.args], dict(os.environ), path=[str(cmd.script.parent)], server=_SERVER[0])
+    child = spawn(None, [str(path), *cmd.args], env, path=[str(cmd.script.parent)], server=_SERVER[0])
     if child is None:
         return "fresh", ""
     child.stdin.close()
