@@ -11,8 +11,9 @@ one kept. The script's own signature is taken from a run of it under that check,
 text. The failure is the compiler's only where the script runs through with torch.compile disabled
 (:data:`.scriptstage.OFF`): a script failing so too is the user's own bug (exit 2, no repro), and every
 candidate the reduction keeps passes that run too (else ``assert False`` would be a "repro"). Every run starts
-from an empty Inductor cache of its own (``TORCHINDUCTOR_CACHE_DIR``), as on a maintainer's clean machine,
-and keeps the caches on within it: none fails for an entry an earlier run left (on torch 2.11 a reduced script
+from an empty Inductor cache of its own (``TORCHINDUCTOR_CACHE_DIR``; only the compiled kernels, named by
+their source, carry over between runs: :func:`_kernel_folder`), as on a maintainer's clean machine, and
+keeps the caches on within it: none fails for an entry an earlier run left (on torch 2.11 a reduced script
 dropped the warm-up call a stale-dtype bug needs and "failed" from the cache the original's runs had filled),
 and a bug in a cache that one process fills and reads still fails (that one is such a bug: with the caches off
 the script runs through). The repro's
@@ -148,11 +149,27 @@ def run(cmd: Command, text: str, folder: Path, timeout: float) -> tuple[int | No
     type) of ``text`` run as the script."""
     path = folder / "candidate.py"
     path.write_text(text)
-    cache = tempfile.mkdtemp(prefix="inductor-cache-", dir=folder)
+    cache, kernels = Path(tempfile.mkdtemp(prefix="inductor-cache-", dir=folder)), folder / "kernels"
+    kernels.mkdir(exist_ok=True)
+    for d in kernels.iterdir():
+        (cache / d.name).symlink_to(d)
     try:
-        return _judged_run(cmd, path, timeout, {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache})
+        return _judged_run(cmd, path, timeout, {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache)})
     finally:
+        for d in cache.iterdir():
+            if _kernel_folder(d) and not d.is_symlink():
+                with contextlib.suppress(OSError):
+                    d.rename(kernels / d.name)
         shutil.rmtree(cache, ignore_errors=True)
+
+
+def _kernel_folder(d: Path) -> bool:
+    """A folder of Inductor's code cache (two characters of a source's hash: the generated module, the C++
+    source and its .so), named by what it holds, so one run's is right for any other: each run's cache links
+    to those of the runs before (a C++ compile is seconds a kernel). Nothing else is shared: the FX graph and
+    AOTAutograd caches, Dynamo's profile of dynamic shapes and the rest are keyed on less than what changes a
+    result, and start empty in each run."""
+    return len(d.name) == 2 and d.name.isalnum() and d.is_dir()
 
 
 def _judged_run(cmd: Command, path: Path, timeout: float, env: dict[str, str]) -> tuple[int | None, str | None, str]:
