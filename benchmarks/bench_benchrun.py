@@ -34,7 +34,7 @@ def measure(spec: str) -> dict:
     import torch
     import triton.testing
 
-    from pt2kit.benchrun.stats import speedup_interval, summary
+    from pt2kit.benchrun.latency import speedup_interval, summary
     from pt2kit.benchrun.timing import interleaved
     from pt2kit.benchrun.zoo import resolve
     from pt2kit.runtime.common.modelfile import load_model
