@@ -111,6 +111,10 @@ def test_captured_graphs_are_scanned_from_their_scripts_trace(runs):
     assert [g["model"] for g in r.kind("graph")] == ["item.py"] * len(offline.kind("graph"))
     assert r.stderr.count("reading the script's structured trace") == 1 and "running model file" not in r.stderr
     assert f"item.py: graph break at {MODELS / 'item.py'}:12" in r.stderr
+    # an option for a graph guardscan runs is never dropped silently: the graph is read from its trace, not run
+    r = guardscan_in(runs.tmp, "--backend", "inductor", "--vary", "0=16", stdin=stream)
+    assert r.code == 2 and r.stderr.count("guardscan: error: ") == 1, r.stderr
+    assert "guardscan: error: --vary, --backend: item.py is a graph pt2kit capture took" in r.stderr, r.stderr
 
 
 def test_recompile_limit_hit_is_reported_with_its_advice(runs):
@@ -150,6 +154,7 @@ def test_crash_is_a_record_and_exit_3_with_the_stream_intact(runs):
     ([str(MODELS / "item.py"), "--vary", "colour=red"], "unknown key 'colour'"),
     ([str(MODELS / "item.py"), "--vary", "y:0=3"], "no input 'y'; the inputs are x"),
     ([str(MODELS / "item.py"), "--trace", "."], "not both"),
+    (["--trace", ".", "--dynamic"], "--dynamic/--no-dynamic: a trace directory's graphs were compiled by the script"),
     ([str(MODELS / "item.py"), "--timeout", "1e300"], "--timeout 1e+300: expected a finite number > 0 and <= 604800"),
 ])
 def test_bad_input_is_one_line_and_exit_2(runs, args, message):

@@ -15,7 +15,7 @@ Importing this package does not import torch; each name imports it when first us
 
 from pt2kit.runtime.api import exports
 
-__version__ = "2.4.9"
+__version__ = "2.4.10"
 
 _PUBLIC = {"analyze": ".findings", "read_trace": ".tracelog", "scan": ".live"}
 __all__ = ["__version__", *_PUBLIC]

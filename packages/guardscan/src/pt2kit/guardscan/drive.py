@@ -55,6 +55,7 @@ def _piped(s: Session, job: Job) -> int:
         """One process's structured trace scanned, the first time the stream names it (one trace, one report)."""
         if trace.sha256 in read:
             return EXIT_OK
+        job.refuse_run_options(f"{label} is a graph pt2kit capture took: its script compiled it")
         read.add(trace.sha256)
         s.say(f"{where}: {label}: reading the script's structured trace {trace.path}{note}")
         return _report(s, job, label, parse_text(_blob_text(s.store, upstream, trace)), trace.path, read_sources=False)

@@ -30,3 +30,19 @@ class Job(ModelJob, frozen=True, kw_only=True):
                              "inductor...); to test a backend of your own, use kdiff --backend FILE.py:NAME")
         if self.trace is not None and self.model is not None:
             raise UsageError("give a MODEL.py or --trace DIR, not both")
+        if self.trace is not None:
+            self.refuse_run_options("a trace directory's graphs were compiled by the script that wrote it")
+
+    def run_options(self) -> list[str]:
+        """The options given that change how guardscan compiles and calls a graph it runs itself."""
+        given = {"--vary": bool(self.vary), "--no-default-vary": not self.default_vary,
+                 "--dynamic/--no-dynamic": self.dynamic is not None, "--recompile-limit": self.recompile_limit is not None,
+                 "--backend": self.backend != "eager", "--device": self.device is not None, "--config": bool(self.config)}
+        return [name for name, on in given.items() if on]
+
+    def refuse_run_options(self, why: str) -> None:
+        """A trace is read, never run: an option that would change the run cannot be used, and is said, never
+        dropped silently (exit 2)."""
+        if given := self.run_options():
+            raise UsageError(f"{', '.join(given)}: {why}, and guardscan reads its trace without running anything; "
+                             "drop it, or run the model: guardscan MODEL.py")
