@@ -23,7 +23,7 @@ from pt2kit.testkit import run_alone
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = "pt2kit triage -- python examples/train.py --planted-bug"
-MAX_LINES = 320  # a 1-op accuracy repro's, its check by source, per failure (issue 58; 1,595, 781, 525, 396, 351)
+MAX_LINES = 150  # a 1-op accuracy repro (issue 58: 1,595, 781, 525, 396, 351, 319; 129 in the short form)
 
 pytestmark = pytest.mark.xdist_group("triage")
 
@@ -67,14 +67,14 @@ def test_the_repro_fails_alone_and_passes_once_the_bug_is_gone(run, tmp_path):
     repro = tmp_path / "repro.py"
     shutil.copy(run[0] / "triage-1" / "repro.py", repro)  # no store, no stream beside it
     text = repro.read_text()
-    # issue 58: 1,595 lines, five whole files embedded; now the graph first, then its inputs, then only the
-    # code its check reaches (MAX_LINES: what PyTorch's float64 rule, its reference and the precision take)
+    # issue 58: 1,595 lines, five whole files embedded; now the graph first, then its inputs, then the short
+    # form's check: PyTorch's own accuracy rule (torch._dynamo.utils.same) and the code it reaches, by source
     assert len(text.splitlines()) <= MAX_LINES, len(text.splitlines())
     assert text.index("class Repro(") < text.index("INPUTS = ") < text.index("# ---- the check") \
         < text.index('if __name__ == "__main__":')
     p = run_alone(tmp_path / "repro.py", timeout=600)
     assert p.returncode == 1, p.stdout + p.stderr
-    assert p.stdout.startswith("repro: the bug is present: accuracy")
+    assert p.stdout.startswith("repro: the bug is present: accuracy: output 0 fails torch._dynamo.utils.same")
     repro.write_text(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, count=1, flags=re.M))  # the planted bug off
     p = run_alone(tmp_path / "repro.py", timeout=600)
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr

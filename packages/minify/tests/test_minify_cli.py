@@ -347,10 +347,11 @@ def test_a_stream_naming_a_link_to_a_non_py_file_runs_nothing(minify, tmp_path):
 
 @pytest.mark.xdist_group("relu-accuracy")
 def test_repro_judges_under_the_harness_precision_and_as_configured_keeps_the_models(minify, relu_accuracy, tmp_path):
-    # the planted relu bug is cut to the relu under either setting; the repro applies the settings its
-    # queries ran under: PyTorch's accuracy harness's (the default: the group's shared run), or those the
-    # model file left
-    for precision, says in (("harness", "Judged under PyTorch's accuracy-harness precision"),
+    # the planted relu bug is cut to the relu under either setting. Under PyTorch's accuracy harness's precision
+    # (the default: the group's shared run) the repro is the short form, PyTorch's own rule under torch's
+    # defaults, which fails alone too; under the settings the model file left (as-configured, the user's own)
+    # it is the full form, which applies them
+    for precision, says in (("harness", "under torch's precision defaults"),
                             ("as-configured", "Judged under the model's own precision: ")):
         out = tmp_path / f"{precision}.py"
         if precision == "harness":
@@ -364,8 +365,9 @@ def test_repro_judges_under_the_harness_precision_and_as_configured_keeps_the_mo
         assert rep["ops"] == ["aten.relu.default"] and rep["reproduced"] == 3
         assert r.kind("header")[0]["precision"] == precision
         text = out.read_text()
-        assert says in text and "'precision': {" in text
-        assert ("'fallback_random': True" in text) == (precision == "harness")
+        assert says in text and ("'precision': {" in text) == (precision == "as-configured"), text
+        assert ("torch._dynamo.utils.same" in text) == (precision == "harness")
+        assert "'fallback_random': True" not in text  # the short form's torch defaults; the model's own: off
         if precision == "harness":
             continue  # this very text fails alone and passes fixed in test_accuracy_bug_in_a_residual_net_...
         assert run_repro(out).returncode == 1

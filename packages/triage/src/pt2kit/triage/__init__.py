@@ -5,6 +5,6 @@ the page, the repros, a stream per step and ``bug-report.md``.
 No library API: ``__all__`` is the version alone.
 """
 
-__version__ = "0.5.15"
+__version__ = "0.5.16"
 
 __all__ = ["__version__"]

@@ -21,10 +21,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pt2kit.runtime.common.precision import HARNESS as HARNESS_PRECISION
+
 from .loading import CODE, DECOMPOSITIONS
 
 ANSWER, HARNESS, LOADING, VERDICTS = (f"pt2kit.minify.judge.{m}" for m in ("answer", "harness", "loading", "verdicts"))
 PRECISION = "pt2kit.runtime.common.precision"
+SHORT = "pt2kit.minify.judge.short"
 Role = tuple[str, str]
 
 
@@ -112,3 +115,25 @@ def on_cpu(specs: list[tuple[Any, ...]], graph: str = "") -> bool:
     """Whether a repro runs on the CPU alone as it is written: every input there and no device named in its graph
     (``REPRO_DEVICE=cuda`` moves it, without CUDA's precision settings: a repro made on CUDA carries those)."""
     return all(s[0] == "scalar" or s[4] == "cpu" for s in specs) and "cuda" not in graph
+
+
+# an op that draws random numbers, by its name: Inductor's draws differ from eager's without fallback_random, which
+# the short form leaves at torch's default (a difference no fix would remove, so the full form judges such a graph)
+_RANDOM = re.compile(r"rand|dropout|bernoulli|normal|uniform|multinomial|exponential|poisson|cauchy|geometric|philox"
+                     r"|rng|seed")
+
+
+def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], specs: list[tuple[Any, ...]],
+               graph: str, ops: list[str], level: str = "aten", phase: str = "forward") -> bool:
+    """Whether a repro may be written in the short form (:mod:`.short`): an accuracy failure judged by kdiff's float64
+    rule against eager, under the accuracy harness's precision (or none named), in a forward graph run at inference
+    on plain inputs (:func:`plain`) with no random op, through a backend torch registers, with no autocast, no code
+    and no decomposition in its config, and a float64 reference the inputs' cast makes (:func:`float64_run`). The
+    caller writes it only where it fails in every fresh run."""
+    code = any(isinstance(v, tuple) and len(v) == 3 and v[0] == CODE for s in config.values() for v in s.values())
+    return (failure["kind"] == "accuracy" and failure.get("rule", "fp64") == "fp64" and failure.get("ref", "eager")
+            == "eager" and failure.get("precision") in (None, HARNESS_PRECISION) and not failure.get("autocast")
+            and not is_backward(failure) and phase == "forward" and plain(specs) and isinstance(backend, str)
+            and backend != "aoti" and ":" not in backend and not code and DECOMPOSITIONS not in config
+            and float64_run(graph, level) == (HARNESS, "run_float64_cast")
+            and not any(_RANDOM.search(op) for op in ops))

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from pt2kit.runtime.common.caches import modes_in, script_env
+from pt2kit.runtime.common.config import from_literal
 from pt2kit.runtime.common.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 
 from .. import __version__, ir
@@ -163,8 +164,9 @@ def _showing(graphs: list[ir.Graph], searchers: list[Searcher], failure: dict[st
 def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, Any], searchers: list[Searcher],
            pool: Pool, say: _Said, torch_version: str, start: float, on_verified: Any = None) -> Outcome:
     """The search on the graph that shows the failure (unless the search ahead made it), then repro.py
-    written and verified in fresh processes, bisected (beside, where the machine has the cores:
-    :mod:`.beside`) unless --no-bisect: the model's end."""
+    written and verified in fresh processes (its short form first, where the failure allows one:
+    :func:`_verified`), bisected (beside, where the machine has the cores: :mod:`.beside`) unless --no-bisect:
+    the model's end."""
     g, whole, s = found.graph, found.whole, found.searcher
     best, final_config = found.done if found.done is not None else s.search(whole)
     queries = sum(x.queries for x in searchers)
@@ -178,7 +180,8 @@ def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, A
                         tool_version=__version__, level=g.level, subgraph=g.subgraph, phase=g.phase, needs=s.needs,
                         dropped=dropped(s.config, final_config))
     try:
-        k, others = verify(text, pool, first=once)
+        text, k, others = _verified(text, _short(job, g, best, failure, final_config, torch_version, s), pool, say,
+                                    once)
     except BaseException:  # (^C) the bisection beside must not go on asking a closing pool
         if beside is not None:
             beside.cancel()
@@ -205,6 +208,33 @@ def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, A
     if beside is not None and on_verified is not None:  # a crash's bisection can take minutes: a run stopped
         on_verified(text)  # in it (triage's caller out of time, ^C) keeps the verified repro
     return made if beside is None else beside.into(made)
+
+
+def _short(job: Job, g: ir.Graph, best: ir.Candidate, failure: dict[str, Any], config: dict[str, Any],
+           torch_version: str, s: Searcher) -> str | None:
+    """The short form of the repro (PyTorch's own accuracy rule: :mod:`..judge.short`) where the failure allows
+    one (:func:`..judge.plan.short_form`), else None."""
+    from ..judge import plan
+
+    typed = {m: {k: from_literal(v) for k, v in kv.items()} for m, kv in config.items()}
+    if not plan.short_form(failure, job.backend, typed, [x.as_tuple() for x in best.inputs], best.source, best.ops,
+                           level=g.level, phase=g.phase):
+        return None
+    return repro.render_short(best, backend=job.backend, config=config, model=job.model, graph=g.index,
+                              torch_version=torch_version, dynamic=g.dynamic, seed=job.seed, tool_version=__version__,
+                              level=g.level, subgraph=g.subgraph, dropped=dropped(s.config, config))
+
+
+def _verified(text: str, short: str | None, pool: Pool, say: _Said, once: bool) -> tuple[str, int, list[str]]:
+    """(the repro written, the fresh runs that failed, what the others did): the short form where there is one and
+    it fails in every fresh run (what PyTorch's own rule sees, a maintainer reads in a minute), else the full form."""
+    if short is not None:
+        k, others = verify(short, pool)
+        if not others:
+            return short, k, others
+        say(f"the short repro (PyTorch's own accuracy rule) failed in {k} of {k + len(others)} fresh runs: the full "
+            "one, kdiff's rule under the failure's precision, is written")
+    return (text, *verify(text, pool, first=once))
 
 
 def _shows(s: Searcher, w: ir.Candidate | None, failure: dict[str, Any]) -> bool:

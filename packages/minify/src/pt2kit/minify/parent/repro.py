@@ -245,3 +245,55 @@ def _wrapped(value: Any, width: int = 110, indent: int = 4) -> str:
             lines.append(" " * indent)
         lines[-1] += t
     return "\n".join(lines)
+
+
+
+SHORT = (plan.SHORT, "short_accuracy")  # the short form's check (:mod:`..judge.short`)
+
+
+def render_short(c: ir.Candidate, *, backend: str, config: dict[str, dict[str, str]], model: str, graph: int,
+                 torch_version: str, dynamic: bool, seed: int, tool_version: str, level: str = "aten",
+                 subgraph: str | None = None, dropped: str = "") -> str:
+    """The short form (where :func:`..judge.plan.short_form` allows it): the graph, its inputs, backend and config,
+    then PyTorch's own accuracy rule (:func:`..judge.short.short_accuracy`) and what it reaches, by source. The
+    caller writes it only where it failed in every fresh run; else :func:`render`'s."""
+    part = embed.closure([SHORT], docstrings=False, hoist=("torch",))
+    std, torch_ = _imports(part.imports, c.source, part.source())
+    sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
+    needs = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
+                          break_long_words=False, break_on_hyphens=False)
+    head = f'''#!/usr/bin/env python3
+"""A standalone repro made by pt2kit minify {_doc(tool_version)} on torch {_doc(torch_version)}.
+
+Model: {_doc(model)} ({_graph_words(level, "forward")} {int(graph)}{sub}), cut to {int(c.nodes)} op(s): {_doc(", ".join(dict.fromkeys(c.ops)))}.
+Failure: an output fails PyTorch's own accuracy rule, torch._dynamo.utils.same against a float64 run at its benchmark
+harness's tolerance for the dtype, under torch's precision defaults. Backend: {_doc(backend)}{", dynamic shapes" if dynamic else ""}.
+{needs}{_dropped_line(dropped)}
+`python repro.py` exits 1 while the bug is present, 0 once fixed, 125 with one line on stderr where it cannot run
+here (no such device, a backend torch does not register, an op this torch lacks): git bisect run's "skip".
+"""
+{chr(10).join(std)}
+
+try:
+    import torch
+{"".join("    " + i + chr(10) for i in torch_)}except Exception as e:  # a torch that does not import (a broken build in a bisect): cannot test here
+    print(f"repro: cannot test here: import torch: {{type(e).__name__}}: {{e}}".splitlines()[0], file=sys.stderr)
+    raise SystemExit(125) from None
+
+
+'''
+    body = [c.source,
+            "# the inputs, made by make_plain_inputs below: (\"tensor\", shape, stride, dtype, device, low, high) or "
+            "(\"scalar\", value)",
+            "INPUTS = " + pprint.pformat([s.as_tuple() for s in c.inputs], width=110, compact=True),
+            f"BACKEND = {backend!r}",
+            _config_line(config),
+            "", "",
+            f"{CHECK}: PyTorch's accuracy rule as pt2kit minify {_doc(tool_version)} runs it, and what it reaches ----",
+            part.source(),
+            "",
+            'if __name__ == "__main__":',
+            f"    raise SystemExit(short_accuracy(Repro, INPUTS, BACKEND, CONFIG, dynamic={bool(dynamic)!r}, "
+            f"seed={int(seed)!r}))",
+            ""]
+    return head + "\n".join(body)

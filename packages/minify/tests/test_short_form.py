@@ -1,0 +1,98 @@
+"""The short form of a repro (issue 58): where a failure may be written so (judge.plan.short_form), the text it
+renders (under 150 lines for one op, the graph first, torch alone), its verdict as PyTorch's own rule gives it,
+and the full form written in its place where it does not fail in every fresh run."""
+
+from __future__ import annotations
+
+import types
+
+from mntest import cannot_test, run_repro
+
+from pt2kit.minify import ir
+from pt2kit.minify.judge import plan
+from pt2kit.minify.parent import onemodel, repro
+from pt2kit.runtime.common.precision import HARNESS
+
+ACCURACY = {"kind": "accuracy", "signature": "accuracy", "precision": dict(HARNESS)}
+SPECS = [("tensor", [4, 8], [8, 1], "float32", "cpu", -2.0, 2.0)]
+RELU = '''class Repro(torch.nn.Module):
+    def forward(self, x):
+        # model.py:12  y = torch.relu(x)
+        relu = torch.ops.aten.relu.default(x)
+        return (relu, )
+'''
+
+
+def allows(failure=ACCURACY, backend="inductor", config=None, specs=SPECS, graph=RELU, ops=("aten.relu.default",),
+           level="aten", phase="forward"):
+    return plan.short_form(failure, backend, config or {}, list(specs), graph, list(ops), level=level, phase=phase)
+
+
+def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_judge_may_not():
+    assert allows() and allows(failure={"kind": "accuracy", "signature": "accuracy"})
+    not_short = {
+        "a crash": dict(failure={"kind": "crash", "signature": "SIGSEGV"}),
+        "kdiff --verdict close": dict(failure={**ACCURACY, "rule": "close"}),
+        "a float64 reference": dict(failure={**ACCURACY, "ref": "eager64"}),
+        "the model's own precision": dict(failure={**ACCURACY, "precision": {**HARNESS, "matmul": "tf32"}}),
+        "autocast": dict(failure={**ACCURACY, "autocast": [{"device_type": "cpu", "dtype": "bfloat16"}]}),
+        "the backward": dict(failure={**ACCURACY, "phase": "backward"}),
+        "a training step": dict(phase="joint"),
+        "a backend file": dict(backend="/home/u/b.py:mine"),
+        "AOT Inductor": dict(backend="aoti"),
+        "code in the config": dict(config={"torch._inductor.config": {"post_grad_custom_post_pass":
+                                                                      ("pt2kit:code", "/p.py", "f")}}),
+        "a decomposition": dict(config={"torch._inductor.decomposition": {"aten.relu": "..."}}),
+        "real values": dict(specs=[(*SPECS[0], [0.5] * 32)]),
+        "a random op": dict(ops=("aten.relu.default", "aten.native_dropout.default")),
+        "a float32 cast in the graph": dict(graph=RELU.replace("(x)", "(x, dtype=torch.float32)")),
+        "a Dynamo graph": dict(level="dynamo"),
+    }
+    assert [why for why, kw in not_short.items() if allows(**kw)] == []
+
+
+def render(config=None, dynamic=False):
+    c = ir.Candidate(source=RELU, inputs=[ir.Spec(*s) for s in SPECS], nodes=1, ops=["aten.relu.default"], key="k",
+                     names=["x"])
+    return repro.render_short(c, backend="inductor", config=config or {}, model="model.py:make", graph=0,
+                              torch_version="2.13.0+cpu", dynamic=dynamic, seed=0, tool_version="0.16.0")
+
+
+def test_the_short_form_reads_graph_first_imports_torch_alone_and_is_under_150_lines(tmp_path):
+    text = render({"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'"}})
+    assert len(text.splitlines()) <= 130, len(text.splitlines())  # 150 less the bisection's lines and two ops
+    assert text.index("class Repro(") < text.index("INPUTS = ") < text.index("CONFIG = ") \
+        < text.index(repro.CHECK) < text.index('if __name__ == "__main__":')
+    assert "    from torch._dynamo.utils import same\n" in text  # in the import of torch's try: 125 if it fails
+    assert not [ln for ln in text.splitlines() if ln.startswith(("import pt2kit", "from pt2kit"))]
+    assert text.startswith('#!/usr/bin/env python3\n"""A standalone repro made by pt2kit minify 0.16.0 on torch')
+
+
+def run(text, tmp_path, **env):
+    path = tmp_path / "repro.py"
+    path.write_text(text)
+    return run_repro(path, **env)
+
+
+def test_the_short_form_fails_while_the_bug_is_there_and_passes_once_it_is_gone(tmp_path):
+    p = run(render({"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'"}}), tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout == "repro: the bug is present: accuracy: output 0 fails torch._dynamo.utils.same against " \
+                       "float64 (tol 0.0001)\n"
+    p = run(render(), tmp_path)  # the planted bug off: the same graph compiles right
+    assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every output passes torch._dynamo.utils.same): "
+                                           "fixed\n"), p.stderr
+    cannot_test(run(render(), tmp_path, REPRO_DEVICE="nosuchdevice"), "RuntimeError: ")  # git bisect's skip
+
+
+def test_the_full_form_is_written_where_the_short_one_does_not_fail_in_every_fresh_run(tmp_path):
+    said = []
+    pool = types.SimpleNamespace(env={"PATH": "/usr/bin:/bin"}, zygote=None)
+    short, full = "raise SystemExit(0)\n", "raise SystemExit(1)\n"
+    assert onemodel._verified(full, short, pool, said.append, False) == (full, 3, [])
+    assert said == ["the short repro (PyTorch's own accuracy rule) failed in 0 of 3 fresh runs: the full one, "
+                    "kdiff's rule under the failure's precision, is written"]
+    said.clear()
+    assert onemodel._verified(full, full.replace("1", "1  # short"), pool, said.append, False)[:2] == \
+        (full.replace("1", "1  # short"), 3) and said == []
+    assert onemodel._verified(full, None, pool, said.append, True) == (full, 1, []) and said == []
