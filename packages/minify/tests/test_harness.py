@@ -9,6 +9,7 @@ from pt2kit.minify.judge.harness import (
     fresh_plain,
     make_inputs,
     make_plain_inputs,
+    make_valued_inputs,
     run_eager,
 )
 from pt2kit.minify.judge.verdicts import exception_signature, outcome
@@ -88,6 +89,10 @@ def test_a_jagged_spec_is_rebuilt_at_its_offsets_run_on_a_copy_and_judged_by_its
              0, 5)]
     assert all(torch.equal(a, b) and a.stride() == b.stride() for a, b in zip(make_inputs(specs), make_plain_inputs(
         specs), strict=True) if isinstance(a, torch.Tensor))  # a repro of plain specs draws make_inputs's values
+    specs[1:1] = [("tensor", [2, 2], [1, 2], "float64", "cpu", -1.0, 1.0, [0.5, "nan", "-inf", -0.0])]
+    made = [(str(a.flatten().tolist()), a.stride()) for a in make_valued_inputs(specs) if isinstance(a, torch.Tensor)]
+    assert made == [(str(a.flatten().tolist()), a.stride()) for a in make_inputs(specs) if isinstance(a, torch.Tensor)]
+    assert made[1][0] == "[0.5, nan, -inf, -0.0]"  # the real values as written (row-major), NaN and -0.0 kept
     (z,) = make_inputs([("jagged", [2, 1], [1, 1], "float32", "cpu", None, None, [0, 1, 2], 1, [0.5, "inf"])])
     assert z.values().flatten().tolist() == [0.5, float("inf")]  # real values where the failure needs them
 

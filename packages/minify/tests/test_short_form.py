@@ -30,9 +30,10 @@ def allows(failure=ACCURACY, backend="inductor", config=None, specs=SPECS, graph
 
 def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_judge_may_not():
     assert allows() and allows(failure={"kind": "accuracy", "signature": "accuracy"})
+    assert allows(failure={**ACCURACY, "rule": "close"})  # PyTorch's rule stands in for assert_close where it fails
+    assert allows(specs=[(*SPECS[0], [0.5] * 32)])  # real values, written as literals
     not_short = {
         "a crash": dict(failure={"kind": "crash", "signature": "SIGSEGV"}),
-        "kdiff --verdict close": dict(failure={**ACCURACY, "rule": "close"}),
         "a float64 reference": dict(failure={**ACCURACY, "ref": "eager64"}),
         "the model's own precision": dict(failure={**ACCURACY, "precision": {**HARNESS, "matmul": "tf32"}}),
         "autocast": dict(failure={**ACCURACY, "autocast": [{"device_type": "cpu", "dtype": "bfloat16"}]}),
@@ -43,7 +44,8 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
         "code in the config": dict(config={"torch._inductor.config": {"post_grad_custom_post_pass":
                                                                       ("pt2kit:code", "/p.py", "f")}}),
         "a decomposition": dict(config={"torch._inductor.decomposition": {"aten.relu": "..."}}),
-        "real values": dict(specs=[(*SPECS[0], [0.5] * 32)]),
+        "a non-leaf input": dict(specs=[(*SPECS[0], None, "non-leaf")]),
+        "a view of another input": dict(specs=[SPECS[0], (*SPECS[0], None, {"view_of": 0})]),
         "a random op": dict(ops=("aten.relu.default", "aten.native_dropout.default")),
         "a float32 cast in the graph": dict(graph=RELU.replace("(x)", "(x, dtype=torch.float32)")),
         "a Dynamo graph": dict(level="dynamo"),
@@ -51,9 +53,9 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
     assert [why for why, kw in not_short.items() if allows(**kw)] == []
 
 
-def render(config=None, dynamic=False):
-    c = ir.Candidate(source=RELU, inputs=[ir.Spec(*s) for s in SPECS], nodes=1, ops=["aten.relu.default"], key="k",
-                     names=["x"])
+def render(config=None, dynamic=False, values=None):
+    spec = ir.Spec(*SPECS[0], values=values)
+    c = ir.Candidate(source=RELU, inputs=[spec], nodes=1, ops=["aten.relu.default"], key="k", names=["x"])
     return repro.render_short(c, backend="inductor", config=config or {}, model="model.py:make", graph=0,
                               torch_version="2.13.0+cpu", dynamic=dynamic, seed=0, tool_version="0.16.0")
 
@@ -75,7 +77,11 @@ def run(text, tmp_path, **env):
 
 
 def test_the_short_form_fails_while_the_bug_is_there_and_passes_once_it_is_gone(tmp_path):
-    p = run(render({"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'"}}), tmp_path)
+    # the relu bug on real values (written as literals, made by the valued maker)
+    bugged = render({"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'"}},
+                    values=[(-1) ** i * i / 8 for i in range(32)])
+    assert "def make_valued_inputs(" in bugged and "def make_inputs(" not in bugged
+    p = run(bugged, tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     assert p.stdout == "repro: the bug is present: accuracy: output 0 fails torch._dynamo.utils.same against " \
                        "float64 (tol 0.0001)\n"

@@ -87,6 +87,15 @@ def make_plain_inputs(specs, seed=0, device=None):
             .to(device or s[4]).as_strided(*s[1:3]) for s in specs]
 
 
+def make_valued_inputs(specs, seed=0, device=None):
+    """:func:`make_inputs` where every spec is a scalar or a tensor of its own storage, seeded or given its real
+    values (:func:`.plan.valued`): the same tensors, made by the same calls, without the code for a storage
+    offset, a view of another input, a non-leaf or a jagged tensor."""
+    g = torch.Generator().manual_seed(seed)
+    return [s[1] if s[0] == "scalar" else _tensor(*s[1:4], device or s[4], *s[5:7], [v for v in s[7:] if v is not None],
+                                                  g) for s in specs]
+
+
 def _tensor(shape, stride, dtype, dev, lo, hi, exact, g, offset=0, storage=0):
     """One tensor of a spec: its real values where given, else seeded ones, in its layout."""
     dtype = getattr(torch, dtype)

@@ -85,6 +85,20 @@ def plain(specs: list[tuple[Any, ...]]) -> bool:
     return all(s[0] == "scalar" or (s[0] == "tensor" and len(s) == 7) for s in specs)
 
 
+def valued(specs: list[tuple[Any, ...]]) -> bool:
+    """Whether every input spec is a scalar or a tensor of its own storage, seeded or given its real values (no
+    offset, shared storage or non-leaf): what :func:`.harness.make_valued_inputs` makes as make_inputs does."""
+    return all(s[0] == "scalar" or (s[0] == "tensor" and (len(s) == 7 or (len(s) == 8 and (s[7] is None or isinstance(
+        s[7], list))))) for s in specs)
+
+
+def inputs_maker(specs: list[tuple[Any, ...]] | None) -> Role:
+    """How a repro makes its inputs from ``specs``: the plainest of the makers that makes them all."""
+    if specs is not None and plain(specs):
+        return HARNESS, "make_plain_inputs"
+    return HARNESS, "make_valued_inputs" if specs is not None and valued(specs) else "make_inputs"
+
+
 def repro(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], train: bool = False,
           specs: list[tuple[Any, ...]] | None = None, graph: str = "", level: str = "aten") -> dict[str, Role]:
     """What a repro's main is handed: the judge, how the backend is had, how its inputs are made from ``specs``
@@ -96,7 +110,7 @@ def repro(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any
                                                                                                      "judge_outcome")
     how = {"judge": (ANSWER, judge),
            "backend_of": (ANSWER, "file_backend" if isinstance(backend, tuple | list) else "named_backend"),
-           "inputs": (HARNESS, "make_plain_inputs" if specs is not None and plain(specs) else "make_inputs")}
+           "inputs": inputs_maker(specs)}
     if failure["kind"] == "violation":
         return how
     run = sides(failure, backend, config, train)
@@ -104,7 +118,7 @@ def repro(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any
         del run["signature"]
     if "float64" in run:
         run["float64"] = float64_run(graph, level)
-    if specs is not None and plain(specs):
+    if specs is not None and valued(specs):  # each input a leaf on a storage of its own
         run["fresh"] = (HARNESS, "fresh_plain")
     if "precision" in run and specs is not None and on_cpu(specs, graph):
         run["precision"] = (PRECISION, "use_cpu_precision")
@@ -125,15 +139,15 @@ _RANDOM = re.compile(r"rand|dropout|bernoulli|normal|uniform|multinomial|exponen
 
 def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], specs: list[tuple[Any, ...]],
                graph: str, ops: list[str], level: str = "aten", phase: str = "forward") -> bool:
-    """Whether a repro may be written in the short form (:mod:`.short`): an accuracy failure judged by kdiff's float64
-    rule against eager, under the accuracy harness's precision (or none named), in a forward graph run at inference
-    on plain inputs (:func:`plain`) with no random op, through a backend torch registers, with no autocast, no code
+    """Whether a repro may be written in the short form (:mod:`.short`): an accuracy failure judged against eager
+    (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in for either, and the form is written only
+    where it fails), under the accuracy harness's precision (or none named), in a forward graph run at inference
+    on inputs of their own storage (:func:`valued`) with no random op, through a backend torch registers, with no autocast, no code
     and no decomposition in its config, and a float64 reference the inputs' cast makes (:func:`float64_run`). The
     caller writes it only where it fails in every fresh run."""
     code = any(isinstance(v, tuple) and len(v) == 3 and v[0] == CODE for s in config.values() for v in s.values())
-    return (failure["kind"] == "accuracy" and failure.get("rule", "fp64") == "fp64" and failure.get("ref", "eager")
-            == "eager" and failure.get("precision") in (None, HARNESS_PRECISION) and not failure.get("autocast")
-            and not is_backward(failure) and phase == "forward" and plain(specs) and isinstance(backend, str)
+    return (failure["kind"] == "accuracy" and failure.get("ref", "eager") == "eager" and failure.get("precision") in (None, HARNESS_PRECISION) and not failure.get("autocast")
+            and not is_backward(failure) and phase == "forward" and valued(specs) and isinstance(backend, str)
             and backend != "aoti" and ":" not in backend and not code and DECOMPOSITIONS not in config
             and float64_run(graph, level) == (HARNESS, "run_float64_cast")
             and not any(_RANDOM.search(op) for op in ops))

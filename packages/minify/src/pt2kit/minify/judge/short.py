@@ -18,17 +18,18 @@ from torch._dynamo.utils import same
 
 from pt2kit_portable import escape, exception_line, to_float64, tol_for
 
-from .harness import fresh_plain, make_plain_inputs
+from .harness import fresh_plain
 from .loading import UNTESTABLE, apply_config
 
 
-def short_accuracy(module_cls, specs, backend, config, dynamic=False, seed=0):
-    """Eager, float64 and compiled outputs of the graph on the same seeded inputs, each side on its own copy;
-    exit 1 where an output fails ``same`` at the benchmark harness's tolerance for its dtype."""
+def short_accuracy(module_cls, specs, backend, config, make, dynamic=False, seed=0):
+    """Eager, float64 and compiled outputs of the graph on the same inputs (``make``'s of ``specs``: the repro hands
+    it the maker :func:`.plan.inputs_maker` picks), each side on its own copy; exit 1 where an output fails ``same``
+    at the benchmark harness's tolerance for its dtype."""
     try:
         if backend not in torch._dynamo.list_backends(exclude_tags=()):
             raise RuntimeError(f"torch registers no backend {backend!r} here (not installed here?)")
-        inputs = make_plain_inputs(specs, seed, os.environ.get("REPRO_DEVICE") or None)
+        inputs = make(specs, seed, os.environ.get("REPRO_DEVICE") or None)
         with torch.no_grad():
             torch.manual_seed(0)
             eager = list(module_cls()(*fresh_plain(inputs)))

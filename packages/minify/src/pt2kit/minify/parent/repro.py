@@ -184,8 +184,7 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
                  + [("grad=GRAD, " if phase == "joint" else "") + f"dynamic={bool(dynamic)!r}, seed={int(seed)!r}))"])
     body = [c.source,
             f"# the inputs, made by {how['inputs'][1]} below: " + (
-                "(\"tensor\", shape, stride, dtype, device, low, high) or (\"scalar\", value)"
-                if how["inputs"][1] == "make_plain_inputs" else
+                _SPEC_WORDS[how["inputs"][1]] if how["inputs"][1] in _SPEC_WORDS else
                 "(\"tensor\", shape, stride, dtype, device, low, high[, real values][, {\"offset\": its storage "
                 "offset, \"storage\": its storage's size}]) or (\"scalar\", value); (\"jagged\", <a tensor's spec of "
                 "its values>, offsets, ragged_dim[, real values])"),
@@ -203,6 +202,12 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
             call,
             ""]
     return head + "\n".join(body)
+
+
+# what an input spec holds, by the maker a repro embeds where its specs need no more (:func:`..judge.plan.inputs_maker`)
+_SPEC_WORDS = {"make_plain_inputs": "(\"tensor\", shape, stride, dtype, device, low, high) or (\"scalar\", value)",
+               "make_valued_inputs": "(\"tensor\", shape, stride, dtype, device, low, high[, real values]) or "
+                                     "(\"scalar\", value)"}
 
 
 def _call(args: list[str], width: int = 110) -> str:
@@ -257,7 +262,9 @@ def render_short(c: ir.Candidate, *, backend: str, config: dict[str, dict[str, s
     """The short form (where :func:`..judge.plan.short_form` allows it): the graph, its inputs, backend and config,
     then PyTorch's own accuracy rule (:func:`..judge.short.short_accuracy`) and what it reaches, by source. The
     caller writes it only where it failed in every fresh run; else :func:`render`'s."""
-    part = embed.closure([SHORT], docstrings=False, hoist=("torch",))
+    specs = [s.as_tuple() for s in c.inputs]
+    maker = plan.inputs_maker(specs)
+    part = embed.closure([SHORT, maker], docstrings=False, hoist=("torch",))
     std, torch_ = _imports(part.imports, c.source, part.source())
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     needs = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
@@ -283,9 +290,8 @@ try:
 
 '''
     body = [c.source,
-            "# the inputs, made by make_plain_inputs below: (\"tensor\", shape, stride, dtype, device, low, high) or "
-            "(\"scalar\", value)",
-            "INPUTS = " + pprint.pformat([s.as_tuple() for s in c.inputs], width=110, compact=True),
+            f"# the inputs, made by {maker[1]} below: {_SPEC_WORDS[maker[1]]}",
+            "INPUTS = " + pprint.pformat(specs, width=110, compact=True),
             f"BACKEND = {backend!r}",
             _config_line(config),
             "", "",
@@ -293,7 +299,7 @@ try:
             part.source(),
             "",
             'if __name__ == "__main__":',
-            f"    raise SystemExit(short_accuracy(Repro, INPUTS, BACKEND, CONFIG, dynamic={bool(dynamic)!r}, "
+            f"    raise SystemExit(short_accuracy(Repro, INPUTS, BACKEND, CONFIG, {maker[1]}, dynamic={bool(dynamic)!r}, "
             f"seed={int(seed)!r}))",
             ""]
     return head + "\n".join(body)
