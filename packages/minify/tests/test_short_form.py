@@ -102,3 +102,22 @@ def test_the_full_form_is_written_where_the_short_one_does_not_fail_in_every_fre
     assert onemodel._verified(full, full.replace("1", "1  # short"), pool, said.append, False)[:2] == \
         (full.replace("1", "1  # short"), 3) and said == []
     assert onemodel._verified(full, None, pool, said.append, True) == (full, 1, []) and said == []
+
+
+def test_real_values_are_written_in_their_shortest_digits_and_make_the_same_tensor():
+    import math
+
+    import torch
+
+    from pt2kit.minify.judge.harness import make_valued_inputs
+
+    for dtype, decades in (("float32", 30), ("float16", 4)):
+        real = (torch.randn(64, dtype=torch.float64) * torch.logspace(-decades, decades, 64)).to(getattr(torch, dtype))
+        real[:3] = torch.tensor([-0.0, float("nan"), float("-inf")])
+        values = [v if math.isfinite(v) else str(v) for v in real.double().tolist()]  # "nan", "inf": the specs' text
+        c = ir.Candidate(source="", inputs=[ir.Spec("tensor", [64], [1], dtype, "cpu", -1.0, 1.0, values=values)],
+                         nodes=0, ops=[], key="k")
+        written = repro._inputs_literal(c)
+        (made,) = make_valued_inputs(eval(written))  # the literal, read back as the repro reads it
+        assert str(made.tolist()) == str(real.tolist())  # every value, its sign of zero, NaN and Inf
+        assert len(written) < 0.8 * len(repr([s.as_tuple() for s in c.inputs]))  # fewer digits, fewer lines

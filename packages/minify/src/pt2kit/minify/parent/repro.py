@@ -12,8 +12,10 @@ The check starts at the line :data:`CHECK` begins (a bug report may show what is
 
 from __future__ import annotations
 
+import math
 import pprint
 import re
+import struct
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -188,7 +190,7 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
                 "(\"tensor\", shape, stride, dtype, device, low, high[, real values][, {\"offset\": its storage "
                 "offset, \"storage\": its storage's size}]) or (\"scalar\", value); (\"jagged\", <a tensor's spec of "
                 "its values>, offsets, ragged_dim[, real values])"),
-            "INPUTS = " + pprint.pformat([s.as_tuple() for s in c.inputs], width=110, compact=True),
+            "INPUTS = " + _inputs_literal(c),
             *(["# which INPUTS the training step differentiates: those that required grad in the real run",
                "GRAD = " + pprint.pformat(c.grad, width=110, compact=True)] if phase == "joint" else []),
             "# the torch.compile backend the failure was seen with" + (": (file, name), loaded by main" if file else ""),
@@ -208,6 +210,35 @@ except Exception as e:  # a torch that does not import (a broken build in a bise
 _SPEC_WORDS = {"make_plain_inputs": "(\"tensor\", shape, stride, dtype, device, low, high) or (\"scalar\", value)",
                "make_valued_inputs": "(\"tensor\", shape, stride, dtype, device, low, high[, real values]) or "
                                      "(\"scalar\", value)"}
+
+
+# struct's formats of the dtypes whose values a repro writes in their own shortest digits
+_NARROW = {"float32": "f", "float16": "e"}
+
+
+def _shortest(value: float, fmt: str) -> float:
+    """The float of fewest significant digits that rounds to ``value`` (a float32's or float16's, held in a Python
+    float) as the repro rounds it, a float64 cast to the dtype: -0.9989788, not -0.9989787936210632."""
+    want = struct.pack(fmt, value)
+    for digits in range(1, 18):
+        short = float(f"{value:.{digits}g}")
+        if struct.pack(fmt, short) == want:
+            return short
+    return value
+
+
+def _inputs_literal(c: ir.Candidate) -> str:
+    """INPUTS as a literal: each spec's tuple, a float32 or float16 input's real values in their shortest digits
+    (:func:`_shortest`: the same tensor, in fewer lines)."""
+    specs = []
+    for s in c.inputs:
+        t = s.as_tuple()
+        if s.values is not None and s.dtype in _NARROW:
+            at = 9 if s.kind == "jagged" else 7  # where as_tuple puts the values: after the offsets and ragged dim
+            short = [_shortest(v, _NARROW[s.dtype]) if isinstance(v, float) and math.isfinite(v) else v for v in s.values]
+            t = (*t[:at], short, *t[at + 1:])
+        specs.append(t)
+    return pprint.pformat(specs, width=110, compact=True)
 
 
 def _call(args: list[str], width: int = 110) -> str:
@@ -276,8 +307,7 @@ Model: {_doc(model)} ({_graph_words(level, "forward")} {int(graph)}{sub}), cut t
 Failure: an output fails PyTorch's own accuracy rule, torch._dynamo.utils.same against a float64 run at its benchmark
 harness's tolerance for the dtype, under torch's precision defaults. Backend: {_doc(backend)}{", dynamic shapes" if dynamic else ""}.
 {needs}{_dropped_line(dropped)}
-`python repro.py` exits 1 while the bug is present, 0 once fixed, 125 with one line on stderr where it cannot run
-here (no such device, a backend torch does not register, an op this torch lacks): git bisect run's "skip".
+`python repro.py` exits 1 while the bug is present, 0 once fixed, 125 where it cannot run here (bisect's skip).
 """
 {chr(10).join(std)}
 
@@ -291,7 +321,7 @@ try:
 '''
     body = [c.source,
             f"# the inputs, made by {maker[1]} below: {_SPEC_WORDS[maker[1]]}",
-            "INPUTS = " + pprint.pformat(specs, width=110, compact=True),
+            "INPUTS = " + _inputs_literal(c),
             f"BACKEND = {backend!r}",
             _config_line(config),
             "", "",
