@@ -10,7 +10,8 @@ import torch
 import torch._inductor.config as inductor
 
 from pt2kit.minify.judge import loading
-from pt2kit.minify.worker.work import _resolved_config, _typed
+from pt2kit.minify.records import typed_config
+from pt2kit.minify.worker.work import _resolved_config
 
 
 def test_a_pass_given_as_file_and_name_travels_by_name_and_is_the_function_where_applied(tmp_path):
@@ -19,7 +20,7 @@ def test_a_pass_given_as_file_and_name_travels_by_name_and_is_the_function_where
     config = _resolved_config({"post_grad_custom_post_pass": f"{f}:corrupt"})
     assert config == {"torch._inductor.config": {
         "post_grad_custom_post_pass": repr((loading.CODE, str(f), "corrupt"))}}
-    with loading.apply_code_config(_typed(config)):
+    with loading.apply_code_config(typed_config(config)):
         hook = inductor.post_grad_custom_post_pass
         assert callable(hook) and hook.__name__ == "corrupt" and hook.__code__.co_filename == str(f)
     assert inductor.post_grad_custom_post_pass is None
@@ -36,7 +37,7 @@ def test_a_pass_file_that_sets_the_pass_at_its_top_level_leaves_it_off_outside_t
     script = str(BISECT / "post_grad_pass.py")
     config = _resolved_config({"post_grad_custom_post_pass": f"{script}:corrupt"})
     assert inductor.post_grad_custom_post_pass is None
-    with loading.apply_code_config(_typed(config)):
+    with loading.apply_code_config(typed_config(config)):
         assert inductor.post_grad_custom_post_pass.__name__ == "corrupt"
     assert inductor.post_grad_custom_post_pass is None
 

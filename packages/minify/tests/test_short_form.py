@@ -14,6 +14,17 @@ from pt2kit.minify.parent import onemodel, repro
 from pt2kit.runtime.common.precision import HARNESS
 
 ACCURACY = {"kind": "accuracy", "signature": "accuracy", "precision": dict(HARNESS)}
+COMPILE_ERROR = {"kind": "compile-error", "signature": "CppCompileError: C++ compile error"}
+# torch.mv of float16 and float32: eager refuses it, Inductor computes it on torch 2.13 (tests/models/mv_dtype_mismatch.py)
+EAGER = "RuntimeError: addmv input tensors must have the same dtype, but got Float, Half, and Float"
+MISSING_ERROR = {"kind": "missing-error", "signature": EAGER, "eager": EAGER}
+MV = '''class Repro(torch.nn.Module):
+    def forward(self, x, y):
+        # model.py:7  return torch.mv(x, y)
+        mv = torch.ops.aten.mv.default(x, y)
+        return (mv, )
+'''
+MV_SPECS = [("tensor", [3, 4], [4, 1], "float16", "cpu", -1.0, 1.0), ("tensor", [4], [1], "float32", "cpu", -1.0, 1.0)]
 SPECS = [("tensor", [4, 8], [8, 1], "float32", "cpu", -2.0, 2.0)]
 RELU = '''class Repro(torch.nn.Module):
     def forward(self, x):
@@ -29,11 +40,16 @@ def allows(failure=ACCURACY, backend="inductor", config=None, specs=SPECS, graph
 
 
 def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_judge_may_not():
-    assert allows() and allows(failure={"kind": "accuracy", "signature": "accuracy"})
+    assert allows() == (plan.SHORT, "short_accuracy") == allows(failure={"kind": "accuracy", "signature": "accuracy"})
+    assert allows(failure=COMPILE_ERROR) == (plan.SHORT, "short_error") == allows(failure=MISSING_ERROR)
+    assert allows(failure=COMPILE_ERROR, level="dynamo", ops=("aten.native_dropout.default",))  # no float64 run
     assert allows(failure={**ACCURACY, "rule": "close"})  # PyTorch's rule stands in for assert_close where it fails
     assert allows(specs=[(*SPECS[0], [0.5] * 32)])  # real values, written as literals
     not_short = {
         "a crash": dict(failure={"kind": "crash", "signature": "SIGSEGV"}),
+        "a compile error judged by --check-str": dict(failure={**COMPILE_ERROR, "check_str": "C++"}),
+        "a compile error of the backward": dict(failure={**COMPILE_ERROR, "phase": "backward"}),
+        "a missing error of a training step": dict(failure=MISSING_ERROR, phase="joint"),
         "a float64 reference": dict(failure={**ACCURACY, "ref": "eager64"}),
         "the model's own precision": dict(failure={**ACCURACY, "precision": {**HARNESS, "matmul": "tf32"}}),
         "autocast": dict(failure={**ACCURACY, "autocast": [{"device_type": "cpu", "dtype": "bfloat16"}]}),
@@ -53,11 +69,15 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
     assert [why for why, kw in not_short.items() if allows(**kw)] == []
 
 
-def render(config=None, dynamic=False, values=None):
-    spec = ir.Spec(*SPECS[0], values=values)
-    c = ir.Candidate(source=RELU, inputs=[spec], nodes=1, ops=["aten.relu.default"], key="k", names=["x"])
-    return repro.render_short(c, backend="inductor", config=config or {}, model="model.py:make", graph=0,
-                              torch_version="2.13.0+cpu", dynamic=dynamic, seed=0, tool_version="0.16.0")
+def render(config=None, dynamic=False, values=None, failure=ACCURACY, source=RELU, specs=SPECS,
+           ops=("aten.relu.default",), backend="inductor"):
+    inputs = [ir.Spec(*s, values=values) for s in specs]
+    c = ir.Candidate(source=source, inputs=inputs, nodes=len(ops), ops=list(ops), key="k", names=["x"] * len(specs))
+    check = allows(failure=failure, config=config, specs=[i.as_tuple() for i in inputs], graph=source, ops=ops)
+    assert check is not None
+    return repro.render_short(c, failure=failure, check=check, backend=backend, config=config or {},
+                              model="model.py:make", graph=0, torch_version="2.13.0+cpu", dynamic=dynamic, seed=0,
+                              tool_version="0.16.0")
 
 
 def test_the_short_form_reads_graph_first_imports_torch_alone_and_is_under_150_lines(tmp_path):
@@ -89,6 +109,37 @@ def test_the_short_form_fails_while_the_bug_is_there_and_passes_once_it_is_gone(
     assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every output passes torch._dynamo.utils.same): "
                                            "fixed\n"), p.stderr
     cannot_test(run(render(), tmp_path, REPRO_DEVICE="nosuchdevice"), "RuntimeError: ")  # git bisect's skip
+    # a backend this torch does not register: torch.compile's own InvalidBackend, one line, exit 125
+    cannot_test(run(render().replace("BACKEND = 'inductor'", "BACKEND = 'nosuch'"), tmp_path), "InvalidBackend")
+
+
+def test_an_error_short_form_fails_on_its_signature_alone_and_passes_once_the_error_is_gone(tmp_path):
+    planted = {"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'compile_error'"}}
+    text = render(planted, failure=COMPILE_ERROR)
+    # the accuracy form's 117 lines and the signature rule's (exception_signature and what it reaches): over 150
+    assert len(text.splitlines()) <= 165 and "def short_error(" in text and "def exception_signature(" in text
+    assert "SIGNATURE = 'CppCompileError: C++ compile error'\n" in text and "import same" not in text
+    p = run(text, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: compile-error: CppCompileError: C++ compile "
+                                           "error\n"), p.stderr[-2000:]
+    p = run(render(failure=COMPILE_ERROR), tmp_path)  # the planted error off: it compiles
+    assert (p.returncode, p.stdout) == (0, "repro: compile-error gone (the compiled side returns): fixed\n"), p.stderr
+    # an error of another signature is not this bug
+    other = render(planted, failure={**COMPILE_ERROR, "signature": "CppCompileError: another"})
+    assert run(other, tmp_path).stdout == "repro: compile-error gone (CppCompileError: C++ compile error): fixed\n"
+    # a missing error (real on torch 2.13): exit 1 while Inductor returns, 0 where the compiled side raises as eager
+    missing = render(failure=MISSING_ERROR, source=MV, specs=MV_SPECS, ops=("aten.mv.default",))
+    p = run(missing, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: missing-error: the compiled side returns where "
+                                           f"eager raises {EAGER}\n"), p.stderr[-2000:]
+    p = run(missing.replace("BACKEND = 'inductor'", "BACKEND = 'aot_eager'"), tmp_path)
+    assert (p.returncode, p.stdout) == (0, "repro: missing-error gone (raises as eager does): fixed\n"), p.stderr
+    # eager returning where it must raise: not judged by the compiled side, whatever it does
+    p = run(missing.replace("'float16'", "'float32'"), tmp_path)
+    assert (p.returncode, p.stdout) == (0, "repro: missing-error gone (eager returns): fixed\n"), p.stderr
+    # eager raising something the failure does not expect of it: cannot test
+    cannot_test(run(text.replace("relu.default(x)", "relu.default(x).view(5)"), tmp_path),
+                "eager cannot run the graph: RuntimeError: shape")
 
 
 def test_the_full_form_is_written_where_the_short_one_does_not_fail_in_every_fresh_run(tmp_path):
@@ -96,8 +147,8 @@ def test_the_full_form_is_written_where_the_short_one_does_not_fail_in_every_fre
     pool = types.SimpleNamespace(env={"PATH": "/usr/bin:/bin"}, zygote=None)
     short, full = "raise SystemExit(0)\n", "raise SystemExit(1)\n"
     assert onemodel._verified(full, short, pool, said.append, False) == (full, 3, [])
-    assert said == ["the short repro (PyTorch's own accuracy rule) failed in 0 of 3 fresh runs: the full one, "
-                    "kdiff's rule under the failure's precision, is written"]
+    assert said == ["the short repro failed in 0 of 3 fresh runs (exit 0): the full one, judged as minify's workers "
+                    "judge, is written"]
     said.clear()
     assert onemodel._verified(full, full.replace("1", "1  # short"), pool, said.append, False)[:2] == \
         (full.replace("1", "1  # short"), 3) and said == []

@@ -27,6 +27,12 @@ def config_strings(config: dict[str, dict[str, str]]) -> dict[str, str]:
             for m, s in config.items() for k, v in s.items()}
 
 
+def typed_config(config: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
+    """{module: {key: literal text}} as the values they name: what a worker runs under and a repro's CONFIG
+    holds (config_strings's inverse side: the same literal text, typed)."""
+    return {m: {k: from_literal(v) for k, v in s.items()} for m, s in config.items()}
+
+
 def dropped(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> str:
     """The settings of ``before`` that ``after`` (the config the failure needs) no longer sets, in words ('' for
     none): what the config step narrates and the repro's docstring says, so a reader knows what the model ran

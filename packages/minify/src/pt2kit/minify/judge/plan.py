@@ -23,7 +23,7 @@ from typing import Any
 
 from pt2kit.runtime.common.precision import HARNESS as HARNESS_PRECISION
 
-from .loading import CODE, DECOMPOSITIONS
+from .loading import DECOMPOSITIONS, is_code
 
 ANSWER, HARNESS, LOADING, VERDICTS = (f"pt2kit.minify.judge.{m}" for m in ("answer", "harness", "loading", "verdicts"))
 PRECISION = "pt2kit.runtime.common.precision"
@@ -50,7 +50,7 @@ def compiled_side(backend: Any, train: bool = False, backward: bool = False) -> 
 
 def sides(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], train: bool = False) -> dict[str, Role]:
     """The roles a run of both sides needs (``config``: typed, a code value a tuple ("pt2kit:code", FILE, NAME))."""
-    code = any(isinstance(v, tuple) and len(v) == 3 and v[0] == CODE for s in config.values() for v in s.values())
+    code = any(is_code(v) for s in config.values() for v in s.values())
     verdict = {"nan": "nonfinite_verdict"}.get(failure["kind"], "passes")  # accuracy's is accuracy_judged's own
     configured = "apply_code_config" if code else "apply_decomposing_config" if DECOMPOSITIONS in config else \
         "apply_config"
@@ -138,16 +138,24 @@ _RANDOM = re.compile(r"rand|dropout|bernoulli|normal|uniform|multinomial|exponen
 
 
 def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], specs: list[tuple[Any, ...]],
-               graph: str, ops: list[str], level: str = "aten", phase: str = "forward") -> bool:
-    """Whether a repro may be written in the short form (:mod:`.short`): an accuracy failure judged against eager
-    (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in for either, and the form is written only
-    where it fails), under the accuracy harness's precision (or none named), in a forward graph run at inference
-    on inputs of their own storage (:func:`valued`) with no random op, through a backend torch registers, with no autocast, no code
-    and no decomposition in its config, and a float64 reference the inputs' cast makes (:func:`float64_run`). The
-    caller writes it only where it fails in every fresh run."""
-    code = any(isinstance(v, tuple) and len(v) == 3 and v[0] == CODE for s in config.values() for v in s.values())
-    return (failure["kind"] == "accuracy" and failure.get("ref", "eager") == "eager" and failure.get("precision") in (None, HARNESS_PRECISION) and not failure.get("autocast")
+               graph: str, ops: list[str], level: str = "aten", phase: str = "forward") -> Role | None:
+    """The short form's check (:mod:`.short`) where a repro may be written so, else None. Either form needs a
+    forward graph run at inference on inputs of their own storage (:func:`valued`), through a backend torch
+    registers, with no autocast, no code and no decomposition in its config, under the accuracy harness's
+    precision or none named (the model's own is the user's: the full form keeps it). Then ``short_accuracy``: an
+    accuracy failure judged against eager (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in
+    for either, and the form is written only where it fails), with no random op and a float64 reference the inputs'
+    cast makes (:func:`float64_run`); ``short_error``: a compile error or a missing error, judged by its signature
+    alone (not by a --check-str). The caller writes it only where it fails in every fresh run."""
+    if not (failure.get("precision") in (None, HARNESS_PRECISION) and not failure.get("autocast")
             and not is_backward(failure) and phase == "forward" and valued(specs) and isinstance(backend, str)
-            and backend != "aoti" and ":" not in backend and not code and DECOMPOSITIONS not in config
-            and float64_run(graph, level) == (HARNESS, "run_float64_cast")
-            and not any(_RANDOM.search(op) for op in ops))
+            and backend != "aoti" and ":" not in backend and DECOMPOSITIONS not in config
+            and not any(is_code(v) for s in config.values() for v in s.values())):
+        return None
+    if ((failure["kind"] == "compile-error" and not failure.get("check_str"))
+            or (failure["kind"] == "missing-error" and failure.get("eager"))):
+        return SHORT, "short_error"
+    if (failure["kind"] == "accuracy" and failure.get("ref", "eager") == "eager"
+            and float64_run(graph, level) == (HARNESS, "run_float64_cast") and not any(_RANDOM.search(op) for op in ops)):
+        return SHORT, "short_accuracy"
+    return None

@@ -1,13 +1,18 @@
-"""The short form of a repro (issue 58): an accuracy failure judged by PyTorch's own rule, as its benchmark harness
-and its minifier judge one: ``torch._dynamo.utils.same`` of eager's and the compiled outputs against a float64 run,
-under torch's own precision defaults. A repro.py embeds this by source (:mod:`..parent.embed`) in place of the
-full judge where :func:`.plan.short_form` allows it, and minify writes it only where it fails in every fresh run
-(:mod:`..parent.verify`); else the full form, kdiff's rule under the precision the failure was found under.
+"""The short form of a repro (issue 58): the check a repro.py embeds by source (:mod:`..parent.embed`) in place of
+the full judge where :func:`.plan.short_form` allows it, and minify writes only where it fails in every fresh run
+(:mod:`..parent.verify`); else the full form.
 
-Guarantees: exit 1 with one line while an output fails ``same``, 0 once every output passes, 125 with one line on
-stderr where a side cannot run here (no such device, a backend torch does not register, an op this torch lacks).
-Not guaranteed: kdiff's verdict. ``same`` passes what agrees within its tolerance before it asks the float64 run,
-and a leaf whose two RMSEs are both NaN; that the form is verified before it is written is what keeps it true.
+- :func:`short_accuracy`: an accuracy failure judged by PyTorch's own rule, as its benchmark harness and its
+  minifier judge one: ``torch._dynamo.utils.same`` of eager's and the compiled outputs against a float64 run,
+  under torch's own precision defaults.
+- :func:`short_error`: a compile error, or a missing error (eager raises, the compiled side returns), judged as
+  minify's workers judge one (:func:`.verdicts.judged`): by the error's signature (:func:`.verdicts.exception_signature`).
+
+Guarantees: exit 1 with one line while the failure is there, 0 once it is gone, 125 with one line on stderr where a
+side cannot run here (no such device, a backend torch does not register, an op this torch lacks, eager raising
+what the failure does not expect of it). Not guaranteed for accuracy: kdiff's verdict. ``same`` passes what agrees
+within its tolerance before it asks the float64 run, and a leaf whose two RMSEs are both NaN; that the form is
+verified before it is written is what keeps it true. An error's short form judges as the workers do.
 """
 
 import os
@@ -18,27 +23,27 @@ from torch._dynamo.utils import same
 
 from pt2kit_portable import escape, exception_line, to_float64, tol_for
 
-from .harness import fresh_plain
+from .harness import sync
 from .loading import UNTESTABLE, apply_config
+from .verdicts import exception_signature
 
 
 def short_accuracy(module_cls, specs, backend, config, make, dynamic=False, seed=0):
     """Eager, float64 and compiled outputs of the graph on the same inputs (``make``'s of ``specs``: the repro hands
-    it the maker :func:`.plan.inputs_maker` picks), each side on its own copy; exit 1 where an output fails ``same``
+    it the maker :func:`.plan.inputs_maker` picks), each side on inputs of its own; exit 1 where an output fails ``same``
     at the benchmark harness's tolerance for its dtype."""
-    try:
-        if backend not in torch._dynamo.list_backends(exclude_tags=()):
-            raise RuntimeError(f"torch registers no backend {backend!r} here (not installed here?)")
-        inputs = make(specs, seed, os.environ.get("REPRO_DEVICE") or None)
+    try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
+        device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
         with torch.no_grad():
             torch.manual_seed(0)
-            eager = list(module_cls()(*fresh_plain(inputs)))
+            eager = list(module_cls()(*make(specs, seed, device)))
             torch.manual_seed(0)
-            fp64 = list(module_cls()(*to_float64(fresh_plain(inputs))))
+            fp64 = list(module_cls()(*to_float64(make(specs, seed, device))))
             torch._dynamo.reset()
             with apply_config(config):
                 torch.manual_seed(0)
-                test = list(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None)(*fresh_plain(inputs)))
+                compiled = torch.compile(module_cls(), backend=backend, dynamic=dynamic or None)
+                test = list(compiled(*make(specs, seed, device)))
     except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
         print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
         return UNTESTABLE
@@ -50,3 +55,44 @@ def short_accuracy(module_cls, specs, backend, config, make, dynamic=False, seed
             return 1
     print("repro: accuracy gone (every output passes torch._dynamo.utils.same): fixed")
     return 0
+
+
+def short_error(module_cls, specs, backend, config, make, kind, signature, dynamic=False, seed=0):
+    """Eager's side, then the compiled one, of the graph on ``make``'s inputs, each on inputs of its own: exit 1 where the
+    compiled side raises an error of ``signature`` (``kind`` "compile-error"), or returns where eager raises one
+    ("missing-error"); eager raising anything else cannot be judged (125), as in the workers' strict run."""
+    try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
+        device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
+        eager = raised(module_cls(), make(specs, seed, device))
+        if eager is not None and (kind != "missing-error" or exception_signature(eager) != signature):
+            print(f"repro: cannot test here: eager cannot run the graph: {escape(exception_line(eager))}", file=sys.stderr)
+            return UNTESTABLE
+        torch._dynamo.reset()
+        with apply_config(config):
+            compiled = torch.compile(module_cls(), backend=backend, dynamic=dynamic or None)
+            test = raised(compiled, make(specs, seed, device))
+    except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
+        print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
+        return UNTESTABLE
+    got = None if test is None else exception_signature(test)
+    if (got == signature) if kind == "compile-error" else (eager is not None and test is None):
+        what = got if kind == "compile-error" else f"the compiled side returns where eager raises {signature}"
+        print(f"repro: the bug is present: {kind}: {escape(what)}")
+        return 1
+    why = got or "the compiled side returns"
+    if kind == "missing-error":  # as the workers say it
+        why = "eager returns" if eager is None else "raises as eager does" if got == signature else why
+    print(f"repro: {kind} gone ({escape(why)}): fixed")
+    return 0
+
+
+def raised(fn, inputs):
+    """The exception a run of ``fn`` on ``inputs`` (no grad, seeded as every side is) raised, None where it returned."""
+    try:
+        with torch.no_grad():
+            torch.manual_seed(0)
+            fn(*inputs)
+            sync()  # a kernel's device-side error is its own run's
+    except Exception as e:
+        return e
+    return None

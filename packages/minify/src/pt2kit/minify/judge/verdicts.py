@@ -164,26 +164,25 @@ def _subprocess_error(details, kind, text):
     return kind, text
 
 
+# the error a wrapper's text names (after Dynamo's "backend='...' raised:"), and what a signature masks, in order
+_NAMED = re.compile(r"\s*(?:backend='[^']*' raised:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Failure)):\s*(.*)", re.S)
+MASKS = ((r"(/[^\s:'\"]+)+", "<path>"), (r"0x[0-9a-fA-F]+", "<addr>"), (r"\b\d+(\.\d+)?(e[-+]?\d+)?\b", "<n>"),
+         (r"'[A-Za-z_]\w*'", "'<name>'"))
+
+
 def exception_signature(e):
     """``Type: message`` of the error that matters, numbers, addresses, paths and names normalised, so
     the same bug on a smaller graph or smaller shapes has the same signature."""
     e = compiler_error(e)  # torch wraps the compiler's error: the innermost is the bug (capture names it so too)
     kind, text = type(e).__name__, str(e)
-    for _ in range(4):  # a wrapper holding no exception names the compiler's in its text alone
-        m = re.match(r"\s*(?:backend='[^']*' raised:\s*)?([A-Za-z_][\w.]*(?:Error|Exception|Failure)):\s*(.*)", text,
-                     re.S)
-        if kind in COMPILER_WRAPPERS and m:
-            kind, text = m.group(1).rsplit(".", 1)[-1], m.group(2)
-            continue
-        break
+    # a wrapper holding no exception names the compiler's in its text alone (each step reads past a prefix)
+    while kind in COMPILER_WRAPPERS and (m := _NAMED.match(text)):
+        kind, text = m.group(1).rsplit(".", 1)[-1], m.group(2)
     if kind == "SubprocException":  # Inductor's compile worker raised it: its error, not the wrapper
         kind, text = _subprocess_error(getattr(e, "details", ""), kind, text)
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    first = lines[0] if lines else ""
-    first = re.sub(r"(/[^\s:'\"]+)+", "<path>", first)
-    first = re.sub(r"0x[0-9a-fA-F]+", "<addr>", first)
-    first = re.sub(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b", "<n>", first)
-    first = re.sub(r"'[A-Za-z_]\w*'", "'<name>'", first)
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    for pattern, mask in MASKS:
+        first = re.sub(pattern, mask, first)
     return f"{kind}: {first[:200]}"
 
 

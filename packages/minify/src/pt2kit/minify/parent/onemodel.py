@@ -15,12 +15,11 @@ from typing import Any
 import msgspec
 
 from pt2kit.runtime.common.caches import modes_in, script_env
-from pt2kit.runtime.common.config import from_literal
 from pt2kit.runtime.common.errors import EXIT_CRASH, EXIT_FINDINGS, EXIT_OK, UsageError
 
 from .. import __version__, ir
 from ..job import Job
-from ..records import Outcome, Want, config_strings, dropped
+from ..records import Outcome, Want, config_strings, dropped, typed_config
 from . import original, repro
 from .ahead import Ahead, accuracy_failure, worth_it
 from .beside import bisecting
@@ -212,28 +211,30 @@ def _repro(job: Job, found: _Found, failure: dict[str, Any], config: dict[str, A
 
 def _short(job: Job, g: ir.Graph, best: ir.Candidate, failure: dict[str, Any], config: dict[str, Any],
            torch_version: str, s: Searcher) -> str | None:
-    """The short form of the repro (PyTorch's own accuracy rule: :mod:`..judge.short`) where the failure allows
-    one (:func:`..judge.plan.short_form`), else None."""
+    """The short form of the repro (:mod:`..judge.short`: PyTorch's own accuracy rule, or an error's signature)
+    where the failure allows one (:func:`..judge.plan.short_form`), else None."""
     from ..judge import plan
 
-    typed = {m: {k: from_literal(v) for k, v in kv.items()} for m, kv in config.items()}
-    if not plan.short_form(failure, job.backend, typed, [x.as_tuple() for x in best.inputs], best.source, best.ops,
-                           level=g.level, phase=g.phase):
+    check = plan.short_form(failure, job.backend, typed_config(config), [x.as_tuple() for x in best.inputs],
+                            best.source, best.ops, level=g.level, phase=g.phase)
+    if check is None:
         return None
-    return repro.render_short(best, backend=job.backend, config=config, model=job.model, graph=g.index,
-                              torch_version=torch_version, dynamic=g.dynamic, seed=job.seed, tool_version=__version__,
-                              level=g.level, subgraph=g.subgraph, dropped=dropped(s.config, config))
+    return repro.render_short(best, failure=failure, check=check, backend=job.backend, config=config, model=job.model,
+                              graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
+                              tool_version=__version__, level=g.level, subgraph=g.subgraph, needs=s.needs,
+                              dropped=dropped(s.config, config))
 
 
 def _verified(text: str, short: str | None, pool: Pool, say: _Said, once: bool) -> tuple[str, int, list[str]]:
     """(the repro written, the fresh runs that failed, what the others did): the short form where there is one and
-    it fails in every fresh run (what PyTorch's own rule sees, a maintainer reads in a minute), else the full form."""
+    it fails in every fresh run (``once``: a compile or missing error, the first run, as for the full form), else
+    the full form: the short form is what a maintainer reads in a minute, the full one what the workers judged."""
     if short is not None:
-        k, others = verify(short, pool)
+        k, others = verify(short, pool, first=once)
         if not others:
             return short, k, others
-        say(f"the short repro (PyTorch's own accuracy rule) failed in {k} of {k + len(others)} fresh runs: the full "
-            "one, kdiff's rule under the failure's precision, is written")
+        say(f"the short repro failed in {k} of {k + len(others)} fresh runs ({others[0]}): the full one, judged as "
+            "minify's workers judge, is written")
     return (text, *verify(text, pool, first=once))
 
 

@@ -22,11 +22,11 @@ from typing import Any
 
 import pt2kit_portable
 from pt2kit.runtime.common import precision
-from pt2kit.runtime.common.config import from_literal, literal
+from pt2kit.runtime.common.config import literal
 
 from .. import ir
 from ..judge import plan
-from ..records import config_strings
+from ..records import config_strings, typed_config
 from . import embed
 
 CHECK = "# ---- the check"  # the line the embedded check starts with: what is above it is the graph and its data
@@ -85,11 +85,22 @@ def _needs(c: ir.Candidate, backend: str, config: dict[str, dict[str, str]], tor
     return "; ".join(out)
 
 
+def _torch_import(torch_: list[str], inside: bool) -> str:
+    """``import torch``, exiting 125 with one line where it does not import (a broken build in a bisect cannot
+    test); torch's other imports follow it, ``inside`` the same ``try`` or after it."""
+    indented = "".join("    " + i + "\n" for i in torch_) if inside else ""
+    return ("try:\n    import torch\n" + indented
+            + "except Exception as e:  # a torch that does not import (a broken build in a bisect): cannot test here\n"
+            + '    print(f"repro: cannot test here: import torch: {type(e).__name__}: {e}".splitlines()[0], '
+              'file=sys.stderr)\n'
+            + "    raise SystemExit(125) from None\n" + ("" if inside else "".join(i + "\n" for i in torch_)))
+
+
 def _config_line(config: dict[str, dict[str, str]]) -> str:
     """CONFIG on one line, each value the literal of the value the workers ran (a tuple stays a tuple):
     written back from the value, never copied from the record's text, so that text cannot be code."""
-    return "CONFIG = {" + ", ".join(f"{m!r}: {{" + ", ".join(f"{k!r}: {literal(from_literal(v))}" for k, v in s.items())
-                                    + "}" for m, s in config.items()) + "}"
+    return "CONFIG = {" + ", ".join(f"{m!r}: {{" + ", ".join(f"{k!r}: {literal(v)}" for k, v in s.items())
+                                    + "}" for m, s in typed_config(config).items()) + "}"
 
 
 def _doc(text: object) -> str:
@@ -154,7 +165,7 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     # a failure no op of the repro shows alone (an op ordered against another's write): said, so no one cuts it further
     together = "\n" + textwrap.fill(_doc(needs[:1].upper() + needs[1:]) + ".", 110) if needs else ""
-    how = plan.repro(failure, file or backend, {m: {k: from_literal(v) for k, v in kv.items()} for m, kv in config.items()},
+    how = plan.repro(failure, file or backend, typed_config(config),
                      train=phase == "joint", specs=[s.as_tuple() for s in c.inputs], graph=c.source, level=level)
     needs = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version, how.get("precision", ("", ""))[1]
                                                   == "use_cpu_precision")) + ".", 110,
@@ -173,12 +184,7 @@ here (no such device, torch or a backend file missing, eager unable to run the g
 """
 {chr(10).join(std)}
 
-try:
-    import torch
-except Exception as e:  # a torch that does not import (a broken build in a bisect): cannot test here
-    print(f"repro: cannot test here: import torch: {{type(e).__name__}}: {{e}}".splitlines()[0], file=sys.stderr)
-    raise SystemExit(125) from None
-{"".join(i + chr(10) for i in torch_)}
+{_torch_import(torch_, inside=False)}
 
 '''
     # main is handed the functions that judge this failure by name: what a reader reads next, top to bottom
@@ -241,6 +247,15 @@ def _inputs_literal(c: ir.Candidate) -> str:
     return pprint.pformat(specs, width=110, compact=True)
 
 
+def _call_lines(line: str, width: int = 110) -> list[str]:
+    """A call's line past ``width`` broken after an argument's comma, the rest under its first argument."""
+    indent = " " * (line.index("(", line.index("(") + 1) + 1)
+    out = [line]
+    while len(out[-1]) > width and (cut := out[-1].rfind(", ", len(indent), width)) > len(indent):
+        out[-1:] = [out[-1][:cut + 1], indent + out[-1][cut + 2:]]
+    return out
+
+
 def _call(args: list[str], width: int = 110) -> str:
     """``raise SystemExit(main(Repro, INPUTS, BACKEND, CONFIG, FAILURE, ARGS...`` filled to ``width``, each
     argument whole (the last one ends the call)."""
@@ -284,52 +299,65 @@ def _wrapped(value: Any, width: int = 110, indent: int = 4) -> str:
 
 
 
-SHORT = (plan.SHORT, "short_accuracy")  # the short form's check (:mod:`..judge.short`)
+_SHORT_ACCURACY = ("Failure: an output fails PyTorch's own accuracy rule, torch._dynamo.utils.same against a float64 "
+                   "run at its benchmark\nharness's tolerance for the dtype, under torch's precision defaults.")
 
 
-def render_short(c: ir.Candidate, *, backend: str, config: dict[str, dict[str, str]], model: str, graph: int,
-                 torch_version: str, dynamic: bool, seed: int, tool_version: str, level: str = "aten",
-                 subgraph: str | None = None, dropped: str = "") -> str:
-    """The short form (where :func:`..judge.plan.short_form` allows it): the graph, its inputs, backend and config,
-    then PyTorch's own accuracy rule (:func:`..judge.short.short_accuracy`) and what it reaches, by source. The
-    caller writes it only where it failed in every fresh run; else :func:`render`'s."""
+def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, str], backend: str,
+                 config: dict[str, dict[str, str]], model: str, graph: int, torch_version: str, dynamic: bool,
+                 seed: int, tool_version: str, level: str = "aten", subgraph: str | None = None,
+                 needs: str | None = None, dropped: str = "") -> str:
+    """The short form (where :func:`..judge.plan.short_form` allows it, ``check`` the function it names): the graph,
+    its inputs, backend and config, then the check (:mod:`..judge.short`: PyTorch's own accuracy rule, or an
+    error's signature as the workers judge it) and what it reaches, by source. The caller writes it only where it
+    failed in every fresh run; else :func:`render`'s."""
     specs = [s.as_tuple() for s in c.inputs]
     maker = plan.inputs_maker(specs)
-    part = embed.closure([SHORT, maker], docstrings=False, hoist=("torch",))
+    part = embed.closure([check, maker], docstrings=False, hoist=("torch",))
     std, torch_ = _imports(part.imports, c.source, part.source())
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
-    needs = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
-                          break_long_words=False, break_on_hyphens=False)
+    together = "\n" + textwrap.fill(_doc(needs[:1].upper() + needs[1:]) + ".", 110) if needs else ""
+    accuracy = check[1] == "short_accuracy"
+    signature = failure["eager"] if failure["kind"] == "missing-error" else failure["signature"]
+    ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}."
+    if accuracy:
+        words = _SHORT_ACCURACY + " " + ran
+    elif failure["kind"] == "compile-error":
+        words = f"Failure: the compiled side raises {_doc(signature)}.\n{ran}"
+    else:
+        words = f"Failure: the compiled side returns where eager raises {_doc(signature)}.\n{ran}"
+    needs_line = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
+                               break_long_words=False, break_on_hyphens=False)
     head = f'''#!/usr/bin/env python3
 """A standalone repro made by pt2kit minify {_doc(tool_version)} on torch {_doc(torch_version)}.
 
-Model: {_doc(model)} ({_graph_words(level, "forward")} {int(graph)}{sub}), cut to {int(c.nodes)} op(s): {_doc(", ".join(dict.fromkeys(c.ops)))}.
-Failure: an output fails PyTorch's own accuracy rule, torch._dynamo.utils.same against a float64 run at its benchmark
-harness's tolerance for the dtype, under torch's precision defaults. Backend: {_doc(backend)}{", dynamic shapes" if dynamic else ""}.
-{needs}{_dropped_line(dropped)}
+Model: {_doc(model)} ({_graph_words(level, "forward")} {int(graph)}{sub}), cut to {int(c.nodes)} op(s): {_doc(", ".join(dict.fromkeys(c.ops)))}.{together}
+{words}
+{needs_line}{_dropped_line(dropped)}
 `python repro.py` exits 1 while the bug is present, 0 once fixed, 125 where it cannot run here (bisect's skip).
 """
 {chr(10).join(std)}
 
-try:
-    import torch
-{"".join("    " + i + chr(10) for i in torch_)}except Exception as e:  # a torch that does not import (a broken build in a bisect): cannot test here
-    print(f"repro: cannot test here: import torch: {{type(e).__name__}}: {{e}}".splitlines()[0], file=sys.stderr)
-    raise SystemExit(125) from None
-
+{_torch_import(torch_, inside=True)}
 
 '''
+    data = [_config_line(config)]
+    if not accuracy:
+        data.append("# the error, as minify's workers sign it: its type and first line, numbers and names masked")
+        data.append("SIGNATURE = " + _wrapped(signature))
+    call = f"{check[1]}(Repro, INPUTS, BACKEND, CONFIG, {maker[1]}, " + (
+        "" if accuracy else f"{failure['kind']!r}, SIGNATURE, ") + f"dynamic={bool(dynamic)!r}, seed={int(seed)!r})"
+    rule = "PyTorch's accuracy rule" if accuracy else "the error's check"
     body = [c.source,
             f"# the inputs, made by {maker[1]} below: {_SPEC_WORDS[maker[1]]}",
             "INPUTS = " + _inputs_literal(c),
             f"BACKEND = {backend!r}",
-            _config_line(config),
+            *data,
             "", "",
-            f"{CHECK}: PyTorch's accuracy rule as pt2kit minify {_doc(tool_version)} runs it, and what it reaches ----",
+            f"{CHECK}: {rule} as pt2kit minify {_doc(tool_version)} runs it, and what it reaches ----",
             part.source(),
             "",
             'if __name__ == "__main__":',
-            f"    raise SystemExit(short_accuracy(Repro, INPUTS, BACKEND, CONFIG, {maker[1]}, dynamic={bool(dynamic)!r}, "
-            f"seed={int(seed)!r}))",
+            *_call_lines(f"    raise SystemExit({call})"),
             ""]
     return head + "\n".join(body)

@@ -18,7 +18,6 @@ import msgspec
 from pt2kit.runtime.common.backends import check_registered
 from pt2kit.runtime.common.config import (
     apply_config,
-    from_literal,
     is_hook,
     kept_settings,
     literal,
@@ -36,6 +35,7 @@ from pt2kit_portable import under_autocast
 from .. import ir
 from ..job import Job
 from ..judge import harness, loading, plan, verdicts
+from ..records import typed_config
 from . import filecode, infer
 from .infer import backend_of
 from .toir import inside, to_ir
@@ -56,10 +56,6 @@ def _resolved_config(config: dict[str, str]) -> dict[str, dict[str, str]]:
             value = (loading.CODE, value.__code__.co_filename, value.__name__)
         out.setdefault(module.__name__, {})[key] = literal(value)
     return out
-
-
-def _typed(config: dict[str, dict[str, str]]) -> dict[str, dict[str, Any]]:
-    return {m: {k: from_literal(v) for k, v in s.items()} for m, s in config.items()}
 
 
 def original(payload: dict[str, Any], send: Any) -> dict[str, Any]:
@@ -220,7 +216,7 @@ def query(payload: dict[str, Any], send: Any) -> dict[str, Any]:
     if failure["kind"] == "violation":
         found = verdicts.violations(cls(), inputs, failure)
         return {"fails": bool(found), "signature": "violation" if found else "clean", "detail": ""}
-    fails, sig, detail = verdicts.outcome(cls(), inputs, backend_of(payload["backend"]), _typed(payload["config"]), failure,
+    fails, sig, detail = verdicts.outcome(cls(), inputs, backend_of(payload["backend"]), typed_config(payload["config"]), failure,
                                          payload.get("dynamic", False), train=payload.get("train", False),
                                          grad=payload.get("grad"), said=lambda r: send({"t": "eager", "raised": r}))
     return {"fails": fails, "signature": sig, "detail": detail[:2000]}
@@ -242,7 +238,7 @@ def _localized(payload: dict[str, Any]) -> dict[str, Any]:
     eager = harness.run_eager(cls(), harness.fresh(inputs), harness.eager_outputs)
     fp64 = harness.run_float64(cls(), harness.fresh(inputs), harness.eager_outputs)
     backend = backend_of(payload["backend"])
-    with loading.apply_code_config(_typed(payload["config"])):
+    with loading.apply_code_config(typed_config(payload["config"])):
         run = getattr(harness, plan.compiled_side(backend, backward=plan.is_backward(payload["failure"]))[1])
         test = run(cls(), harness.fresh(inputs), backend, payload.get("dynamic", False))
     ref, rule = payload["failure"].get("ref", "eager"), payload["failure"].get("rule", "fp64")
