@@ -24,6 +24,16 @@ MV = '''class Repro(torch.nn.Module):
         mv = torch.ops.aten.mv.default(x, y)
         return (mv, )
 '''
+# an int64 division by zero that eager refuses and Inductor's C++ kernel performs on torch 2.13: SIGFPE
+# (tests/models/sigfpe_trunc.py; tests/test_e2e_signal.py takes it through capture and minify to this form)
+CRASH = {"kind": "crash", "signature": "SIGFPE", "eager": "RuntimeError: ZeroDivisionError"}
+TRUNC = '''class Repro(torch.nn.Module):
+    def forward(self, x, y):
+        # model.py:9  return torch.div(x, y, rounding_mode="trunc")
+        div = torch.ops.aten.div.Tensor_mode(x, y, rounding_mode = 'trunc')
+        return (div, )
+'''
+TRUNC_SPECS = [("tensor", [3], [1], "int64", "cpu", 5, 9), ("tensor", [3], [1], "int64", "cpu", 0, 0)]
 MV_SPECS = [("tensor", [3, 4], [4, 1], "float16", "cpu", -1.0, 1.0), ("tensor", [4], [1], "float32", "cpu", -1.0, 1.0)]
 SPECS = [("tensor", [4, 8], [8, 1], "float32", "cpu", -2.0, 2.0)]
 RELU = '''class Repro(torch.nn.Module):
@@ -43,10 +53,11 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
     assert allows() == (plan.SHORT, "short_accuracy") == allows(failure={"kind": "accuracy", "signature": "accuracy"})
     assert allows(failure=COMPILE_ERROR) == (plan.SHORT, "short_error") == allows(failure=MISSING_ERROR)
     assert allows(failure=COMPILE_ERROR, level="dynamo", ops=("aten.native_dropout.default",))  # no float64 run
+    assert allows(failure=CRASH) == (plan.SHORT, "short_crash") == allows(failure={**CRASH, "eager": None})
     assert allows(failure={**ACCURACY, "rule": "close"})  # PyTorch's rule stands in for assert_close where it fails
     assert allows(specs=[(*SPECS[0], [0.5] * 32)])  # real values, written as literals
     not_short = {
-        "a crash": dict(failure={"kind": "crash", "signature": "SIGSEGV"}),
+        "a crash of the backward": dict(failure={**CRASH, "phase": "backward"}),
         "a compile error judged by --check-str": dict(failure={**COMPILE_ERROR, "check_str": "C++"}),
         "a compile error of the backward": dict(failure={**COMPILE_ERROR, "phase": "backward"}),
         "a missing error of a training step": dict(failure=MISSING_ERROR, phase="joint"),
@@ -140,6 +151,20 @@ def test_an_error_short_form_fails_on_its_signature_alone_and_passes_once_the_er
     # eager raising something the failure does not expect of it: cannot test
     cannot_test(run(text.replace("relu.default(x)", "relu.default(x).view(5)"), tmp_path),
                 "eager cannot run the graph: RuntimeError: shape")
+
+
+def test_a_crash_short_form_is_judged_by_how_a_child_process_dies(tmp_path):
+    text = render(failure=CRASH, source=TRUNC, specs=TRUNC_SPECS, ops=("aten.div.Tensor_mode",))
+    assert "def short_crash(" in text and "def _in_child(" in text and "def judge_crash(" not in text
+    assert len(text.splitlines()) <= 215  # the crash's rule and eager's error signature
+    p = run(text, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: the process died with SIGFPE where eager raises "
+                                           "RuntimeError: ZeroDivisionError\n"), p.stderr[-2000:]
+    p = run(text.replace("BACKEND = 'inductor'", "BACKEND = 'aot_eager'"), tmp_path)  # raises as eager does
+    assert (p.returncode, p.stdout) == (0, "repro: no SIGFPE: the process ended with exit 0\n"), p.stderr[-2000:]
+    # eager raising what the failure does not expect of it, in the child: the parent cannot test either
+    other = text.replace("'eager': 'RuntimeError: ZeroDivisionError'", "'eager': 'RuntimeError: another'")
+    cannot_test(run(other, tmp_path), "eager cannot run the graph: RuntimeError: ZeroDivisionError")
 
 
 def test_the_full_form_is_written_where_the_short_one_does_not_fail_in_every_fresh_run(tmp_path):

@@ -7,6 +7,8 @@ the full judge where :func:`.plan.short_form` allows it, and minify writes only 
   under torch's own precision defaults.
 - :func:`short_error`: a compile error, or a missing error (eager raises, the compiled side returns), judged as
   minify's workers judge one (:func:`.verdicts.judged`): by the error's signature (:func:`.verdicts.exception_signature`).
+- :func:`short_crash`: a crash, judged as the full form judges one: by how a child process running the file dies
+  (:func:`.answer._in_child`).
 
 Guarantees: exit 1 with one line while the failure is there, 0 once it is gone, 125 with one line on stderr where a
 side cannot run here (no such device, a backend torch does not register, an op this torch lacks, eager raising
@@ -23,8 +25,9 @@ from torch._dynamo.utils import same
 
 from pt2kit_portable import escape, exception_line, to_float64, tol_for
 
+from .answer import _in_child, _tell
 from .harness import sync
-from .loading import UNTESTABLE, apply_config
+from .loading import UNTESTABLE, Untestable, apply_config
 from .verdicts import exception_signature
 
 
@@ -84,6 +87,35 @@ def short_error(module_cls, specs, backend, config, make, kind, signature, dynam
         why = "eager returns" if eager is None else "raises as eager does" if got == signature else why
     print(f"repro: {kind} gone ({escape(why)}): fixed")
     return 0
+
+
+def short_crash(module_cls, specs, backend, config, make, failure, dynamic=False, seed=0):
+    """This file run again in a child process, whose death is the verdict (:func:`.answer._in_child`: exit 1 where it
+    dies of ``failure["signature"]`` after eager's side ended); in the child, eager's side, then the compiled one,
+    as the workers' child judges them: eager returns, or raises what ``failure["eager"]`` says (the crash is then
+    the compiled side's signal where eager raises)."""
+    try:
+        if not os.environ.get("_REPRO_CHILD"):
+            return _in_child(failure)
+        device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
+        eager = raised(module_cls(), make(specs, seed, device))
+        if eager is not None and exception_signature(eager) != failure.get("eager"):
+            raise Untestable(f"eager cannot run the graph: {exception_line(eager)}")
+        _tell(None if eager is None else failure["eager"])  # what the parent reads: eager's side ended
+        torch._dynamo.reset()
+        with apply_config(config):
+            compiled = torch.compile(module_cls(), backend=backend, dynamic=dynamic or None)
+            test = raised(compiled, make(specs, seed, device))
+        if test is not None and eager is None:
+            raise Untestable(f"the compiled side raised {exception_line(test)}, so its crash cannot be judged")
+    except Untestable as e:
+        why = str(e)
+    except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
+        why = exception_line(e)
+    else:
+        return 0  # the child ran to its end: no crash
+    print(f"repro: cannot test here: {escape(why)}", file=sys.stderr)
+    return UNTESTABLE
 
 
 def raised(fn, inputs):

@@ -324,6 +324,9 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
         words = _SHORT_ACCURACY + " " + ran
     elif failure["kind"] == "compile-error":
         words = f"Failure: the compiled side raises {_doc(signature)}.\n{ran}"
+    elif failure["kind"] == "crash":
+        eager = f" where eager raises {failure['eager']}" if failure.get("eager") else ""
+        words = f"Failure: the process dies with {_doc(pt2kit_portable.death_words(signature) + eager)}.\n{ran}"
     else:
         words = f"Failure: the compiled side returns where eager raises {_doc(signature)}.\n{ran}"
     needs_line = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
@@ -341,13 +344,16 @@ Model: {_doc(model)} ({_graph_words(level, "forward")} {int(graph)}{sub}), cut t
 {_torch_import(torch_, inside=True)}
 
 '''
-    data = [_config_line(config)]
-    if not accuracy:
-        data.append("# the error, as minify's workers sign it: its type and first line, numbers and names masked")
-        data.append("SIGNATURE = " + _wrapped(signature))
-    call = f"{check[1]}(Repro, INPUTS, BACKEND, CONFIG, {maker[1]}, " + (
-        "" if accuracy else f"{failure['kind']!r}, SIGNATURE, ") + f"dynamic={bool(dynamic)!r}, seed={int(seed)!r})"
-    rule = "PyTorch's accuracy rule" if accuracy else "the error's check"
+    data, args = [_config_line(config)], ""
+    if check[1] == "short_error":
+        data += ["# the error, as minify's workers sign it: its type and first line, numbers and names masked",
+                 "SIGNATURE = " + _wrapped(signature)]
+        args = f"{failure['kind']!r}, SIGNATURE, "
+    elif check[1] == "short_crash":
+        data, args = [*data, "FAILURE = " + _wrapped(failure)], "FAILURE, "
+    call = f"{check[1]}(Repro, INPUTS, BACKEND, CONFIG, {maker[1]}, {args}dynamic={bool(dynamic)!r}, seed={int(seed)!r})"
+    rule = {"short_accuracy": "PyTorch's accuracy rule", "short_error": "the error's check",
+            "short_crash": "the crash's check"}[check[1]]
     body = [c.source,
             f"# the inputs, made by {maker[1]} below: {_SPEC_WORDS[maker[1]]}",
             "INPUTS = " + _inputs_literal(c),
