@@ -146,7 +146,8 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     accuracy failure judged against eager (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in
     for either, and the form is written only where it fails), with no random op and a float64 reference the inputs'
     cast makes (:func:`float64_run`); ``short_error``: a compile error or a missing error, judged by its signature
-    alone (not by a --check-str); ``short_crash``: a crash, judged by how a child process dies. The caller writes it only where it fails in every fresh run."""
+    alone (not by a --check-str); ``short_crash``: a crash, judged by how a child process dies. The caller writes
+    it only where it fails in every fresh run."""
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and not failure.get("autocast")
             and not is_backward(failure) and phase == "forward" and valued(specs) and isinstance(backend, str)
             and backend != "aoti" and ":" not in backend and DECOMPOSITIONS not in config

@@ -141,6 +141,28 @@ def _dropped_line(dropped: str) -> str:
                                 break_on_hyphens=False)
 
 
+def _failure_words(failure: dict[str, Any]) -> str:
+    """What fails, as the docstring's "Failure:" line says it (the full form's words for every kind; the short
+    form's for all but accuracy, which it judges by another rule)."""
+    against = "a float64 run" if failure.get("ref") == "eager64" else "eager"
+    rule = "assert_close (kdiff --verdict close)" if failure.get("rule") == "close" else \
+        "PyTorch's float64 accuracy rule"
+    out = "gradient" if failure.get("phase") == "backward" else "output"
+    return {"accuracy": f"the compiled {out} differs from {against} beyond {rule}",
+            "compile-error": f"the compiled side raises {failure.get('signature', '')}",
+            "crash": f"the process dies with {pt2kit_portable.death_words(failure.get('signature', ''))}" + (
+                f" where eager raises {failure['eager']}" if failure.get("eager") else ""),
+            "nan": f"the compiled {out} holds {failure.get('signature', '')}",
+            "missing-error": f"the compiled side returns where eager raises {failure.get('eager', '')}",
+            "violation": f"{failure.get('constraint', '')}: {failure.get('op', '')} in the graph"}[failure["kind"]]
+
+
+def _together_line(needs: str | None) -> str:
+    """The search's line where the failure needs its ops together (an op ordered against another's write), as the
+    docstring's next line: said, so no one cuts it further; '' where each op fails alone."""
+    return "\n" + textwrap.fill(_doc(needs[:1].upper() + needs[1:]) + ".", 110) if needs else ""
+
+
 def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: dict[str, dict[str, str]],
            model: str, graph: int, torch_version: str, dynamic: bool, seed: int, tool_version: str,
            level: str = "aten", subgraph: str | None = None, phase: str = "forward", needs: str | None = None,
@@ -148,23 +170,12 @@ def render(c: ir.Candidate, *, failure: dict[str, Any], backend: str, config: di
     """``phase``: the graph's (:class:`.ir.Graph`): a ``joint`` one runs as a training step, its gradients judged.
     ``needs``: the search's line where the failure needs its ops together (:attr:`.search.Searcher.needs`).
     ``dropped``: the settings the config step dropped, in words (:func:`.records.dropped`)."""
-    against = "a float64 run" if failure.get("ref") == "eager64" else "eager"
-    rule = "assert_close (kdiff --verdict close)" if failure.get("rule") == "close" else \
-        "PyTorch's float64 accuracy rule"
-    out = "gradient" if failure.get("phase") == "backward" else "output"
-    what = {"accuracy": f"the compiled {out} differs from {against} beyond {rule}",
-            "compile-error": f"the compiled side raises {failure.get('signature', '')}",
-            "crash": f"the process dies with {pt2kit_portable.death_words(failure.get('signature', ''))}" + (
-                f" where eager raises {failure['eager']}" if failure.get("eager") else ""),
-            "nan": f"the compiled {out} holds {failure.get('signature', '')}",
-            "missing-error": f"the compiled side returns where eager raises {failure.get('eager', '')}",
-            "violation": f"{failure.get('constraint', '')}: {failure.get('op', '')} in the graph"}[failure["kind"]]
+    what = _failure_words(failure)
     ops = _doc(", ".join(dict.fromkeys(c.ops)))
     file = _backend_file(backend)
     # every string below from a record, a name or the user's files passes _doc: none can close the docstring
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
-    # a failure no op of the repro shows alone (an op ordered against another's write): said, so no one cuts it further
-    together = "\n" + textwrap.fill(_doc(needs[:1].upper() + needs[1:]) + ".", 110) if needs else ""
+    together = _together_line(needs)
     how = plan.repro(failure, file or backend, typed_config(config),
                      train=phase == "joint", specs=[s.as_tuple() for s in c.inputs], graph=c.source, level=level)
     needs = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version, how.get("precision", ("", ""))[1]
@@ -316,19 +327,10 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     part = embed.closure([check, maker], docstrings=False, hoist=("torch",))
     std, torch_ = _imports(part.imports, c.source, part.source())
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
-    together = "\n" + textwrap.fill(_doc(needs[:1].upper() + needs[1:]) + ".", 110) if needs else ""
+    together = _together_line(needs)
     accuracy = check[1] == "short_accuracy"
-    signature = failure["eager"] if failure["kind"] == "missing-error" else failure["signature"]
     ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}."
-    if accuracy:
-        words = _SHORT_ACCURACY + " " + ran
-    elif failure["kind"] == "compile-error":
-        words = f"Failure: the compiled side raises {_doc(signature)}.\n{ran}"
-    elif failure["kind"] == "crash":
-        eager = f" where eager raises {failure['eager']}" if failure.get("eager") else ""
-        words = f"Failure: the process dies with {_doc(pt2kit_portable.death_words(signature) + eager)}.\n{ran}"
-    else:
-        words = f"Failure: the compiled side returns where eager raises {_doc(signature)}.\n{ran}"
+    words = _SHORT_ACCURACY + " " + ran if accuracy else f"Failure: {_doc(_failure_words(failure))}.\n{ran}"
     needs_line = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
                                break_long_words=False, break_on_hyphens=False)
     head = f'''#!/usr/bin/env python3
@@ -346,6 +348,7 @@ Model: {_doc(model)} ({_graph_words(level, "forward")} {int(graph)}{sub}), cut t
 '''
     data, args = [_config_line(config)], ""
     if check[1] == "short_error":
+        signature = failure["eager"] if failure["kind"] == "missing-error" else failure["signature"]
         data += ["# the error, as minify's workers sign it: its type and first line, numbers and names masked",
                  "SIGNATURE = " + _wrapped(signature)]
         args = f"{failure['kind']!r}, SIGNATURE, "
