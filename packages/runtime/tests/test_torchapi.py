@@ -349,3 +349,26 @@ def test_counting_cudagraphs_across_resets_routes_dynamos_reset_through_the_coun
         raise RuntimeError("raised inside")
     assert trees.reset_cudagraph_trees is original
     assert torchapi.cudagraph_wrapped() == before == 0  # no CUDA graph on the CPU
+
+
+def test_generating_compiles_afresh_in_the_environments_cache_folder_and_puts_the_settings_back(monkeypatch, tmp_path):
+    import torch._dynamo.config as dynamo
+    import torch._functorch.config as functorch
+    import torch._inductor.config as inductor
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    torchapi.forget_cache_dirs()
+    before = (inductor.fx_graph_cache, functorch.enable_autograd_cache, dynamo.automatic_dynamic_local_pgo)
+    counts = torchapi.compile_counters()
+    for _ in range(2):
+        torch._dynamo.reset()
+        with torchapi.generating():
+            assert not (inductor.fx_graph_cache or functorch.enable_autograd_cache or dynamo.automatic_dynamic_local_pgo)
+            torch.compile(lambda t: torch.relu(t) + 1)(torch.randn(8))
+    after = torchapi.compile_counters()
+    assert after.get("fxgraph_cache_hit", 0) == counts.get("fxgraph_cache_hit", 0)  # both compiles generated
+    assert after.get("autograd_cache_hit", 0) == counts.get("autograd_cache_hit", 0)
+    # the kernels were built in the folder the environment names, not in a fresh one per compile
+    # (force_disable_caches's tmpXXXX folders, where every kernel and vec-ISA probe builds again)
+    assert any(p.suffix == ".so" for p in tmp_path.rglob("*.so")) and not list(tmp_path.glob("tmp*"))
+    assert (inductor.fx_graph_cache, functorch.enable_autograd_cache, dynamo.automatic_dynamic_local_pgo) == before

@@ -35,13 +35,6 @@ def provenance_config() -> dict[str, Any]:
     return {}
 
 
-def no_caches() -> dict[str, Any]:
-    """Caches off, so Inductor generates (and we see) the code of exactly this compile."""
-    import torch._inductor.config as c
-
-    return {"force_disable_caches": True} if hasattr(c, "force_disable_caches") else {"fx_graph_cache": False}
-
-
 @contextlib.contextmanager
 def rewrite_wrapper(fn: Callable[[str, bool], str]) -> Iterator[None]:
     """Pass the wrapper source Inductor generates through ``fn(source, is_cpp)`` before it is compiled."""

@@ -135,7 +135,7 @@ def _jit(job: Job, chan: Channel, lm: Any) -> dict[str, Any]:
 
     from pt2kit.runtime.common.config import apply_config
     from pt2kit.runtime.common.outcome import Compiled
-    from pt2kit.runtime.shims.torchapi import reset_dynamo
+    from pt2kit.runtime.shims.torchapi import generating, reset_dynamo
     from pt2kit.runtime.worker.torchtrace import capture_trace
     from pt2kit.schema import Kernel
 
@@ -177,9 +177,9 @@ def _jit(job: Job, chan: Channel, lm: Any) -> dict[str, Any]:
         return src if is_cpp else instrument(src)[0]
 
     args, kwargs = _split(lm.inputs)
-    cfg = {**torchapi.no_caches(), **torchapi.provenance_config()}
+    cfg = torchapi.provenance_config()
     chan.stage("compile and run")
-    with apply_config(job.config), torchapi.inductor_config(cfg), \
+    with apply_config(job.config), generating(), torchapi.inductor_config(cfg), \
             torchapi.rewrite_wrapper(rewrite), capture_trace(_provenance_events(arts)), torch.no_grad():
         reset_dynamo()
         compiled = torch.compile(lm.model, backend="inductor")
@@ -212,6 +212,7 @@ def _aoti(job: Job, chan: Channel, lm: Any | None, inputs_value: Any = None) -> 
     import torch
 
     from pt2kit.runtime.common.config import apply_config
+    from pt2kit.runtime.shims.torchapi import generating
     from pt2kit.runtime.worker.torchtrace import capture_trace
 
     from . import torchapi
@@ -227,14 +228,13 @@ def _aoti(job: Job, chan: Channel, lm: Any | None, inputs_value: Any = None) -> 
             ep = torch.export.export(_as_module(lm.model), args, kwargs)
         chan.stage("compile")
         package = os.path.join(job.workdir, "model.pt2")  # the parent keeps it at --save-package
-        cfg = {**torchapi.no_caches(), **torchapi.provenance_config(),
-               **torchapi.printer_config(mode, job.kernels)}
+        cfg = {**torchapi.provenance_config(), **torchapi.printer_config(mode, job.kernels)}
         arts: dict[str, Any] = {}
 
         def rewrite(src: str, is_cpp: bool) -> str:
             return number_save_sites(src) if is_cpp and mode == "save" else src
 
-        with apply_config(job.config), capture_trace(_provenance_events(arts)), \
+        with apply_config(job.config), generating(), capture_trace(_provenance_events(arts)), \
                 torchapi.rewrite_wrapper(rewrite):
             package = torchapi.compile_package(ep, package, cfg)
         chan.note("package", package)

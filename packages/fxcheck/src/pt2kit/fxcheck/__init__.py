@@ -17,7 +17,7 @@ Importing this package does not import torch; each name imports it when first us
 
 from pt2kit.runtime.api import exports
 
-__version__ = "1.7.5"
+__version__ = "1.7.6"
 
 _PUBLIC = {"backend": ".checker", "resolve_profile": ".profiles:resolve", "parse_dtypes": ".profiles",
            "graph_view": ".graphview:build", "run_checks": ".checks", "ProfileFlags": ".job"}

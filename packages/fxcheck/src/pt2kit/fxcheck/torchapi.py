@@ -62,15 +62,17 @@ def pre_functional_graph(gm: torch.fx.GraphModule, example_inputs: list[Any]) ->
 
 @contextlib.contextmanager
 def output_code() -> Iterator[list[str]]:
-    """Collect the wrapper code Inductor generates inside the block (caches off, so it generates)."""
+    """Collect the wrapper code Inductor generates inside the block (the caches that would skip generating it off)."""
     from unittest import mock
 
     from torch._inductor.graph import GraphLowering
 
+    from pt2kit.runtime.shims.torchapi import generating
+
     codes: list[str] = []
     with (
         mock.patch.object(GraphLowering, "save_output_code", staticmethod(codes.append)),
-        torch._inductor.config.patch(force_disable_caches=True),
+        generating(),
     ):
         yield codes
 

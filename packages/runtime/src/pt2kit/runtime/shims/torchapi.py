@@ -38,7 +38,7 @@ from pt2kit_portable import (
 )
 
 __all__ = ["CONFIG_MODULES", "aot_autograd", "backward_compiler", "boxed", "config_defaults", "config_module",
-           "cuda_asked_by_nvml", "dispatch_mode", "forget_vec_isa", "generate_code", "hop_name", "inductor_cache_keys",
+           "cuda_asked_by_nvml", "dispatch_mode", "forget_vec_isa", "generate_code", "generating", "hop_name", "inductor_cache_keys",
            "is_hop", "is_mutable", "is_op_overload", "left_out_of_repros", "min_cut_partition", "pytree_key_children", "replay_vec_isa_answers",
            "reset_dynamo", "run_backward", "tree_map", "vec_isa_answers"]
 
@@ -296,6 +296,26 @@ def generate_code(gm: Any) -> None:
     from torch.fx._lazy_graph_module import _LazyGraphModule
 
     _LazyGraphModule.force_recompile(gm)
+
+
+# what hands back an earlier compile's output without generating it: Inductor's FX graph cache, AOTAutograd's, and
+# Dynamo's profile of dynamic shapes (a profile an earlier run left changes which dims are dynamic)
+_GENERATING = {"torch._inductor.config": "fx_graph_cache", "torch._functorch.config": "enable_autograd_cache",
+               "torch._dynamo.config": "automatic_dynamic_local_pgo"}
+
+
+@contextlib.contextmanager
+def generating() -> Iterator[None]:
+    """Inductor generates the code of each compile inside the block (a tool that reads or rewrites that code):
+    the caches of :data:`_GENERATING` off. Not ``force_disable_caches``: that also moves each compile to a fresh
+    folder, where the vec-ISA probes and every kernel are built again (about 6 s of g++ a compile on 2 cores); a
+    built kernel is found by its source and compile command, so loading it changes no generated code."""
+    with contextlib.ExitStack() as stack:
+        for module, key in _GENERATING.items():
+            config = importlib.import_module(module)
+            if hasattr(config, key):
+                stack.enter_context(config.patch({key: False}))
+        yield
 
 
 def compile_counters() -> dict[str, int]:
