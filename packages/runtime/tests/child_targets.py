@@ -106,6 +106,14 @@ def whoami(payload, chan):
             "other": os.environ.get("TEST_OTHER")}
 
 
+def environ(payload, chan):
+    """The worker's environment, parent, imported top-level modules and first sys.path entries."""
+    import sys
+
+    return {"ppid": os.getppid(), "env": dict(os.environ), "modules": sorted({m.split(".")[0] for m in sys.modules}),
+            "path": sys.path[:3]}
+
+
 def cache_folders(payload, chan):
     """Where Inductor puts what this worker compiles: its environment's folder, memo included."""
     from torch._inductor.codecache import CacheBase, write

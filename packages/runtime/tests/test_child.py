@@ -12,12 +12,21 @@ from pt2kit.runtime.parent.child import run_in_child
 HERE = Path(__file__).parent
 
 
-def go(target, payload=None, tmp_path=Path("."), **kw):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+def go(target, payload=None, tmp_path=Path("."), fresh=False, **kw):
+    env = _env(fresh)
     got: list[bytes] = []
     res = run_in_child(f"child_targets:{target}", payload or {}, run="run-7", store=str(tmp_path),
                        on_record=got.append, quiet=True, env=env, **kw)
     return res, [msgspec.json.decode(r) for r in got]
+
+
+def _env(fresh=False):
+    """The test's environment with child_targets importable; ``fresh``: no fork server named (a test run's would
+    fork the worker from a process that imported and probed everything already)."""
+    from pt2kit.runtime.parent.forkclient import ENV
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    return {k: v for k, v in env.items() if not (fresh and k == ENV)}
 
 
 def test_records_arrive_whole_and_prints_do_not_leak(tmp_path):
@@ -82,14 +91,14 @@ def test_a_worker_started_early_imports_ahead_and_takes_the_job_and_a_dead_one_i
     # capture starts its check's child beside the script, so torch's import is done by the time the job comes
     from pt2kit.runtime.parent.child import start_worker
 
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    env = _env(fresh=True)
     early = start_worker(env, preload=("wave", "no_such_module_here"))  # one that fails to import is no error
     res, _ = go("imported", {"names": ["wave", "colorsys"]}, tmp_path, proc=early)
     assert res.ok and res.value == {"pid": early.pid, "had": [True, False]}
     dead = start_worker(env)
     dead.kill()
     dead.wait()
-    res, _ = go("imported", {"names": ["wave"]}, tmp_path, proc=dead)
+    res, _ = go("imported", {"names": ["wave"]}, tmp_path, proc=dead, fresh=True)
     assert res.ok and res.value["pid"] != dead.pid and res.value["had"] == [False]
 
 
@@ -151,8 +160,7 @@ def test_work_done_ahead_of_the_job_runs_at_a_lower_priority_and_the_job_at_the_
     with ahead_of_the_job():
         assert os.getpriority(os.PRIO_PROCESS, 0) == before + PRELOAD_NICE
     assert os.getpriority(os.PRIO_PROCESS, 0) == before
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
-    res, _ = go("priority", {}, tmp_path, proc=start_worker(env, preload=("wave",)))
+    res, _ = go("priority", {}, tmp_path, proc=start_worker(_env(fresh=True), preload=("wave",)))
     assert res.ok and res.value["nice"] == before
 
 
@@ -161,8 +169,7 @@ def test_a_compiling_tools_worker_has_inductors_machine_probes_answered_before_i
     # 30 s and more a process on the GPU machine's CPU)
     from pt2kit.runtime.parent.child import COMPILER, start_worker
 
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
-    res, _ = go("probed", {"wait": 120}, tmp_path, proc=start_worker(env, preload=COMPILER))
+    res, _ = go("probed", {"wait": 120}, tmp_path, proc=start_worker(_env(fresh=True), preload=COMPILER))
     assert res.ok and res.value == {"isa": True, "system": True}
-    res, _ = go("probed", {"wait": 2}, tmp_path)  # a worker not warmed: nothing answered, nor being answered
+    res, _ = go("probed", {"wait": 2}, tmp_path, fresh=True)  # a worker not warmed: nothing answered, nor being answered
     assert res.ok and res.value == {"isa": False, "system": False}

@@ -153,3 +153,52 @@ def test_serving_names_a_warm_server_for_the_block_and_leaves_nothing_after_it(t
     monkeypatch.setenv(ENV, path)
     with serving() as named:
         assert named == {}
+
+
+def test_a_jupyter_kernels_variables_do_not_stop_a_fork_and_reach_the_child(server, tmp_path, monkeypatch):
+    proc, path = server
+    monkeypatch.chdir(HERE)
+    res = _job(tmp_path, path, target="environ", CLICOLOR="1", PAGER="cat", GIT_PAGER="cat", JPY_PARENT_PID="4242",
+               MPLBACKEND="module://matplotlib_inline.backend_inline", PYDEVD_USE_FRAME_EVAL="NO")
+    assert res.ok, res.crash
+    assert res.value["ppid"] == proc.pid  # forked, as the tool asked
+    assert not {"matplotlib", "pydevd", "debugpy"} & set(res.value["modules"])  # what reads them, never imported
+    assert res.value["env"]["MPLBACKEND"] == "module://matplotlib_inline.backend_inline"  # matplotlib reads it there
+    assert res.value["env"]["JPY_PARENT_PID"] == "4242"
+
+
+def test_a_pythonpath_of_the_tools_own_is_forked_with_the_sys_path_a_fresh_python_has(server, tmp_path, monkeypatch):
+    proc, path = server
+    monkeypatch.chdir(HERE)
+    helpers, startup, shadow = (tmp_path / n for n in ("helpers", "startup", "shadow"))
+    for folder, name in ((helpers, "my_helper.py"), (startup, "sitecustomize.py"), (shadow, "torch.py")):
+        folder.mkdir()
+        (folder / name).write_text("")
+    before = os.environ.get("PYTHONPATH")
+    joined = os.pathsep.join([str(helpers), *filter(None, [before])])
+    res = _job(tmp_path, path, target="environ", PYTHONPATH=joined)
+    assert res.ok, res.crash
+    assert res.value["ppid"] == proc.pid and res.value["path"][:2] == [str(HERE), str(helpers)]
+    # a fresh Python would run the entry's sitecustomize at startup, or import the entry's torch: refused
+    for folder in (startup, shadow):
+        res = _job(tmp_path, path, target="environ", PYTHONPATH=os.pathsep.join([str(folder), *filter(None, [before])]))
+        assert res.ok, res.crash
+        assert res.value["ppid"] == os.getpid() and res.value["path"][1] == str(folder)
+
+
+def test_forkpath_refuses_where_a_fresh_python_would_find_a_module_elsewhere(tmp_path, monkeypatch):
+    import types
+
+    from pt2kit.runtime.worker import forkpath
+
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    os.mkdir(a)
+    os.mkdir(b)
+    assert forkpath.entries({"PYTHONPATH": f"rel:{a}:"}, "/w") == ["/w/rel", a, "/w"]  # as Python makes them
+    monkeypatch.setattr(sys, "path", [str(tmp_path), a, b, *sys.path[1:]])
+    assert forkpath.refusal([a, b], [a, b]) is None
+    assert forkpath.refusal([a, b], [b, a]) == "another PYTHONPATH (its entries in another order)"
+    assert forkpath.refusal([a, b], [b]) is None  # the server imported nothing from a
+    monkeypatch.setitem(sys.modules, "from_a", types.SimpleNamespace(__file__=os.path.join(a, "from_a.py")))
+    assert forkpath.refusal([a, b], [b]) == f"another PYTHONPATH (the server imported from {a})"
+    assert forkpath.refusal([b], [a, b]) == "another PYTHONPATH (the server's sys.path is not as it started)"

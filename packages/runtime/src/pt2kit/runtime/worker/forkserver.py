@@ -16,8 +16,9 @@ Guarantees:
   signal handlers are back, and it watches the tool (not the server) to stop when the tool dies.
 * The server forks only where nothing the child would read at import differs: the asking tool's
   interpreter is the server's and its environment is the server's, less :data:`IGNORED` (variables torch
-  reads at no import: ours, pytest's, the shell's, Ray's) and :data:`READ_WHEN_USED` (Inductor's cache
-  folders, which the child reads afresh). Otherwise, or where the tool's process group is in
+  reads at no import: ours, pytest's, the shell's, Ray's, a Jupyter kernel's) and :data:`READ_WHEN_USED`
+  (Inductor's cache folders, which the child reads afresh); a PYTHONPATH of the tool's own is served where
+  :mod:`.forkpath` can give the child the ``sys.path`` a fresh Python would have. Otherwise, or where the tool's process group is in
   another session, or where importing initialised CUDA (no fork could use it), the server refuses and
   the tool starts a fresh worker: never a worker whose torch read another environment.
 * The server runs nothing but imports, what keys Inductor's caches and the CPU probes' answers (computed
@@ -49,6 +50,7 @@ from typing import Any
 
 from ..parent.forkclient import WORKER
 from ..shims.torchapi import forget_cache_dirs
+from . import forkpath
 
 # variables torch and Python read at no import (or that only name who started us): they may differ
 # RAY_: Ray's, read when ray is imported, which the server never does (a worker Ray started carries them)
@@ -56,8 +58,14 @@ IGNORED_PREFIXES = ("PT2KIT", "PYTEST_", "RAY_")
 # _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR: an address Inductor writes into os.environ before each C++ module it
 # loads (CppPythonBindingsCodeCache), read by that module, never at import: a process that compiled once (a test,
 # a notebook) hands it to every tool it starts, and each was refused
+# JUPYTER: what a Jupyter kernel sets for the processes it starts (ipykernel: pagers off, colour on, matplotlib's
+# inline backend; jupyter_client: its pid and session; debugpy: pydevd's switches): read by a pager, git, matplotlib
+# or pydevd when one runs, never at torch's import (the server imports none of them); the child's environment is
+# the tool's. A notebook's tools were each refused (11 in a test run)
+JUPYTER = frozenset({"CLICOLOR", "CLICOLOR_FORCE", "PAGER", "GIT_PAGER", "JPY_PARENT_PID", "JPY_SESSION_NAME",
+                     "MPLBACKEND", "PYDEVD_USE_FRAME_EVAL", "PYDEVD_DISABLE_FILE_VALIDATION"})
 IGNORED = frozenset({"PWD", "OLDPWD", "_", "SHLVL", "PS1", "PS2", "PYTHONUNBUFFERED", "COLUMNS", "LINES", "TERM",
-                     "NO_COLOR", "FORCE_COLOR", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"})
+                     "NO_COLOR", "FORCE_COLOR", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR", *JUPYTER})
 # Inductor's and Triton's cache folders: read where a compile uses them, never at import, and the server compiles
 # nothing. A test or a script with a folder of its own was refused (in one run of the test command, 49 fresh
 # Pythons); the child forgets anything Inductor memoised of the folder (:func:`..shims.torchapi.forget_cache_dirs`).
@@ -71,17 +79,19 @@ def _relevant(env: dict[str, str]) -> dict[str, str]:
             if k not in IGNORED and k not in READ_WHEN_USED and not k.startswith(IGNORED_PREFIXES)}
 
 
-def _refusal(req: dict[str, Any], mine: dict[str, str]) -> str | None:
+def _refusal(req: dict[str, Any], mine: dict[str, str], path: list[str]) -> str | None:
+    """Why the server cannot fork the tool's worker (None: it can); ``path``: its own PYTHONPATH entries
+    (:func:`.forkpath.entries`), which the tool's may differ from (:func:`.forkpath.refusal`)."""
     main = req.get("main")
     if main is not None and not (isinstance(main, str) and main.startswith("pt2kit.")):
         return f"not a pt2kit module ({main!r})"  # the socket is ours, but it runs only our own mains
     if req.get("exe") != sys.executable:
         return f"another interpreter ({req.get('exe')})"
     theirs = _relevant(req.get("env") or {})
-    if theirs != mine:
-        differ = sorted(k for k in set(theirs) | set(mine) if theirs.get(k) != mine.get(k))
+    differ = sorted(k for k in set(theirs) | set(mine) if theirs.get(k) != mine.get(k) and k != forkpath.VAR)
+    if differ:
         return f"another environment ({', '.join(differ[:5])})"
-    return None
+    return forkpath.refusal(path, forkpath.entries(req.get("env") or {}, req["cwd"]))
 
 
 def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
@@ -110,6 +120,7 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
         os.umask(req["umask"])
         tempfile.tempdir = None  # TMPDIR is the tool's
         forget_cache_dirs()  # and so are Inductor's cache folders (READ_WHEN_USED)
+        forkpath.child_path(req["server_path"], forkpath.entries(req["env"], req["cwd"]))
         if req["main"] is None:  # python SCRIPT ARGS
             import runpy
 
@@ -208,9 +219,9 @@ def _warm() -> bool:
 
 
 class _Server:
-    def __init__(self, listener: socket.socket, mine: dict[str, str]) -> None:
+    def __init__(self, listener: socket.socket, mine: dict[str, str], path: list[str]) -> None:
         self.listener = listener
-        self.mine = mine
+        self.mine, self.path = mine, path
         self.conns: list[socket.socket] = []
         self.pids: dict[int, socket.socket] = {}
         self.wake_r, self.wake_w = os.pipe()
@@ -261,7 +272,8 @@ class _Server:
             conn.close()
             return
         req = json.loads(data)
-        reason = _refusal(req, self.mine)
+        reason = _refusal(req, self.mine, self.path)
+        req["server_path"] = self.path
         pid = None
         if reason is None:
             pid = os.fork()
@@ -321,6 +333,7 @@ def serve(path: str) -> int:
     listener.bind(path)
     listener.listen(128)  # a tool that asks while we import waits here, no longer than a fresh worker would
     mine = _relevant(dict(os.environ))  # before the imports: torch sets TORCHINDUCTOR_CACHE_DIR as it reads it
+    path = forkpath.entries(os.environ, os.getcwd())  # what this Python put on sys.path at startup
     # while importing, SIGTERM and SIGHUP keep their default (the process ends at once, nothing forked yet): a
     # Python handler would wait for torch's extension to finish loading, seconds of a short triage's end
     if not _warm():
@@ -328,7 +341,7 @@ def serve(path: str) -> int:
         return 0
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: sys.exit(0))
-    server = _Server(listener, mine)
+    server = _Server(listener, mine, path)
     try:
         server.serve()
     finally:
