@@ -155,16 +155,18 @@ def test_serving_names_a_warm_server_for_the_block_and_leaves_nothing_after_it(t
         assert named == {}
 
 
-def test_a_jupyter_kernels_variables_do_not_stop_a_fork_and_reach_the_child(server, tmp_path, monkeypatch):
+def test_a_jupyter_kernels_variables_and_those_read_at_run_time_do_not_stop_a_fork_and_reach_the_child(
+        server, tmp_path, monkeypatch):
     proc, path = server
     monkeypatch.chdir(HERE)
     res = _job(tmp_path, path, target="environ", CLICOLOR="1", PAGER="cat", GIT_PAGER="cat", JPY_PARENT_PID="4242",
-               MPLBACKEND="module://matplotlib_inline.backend_inline", PYDEVD_USE_FRAME_EVAL="NO")
+               MPLBACKEND="module://matplotlib_inline.backend_inline", PYDEVD_USE_FRAME_EVAL="NO",
+               REPRO_DEVICE="cuda", MASTER_PORT="29511")
     assert res.ok, res.crash
     assert res.value["ppid"] == proc.pid  # forked, as the tool asked
     assert not {"matplotlib", "pydevd", "debugpy"} & set(res.value["modules"])  # what reads them, never imported
     assert res.value["env"]["MPLBACKEND"] == "module://matplotlib_inline.backend_inline"  # matplotlib reads it there
-    assert res.value["env"]["JPY_PARENT_PID"] == "4242"
+    assert res.value["env"]["JPY_PARENT_PID"] == "4242" and res.value["env"]["REPRO_DEVICE"] == "cuda"
 
 
 def test_a_pythonpath_of_the_tools_own_is_forked_with_the_sys_path_a_fresh_python_has(server, tmp_path, monkeypatch):

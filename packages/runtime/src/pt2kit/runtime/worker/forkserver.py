@@ -64,8 +64,11 @@ IGNORED_PREFIXES = ("PT2KIT", "PYTEST_", "RAY_")
 # the tool's. A notebook's tools were each refused (11 in a test run)
 JUPYTER = frozenset({"CLICOLOR", "CLICOLOR_FORCE", "PAGER", "GIT_PAGER", "JPY_PARENT_PID", "JPY_SESSION_NAME",
                      "MPLBACKEND", "PYDEVD_USE_FRAME_EVAL", "PYDEVD_DISABLE_FILE_VALIDATION"})
+# RUN_TIME: read when a repro picks its device (REPRO_DEVICE, ours) or a process group is initialised
+# (torch.distributed's rendezvous: MASTER_ADDR, MASTER_PORT), never at an import
+RUN_TIME = frozenset({"REPRO_DEVICE", "MASTER_ADDR", "MASTER_PORT"})
 IGNORED = frozenset({"PWD", "OLDPWD", "_", "SHLVL", "PS1", "PS2", "PYTHONUNBUFFERED", "COLUMNS", "LINES", "TERM",
-                     "NO_COLOR", "FORCE_COLOR", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR", *JUPYTER})
+                     "NO_COLOR", "FORCE_COLOR", "_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR", *JUPYTER, *RUN_TIME})
 # Inductor's and Triton's cache folders: read where a compile uses them, never at import, and the server compiles
 # nothing. A test or a script with a folder of its own was refused (in one run of the test command, 49 fresh
 # Pythons); the child forgets anything Inductor memoised of the folder (:func:`..shims.torchapi.forget_cache_dirs`).
