@@ -138,6 +138,8 @@ def test_an_error_short_form_fails_on_its_signature_alone_and_passes_once_the_er
     # an error of another signature is not this bug
     other = render(planted, failure={**COMPILE_ERROR, "signature": "CppCompileError: another"})
     assert run(other, tmp_path).stdout == "repro: compile-error gone (CppCompileError: C++ compile error): fixed\n"
+    ended = render(planted, failure={**COMPILE_ERROR, "signature": "CppCompileError: it ends in a period."})
+    assert "\nFailure: the compiled side raises CppCompileError: it ends in a period.\n" in ended  # not ".."
     # a missing error (real on torch 2.13): exit 1 while Inductor returns, 0 where the compiled side raises as eager
     missing = render(failure=MISSING_ERROR, source=MV, specs=MV_SPECS, ops=("aten.mv.default",))
     p = run(missing, tmp_path)

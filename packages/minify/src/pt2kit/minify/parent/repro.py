@@ -154,7 +154,8 @@ def _failure_words(failure: dict[str, Any]) -> str:
                 f" where eager raises {failure['eager']}" if failure.get("eager") else ""),
             "nan": f"the compiled {out} holds {failure.get('signature', '')}",
             "missing-error": f"the compiled side returns where eager raises {failure.get('eager', '')}",
-            "violation": f"{failure.get('constraint', '')}: {failure.get('op', '')} in the graph"}[failure["kind"]]
+            "violation": f"{failure.get('constraint', '')}: {failure.get('op', '')} in the graph"}[failure["kind"]] \
+        .rstrip(".")  # the line ends with a period of its own (an error's message may end with one: "..")
 
 
 def _together_line(needs: str | None) -> str:
