@@ -26,7 +26,9 @@ def _env(fresh=False):
     from pt2kit.runtime.parent.forkclient import ENV
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
-    return {k: v for k, v in env.items() if not (fresh and k == ENV)}
+    if fresh:
+        env.pop(ENV, None)
+    return env
 
 
 def test_records_arrive_whole_and_prints_do_not_leak(tmp_path):

@@ -38,10 +38,11 @@ def refusal(mine: list[str], theirs: list[str]) -> str | None:
     shared = [e for e in theirs if e in mine]
     if shared != [e for e in mine if e in theirs]:
         return "another PYTHONPATH (its entries in another order)"
-    files = [f for m in list(sys.modules.values()) if isinstance(f := getattr(m, "__file__", None), str)]
-    for entry in set(mine) - set(theirs):
-        if any(f.startswith(entry.rstrip(os.sep) + os.sep) for f in files):
-            return f"another PYTHONPATH (the server imported from {entry})"
+    if dropped := set(mine) - set(theirs):  # each imported module's file read only where an entry is dropped
+        files = [f for m in list(sys.modules.values()) if isinstance(f := getattr(m, "__file__", None), str)]
+        for entry in dropped:
+            if any(f.startswith(entry.rstrip(os.sep) + os.sep) for f in files):
+                return f"another PYTHONPATH (the server imported from {entry})"
     imported = {name for name in sys.modules if "." not in name}
     for entry in dict.fromkeys(e for e in theirs if e not in mine):
         names = _module_names(entry)

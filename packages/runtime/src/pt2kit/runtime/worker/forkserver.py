@@ -82,9 +82,9 @@ def _relevant(env: dict[str, str]) -> dict[str, str]:
             if k not in IGNORED and k not in READ_WHEN_USED and not k.startswith(IGNORED_PREFIXES)}
 
 
-def _refusal(req: dict[str, Any], mine: dict[str, str], path: list[str]) -> str | None:
-    """Why the server cannot fork the tool's worker (None: it can); ``path``: its own PYTHONPATH entries
-    (:func:`.forkpath.entries`), which the tool's may differ from (:func:`.forkpath.refusal`)."""
+def _refusal(req: dict[str, Any], mine: dict[str, str], path: list[str], theirs_path: list[str]) -> str | None:
+    """Why the server cannot fork the tool's worker (None: it can); ``path``, ``theirs_path``: the server's and the
+    tool's PYTHONPATH entries (:func:`.forkpath.entries`), which may differ (:func:`.forkpath.refusal`)."""
     main = req.get("main")
     if main is not None and not (isinstance(main, str) and main.startswith("pt2kit.")):
         return f"not a pt2kit module ({main!r})"  # the socket is ours, but it runs only our own mains
@@ -94,12 +94,12 @@ def _refusal(req: dict[str, Any], mine: dict[str, str], path: list[str]) -> str 
     differ = sorted(k for k in set(theirs) | set(mine) if theirs.get(k) != mine.get(k) and k != forkpath.VAR)
     if differ:
         return f"another environment ({', '.join(differ[:5])})"
-    return forkpath.refusal(path, forkpath.entries(req.get("env") or {}, req["cwd"]))
+    return forkpath.refusal(path, theirs_path)
 
 
-def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
-    """In the fork: become ``python -m MAIN`` or ``python SCRIPT`` as the tool would have started it; never
-    returns."""
+def _child(req: dict[str, Any], fds: list[int], closing: list[Any], path: tuple[list[str], list[str]]) -> None:
+    """In the fork: become ``python -m MAIN`` or ``python SCRIPT`` as the tool would have started it (``path``:
+    the server's PYTHONPATH entries and the tool's, :func:`.forkpath.child_path`); never returns."""
     try:
         os.setpgid(0, req["pgid"])  # the server does too; whichever runs first, the child is in it
     except OSError:
@@ -123,7 +123,7 @@ def _child(req: dict[str, Any], fds: list[int], closing: list[Any]) -> None:
         os.umask(req["umask"])
         tempfile.tempdir = None  # TMPDIR is the tool's
         forget_cache_dirs()  # and so are Inductor's cache folders (READ_WHEN_USED)
-        forkpath.child_path(req["server_path"], forkpath.entries(req["env"], req["cwd"]))
+        forkpath.child_path(*path)
         if req["main"] is None:  # python SCRIPT ARGS
             import runpy
 
@@ -275,14 +275,14 @@ class _Server:
             conn.close()
             return
         req = json.loads(data)
-        reason = _refusal(req, self.mine, self.path)
-        req["server_path"] = self.path
+        theirs_path = forkpath.entries(req.get("env") or {}, req["cwd"])
+        reason = _refusal(req, self.mine, self.path, theirs_path)
         pid = None
         if reason is None:
             pid = os.fork()
             if pid == 0:
                 _child(req, fds, [self.listener, self.wake_r, self.wake_w, *self.conns, conn,
-                                  *([self.answers_r] if self.waiting_answers else [])])
+                                  *([self.answers_r] if self.waiting_answers else [])], (self.path, theirs_path))
             try:
                 os.setpgid(pid, req["pgid"])
             except OSError as e:  # the tool's group is in another session: a fresh worker joins it
