@@ -44,6 +44,9 @@ RELU = '''class Repro(torch.nn.Module):
 '''
 
 
+DYNAMO_RELU = RELU.replace("torch.ops.aten.relu.default", "torch.relu")
+
+
 def allows(failure=ACCURACY, backend="inductor", config=None, specs=SPECS, graph=RELU, ops=("aten.relu.default",),
            level="aten", phase="forward"):
     return plan.short_form(failure, backend, config or {}, list(specs), graph, list(ops), level=level, phase=phase)
@@ -51,21 +54,26 @@ def allows(failure=ACCURACY, backend="inductor", config=None, specs=SPECS, graph
 
 def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_judge_may_not():
     assert allows() == (plan.SHORT, "short_accuracy") == allows(failure={"kind": "accuracy", "signature": "accuracy"})
-    assert allows(failure=COMPILE_ERROR) == (plan.SHORT, "short_error") == allows(failure=MISSING_ERROR)
+    assert allows(failure=COMPILE_ERROR) == (plan.SHORT, "short_error")
+    assert allows(failure=MISSING_ERROR) == (plan.SHORT, "short_missing_error")
     assert allows(failure=COMPILE_ERROR, level="dynamo", ops=("aten.native_dropout.default",))  # no float64 run
     assert allows(failure=CRASH) == (plan.SHORT, "short_crash") == allows(failure={**CRASH, "eager": None})
+    assert allows(phase="joint") == (plan.SHORT, "short_train")  # a training step's gradients
+    # a backward graph alone: a backend torch registers compiles it as an inference graph, as the full form does
+    assert [allows(failure={**f, "phase": "backward"}, phase="backward")[1] for f in (ACCURACY, COMPILE_ERROR, CRASH)] \
+        == ["short_accuracy", "short_error", "short_crash"]
+    assert allows(level="dynamo", graph=DYNAMO_RELU) == (plan.SHORT, "short_accuracy")  # no dtype named, no tensor made
+    assert allows(level="dynamo", graph=DYNAMO_RELU, phase="joint") == (plan.SHORT, "short_train")
     assert allows(failure={**ACCURACY, "rule": "close"})  # PyTorch's rule stands in for assert_close where it fails
     assert allows(specs=[(*SPECS[0], [0.5] * 32)])  # real values, written as literals
     not_short = {
-        "a crash of the backward": dict(failure={**CRASH, "phase": "backward"}),
         "a compile error judged by --check-str": dict(failure={**COMPILE_ERROR, "check_str": "C++"}),
-        "a compile error of the backward": dict(failure={**COMPILE_ERROR, "phase": "backward"}),
         "a missing error of a training step": dict(failure=MISSING_ERROR, phase="joint"),
         "a float64 reference": dict(failure={**ACCURACY, "ref": "eager64"}),
         "the model's own precision": dict(failure={**ACCURACY, "precision": {**HARNESS, "matmul": "tf32"}}),
         "autocast": dict(failure={**ACCURACY, "autocast": [{"device_type": "cpu", "dtype": "bfloat16"}]}),
-        "the backward": dict(failure={**ACCURACY, "phase": "backward"}),
-        "a training step": dict(phase="joint"),
+        "a compile error of a training step": dict(failure=COMPILE_ERROR, phase="joint"),
+        "a crash of a training step": dict(failure=CRASH, phase="joint"),
         "a backend file": dict(backend="/home/u/b.py:mine"),
         "AOT Inductor": dict(backend="aoti"),
         "code in the config": dict(config={"torch._inductor.config": {"post_grad_custom_post_pass":
@@ -75,20 +83,25 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
         "a view of another input": dict(specs=[SPECS[0], (*SPECS[0], None, {"view_of": 0})]),
         "a random op": dict(ops=("aten.relu.default", "aten.native_dropout.default")),
         "a float32 cast in the graph": dict(graph=RELU.replace("(x)", "(x, dtype=torch.float32)")),
-        "a Dynamo graph": dict(level="dynamo"),
+        "a Dynamo graph that casts": dict(level="dynamo", graph=RELU.replace("(x)", "(x.float())")),
+        "a Dynamo graph that makes a tensor": dict(level="dynamo", graph=RELU.replace("(x)", "(x + torch.ones(8))")),
+        "a Dynamo graph's training step that casts": dict(level="dynamo", phase="joint", graph=RELU.replace(
+            "(x)", "(x.to(torch.float16))")),
     }
     assert [why for why, kw in not_short.items() if allows(**kw)] == []
 
 
 def render(config=None, dynamic=False, values=None, failure=ACCURACY, source=RELU, specs=SPECS,
-           ops=("aten.relu.default",), backend="inductor"):
+           ops=("aten.relu.default",), backend="inductor", level="aten", phase="forward"):
     inputs = [ir.Spec(*s, values=values) for s in specs]
-    c = ir.Candidate(source=source, inputs=inputs, nodes=len(ops), ops=list(ops), key="k", names=["x"] * len(specs))
-    check = allows(failure=failure, config=config, specs=[i.as_tuple() for i in inputs], graph=source, ops=ops)
+    c = ir.Candidate(source=source, inputs=inputs, nodes=len(ops), ops=list(ops), key="k", names=["x"] * len(specs),
+                     grad=[True] * len(specs))
+    check = allows(failure=failure, config=config, specs=[i.as_tuple() for i in inputs], graph=source, ops=ops,
+                   level=level, phase=phase)
     assert check is not None
     return repro.render_short(c, failure=failure, check=check, backend=backend, config=config or {},
                               model="model.py:make", graph=0, torch_version="2.13.0+cpu", dynamic=dynamic, seed=0,
-                              tool_version="0.16.0")
+                              tool_version="0.16.0", level=level, phase=phase)
 
 
 def test_the_short_form_reads_graph_first_imports_torch_alone_and_is_under_150_lines(tmp_path):
@@ -99,6 +112,8 @@ def test_the_short_form_reads_graph_first_imports_torch_alone_and_is_under_150_l
     assert "    from torch._dynamo.utils import same\n" in text  # in the import of torch's try: 125 if it fails
     assert not [ln for ln in text.splitlines() if ln.startswith(("import pt2kit", "from pt2kit"))]
     assert text.startswith('#!/usr/bin/env python3\n"""A standalone repro made by pt2kit minify 0.16.0 on torch')
+    backward = render(failure={**ACCURACY, "phase": "backward"}, phase="backward")  # what it runs, said
+    assert "(backward aten graph 0), cut to 1 op(s): aten.relu.default.\nRuns: the backward graph alone" in backward
 
 
 def run(text, tmp_path, **env):
@@ -124,11 +139,27 @@ def test_the_short_form_fails_while_the_bug_is_there_and_passes_once_it_is_gone(
     cannot_test(run(render().replace("BACKEND = 'inductor'", "BACKEND = 'nosuch'"), tmp_path), "InvalidBackend")
 
 
+def test_a_training_step_short_form_judges_its_gradients_by_pytorchs_rule(tmp_path):
+    """A relu of the graph Dynamo hands the backend, run as a training step: Inductor's planted relu bug makes its
+    gradient wrong (the saved output's mask); under 150 lines, GRAD after INPUTS, the same rule as the outputs'."""
+    planted = {"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'"}}
+    text = render(planted, source=DYNAMO_RELU, ops=("torch.relu",), level="dynamo", phase="joint")
+    assert len(text.splitlines()) <= 140, len(text.splitlines())
+    assert text.index("INPUTS = ") < text.index("GRAD = [True]\n") < text.index("BACKEND = ")
+    assert "def short_train(" in text and "def step(" in text and "def gradients(" not in text
+    p = run(text, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: accuracy: gradient 0 fails "
+                                           "torch._dynamo.utils.same against float64 (tol 0.0001)\n"), p.stderr[-2000:]
+    p = run(render(source=DYNAMO_RELU, ops=("torch.relu",), level="dynamo", phase="joint"), tmp_path)
+    assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every gradient passes torch._dynamo.utils.same): "
+                                           "fixed\n"), p.stderr[-2000:]
+
+
 def test_an_error_short_form_fails_on_its_signature_alone_and_passes_once_the_error_is_gone(tmp_path):
     planted = {"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'compile_error'"}}
     text = render(planted, failure=COMPILE_ERROR)
-    # the accuracy form's 117 lines and the signature rule's (exception_signature and what it reaches): over 150
-    assert len(text.splitlines()) <= 165 and "def short_error(" in text and "def exception_signature(" in text
+    # the accuracy form's 116 lines and the signature rule's (exception_signature and what it reaches)
+    assert len(text.splitlines()) <= 160 and "def short_error(" in text and "def exception_signature(" in text
     assert "SIGNATURE = 'CppCompileError: C++ compile error'\n" in text and "import same" not in text
     p = run(text, tmp_path)
     assert (p.returncode, p.stdout) == (1, "repro: the bug is present: compile-error: CppCompileError: C++ compile "
@@ -140,8 +171,17 @@ def test_an_error_short_form_fails_on_its_signature_alone_and_passes_once_the_er
     assert run(other, tmp_path).stdout == "repro: compile-error gone (CppCompileError: C++ compile error): fixed\n"
     ended = render(planted, failure={**COMPILE_ERROR, "signature": "CppCompileError: it ends in a period."})
     assert "\nFailure: the compiled side raises CppCompileError: it ends in a period.\n" in ended  # not ".."
-    # a missing error (real on torch 2.13): exit 1 while Inductor returns, 0 where the compiled side raises as eager
+    # eager raising something the failure does not expect of it: cannot test
+    cannot_test(run(text.replace("relu.default(x)", "relu.default(x).view(5)"), tmp_path),
+                "eager cannot run the graph: RuntimeError: shape")
+
+
+def test_a_missing_error_short_form_signs_eagers_error_without_the_compilers_rule(tmp_path):
+    """A missing error (real on torch 2.13): exit 1 while Inductor returns, 0 where the compiled side raises as eager;
+    eager's error signed by error_signature, so no compiler's wrappers are embedded: under 130 lines."""
     missing = render(failure=MISSING_ERROR, source=MV, specs=MV_SPECS, ops=("aten.mv.default",))
+    assert len(missing.splitlines()) <= 130 and "def short_missing_error(" in missing
+    assert "def exception_signature(" not in missing and "COMPILER_WRAPPERS" not in missing
     p = run(missing, tmp_path)
     assert (p.returncode, p.stdout) == (1, "repro: the bug is present: missing-error: the compiled side returns where "
                                            f"eager raises {EAGER}\n"), p.stderr[-2000:]
@@ -150,15 +190,14 @@ def test_an_error_short_form_fails_on_its_signature_alone_and_passes_once_the_er
     # eager returning where it must raise: not judged by the compiled side, whatever it does
     p = run(missing.replace("'float16'", "'float32'"), tmp_path)
     assert (p.returncode, p.stdout) == (0, "repro: missing-error gone (eager returns): fixed\n"), p.stderr
-    # eager raising something the failure does not expect of it: cannot test
-    cannot_test(run(text.replace("relu.default(x)", "relu.default(x).view(5)"), tmp_path),
-                "eager cannot run the graph: RuntimeError: shape")
+    cannot_test(run(missing.replace("mv.default(x, y)", "mv.default(x, y.view(2, 2))"), tmp_path),
+                "eager cannot run the graph: RuntimeError: ")
 
 
 def test_a_crash_short_form_is_judged_by_how_a_child_process_dies(tmp_path):
     text = render(failure=CRASH, source=TRUNC, specs=TRUNC_SPECS, ops=("aten.div.Tensor_mode",))
     assert "def short_crash(" in text and "def _in_child(" in text and "def judge_crash(" not in text
-    assert len(text.splitlines()) <= 215  # the crash's rule and eager's error signature
+    assert len(text.splitlines()) <= 180 and "def exception_signature(" not in text  # eager's error: error_signature
     p = run(text, tmp_path)
     assert (p.returncode, p.stdout) == (1, "repro: the bug is present: the process died with SIGFPE where eager raises "
                                            "RuntimeError: ZeroDivisionError\n"), p.stderr[-2000:]

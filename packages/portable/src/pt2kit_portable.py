@@ -91,7 +91,7 @@ import math
 import operator
 import signal
 
-VERSION = "19.0.0"  # the distribution's (hatch reads it); minify names it in every repro.py
+VERSION = "19.0.1"  # the distribution's (hatch reads it); minify names it in every repro.py
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -117,17 +117,12 @@ GRACE = 3.0  # seconds between SIGTERM and SIGKILL when pt2kit stops a process
 def signal_name(returncode):
     """``SIGSEGV`` for a process a signal killed (a negative return code), ``signal N`` for a number this
     platform does not name, None for one that exited."""
-    if returncode >= 0:
-        return None
-    try:
-        return signal.Signals(-returncode).name
-    except ValueError:
-        return f"signal {-returncode}"
+    names = {-s.value: s.name for s in signal.Signals}
+    return None if returncode >= 0 else names.get(returncode, f"signal {-returncode}")
 
 
-# A process whose memory the compiled code corrupted dies by whichever check trips first: a read of an unmapped
-# page (SIGSEGV, SIGBUS) or the allocator's own check of its heap (glibc's abort: SIGABRT). Which one varies
-# from run to run (pytorch#181688: SIGABRT in one run, SIGSEGV in the next), so each is the same crash.
+# A process whose memory compiled code corrupted dies by whichever check trips first (an unmapped page: SIGSEGV,
+# SIGBUS; glibc's heap check: SIGABRT), which varies from run to run (pytorch#181688): each is the same crash.
 MEMORY_FAULTS = ("SIGSEGV", "SIGBUS", "SIGABRT")
 
 

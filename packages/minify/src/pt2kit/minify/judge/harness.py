@@ -179,12 +179,18 @@ def run_float64_cast(module, inputs, side, grad=None, wrote=()):
 def gradients(run, inputs, grad=None):
     """A training step of ``run``: the floating inputs ``grad`` marks (one bool per input: those that
     required grad in the real step, so never a BatchNorm buffer, which batch_norm refuses to
-    differentiate; None: every floating input) leaves that require grad, forward, the loss, backward;
-    their gradients (zeros where none reached one), in input order. Seeded: a dropout draws the same
-    mask on every side (Inductor's fallback_random draws eager's numbers)."""
+    differentiate; None: every floating input) leaves that require grad, then :func:`step`, its backward
+    outside any autocast (a forward under the script's: its backward outside, as loss.backward() is)."""
     marks = [True] * len(inputs) if grad is None else grad
     inputs = [as_input(x, True, is_leaf(x)) if g and isinstance(x, torch.Tensor) and x.is_floating_point() else x
               for x, g in zip(inputs, marks, strict=True)]
+    return step(run, inputs, autocast_off)
+
+
+def step(run, inputs, outside=contextlib.nullcontext):
+    """Forward, the loss (:func:`pt2kit_portable.loss_of`), backward under ``outside()``: the gradients of the
+    ``inputs`` that require grad (zeros where none reached one), in input order. Seeded: a dropout draws the same
+    mask on every side (Inductor's fallback_random draws eager's numbers)."""
     wrt = [x for x in inputs if isinstance(x, torch.Tensor) and x.requires_grad]
     torch.manual_seed(0)
     with torch.enable_grad():
@@ -192,7 +198,7 @@ def gradients(run, inputs, grad=None):
         loss = loss_of(list(out) if isinstance(out, (list, tuple)) else [out])
         if loss is None or not wrt:
             return []
-        with autocast_off():  # a forward under autocast (the script's): its backward outside, as loss.backward() is
+        with outside():
             return list(torch.autograd.grad(loss, wrt, allow_unused=True, materialize_grads=True))
 
 

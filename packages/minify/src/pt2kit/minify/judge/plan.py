@@ -139,26 +139,43 @@ _RANDOM = re.compile(r"rand|dropout|bernoulli|normal|uniform|multinomial|exponen
 
 def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], specs: list[tuple[Any, ...]],
                graph: str, ops: list[str], level: str = "aten", phase: str = "forward") -> Role | None:
-    """The short form's check (:mod:`.short`) where a repro may be written so, else None. Either form needs a
-    forward graph run at inference on inputs of their own storage (:func:`valued`), through a backend torch
-    registers, with no autocast, no code and no decomposition in its config, under the accuracy harness's
-    precision or none named (the model's own is the user's: the full form keeps it). Then ``short_accuracy``: an
-    accuracy failure judged against eager (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in
-    for either, and the form is written only where it fails), with no random op and a float64 reference the inputs'
-    cast makes (:func:`float64_run`); ``short_error``: a compile error or a missing error, judged by its signature
-    alone (not by a --check-str); ``short_crash``: a crash, judged by how a child process dies. The caller writes
-    it only where it fails in every fresh run."""
+    """The short form's check (:mod:`.short`) where a repro may be written so, else None. Each form needs a graph
+    run at inference (``phase`` forward; a backward graph too, which a backend torch registers compiles so: see
+    :func:`compiled_side`) or as a training step (joint) on inputs of their own storage
+    (:func:`valued`), through a backend torch registers, with no autocast, no code and no decomposition in its config,
+    under the accuracy harness's precision or none named (the model's own is the user's: the full form keeps it).
+    Then ``short_accuracy`` (``short_train`` for a training step's gradients): an accuracy failure judged against
+    eager (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in for either, and the form is written
+    only where it fails), with no random op and a float64 reference the inputs' cast makes (:func:`_accuracy_short`);
+    ``short_error``: a compile error, judged by its signature alone (not by a --check-str); ``short_missing_error``:
+    a missing error; ``short_crash``: a crash, judged by how a child process dies. The caller writes it only where it
+    fails in every fresh run."""
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and not failure.get("autocast")
-            and not is_backward(failure) and phase == "forward" and valued(specs) and isinstance(backend, str)
-            and backend != "aoti" and ":" not in backend and DECOMPOSITIONS not in config
+            and phase in ("forward", "backward", "joint") and valued(specs)
+            and isinstance(backend, str) and backend != "aoti" and ":" not in backend and DECOMPOSITIONS not in config
             and not any(is_code(v) for s in config.values() for v in s.values())):
         return None
-    if ((failure["kind"] == "compile-error" and not failure.get("check_str"))
-            or (failure["kind"] == "missing-error" and failure.get("eager"))):
+    if phase == "joint":  # a training step: an accuracy failure of its gradients
+        return (SHORT, "short_train") if _accuracy_short(failure, graph, ops, level) else None
+    if failure["kind"] == "compile-error" and not failure.get("check_str"):
         return SHORT, "short_error"
+    if failure["kind"] == "missing-error" and failure.get("eager"):
+        return SHORT, "short_missing_error"
     if failure["kind"] == "crash":
         return SHORT, "short_crash"
-    if (failure["kind"] == "accuracy" and failure.get("ref", "eager") == "eager"
-            and float64_run(graph, level) == (HARNESS, "run_float64_cast") and not any(_RANDOM.search(op) for op in ops)):
-        return SHORT, "short_accuracy"
-    return None
+    return (SHORT, "short_accuracy") if _accuracy_short(failure, graph, ops, level) else None
+
+
+# what makes a Dynamo graph's float64 run differ from its run on float64 inputs: a dtype it names or casts to, a
+# tensor it makes (in the default dtype), a higher-order op
+_DYNAMO_NARROW = re.compile(r"dtype|\.(float|half|bfloat16|double|to|type|type_as|new_\w+)\(|torch\.(zeros|ones|empty|full|"
+                            r"rand\w*|arange|linspace|logspace|tensor|eye|scalar_tensor)\b|higher_order")
+
+
+def _accuracy_short(failure: dict[str, Any], graph: str, ops: list[str], level: str) -> bool:
+    """An accuracy failure against eager, of a graph with no random op whose float64 run is its run on float64 inputs
+    (:func:`float64_run`'s cast; a Dynamo graph that names no dtype, makes no tensor and calls no higher-order op)."""
+    castable = float64_run(graph, level) == (HARNESS, "run_float64_cast") or (
+        level == "dynamo" and not _DYNAMO_NARROW.search(graph))
+    return (failure["kind"] == "accuracy" and failure.get("ref", "eager") == "eager" and castable
+            and not any(_RANDOM.search(op) for op in ops))

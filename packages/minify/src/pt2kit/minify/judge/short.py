@@ -4,9 +4,12 @@ the full judge where :func:`.plan.short_form` allows it, and minify writes only 
 
 - :func:`short_accuracy`: an accuracy failure judged by PyTorch's own rule, as its benchmark harness and its
   minifier judge one: ``torch._dynamo.utils.same`` of eager's and the compiled outputs against a float64 run,
-  under torch's own precision defaults.
-- :func:`short_error`: a compile error, or a missing error (eager raises, the compiled side returns), judged as
-  minify's workers judge one (:func:`.verdicts.judged`): by the error's signature (:func:`.verdicts.exception_signature`).
+  under torch's own precision defaults; :func:`short_train`: the same rule on a training step's gradients
+  (:func:`.harness.step`, the full form's own step).
+- :func:`short_error`: a compile error, judged as minify's workers judge one (:func:`.verdicts.judged`): by the error's
+  signature (:func:`.verdicts.exception_signature`); :func:`short_missing_error`: a missing error (eager raises, the
+  compiled side returns), eager's error signed as the workers sign it, by the rule for an error no compiler raised
+  (:func:`.verdicts.error_signature`).
 - :func:`short_crash`: a crash, judged as the full form judges one: by how a child process running the file dies
   (:func:`.answer._in_child`).
 
@@ -26,9 +29,9 @@ from torch._dynamo.utils import same
 from pt2kit_portable import escape, exception_line, to_float64, tol_for
 
 from .answer import _in_child, _tell
-from .harness import sync
+from .harness import step, sync
 from .loading import UNTESTABLE, Untestable, apply_config
-from .verdicts import exception_signature
+from .verdicts import error_signature, exception_signature
 
 
 def short_accuracy(module_cls, specs, backend, config, make, dynamic=False, seed=0):
@@ -50,42 +53,85 @@ def short_accuracy(module_cls, specs, backend, config, make, dynamic=False, seed
     except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
         print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
         return UNTESTABLE
+    return same_verdict(eager, test, fp64, "output")
+
+
+def short_train(module_cls, specs, grad, backend, config, make, dynamic=False, seed=0):
+    """A training step (:func:`.harness.step`) of eager's, the float64 and the compiled module, each on inputs of its
+    own (``make``'s of ``specs``), the floating ones ``grad`` marks requiring grad: exit 1 where a gradient fails
+    ``same`` as :func:`short_accuracy` judges an output."""
+    def trained(module, inputs):  # each input a leaf of its own storage (the short form's): it may require grad
+        return step(module, [x.requires_grad_(g and x.is_floating_point()) if isinstance(x, torch.Tensor) else x
+                             for x, g in zip(inputs, grad, strict=True)])
+    try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
+        device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
+        eager = trained(module_cls(), make(specs, seed, device))
+        fp64 = trained(module_cls(), to_float64(make(specs, seed, device)))
+        torch._dynamo.reset()
+        with apply_config(config):
+            test = trained(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device))
+    except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
+        print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
+        return UNTESTABLE
+    return same_verdict(eager, test, fp64, "gradient")
+
+
+def same_verdict(eager, test, fp64, what):
+    """Exit 1 where the ``what`` (an output, a gradient) of the compiled side fails ``same`` against float64 at the
+    benchmark harness's tolerance for its dtype, else 0."""
     for i, (r, t, f) in enumerate(zip(eager, test, fp64, strict=True)):
         tol = tol_for(r.dtype) if isinstance(r, torch.Tensor) else 1e-4
         if not same(r, t, f, tol=tol, equal_nan=True, log_error=lambda *a: None):
-            print(f"repro: the bug is present: accuracy: output {i} fails torch._dynamo.utils.same against float64 "
+            print(f"repro: the bug is present: accuracy: {what} {i} fails torch._dynamo.utils.same against float64 "
                   f"(tol {tol:g})")
             return 1
-    print("repro: accuracy gone (every output passes torch._dynamo.utils.same): fixed")
+    print(f"repro: accuracy gone (every {what} passes torch._dynamo.utils.same): fixed")
     return 0
 
 
-def short_error(module_cls, specs, backend, config, make, kind, signature, dynamic=False, seed=0):
+def short_error(module_cls, specs, backend, config, make, signature, dynamic=False, seed=0):
     """Eager's side, then the compiled one, of the graph on ``make``'s inputs, each on inputs of its own: exit 1 where the
-    compiled side raises an error of ``signature`` (``kind`` "compile-error"), or returns where eager raises one
-    ("missing-error"); eager raising anything else cannot be judged (125), as in the workers' strict run."""
+    compiled side raises an error of ``signature`` (a compile error); eager raising cannot be judged (125), as in the
+    workers' strict run."""
     try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
         device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
-        eager = raised(module_cls(), make(specs, seed, device))
-        if eager is not None and (kind != "missing-error" or exception_signature(eager) != signature):
+        if (eager := raised(module_cls(), make(specs, seed, device))) is not None:
             print(f"repro: cannot test here: eager cannot run the graph: {escape(exception_line(eager))}", file=sys.stderr)
             return UNTESTABLE
         torch._dynamo.reset()
         with apply_config(config):
-            compiled = torch.compile(module_cls(), backend=backend, dynamic=dynamic or None)
-            test = raised(compiled, make(specs, seed, device))
+            test = raised(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device))
     except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
         print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
         return UNTESTABLE
-    got = None if test is None else exception_signature(test)
-    if (got == signature) if kind == "compile-error" else (eager is not None and test is None):
-        what = got if kind == "compile-error" else f"the compiled side returns where eager raises {signature}"
-        print(f"repro: the bug is present: {kind}: {escape(what)}")
+    if (got := None if test is None else exception_signature(test)) == signature:
+        print(f"repro: the bug is present: compile-error: {escape(got)}")
         return 1
-    why = got or "the compiled side returns"
-    if kind == "missing-error":  # as the workers say it
-        why = "eager returns" if eager is None else "raises as eager does" if got == signature else why
-    print(f"repro: {kind} gone ({escape(why)}): fixed")
+    print(f"repro: compile-error gone ({escape(got or 'the compiled side returns')}): fixed")
+    return 0
+
+
+def short_missing_error(module_cls, specs, backend, config, make, signature, dynamic=False, seed=0):
+    """Eager's side, then the compiled one, as :func:`short_error`'s: exit 1 where eager raises an error of ``signature``
+    (:func:`.verdicts.error_signature`) and the compiled side returns; eager raising another cannot be judged (125)."""
+    try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
+        device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
+        eager = raised(module_cls(), make(specs, seed, device))
+        if eager is not None and error_signature(eager) != signature:
+            print(f"repro: cannot test here: eager cannot run the graph: {escape(exception_line(eager))}", file=sys.stderr)
+            return UNTESTABLE
+        torch._dynamo.reset()
+        with apply_config(config):
+            test = raised(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device))
+    except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
+        print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
+        return UNTESTABLE
+    if eager is not None and test is None:
+        print(f"repro: the bug is present: missing-error: the compiled side returns where eager raises {escape(signature)}")
+        return 1
+    why = "eager returns" if eager is None else "raises as eager does" if error_signature(test) == signature else \
+        f"the compiled side raises {exception_line(test)}"  # a compiler's wrapper: its own words
+    print(f"repro: missing-error gone ({escape(why)}): fixed")
     return 0
 
 
@@ -99,7 +145,7 @@ def short_crash(module_cls, specs, backend, config, make, failure, dynamic=False
             return _in_child(failure)
         device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
         eager = raised(module_cls(), make(specs, seed, device))
-        if eager is not None and exception_signature(eager) != failure.get("eager"):
+        if eager is not None and error_signature(eager) != failure.get("eager"):
             raise Untestable(f"eager cannot run the graph: {exception_line(eager)}")
         _tell(None if eager is None else failure["eager"])  # what the parent reads: eager's side ended
         torch._dynamo.reset()

@@ -180,6 +180,18 @@ def exception_signature(e):
         kind, text = m.group(1).rsplit(".", 1)[-1], m.group(2)
     if kind == "SubprocException":  # Inductor's compile worker raised it: its error, not the wrapper
         kind, text = _subprocess_error(getattr(e, "details", ""), kind, text)
+    return signed(kind, text)
+
+
+def error_signature(e):
+    """The signature of an error eager's side raised (no compiler ran there): :func:`exception_signature`'s for any
+    exception that is neither one of torch's compiler wrappers nor a compile worker's, in fewer lines (the short
+    forms' crash and missing error embed it)."""
+    return signed(type(e).__name__, str(e))
+
+
+def signed(kind, text):
+    """``kind: first line of text``, numbers, addresses, paths and names masked (:data:`MASKS`)."""
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     for pattern, mask in MASKS:
         first = re.sub(pattern, mask, first)

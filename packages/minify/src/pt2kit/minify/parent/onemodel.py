@@ -222,7 +222,7 @@ def _short(job: Job, g: ir.Graph, best: ir.Candidate, failure: dict[str, Any], c
     return repro.render_short(best, failure=failure, check=check, backend=job.backend, config=config, model=job.model,
                               graph=g.index, torch_version=torch_version, dynamic=g.dynamic, seed=job.seed,
                               tool_version=__version__, level=g.level, subgraph=g.subgraph, needs=s.needs,
-                              dropped=dropped(s.config, config))
+                              dropped=dropped(s.config, config), phase=g.phase)
 
 
 def _verified(text: str, short: str | None, pool: Pool, say: _Said, once: bool) -> tuple[str, int, list[str]]:

@@ -315,10 +315,16 @@ _SHORT_ACCURACY = ("Failure: an output fails PyTorch's own accuracy rule, torch.
                    "run at its benchmark\nharness's tolerance for the dtype, under torch's precision defaults.")
 
 
+_SHORT_TRAIN = ("Runs: a training step (forward, the loss: each floating output's mean, summed; backward).\n"
+                "Failure: a gradient of an input GRAD marks fails PyTorch's own accuracy rule, torch._dynamo.utils.same "
+                "against a\nfloat64 run at its benchmark harness's tolerance for the dtype, under torch's precision "
+                "defaults.")
+
+
 def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, str], backend: str,
                  config: dict[str, dict[str, str]], model: str, graph: int, torch_version: str, dynamic: bool,
                  seed: int, tool_version: str, level: str = "aten", subgraph: str | None = None,
-                 needs: str | None = None, dropped: str = "") -> str:
+                 needs: str | None = None, dropped: str = "", phase: str = "forward") -> str:
     """The short form (where :func:`..judge.plan.short_form` allows it, ``check`` the function it names): the graph,
     its inputs, backend and config, then the check (:mod:`..judge.short`: PyTorch's own accuracy rule, or an
     error's signature as the workers judge it) and what it reaches, by source. The caller writes it only where it
@@ -329,15 +335,15 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     std, torch_ = _imports(part.imports, c.source, part.source())
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     together = _together_line(needs)
-    accuracy = check[1] == "short_accuracy"
     ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}."
-    words = _SHORT_ACCURACY + " " + ran if accuracy else f"Failure: {_doc(_failure_words(failure))}.\n{ran}"
+    words = {"short_accuracy": _SHORT_ACCURACY + " " + ran,
+             "short_train": _SHORT_TRAIN + " " + ran}.get(check[1], f"Failure: {_doc(_failure_words(failure))}.\n{ran}")
     needs_line = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
                                break_long_words=False, break_on_hyphens=False)
     head = f'''#!/usr/bin/env python3
 """A standalone repro made by pt2kit minify {_doc(tool_version)} on torch {_doc(torch_version)}.
 
-Model: {_doc(model)} ({_graph_words(level, "forward")} {int(graph)}{sub}), cut to {int(c.nodes)} op(s): {_doc(", ".join(dict.fromkeys(c.ops)))}.{together}
+Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {int(c.nodes)} op(s): {_doc(", ".join(dict.fromkeys(c.ops)))}.{together}{_phase_line(phase if phase == "backward" else "")}
 {words}
 {needs_line}{_dropped_line(dropped)}
 `python repro.py` exits 1 while the bug is present, 0 once fixed, 125 where it cannot run here (bisect's skip).
@@ -348,19 +354,25 @@ Model: {_doc(model)} ({_graph_words(level, "forward")} {int(graph)}{sub}), cut t
 
 '''
     data, args = [_config_line(config)], ""
-    if check[1] == "short_error":
+    if check[1] in ("short_error", "short_missing_error"):
         signature = failure["eager"] if failure["kind"] == "missing-error" else failure["signature"]
-        data += ["# the error, as minify's workers sign it: its type and first line, numbers and names masked",
+        data += [f"# {'eager' if failure['kind'] == 'missing-error' else 'the compiled side'}'s error, as minify's "
+                 "workers sign it: its type and first line, numbers and names masked",
                  "SIGNATURE = " + _wrapped(signature)]
-        args = f"{failure['kind']!r}, SIGNATURE, "
+        args = "SIGNATURE, "
     elif check[1] == "short_crash":
         data, args = [*data, "FAILURE = " + _wrapped(failure)], "FAILURE, "
-    call = f"{check[1]}(Repro, INPUTS, BACKEND, CONFIG, {maker[1]}, {args}dynamic={bool(dynamic)!r}, seed={int(seed)!r})"
-    rule = {"short_accuracy": "PyTorch's accuracy rule", "short_error": "the error's check",
+    train = check[1] == "short_train"
+    call = f"{check[1]}(Repro, INPUTS, {'GRAD, ' if train else ''}BACKEND, CONFIG, {maker[1]}, {args}" \
+           f"dynamic={bool(dynamic)!r}, seed={int(seed)!r})"
+    rule = {"short_accuracy": "PyTorch's accuracy rule", "short_train": "PyTorch's accuracy rule on a training step",
+            "short_error": "the error's check", "short_missing_error": "the missing error's check",
             "short_crash": "the crash's check"}[check[1]]
     body = [c.source,
             f"# the inputs, made by {maker[1]} below: {_SPEC_WORDS[maker[1]]}",
             "INPUTS = " + _inputs_literal(c),
+            *(["# which INPUTS the training step differentiates: those that required grad in the real run",
+               "GRAD = " + pprint.pformat(c.grad, width=110, compact=True)] if train else []),
             f"BACKEND = {backend!r}",
             *data,
             "", "",
