@@ -335,6 +335,7 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     std, torch_ = _imports(part.imports, c.source, part.source())
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     together = _together_line(needs)
+    # a backward graph alone says how it runs; a training step's words are _SHORT_TRAIN's
     ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}."
     words = {"short_accuracy": _SHORT_ACCURACY + " " + ran,
              "short_train": _SHORT_TRAIN + " " + ran}.get(check[1], f"Failure: {_doc(_failure_words(failure))}.\n{ran}")
