@@ -364,7 +364,8 @@ def test_generating_compiles_afresh_in_the_environments_cache_folder_and_puts_th
         torch._dynamo.reset()
         with torchapi.generating():
             assert not (inductor.fx_graph_cache or functorch.enable_autograd_cache or dynamo.automatic_dynamic_local_pgo)
-            torch.compile(lambda t: torch.relu(t) + 1)(torch.randn(8))
+            # a kernel no other test builds: one this process built before loads from memory, writing no .so here
+            torch.compile(lambda t: torch.relu(t) + 3.0517578125)(torch.randn(8))
     after = torchapi.compile_counters()
     assert after.get("fxgraph_cache_hit", 0) == counts.get("fxgraph_cache_hit", 0)  # both compiles generated
     assert after.get("autograd_cache_hit", 0) == counts.get("autograd_cache_hit", 0)
