@@ -91,7 +91,7 @@ import math
 import operator
 import signal
 
-VERSION = "19.0.1"  # the distribution's (hatch reads it); minify names it in every repro.py
+VERSION = "19.0.2"  # the distribution's (hatch reads it); minify names it in every repro.py
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -117,8 +117,7 @@ GRACE = 3.0  # seconds between SIGTERM and SIGKILL when pt2kit stops a process
 def signal_name(returncode):
     """``SIGSEGV`` for a process a signal killed (a negative return code), ``signal N`` for a number this
     platform does not name, None for one that exited."""
-    names = {-s.value: s.name for s in signal.Signals}
-    return None if returncode >= 0 else names.get(returncode, f"signal {-returncode}")
+    return None if returncode >= 0 else next((s.name for s in signal.Signals if s == -returncode), f"signal {-returncode}")
 
 
 # A process whose memory compiled code corrupted dies by whichever check trips first (an unmapped page: SIGSEGV,
@@ -178,10 +177,9 @@ def compiler_error(e):
     ``CppCompileError``, never ``InductorError``, wherever pt2kit names it (capture's manifest, minify's
     signature, every repro.py's)."""
     for _ in range(8):
-        if not any(c.__name__ in COMPILER_WRAPPERS for c in type(e).__mro__):
-            break
         inner = held_exception(e)
-        if not isinstance(inner, BaseException) or inner is e:
+        if not COMPILER_WRAPPERS & {c.__name__ for c in type(e).__mro__} or not isinstance(inner, BaseException) \
+                or inner is e:
             break
         e = inner
     return e

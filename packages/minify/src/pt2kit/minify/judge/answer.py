@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-from pt2kit_portable import death_words, escape, exception_line, same_death, signal_name
+from pt2kit_portable import escape, exception_line, same_death, signal_name
 
 from .loading import UNTESTABLE, Untestable, load_file_attr
 from .verdicts import accuracy_judged, judged, violations
@@ -51,32 +51,30 @@ def file_backend(backend):
 EAGER = "repro: eager's side ended: "
 
 
-def _tell(raised):
-    """The child's line that eager's side ended (raising ``raised``, or "returned"), out before the compiled side runs."""
-    print(f"{EAGER}{raised or 'returned'}", flush=True)
+def _tell(error):
+    """The child's line that eager's side ended (raising ``error``, its words, or "returned"), out before the compiled
+    side runs."""
+    print(f"{EAGER}{error or 'returned'}", flush=True)
 
 
 def _in_child(failure):
     """The crash, judged by how a child process running this file died; Untestable where the child
     could not get as far as the code that crashes (its setup failed: exit 125 or a traceback's 1)."""
-    p = subprocess.run([sys.executable, *sys.argv], env={**os.environ, "_REPRO_CHILD": "1"},
-                       capture_output=True, text=True)
+    p = subprocess.run([sys.executable, *sys.argv], env={**os.environ, "_REPRO_CHILD": "1"}, capture_output=True, text=True)
     died = signal_name(p.returncode) or f"exit {p.returncode}"
     eager = next((ln.removeprefix(EAGER) for ln in p.stdout.splitlines() if ln.startswith(EAGER)), None)
-    same = same_death(failure["signature"], died)
-    if same and eager is None:  # eager's side never ended: its death is no compiler's
-        raise Untestable(f"the process died with {died} before eager's side of the graph ended")
-    if same:
-        where = f" where eager raises {eager}" if failure.get("eager") and eager == failure["eager"] else ""
-        print(f"repro: the bug is present: the process died with {died}{where}")
+    if same_death(failure["signature"], died):
+        if eager is None:  # eager's side never ended: its death is no compiler's
+            raise Untestable(f"the process died with {died} before eager's side of the graph ended")
+        print(f"repro: the bug is present: the process died with {died}"
+              + (f" where eager raises {eager}" if eager != "returned" else ""))
         return 1
     if p.returncode == 0 or p.returncode < 0:  # ran to its end, or died of another signal: not this crash
-        print(f"repro: no {death_words(failure['signature'])}: the process ended with {died}")
+        print(f"repro: crash gone (the process ended with {died}): fixed")
         return 0
-    last = (p.stderr.strip().splitlines() or [""])[-1]
-    if p.returncode == UNTESTABLE:
-        raise Untestable(last.removeprefix("repro: cannot test here: "))
-    raise Untestable(f"the child process ended with {died} before the crash could be judged: {last[:300]}")
+    last = (p.stderr.strip().splitlines() or [""])[-1]  # the child's own line where it could not test (exit 125)
+    raise Untestable(last.removeprefix("repro: cannot test here: ") if p.returncode == UNTESTABLE else
+                     f"the child process ended with {died} before the crash could be judged: {last[:300]}")
 
 
 def judge_outcome(module_cls, specs, backend, config, failure, dynamic, seed, grad, how, said=None):

@@ -92,18 +92,22 @@ def make_valued_inputs(specs, seed=0, device=None):
     values (:func:`.plan.valued`): the same tensors, made by the same calls, without the code for a storage
     offset, a view of another input, a non-leaf or a jagged tensor."""
     g = torch.Generator().manual_seed(seed)
-    return [s[1] if s[0] == "scalar" else _tensor(*s[1:4], device or s[4], *s[5:7], [v for v in s[7:] if v is not None],
-                                                  g) for s in specs]
+    return [s[1] if s[0] == "scalar" else make_tensor(s[1], s[2], getattr(torch, s[3]), device or s[4], *s[5:7], g,
+                                                      real_values(s[7:8], s[3], s[1])) for s in specs]
 
 
 def _tensor(shape, stride, dtype, dev, lo, hi, exact, g, offset=0, storage=0):
     """One tensor of a spec: its real values where given, else seeded ones, in its layout."""
-    dtype = getattr(torch, dtype)
-    real = None
-    if exact:
-        real = torch.tensor([float(v) if isinstance(v, str) else v for v in exact[0]],
-                            dtype=torch.float64 if dtype.is_floating_point else None).reshape(shape)
-    return make_tensor(shape, stride, dtype, dev, lo, hi, g, real, offset, storage)
+    values = real_values(exact, dtype, shape)
+    return make_tensor(shape, stride, getattr(torch, dtype), dev, lo, hi, g, values, offset, storage)
+
+
+def real_values(exact, dtype, shape):
+    """A spec's real values (``exact``: empty, or their list alone in it: row-major, "nan", "inf", "-inf" as text) as
+    a tensor of ``shape``, float64 for a floating ``dtype`` (its name); None where there are none."""
+    if exact and exact[0] is not None:
+        return torch.tensor([float(v) if isinstance(v, str) else v for v in exact[0]],
+                            dtype=torch.float64 if getattr(torch, dtype).is_floating_point else None).reshape(shape)
 
 
 # -- running -----------------------------------------------------------------------------------

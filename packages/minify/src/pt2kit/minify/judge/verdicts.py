@@ -158,8 +158,7 @@ def _subprocess_error(details, kind, text):
     lines = details.splitlines() if isinstance(details, str) else []
     last = max((i for i, ln in enumerate(lines) if ln.startswith("  ")), default=-1)
     for i in range(last + 1, len(lines)):
-        m = re.match(r"([A-Za-z_][\w.]*): ?(.*)", lines[i])
-        if m:
+        if m := re.match(r"([A-Za-z_][\w.]*): ?(.*)", lines[i]):
             return m.group(1).rsplit(".", 1)[-1], "\n".join([m.group(2), *lines[i + 1:]])
     return kind, text
 

@@ -338,7 +338,7 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     # a backward graph alone says how it runs; a training step's words are _SHORT_TRAIN's
     ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}."
     words = {"short_accuracy": _SHORT_ACCURACY + " " + ran,
-             "short_train": _SHORT_TRAIN + " " + ran}.get(check[1], f"Failure: {_doc(_failure_words(failure))}.\n{ran}")
+             "short_train": _SHORT_TRAIN + " " + ran}.get(check[1], f"Failure: {_doc(_failure_words(failure))}. {ran}")
     needs_line = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
                                break_long_words=False, break_on_hyphens=False)
     head = f'''#!/usr/bin/env python3
@@ -354,18 +354,18 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
 {_torch_import(torch_, inside=True)}
 
 '''
-    data, args = [_config_line(config)], ""
+    data, args = [_config_line(config)], []
     if check[1] in ("short_error", "short_missing_error"):
         signature = failure["eager"] if failure["kind"] == "missing-error" else failure["signature"]
         data += [f"# {'eager' if failure['kind'] == 'missing-error' else 'the compiled side'}'s error, as minify's "
                  "workers sign it: its type and first line, numbers and names masked",
                  "SIGNATURE = " + _wrapped(signature)]
-        args = "SIGNATURE, "
+        args = ["SIGNATURE"]
     elif check[1] == "short_crash":
-        data, args = [*data, "FAILURE = " + _wrapped(failure)], "FAILURE, "
+        data, args = [*data, "FAILURE = " + _wrapped(failure)], ["FAILURE"]
     train = check[1] == "short_train"
-    call = f"{check[1]}(Repro, INPUTS, {'GRAD, ' if train else ''}BACKEND, CONFIG, {maker[1]}, {args}" \
-           f"dynamic={bool(dynamic)!r}, seed={int(seed)!r})"
+    defaults = (["dynamic=True"] if dynamic else []) + ([f"seed={int(seed)!r}"] if seed else [])  # else the check's own
+    call = f"{check[1]}(Repro, INPUTS, {'GRAD, ' if train else ''}BACKEND, CONFIG, {', '.join([maker[1], *args, *defaults])})"
     rule = {"short_accuracy": "PyTorch's accuracy rule", "short_train": "PyTorch's accuracy rule on a training step",
             "short_error": "the error's check", "short_missing_error": "the missing error's check",
             "short_crash": "the crash's check"}[check[1]]
