@@ -59,6 +59,8 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
     assert allows(failure=COMPILE_ERROR, level="dynamo", ops=("aten.native_dropout.default",))  # no float64 run
     assert allows(failure=CRASH) == (plan.SHORT, "short_crash") == allows(failure={**CRASH, "eager": None})
     assert allows(phase="joint") == (plan.SHORT, "short_train")  # a training step's gradients
+    # a training step's compile error and crash: the same checks, each side run as a training step
+    assert [allows(failure=f, phase="joint")[1] for f in (COMPILE_ERROR, CRASH)] == ["short_error", "short_crash"]
     # a backward graph alone: a backend torch registers compiles it as an inference graph, as the full form does
     assert [allows(failure={**f, "phase": "backward"}, phase="backward")[1] for f in (ACCURACY, COMPILE_ERROR, CRASH)] \
         == ["short_accuracy", "short_error", "short_crash"]
@@ -72,8 +74,6 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
         "a float64 reference": dict(failure={**ACCURACY, "ref": "eager64"}),
         "the model's own precision": dict(failure={**ACCURACY, "precision": {**HARNESS, "matmul": "tf32"}}),
         "autocast": dict(failure={**ACCURACY, "autocast": [{"device_type": "cpu", "dtype": "bfloat16"}]}),
-        "a compile error of a training step": dict(failure=COMPILE_ERROR, phase="joint"),
-        "a crash of a training step": dict(failure=CRASH, phase="joint"),
         "a backend file": dict(backend="/home/u/b.py:mine"),
         "AOT Inductor": dict(backend="aoti"),
         "code in the config": dict(config={"torch._inductor.config": {"post_grad_custom_post_pass":
@@ -211,6 +211,26 @@ def test_a_crash_short_form_is_judged_by_how_a_child_process_dies(tmp_path):
     dies = text.replace("div = torch.ops.aten.div.Tensor_mode(x, y, rounding_mode = 'trunc')",
                         "div = os.kill(os.getpid(), signal.SIGFPE)")
     cannot_test(run(dies, tmp_path), "the process died with SIGFPE before eager's side of the graph ended")
+
+
+def test_a_training_steps_compile_error_and_crash_run_each_side_as_a_training_step(tmp_path):
+    """The error's and the crash's checks, handed run=training(GRAD): each side a training step (forward, the loss,
+    backward), as the full form runs one (it was 340 lines for a real 3-op training step's crash)."""
+    planted = {"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'compile_error'"}}
+    text = render(planted, failure=COMPILE_ERROR, phase="joint")
+    assert "\nRuns: a training step (forward, the loss" in text and "GRAD = [True]\n" in text
+    assert " ".join(text.split()).endswith("make_plain_inputs, SIGNATURE, run=training(GRAD)))") and "def step(" in text
+    assert len(text.splitlines()) <= 190, len(text.splitlines())
+    p = run(text, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: compile-error: CppCompileError: C++ compile "
+                                           "error\n"), p.stderr[-2000:]
+    p = run(render(failure=COMPILE_ERROR, phase="joint"), tmp_path)  # the planted error off: the step runs
+    assert (p.returncode, p.stdout) == (0, "repro: compile-error gone (the compiled side returns): fixed\n"), p.stderr
+    crash = render(failure=CRASH, source=TRUNC, specs=TRUNC_SPECS, ops=("aten.div.Tensor_mode",), phase="joint")
+    assert " ".join(crash.split()).endswith("FAILURE, run=training(GRAD)))") and len(crash.splitlines()) <= 180
+    p = run(crash, tmp_path)  # integer inputs: no gradient asked, the forward of the step crashes
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: the process died with SIGFPE where eager raises "
+                                           "RuntimeError: ZeroDivisionError\n"), p.stderr[-2000:]
 
 
 def test_the_full_form_is_written_where_the_short_one_does_not_fail_in_every_fresh_run(tmp_path):

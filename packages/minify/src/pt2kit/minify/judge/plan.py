@@ -148,21 +148,22 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     eager (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in for either, and the form is written
     only where it fails), with no random op and a float64 reference the inputs' cast makes (:func:`_accuracy_short`);
     ``short_error``: a compile error, judged by its signature alone (not by a --check-str); ``short_missing_error``:
-    a missing error; ``short_crash``: a crash, judged by how a child process dies. The caller writes it only where it
-    fails in every fresh run."""
+    a missing error; ``short_crash``: a crash, judged by how a child process dies (the error's and the crash's also
+    for a training step, each side run as one: :func:`.short.training`). The caller writes it only where it fails in every fresh
+    run."""
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and not failure.get("autocast")
             and phase in ("forward", "backward", "joint") and valued(specs)
             and isinstance(backend, str) and backend != "aoti" and ":" not in backend and DECOMPOSITIONS not in config
             and not any(is_code(v) for s in config.values() for v in s.values())):
         return None
-    if phase == "joint":  # a training step: an accuracy failure of its gradients
-        return (SHORT, "short_train") if _accuracy_short(failure, graph, ops, level) else None
-    if failure["kind"] == "compile-error" and not failure.get("check_str"):
+    if failure["kind"] == "compile-error" and not failure.get("check_str"):  # at inference, or a training step's
         return SHORT, "short_error"
-    if failure["kind"] == "missing-error" and failure.get("eager"):
-        return SHORT, "short_missing_error"
     if failure["kind"] == "crash":
         return SHORT, "short_crash"
+    if phase == "joint":  # a training step: else only an accuracy failure of its gradients
+        return (SHORT, "short_train") if _accuracy_short(failure, graph, ops, level) else None
+    if failure["kind"] == "missing-error" and failure.get("eager"):
+        return SHORT, "short_missing_error"
     return (SHORT, "short_accuracy") if _accuracy_short(failure, graph, ops, level) else None
 
 

@@ -12,6 +12,8 @@ the full judge where :func:`.plan.short_form` allows it, and minify writes only 
   (:func:`.verdicts.error_signature`).
 - :func:`short_crash`: a crash, judged as the full form judges one: by how a child process running the file dies
   (:func:`.answer._in_child`), eager's side ended first; what eager raises is named, not signed.
+- A training step's compile error or crash: :func:`short_error` or :func:`short_crash`, each side a training step
+  (:func:`training`, handed as ``run``).
 
 Guarantees: exit 1 with one line while the failure is there, 0 once it is gone, 125 with one line on stderr where a
 side cannot run here (no such device, a backend torch does not register, an op this torch lacks, eager raising
@@ -57,19 +59,24 @@ def short_train(module_cls, specs, grad, backend, config, make, dynamic=False, s
     """A training step (:func:`.harness.step`) of eager's, the float64 and the compiled module, each on inputs of its
     own (``make``'s of ``specs``), the floating ones ``grad`` marks requiring grad: exit 1 where a gradient fails
     ``same`` as :func:`short_accuracy` judges an output."""
-    def trained(module, inputs):  # each input a leaf of its own storage (the short form's): it may require grad
-        return step(module, [x.requires_grad_(g and x.is_floating_point()) if isinstance(x, torch.Tensor) else x
-                             for x, g in zip(inputs, grad, strict=True)])
     try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
         device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
-        eager = trained(module_cls(), make(specs, seed, device))
-        fp64 = trained(module_cls(), to_float64(make(specs, seed, device)))
+        eager = trained(module_cls(), make(specs, seed, device), grad)
+        fp64 = trained(module_cls(), to_float64(make(specs, seed, device)), grad)
         with apply_config(config):
-            test = trained(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device))
+            test = trained(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device),
+                           grad)
     except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
         print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
         return UNTESTABLE
     return same_verdict(eager, test, fp64, "gradient")
+
+
+def trained(module, inputs, grad):
+    """A training step (:func:`.harness.step`) of ``module`` on ``inputs``, the floating ones ``grad`` marks requiring
+    grad: its gradients."""
+    return step(module, [x.requires_grad_(g and x.is_floating_point()) if isinstance(x, torch.Tensor) else x
+                         for x, g in zip(inputs, grad, strict=True)])  # each a leaf of its own storage (the form's)
 
 
 def same_verdict(eager, test, fp64, what):
@@ -85,17 +92,18 @@ def same_verdict(eager, test, fp64, what):
     return 0
 
 
-def short_error(module_cls, specs, backend, config, make, signature, dynamic=False, seed=0):
+def short_error(module_cls, specs, backend, config, make, signature, dynamic=False, seed=0, run=None):
     """Eager's side, then the compiled one, of the graph on ``make``'s inputs, each on inputs of its own: exit 1 where the
     compiled side raises an error of ``signature`` (a compile error); eager raising cannot be judged (125), as in the
-    workers' strict run."""
+    workers' strict run. ``run``: how a side runs (:func:`raised`, at inference; a training step's, :func:`training`)."""
+    run = run or raised
     try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
         device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
-        if (eager := raised(module_cls(), make(specs, seed, device))) is not None:
+        if (eager := run(module_cls(), make(specs, seed, device))) is not None:
             print(f"repro: cannot test here: eager cannot run the graph: {escape(exception_line(eager))}", file=sys.stderr)
             return UNTESTABLE
         with apply_config(config):
-            test = raised(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device))
+            test = run(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device))
     except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
         print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
         return UNTESTABLE
@@ -129,21 +137,22 @@ def short_missing_error(module_cls, specs, backend, config, make, signature, dyn
     return 0
 
 
-def short_crash(module_cls, specs, backend, config, make, failure, dynamic=False, seed=0):
+def short_crash(module_cls, specs, backend, config, make, failure, dynamic=False, seed=0, run=None):
     """This file run again in a child process, whose death is the verdict (:func:`.answer._in_child`: exit 1 where it
     dies of ``failure["signature"]`` after eager's side ended); in the child, eager's side, then the compiled one.
     Eager returns or raises (the crash is then the compiled side's signal where eager raises), and says so before
     the compiled side runs. Unlike the workers' child, it is not held to the error ``failure["eager"]`` names: the
     verdict is the compiled side's death, and a revision whose eager words its error otherwise is judged, not
-    skipped (the signature rule stays out of the file)."""
+    skipped (the signature rule stays out of the file). ``run``: how a side runs, as :func:`short_error`'s."""
+    run = run or raised
     try:
         if not os.environ.get("_REPRO_CHILD"):
             return _in_child(failure)
         device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
-        eager = raised(module_cls(), make(specs, seed, device))
+        eager = run(module_cls(), make(specs, seed, device))
         _tell(None if eager is None else exception_line(eager))  # what the parent reads: eager's side ended
         with apply_config(config):
-            test = raised(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device))
+            test = run(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device))
         if test is not None and eager is None:
             raise Untestable(f"the compiled side raised {exception_line(test)}, so its crash cannot be judged")
     except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
@@ -162,3 +171,15 @@ def raised(fn, inputs):
             sync()  # a kernel's device-side error is its own run's
     except Exception as e:
         return e
+
+
+def training(grad):
+    """How each side of a training step's compile error or crash runs, in place of :func:`raised`: a training step
+    (:func:`trained`); the exception it raised, None where it returned."""
+    def run(fn, inputs):
+        try:
+            trained(fn, inputs, grad)
+            sync()  # a kernel's device-side error is its own run's
+        except Exception as e:
+            return e
+    return run

@@ -315,8 +315,8 @@ _SHORT_ACCURACY = ("Failure: an output fails PyTorch's own accuracy rule, torch.
                    "run at its benchmark\nharness's tolerance for the dtype, under torch's precision defaults.")
 
 
-_SHORT_TRAIN = ("Runs: a training step (forward, the loss: each floating output's mean, summed; backward).\n"
-                "Failure: a gradient of an input GRAD marks fails PyTorch's own accuracy rule, torch._dynamo.utils.same "
+_SHORT_STEP = "Runs: a training step (forward, the loss: each floating output's mean, summed; backward)."
+_SHORT_TRAIN = ("Failure: a gradient of an input GRAD marks fails PyTorch's own accuracy rule, torch._dynamo.utils.same "
                 "against a\nfloat64 run at its benchmark harness's tolerance for the dtype, under torch's precision "
                 "defaults.")
 
@@ -331,14 +331,18 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     failed in every fresh run; else :func:`render`'s."""
     specs = [s.as_tuple() for s in c.inputs]
     maker = plan.inputs_maker(specs)
-    part = embed.closure([check, maker], docstrings=False, hoist=("torch",))
+    train = phase == "joint"  # a training step: its GRAD, and each side of an error or crash run as one
+    stepped = train and check[1] != "short_train"
+    part = embed.closure([check, maker, *([(plan.SHORT, "training")] if stepped else [])], docstrings=False,
+                         hoist=("torch",))
     std, torch_ = _imports(part.imports, c.source, part.source())
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     together = _together_line(needs)
     # a backward graph alone says how it runs; a training step's words are _SHORT_TRAIN's
     ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}."
     words = {"short_accuracy": _SHORT_ACCURACY + " " + ran,
-             "short_train": _SHORT_TRAIN + " " + ran}.get(check[1], f"Failure: {_doc(_failure_words(failure))}. {ran}")
+             "short_train": _SHORT_STEP + "\n" + _SHORT_TRAIN + " " + ran}.get(
+        check[1], (_SHORT_STEP + "\n" if stepped else "") + f"Failure: {_doc(_failure_words(failure))}. {ran}")
     needs_line = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
                                break_long_words=False, break_on_hyphens=False)
     head = f'''#!/usr/bin/env python3
@@ -363,9 +367,9 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
         args = ["SIGNATURE"]
     elif check[1] == "short_crash":
         data, args = [*data, "FAILURE = " + _wrapped(failure)], ["FAILURE"]
-    train = check[1] == "short_train"
     defaults = (["dynamic=True"] if dynamic else []) + ([f"seed={int(seed)!r}"] if seed else [])  # else the check's own
-    call = f"{check[1]}(Repro, INPUTS, {'GRAD, ' if train else ''}BACKEND, CONFIG, {', '.join([maker[1], *args, *defaults])})"
+    defaults += ["run=training(GRAD)"] if stepped else []
+    call = f"{check[1]}(Repro, INPUTS, {'GRAD, ' if check[1] == 'short_train' else ''}BACKEND, CONFIG, {', '.join([maker[1], *args, *defaults])})"
     rule = {"short_accuracy": "PyTorch's accuracy rule", "short_train": "PyTorch's accuracy rule on a training step",
             "short_error": "the error's check", "short_missing_error": "the missing error's check",
             "short_crash": "the crash's check"}[check[1]]
