@@ -338,7 +338,7 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     std, torch_ = _imports(part.imports, c.source, part.source())
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     together = _together_line(needs)
-    # a backward graph alone says how it runs; a training step's words are _SHORT_TRAIN's
+    # a backward graph alone says how it runs; a training step's words are _SHORT_STEP's
     ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}."
     words = {"short_accuracy": _SHORT_ACCURACY + " " + ran,
              "short_train": _SHORT_STEP + "\n" + _SHORT_TRAIN + " " + ran}.get(
@@ -369,7 +369,8 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
         data, args = [*data, "FAILURE = " + _wrapped(failure)], ["FAILURE"]
     defaults = (["dynamic=True"] if dynamic else []) + ([f"seed={int(seed)!r}"] if seed else [])  # else the check's own
     defaults += ["run=training(GRAD)"] if stepped else []
-    call = f"{check[1]}(Repro, INPUTS, {'GRAD, ' if check[1] == 'short_train' else ''}BACKEND, CONFIG, {', '.join([maker[1], *args, *defaults])})"
+    grad = "GRAD, " if check[1] == "short_train" else ""  # short_train's own positional argument
+    call = f"{check[1]}(Repro, INPUTS, {grad}BACKEND, CONFIG, {', '.join([maker[1], *args, *defaults])})"
     rule = {"short_accuracy": "PyTorch's accuracy rule", "short_train": "PyTorch's accuracy rule on a training step",
             "short_error": "the error's check", "short_missing_error": "the missing error's check",
             "short_crash": "the crash's check"}[check[1]]
