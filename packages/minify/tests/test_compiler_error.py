@@ -17,6 +17,7 @@ from torch._dynamo.exc import BackendCompilerFailed
 from torch._inductor.exc import CppCompileError, InductorError, LoweringException
 
 import pt2kit.capture
+from pt2kit.minify.judge.short import says
 from pt2kit.minify.judge.verdicts import exception_signature
 from pt2kit_portable import compiler_error
 
@@ -79,4 +80,6 @@ def test_capture_and_minify_name_one_failure_by_the_compilers_own_exception(make
         boot.compile_through(line, fails)
     (written,) = [json.loads(x) for x in (tmp_path / f"p{os.getpid()}" / "graphs.ndjson").read_text().splitlines()]
     assert written["error"].partition(":")[0] == exception_signature(e).partition(":")[0] == name
+    # a short repro's rule (PyTorch's check_str on the workers' signature) finds the same error in the wrapper's text
+    assert says(e, exception_signature(e)) and not says(e, f"{name}: another error")
     assert written["stage"] == stage

@@ -12,6 +12,7 @@ from pt2kit.minify.judge.harness import (
     make_valued_inputs,
     run_eager,
 )
+from pt2kit.minify.judge.short import says
 from pt2kit.minify.judge.verdicts import exception_signature, outcome
 
 ACCURACY = {"kind": "accuracy", "signature": "accuracy"}
@@ -107,6 +108,7 @@ def test_an_error_in_inductors_compile_worker_has_the_signature_it_has_in_proces
     in_process = RuntimeError("Failed to import /tmp/torchinductor_v/ab/cab12.py\nSyntaxError: invalid syntax")
     assert exception_signature(SubprocException(details)) == exception_signature(in_process) \
         == "RuntimeError: Failed to import <path>"
+    assert says(SubprocException(details), exception_signature(in_process))  # a short repro's rule: in its traceback
     assert exception_signature(SubprocException("no traceback here")).startswith("SubprocException: An exception")
 
 

@@ -91,7 +91,7 @@ import math
 import operator
 import signal
 
-VERSION = "19.0.2"  # the distribution's (hatch reads it); minify names it in every repro.py
+VERSION = "19.0.3"  # the distribution's (hatch reads it); minify names it in every repro.py
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -177,9 +177,10 @@ def compiler_error(e):
     ``CppCompileError``, never ``InductorError``, wherever pt2kit names it (capture's manifest, minify's
     signature, every repro.py's)."""
     for _ in range(8):
+        if not COMPILER_WRAPPERS & {c.__name__ for c in type(e).__mro__}:
+            break
         inner = held_exception(e)
-        if not COMPILER_WRAPPERS & {c.__name__ for c in type(e).__mro__} or not isinstance(inner, BaseException) \
-                or inner is e:
+        if not isinstance(inner, BaseException) or inner is e:
             break
         e = inner
     return e

@@ -147,8 +147,8 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     Then ``short_accuracy`` (``short_train`` for a training step's gradients): an accuracy failure judged against
     eager (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in for either, and the form is written
     only where it fails), with no random op and a float64 reference the inputs' cast makes (:func:`_accuracy_short`);
-    ``short_error``: a compile error, judged by its signature alone (not by a --check-str); ``short_missing_error``:
-    a missing error; ``short_crash``: a crash, judged by how a child process dies (the error's and the crash's also
+    ``short_error``: a compile error, judged by PyTorch's check_str rule on its signature (not where the failure has
+    a --check-str); ``short_missing_error``: a missing error; ``short_crash``: a crash, judged by how a child process dies (the error's and the crash's also
     for a training step, each side run as one: :func:`.short.training`). The caller writes it only where it fails
     in every fresh run."""
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and not failure.get("autocast")

@@ -6,8 +6,8 @@ the full judge where :func:`.plan.short_form` allows it, and minify writes only 
   minifier judge one: ``torch._dynamo.utils.same`` of eager's and the compiled outputs against a float64 run,
   under torch's own precision defaults; :func:`short_train`: the same rule on a training step's gradients
   (:func:`.harness.step`, the full form's own step).
-- :func:`short_error`: a compile error, judged as minify's workers judge one (:func:`.verdicts.judged`): by the error's
-  signature (:func:`.verdicts.exception_signature`); :func:`short_missing_error`: a missing error (eager raises, the
+- :func:`short_error`: a compile error, judged by PyTorch's minifier's rule (:func:`says`: the error, or one it
+  holds, says in its text what the workers signed: :func:`.verdicts.exception_signature`); :func:`short_missing_error`: a missing error (eager raises, the
   compiled side returns), eager's error signed as the workers sign it, by the rule for an error no compiler raised
   (:func:`.verdicts.error_signature`).
 - :func:`short_crash`: a crash, judged as the full form judges one: by how a child process running the file dies
@@ -19,7 +19,9 @@ Guarantees: exit 1 with one line while the failure is there, 0 once it is gone, 
 side cannot run here (no such device, a backend torch does not register, an op this torch lacks, eager raising
 what the failure does not expect of it). Not guaranteed for accuracy: kdiff's verdict. ``same`` passes what agrees
 within its tolerance before it asks the float64 run, and a leaf whose two RMSEs are both NaN; that the form is
-verified before it is written is what keeps it true. An error's short form judges as the workers do. Each runs in a
+verified before it is written is what keeps it true. Not guaranteed for a compile error: the workers' verdict. Every
+error whose signature is the workers' fails :func:`says`, and so does one that only quotes it (a check_str's
+looseness); a missing error's form judges as the workers do. Each runs in a
 fresh process (a repro's own, or minify's verifying one), so none resets Dynamo first.
 """
 
@@ -29,12 +31,12 @@ import sys
 import torch
 from torch._dynamo.utils import same
 
-from pt2kit_portable import escape, exception_line, to_float64, tol_for
+from pt2kit_portable import escape, exception_line, held_exception, to_float64, tol_for
 
 from .answer import _in_child, _tell
 from .harness import step, sync
 from .loading import UNTESTABLE, Untestable, apply_config
-from .verdicts import error_signature, exception_signature
+from .verdicts import error_signature, masked
 
 
 def short_accuracy(module_cls, specs, backend, config, make, dynamic=False, seed=0):
@@ -107,11 +109,28 @@ def short_error(module_cls, specs, backend, config, make, signature, dynamic=Fal
     except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
         print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
         return UNTESTABLE
-    if (got := None if test is None else exception_signature(test)) == signature:
-        print(f"repro: the bug is present: compile-error: {escape(got)}")
+    if test is not None and says(test, signature):
+        print(f"repro: the bug is present: compile-error: {escape(signature)}")
         return 1
-    print(f"repro: compile-error gone ({escape(got or 'the compiled side returns')}): fixed")
+    print(f"repro: compile-error gone ({escape(exception_line(test) if test else 'the compiled side returns')}): fixed")
     return 0
+
+
+def says(e, signature):
+    """Whether ``e``, or an exception it holds, says the error ``signature`` signs in its own text (its lines stripped,
+    masked as a signature is: :func:`.verdicts.masked`): PyTorch's minifier's rule for a compile error (after_aot's
+    ``check_str in repr(e)``) on the signature minify's workers judged by (:func:`.verdicts.exception_signature`), in
+    a fifth of its lines. Each wrapper torch raises around the compiler's error says it in its own text
+    (BackendCompilerFailed, InductorError, LoweringException; a compile worker's SubprocException, in its
+    traceback); the chain it holds reaches the rest."""
+    for _ in range(8):  # a chain of causes, never a cycle
+        if e is None:
+            return False
+        lines = "\n".join(ln.strip() for ln in str(e).strip().splitlines())
+        if signature in masked(f"{type(e).__name__}: {lines}"):
+            return True
+        e = held_exception(e)
+    return False
 
 
 def short_missing_error(module_cls, specs, backend, config, make, signature, dynamic=False, seed=0):

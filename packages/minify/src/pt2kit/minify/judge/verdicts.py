@@ -190,11 +190,16 @@ def error_signature(e):
 
 
 def signed(kind, text):
-    """``kind: first line of text``, numbers, addresses, paths and names masked (:data:`MASKS`)."""
+    """``kind: first line of text``, numbers, addresses, paths and names masked (:func:`masked`)."""
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return f"{kind}: {masked(first)[:200]}"
+
+
+def masked(text):
+    """``text``, its numbers, addresses, paths and names masked (:data:`MASKS`, in order)."""
     for pattern, mask in MASKS:
-        first = re.sub(pattern, mask, first)
-    return f"{kind}: {first[:200]}"
+        text = re.sub(pattern, mask, text)
+    return text
 
 
 def settle(failure):

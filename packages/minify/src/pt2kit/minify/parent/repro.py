@@ -326,8 +326,8 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
                  seed: int, tool_version: str, level: str = "aten", subgraph: str | None = None,
                  needs: str | None = None, dropped: str = "", phase: str = "forward") -> str:
     """The short form (where :func:`..judge.plan.short_form` allows it, ``check`` the function it names): the graph,
-    its inputs, backend and config, then the check (:mod:`..judge.short`: PyTorch's own accuracy rule, or an
-    error's signature as the workers judge it) and what it reaches, by source. The caller writes it only where it
+    its inputs, backend and config, then the check (:mod:`..judge.short`: PyTorch's own accuracy rule, its
+    check_str rule on an error's signature, a crash's child) and what it reaches, by source. The caller writes it only where it
     failed in every fresh run; else :func:`render`'s."""
     specs = [s.as_tuple() for s in c.inputs]
     maker = plan.inputs_maker(specs)
@@ -362,7 +362,8 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
     if check[1] in ("short_error", "short_missing_error"):
         signature = failure["eager"] if failure["kind"] == "missing-error" else failure["signature"]
         data += [f"# {'eager' if failure['kind'] == 'missing-error' else 'the compiled side'}'s error, as minify's "
-                 "workers sign it: its type and first line, numbers and names masked",
+                 "workers sign it: its type and first line, numbers and names masked"
+                 + ("" if failure["kind"] == "missing-error" else " (its text, or a held error's, says it)"),
                  "SIGNATURE = " + _wrapped(signature)]
         args = ["SIGNATURE"]
     elif check[1] == "short_crash":
