@@ -148,9 +148,9 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     eager (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in for either, and the form is written
     only where it fails), with no random op and a float64 reference the inputs' cast makes (:func:`_accuracy_short`);
     ``short_error``: a compile error, judged by PyTorch's check_str rule on its signature (not where the failure has
-    a --check-str); ``short_missing_error``: a missing error; ``short_crash``: a crash, judged by how a child process dies (the error's and the crash's also
-    for a training step, each side run as one: :func:`.short.training`). The caller writes it only where it fails
-    in every fresh run."""
+    a --check-str); ``short_missing_error``: a missing error; ``short_crash``: a crash, judged by how a child
+    process dies (the error's and the crash's also for a training step, each side run as one:
+    :func:`.short.training`). The caller writes it only where it fails in every fresh run."""
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and not failure.get("autocast")
             and phase in ("forward", "backward", "joint") and valued(specs)
             and isinstance(backend, str) and backend != "aoti" and ":" not in backend and DECOMPOSITIONS not in config

@@ -7,9 +7,9 @@ the full judge where :func:`.plan.short_form` allows it, and minify writes only 
   under torch's own precision defaults; :func:`short_train`: the same rule on a training step's gradients
   (:func:`.harness.step`, the full form's own step).
 - :func:`short_error`: a compile error, judged by PyTorch's minifier's rule (:func:`says`: the error, or one it
-  holds, says in its text what the workers signed: :func:`.verdicts.exception_signature`); :func:`short_missing_error`: a missing error (eager raises, the
-  compiled side returns), eager's error signed as the workers sign it, by the rule for an error no compiler raised
-  (:func:`.verdicts.error_signature`).
+  holds, says in its text what the workers signed: :func:`.verdicts.exception_signature`);
+  :func:`short_missing_error`: a missing error (eager raises, the compiled side returns), eager's error signed as
+  the workers sign it, by the rule for an error no compiler raised (:func:`.verdicts.error_signature`).
 - :func:`short_crash`: a crash, judged as the full form judges one: by how a child process running the file dies
   (:func:`.answer._in_child`), eager's side ended first; what eager raises is named, not signed.
 - A training step's compile error or crash: :func:`short_error` or :func:`short_crash`, each side a training step
@@ -21,8 +21,8 @@ what the failure does not expect of it). Not guaranteed for accuracy: kdiff's ve
 within its tolerance before it asks the float64 run, and a leaf whose two RMSEs are both NaN; that the form is
 verified before it is written is what keeps it true. Not guaranteed for a compile error: the workers' verdict. Every
 error whose signature is the workers' fails :func:`says`, and so does one that only quotes it (a check_str's
-looseness); a missing error's form judges as the workers do. Each runs in a
-fresh process (a repro's own, or minify's verifying one), so none resets Dynamo first.
+looseness); a missing error's form judges as the workers do. Each runs in a fresh process (a repro's own, or
+minify's verifying one), so none resets Dynamo first.
 """
 
 import os
@@ -120,7 +120,7 @@ def says(e, signature):
     """Whether ``e``, or an exception it holds, says the error ``signature`` signs in its own text (its lines stripped,
     masked as a signature is: :func:`.verdicts.masked`): PyTorch's minifier's rule for a compile error (after_aot's
     ``check_str in repr(e)``) on the signature minify's workers judged by (:func:`.verdicts.exception_signature`), in
-    a fifth of its lines. Each wrapper torch raises around the compiler's error says it in its own text
+    a third of its lines. Each wrapper torch raises around the compiler's error says it in its own text
     (BackendCompilerFailed, InductorError, LoweringException; a compile worker's SubprocException, in its
     traceback); the chain it holds reaches the rest."""
     for _ in range(8):  # a chain of causes, never a cycle

@@ -327,8 +327,8 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
                  needs: str | None = None, dropped: str = "", phase: str = "forward") -> str:
     """The short form (where :func:`..judge.plan.short_form` allows it, ``check`` the function it names): the graph,
     its inputs, backend and config, then the check (:mod:`..judge.short`: PyTorch's own accuracy rule, its
-    check_str rule on an error's signature, a crash's child) and what it reaches, by source. The caller writes it only where it
-    failed in every fresh run; else :func:`render`'s."""
+    check_str rule on an error's signature, a crash's child) and what it reaches, by source. The caller writes it
+    only where it failed in every fresh run; else :func:`render`'s."""
     specs = [s.as_tuple() for s in c.inputs]
     maker = plan.inputs_maker(specs)
     train = phase == "joint"  # a training step: its GRAD, and each side of an error or crash run as one
