@@ -360,11 +360,11 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
 '''
     data, args = [_config_line(config)], []
     if check[1] in ("short_error", "short_missing_error"):
-        signature = failure["eager"] if failure["kind"] == "missing-error" else failure["signature"]
-        data += ["# eager's error, as minify's workers sign it: its type and first line, numbers and names masked"
-                 if failure["kind"] == "missing-error" else
-                 "# what the compiled side's error, or one it holds, says: its type and first line, numbers and names "
-                 "masked", "SIGNATURE = " + _wrapped(signature)]
+        missing = check[1] == "short_missing_error"  # eager's error, else the one the compiled side raises
+        whose = ("eager's error, as minify's workers sign it" if missing else
+                 "what the compiled side's error, or one it holds, says")
+        data += [f"# {whose}: its type and first line, numbers and names masked",
+                 "SIGNATURE = " + _wrapped(failure["eager" if missing else "signature"])]
         args = ["SIGNATURE"]
     elif check[1] == "short_crash":
         data, args = [*data, "FAILURE = " + _wrapped(failure)], ["FAILURE"]
