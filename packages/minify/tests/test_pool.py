@@ -163,7 +163,7 @@ def test_a_bisection_beside_the_verification_is_kept_only_where_a_fresh_run_fail
     b = Beside(pool1, lambda lane: {"verdict": lane.map("query", [boom])[0]["result"]["signature"], "steps": 1})
     made = b.into(Outcome(1, "1 op", {"graph": 0, "phase": None}, f'"""A repro.{DOC_MARK}"""\n'))
     assert made.bisect == {"verdict": "eager: RuntimeError: boom", "steps": 1, "graph": 0, "phase": None}
-    assert "compiler_bisector's switches): eager: RuntimeError:\nboom\n" in made.text
+    assert "\nStage (minify's bisection, with compiler_bisector's switches): eager: RuntimeError: boom\n" in made.text
 
 
 def test_a_query_far_slower_than_the_others_beside_it_is_stopped_as_a_timeout(pool1):

@@ -91,7 +91,7 @@ import math
 import operator
 import signal
 
-VERSION = "19.0.3"  # the distribution's (hatch reads it); minify names it in every repro.py
+VERSION = "19.1.0"  # the distribution's (hatch reads it); minify names it in every repro.py
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -120,8 +120,7 @@ def signal_name(returncode):
     return None if returncode >= 0 else next((s.name for s in signal.Signals if s == -returncode), f"signal {-returncode}")
 
 
-# A process whose memory compiled code corrupted dies by whichever check trips first (an unmapped page: SIGSEGV,
-# SIGBUS; glibc's heap check: SIGABRT), which varies from run to run (pytorch#181688): each is the same crash.
+# memory compiled code corrupted kills by whichever check trips first, varying by run (pytorch#181688): one crash
 MEMORY_FAULTS = ("SIGSEGV", "SIGBUS", "SIGABRT")
 
 
@@ -1128,15 +1127,20 @@ def make_tensor(shape, stride, dtype, device, lo=None, hi=None, g=None, values=N
     floats uniform in [lo, hi] (standard normal where no range is known), integers in [lo, hi], bools,
     complex numbers both of whose parts are standard normal. Capture's model files and every repro.py
     make their inputs with it."""
+    n = max(storage, storage_reach(shape, stride, offset))
+    flat = _drawn(n, dtype, lo, hi, g) if values is None else held(values, shape, stride, dtype, offset, n)
+    return flat.to(device).as_strided(shape, stride, offset)
+
+
+def held(values, shape, stride, dtype, offset=0, storage=0):
+    """A storage of ``dtype`` (on the CPU) for the layout (:func:`make_tensor`'s) holding ``values`` (a tensor of
+    ``shape``), each where the layout puts it, zeros elsewhere. An element the layout reaches twice held one value
+    in the script, so either write leaves it."""
     import torch
 
-    n = max(storage, storage_reach(shape, stride, offset))
-    if values is None:
-        flat = _drawn(n, dtype, lo, hi, g)
-    else:  # an element the layout reaches twice held one value in the script: either write leaves it
-        flat = torch.zeros(n, dtype=dtype)
-        flat[torch.arange(n).as_strided(shape, stride, offset).reshape(-1)] = values.reshape(-1).to("cpu", dtype)
-    return flat.to(device).as_strided(shape, stride, offset)
+    flat = torch.zeros(max(storage, storage_reach(shape, stride, offset)), dtype=dtype)
+    flat[torch.arange(flat.numel()).as_strided(shape, stride, offset).reshape(-1)] = values.reshape(-1).to("cpu", dtype)
+    return flat
 
 
 def storage_reach(shape, stride, offset=0):
@@ -1152,11 +1156,9 @@ def _drawn(n, dtype, lo, hi, g):
 
     if dtype == torch.bool:
         return torch.randint(0, 2, (n,), generator=g).bool()
-    if dtype.is_complex:
-        return torch.randn(n, generator=g, dtype=dtype)
+    if dtype.is_complex or (dtype.is_floating_point and (lo is None or hi is None)):  # standard normal
+        return torch.randn(n, generator=g, dtype=dtype if dtype.is_complex else torch.float64).to(dtype)
     if dtype.is_floating_point:
-        if lo is None or hi is None:
-            return torch.randn(n, generator=g, dtype=torch.float64).to(dtype)
         return (torch.rand(n, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
     lo = 0 if lo is None else int(lo)
     hi = lo + 1 if hi is None else max(int(hi), lo)

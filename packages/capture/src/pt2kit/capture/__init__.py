@@ -30,7 +30,7 @@ import types
 
 from pt2kit.runtime.api import exports
 
-__version__ = "0.20.10"
+__version__ = "0.20.11"
 
 _PUBLIC = {"capture": ".inprocess", "recover": ".recovery", "Records": ".results", "load_ipython_extension": ".magic"}
 __all__ = ["__version__", *_PUBLIC]

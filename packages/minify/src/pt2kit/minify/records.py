@@ -38,7 +38,7 @@ def dropped(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]])
     none): what the config step narrates and the repro's docstring says, so a reader knows what the model ran
     under (max_autotune, triton.cudagraphs) though the repro does not set it."""
     gone = config_strings({m: {k: v for k, v in s.items() if k not in after.get(m, {})} for m, s in before.items()})
-    return ", ".join(f"{k}={v}" for k, v in gone.items()) + " (the failure reproduces without them)" if gone else ""
+    return ", ".join(f"{k}={v}" for k, v in gone.items())
 
 
 @dataclass

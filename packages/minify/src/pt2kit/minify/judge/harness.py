@@ -26,6 +26,7 @@ from pt2kit_portable import (
     copy_inputs,
     float64_copy,
     float64_mode,
+    held,
     is_leaf,
     loss_of,
     make_tensor,
@@ -92,8 +93,9 @@ def make_valued_inputs(specs, seed=0, device=None):
     values (:func:`.plan.valued`): the same tensors, made by the same calls, without the code for a storage
     offset, a view of another input, a non-leaf or a jagged tensor."""
     g = torch.Generator().manual_seed(seed)
-    return [s[1] if s[0] == "scalar" else make_tensor(s[1], s[2], getattr(torch, s[3]), device or s[4], *s[5:7], g,
-                                                      real_values(s[7:8], s[3], s[1])) for s in specs]
+    return [s[1] if s[0] == "scalar" else (_drawn(storage_reach(*s[1:3]), getattr(torch, s[3]), *s[5:7], g)
+            if len(s) < 8 or s[7] is None else held(real_values(s[7:8], s[3], s[1]), *s[1:3], getattr(torch, s[3])))
+            .to(device or s[4]).as_strided(*s[1:3]) for s in specs]
 
 
 def _tensor(shape, stride, dtype, dev, lo, hi, exact, g, offset=0, storage=0):
@@ -209,7 +211,7 @@ def step(run, inputs, outside=contextlib.nullcontext):
 def sync():
     """Wait for the GPU: a kernel's device-side error (an index out of range) is raised by the run that
     launched it, not by the next one to wait (which would blame the compiled side for eager's)."""
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
+    if torch.cuda.is_initialized():  # False where torch has no CUDA
         torch.cuda.synchronize()
 
 

@@ -34,7 +34,7 @@ from torch._dynamo.utils import same
 from pt2kit_portable import escape, exception_line, held_exception, to_float64, tol_for
 
 from .answer import _in_child, _tell
-from .harness import step, sync
+from .harness import step
 from .loading import UNTESTABLE, Untestable, apply_config
 from .verdicts import error_signature, masked
 
@@ -174,9 +174,8 @@ def short_crash(module_cls, specs, backend, config, make, failure, dynamic=False
             test = run(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device))
         if test is not None and eager is None:
             raise Untestable(f"the compiled side raised {exception_line(test)}, so its crash cannot be judged")
-    except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
-        why = str(e) if isinstance(e, Untestable) else exception_line(e)
-        print(f"repro: cannot test here: {escape(why)}", file=sys.stderr)
+    except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"; each one line
+        print(f"repro: cannot test here: {e if isinstance(e, Untestable) else exception_line(e)}", file=sys.stderr)
         return UNTESTABLE
     return 0  # the child ran to its end: no crash
 
@@ -187,7 +186,8 @@ def raised(fn, inputs):
         with torch.no_grad():
             torch.manual_seed(0)
             fn(*inputs)
-            sync()  # a kernel's device-side error is its own run's
+            if torch.cuda.is_initialized():  # a kernel's device-side error is its own run's (harness.sync's rule)
+                torch.cuda.synchronize()
     except Exception as e:
         return e
 

@@ -26,11 +26,11 @@ def line(fields: dict[str, Any]) -> str:
 def doc(fields: dict[str, Any]) -> str:
     """The paragraph the repro's docstring gets: the stage, and the two runs that check it (as the command
     lines that switch it with PyTorch's own variables, where those can)."""
-    said = "Stage (pt2kit minify's bisection, with torch._inductor.compiler_bisector's switches): " + fields["verdict"]
+    said = "Stage (minify's bisection, with compiler_bisector's switches): " + fields["verdict"]
     off, on, env = fields.get("off"), fields.get("on"), fields.get("env") or {}
     commands = fields.get("found") and "TORCH_BISECT_MAX" in env and off and on
     if commands:
-        said += ". Checked with PyTorch's own switches:"
+        said += ". Checked:"
     elif fields.get("found") and off and on:
         said += f". Checked: {off['setting']}: passes; {on['setting']}: fails."
     elif on:

@@ -137,7 +137,7 @@ def _dropped_line(dropped: str) -> str:
     knows the script's max_autotune or triton.cudagraphs was there, and that the failure does not need it."""
     if not dropped:
         return ""
-    return "\n" + textwrap.fill(_doc(f"Config dropped: {dropped}."), 110, break_long_words=False,
+    return "\n" + textwrap.fill(_doc(f"Config dropped (not needed): {dropped}."), 110, break_long_words=False,
                                 break_on_hyphens=False)
 
 

@@ -178,5 +178,6 @@ def config(sr: Searcher, best: ir.Candidate) -> Config:
     together = without(droppable)
     out = together if len(droppable) == 1 or sr.fails([best], [together], timeout=cap)[0] else \
         without({next(it for it in items if it in droppable)})
-    sr.on_step(f"drop config: dropped {dropped(sr.config, out)}")  # what the model ran under, said as the repro says it
+    # what the model ran under, which the repro's docstring names too
+    sr.on_step(f"drop config: dropped {dropped(sr.config, out)} (the failure reproduces without them)")
     return out
