@@ -157,7 +157,7 @@ def test_what_a_repro_carries_follows_its_failure():
         return closure([(plan.ANSWER, "main"), *how.values()], docstrings=False).source()
 
     text = carried()
-    assert "def run_float64_cast(" in text and "def make_plain_inputs(" in text
+    assert "def run_float64_cast(" in text and "def make_uniform_inputs(" in text and "def _drawn(" not in text
     for absent in ("class installed_decompositions", "def float64_mode(", "def _tensor(", "def make_inputs("):
         assert absent not in text, absent
     assert "class installed_decompositions" in carried({"torch._inductor.decomposition": {"aten.silu.default": 0}})

@@ -146,7 +146,7 @@ def test_a_training_step_short_form_judges_its_gradients_by_pytorchs_rule(tmp_pa
     planted = {"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'"}}
     text = render(planted, source=DYNAMO_RELU, ops=("torch.relu",), level="dynamo", phase="joint")
     assert len(text.splitlines()) <= 140, len(text.splitlines())
-    assert text.index("INPUTS = ") < text.index("GRAD = [True]\n") < text.index("BACKEND = ")
+    assert text.index("INPUTS = ") < text.index("GRAD = [True]  # the INPUTS that require grad") < text.index("BACKEND = ")
     assert "def short_train(" in text and "def step(" in text and "def gradients(" not in text
     p = run(text, tmp_path)
     assert (p.returncode, p.stdout) == (1, "repro: the bug is present: accuracy: gradient 0 fails "
@@ -202,8 +202,8 @@ def test_a_crash_short_form_is_judged_by_how_a_child_process_dies(tmp_path):
     own words: the signature rule stays out of the file); 0 where it ends; 125 where eager's side itself dies."""
     text = render(failure=CRASH, source=TRUNC, specs=TRUNC_SPECS, ops=("aten.div.Tensor_mode",))
     assert "def short_crash(" in text and "def _in_child(" in text and "def judge_crash(" not in text
-    # 130 lines: a crash with real values and a 3-op training step's crash, each with its bisection, take ~20 more
-    assert len(text.splitlines()) <= 130 and "def signed(" not in text and "def escape(" not in text, \
+    # 135 lines: a crash with real values and a 3-op training step's crash, each with its bisection, take ~15 more
+    assert len(text.splitlines()) <= 135 and "def signed(" not in text and "def escape(" not in text, \
         len(text.splitlines())
     # the failure's record of eager's error is not what eager is held to: the child says what it raised
     p = run(text.replace("'eager': 'RuntimeError: ZeroDivisionError'", "'eager': 'RuntimeError: another'"), tmp_path)
@@ -218,20 +218,23 @@ def test_a_crash_short_form_is_judged_by_how_a_child_process_dies(tmp_path):
 
 
 def test_a_training_steps_compile_error_and_crash_run_each_side_as_a_training_step(tmp_path):
-    """The error's and the crash's checks, handed run=training(GRAD): each side a training step (forward, the loss,
-    backward), as the full form runs one (it was 340 lines for a real 3-op training step's crash)."""
+    """The error's and the crash's checks, handed run=training(GRAD): each side a training step as PyTorch's own
+    minifier runs one (run_fwd_maybe_bwd, imported, not our step and loss: the full form took 340 lines for a real
+    3-op training step's crash, the short form with our step 173)."""
     planted = {"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'compile_error'"}}
     text = render(planted, failure=COMPILE_ERROR, phase="joint")
-    assert "\nRuns: a training step (forward, the loss" in text and "GRAD = [True]\n" in text
-    assert " ".join(text.split()).endswith("make_plain_inputs, SIGNATURE, run=training(GRAD)))") and "def step(" in text
-    assert len(text.splitlines()) <= 155, len(text.splitlines())
+    assert "\nRuns: a training step as PyTorch's minifier runs one (run_fwd_maybe_bwd: forward, loss, backward).\n" in text
+    assert "GRAD = [True]  # the INPUTS that require grad, as in the real run\n" in text
+    assert " ".join(text.split()).endswith("make_uniform_inputs, SIGNATURE, run=training(GRAD)))")
+    assert "    from torch._dynamo.debug_utils import run_fwd_maybe_bwd\n" in text and "def step(" not in text
+    assert len(text.splitlines()) <= 130, len(text.splitlines())
     p = run(text, tmp_path)
     assert (p.returncode, p.stdout) == (1, "repro: the bug is present: compile-error: CppCompileError: C++ compile "
                                            "error\n"), p.stderr[-2000:]
     p = run(render(failure=COMPILE_ERROR, phase="joint"), tmp_path)  # the planted error off: the step runs
     assert (p.returncode, p.stdout) == (0, "repro: compile-error gone (the compiled side returns): fixed\n"), p.stderr
     crash = render(failure=CRASH, source=TRUNC, specs=TRUNC_SPECS, ops=("aten.div.Tensor_mode",), phase="joint")
-    assert " ".join(crash.split()).endswith("FAILURE, run=training(GRAD)))") and len(crash.splitlines()) <= 160
+    assert " ".join(crash.split()).endswith("FAILURE, run=training(GRAD)))") and len(crash.splitlines()) <= 150
     p = run(crash, tmp_path)  # integer inputs: no gradient asked, the forward of the step crashes
     assert (p.returncode, p.stdout) == (1, "repro: the bug is present: the process died with SIGFPE where eager raises "
                                            "RuntimeError: ZeroDivisionError\n"), p.stderr[-2000:]

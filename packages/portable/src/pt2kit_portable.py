@@ -1159,10 +1159,17 @@ def _drawn(n, dtype, lo, hi, g):
     if dtype.is_complex or (dtype.is_floating_point and (lo is None or hi is None)):  # standard normal
         return torch.randn(n, generator=g, dtype=dtype if dtype.is_complex else torch.float64).to(dtype)
     if dtype.is_floating_point:
-        return (torch.rand(n, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+        return _uniform(n, dtype, lo, hi, g)
     lo = 0 if lo is None else int(lo)
     hi = lo + 1 if hi is None else max(int(hi), lo)
     return torch.randint(lo, hi + 1, (n,), generator=g, dtype=torch.int64).to(dtype)
+
+
+def _uniform(n, dtype, lo, hi, g):
+    """:func:`_drawn`'s floats of a known range: uniform in [lo, hi], drawn in float64, then rounded to ``dtype``."""
+    import torch
+
+    return (torch.rand(n, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
 
 
 # elements value_range reads at a time: its scratch (a mask and two selections) stays a few MB

@@ -53,7 +53,8 @@ from pt2kit_portable import as_input, is_leaf, make_tensor
 # the rules that make an input as it was (its layout, leaf or not), verbatim, as every repro.py has them: a
 # model file imports nothing of pt2kit
 AS_INPUT = "\n\n".join(inspect.getsource(f) for f in (make_tensor, pt2kit_portable.held, pt2kit_portable.storage_reach,
-                                                          pt2kit_portable._drawn, as_input))
+                                                          pt2kit_portable._drawn, pt2kit_portable._uniform,
+                                                          as_input))
 
 PRELUDE = '''
 _HERE = Path(__file__).resolve()

@@ -52,9 +52,9 @@ EAGER = "repro: eager's side ended: "
 
 
 def _tell(error):
-    """The child's line that eager's side ended (raising ``error``, its words, or "returned"), out before the compiled
-    side runs."""
-    print(f"{EAGER}{error or 'returned'}", flush=True)
+    """The child's line that eager's side ended (raising ``error``, its words; nothing after :data:`EAGER` where it
+    returned), out before the compiled side runs."""
+    print(EAGER + (error or ""), flush=True)
 
 
 def _in_child(failure):
@@ -66,8 +66,7 @@ def _in_child(failure):
     if same_death(failure["signature"], died):
         if eager is None:  # eager's side never ended: its death is no compiler's
             raise Untestable(f"the process died with {died} before eager's side of the graph ended")
-        print(f"repro: the bug is present: the process died with {died}"
-              + (f" where eager raises {eager}" if eager != "returned" else ""))
+        print(f"repro: the bug is present: the process died with {died}" + (f" where eager raises {eager}" if eager else ""))
         return 1
     if p.returncode == 0 or p.returncode < 0:  # ran to its end, or died of another signal: not this crash
         print(f"repro: crash gone (the process ended with {died}): fixed")

@@ -20,6 +20,7 @@ import torch
 from pt2kit.runtime.worker.written import unchanged
 from pt2kit_portable import (
     _drawn,
+    _uniform,
     as_input,
     autocast_off,
     backward_compiler,
@@ -85,6 +86,14 @@ def make_plain_inputs(specs, seed=0, device=None):
     storage it is given no values for (the storage its layout reaches, then the layout over it)."""
     g = torch.Generator().manual_seed(seed)
     return [s[1] if s[0] == "scalar" else _drawn(storage_reach(*s[1:3]), getattr(torch, s[3]), *s[5:7], g)
+            .to(device or s[4]).as_strided(*s[1:3]) for s in specs]
+
+
+def make_uniform_inputs(specs, seed=0, device=None):
+    """:func:`make_plain_inputs` where every tensor is floating and its range known (:func:`.plan.uniform`): the same
+    values, drawn by the same call of that branch of pt2kit_portable's ``_drawn``."""
+    g = torch.Generator().manual_seed(seed)
+    return [s[1] if s[0] == "scalar" else _uniform(storage_reach(*s[1:3]), getattr(torch, s[3]), *s[5:7], g)
             .to(device or s[4]).as_strided(*s[1:3]) for s in specs]
 
 

@@ -92,8 +92,17 @@ def valued(specs: list[tuple[Any, ...]]) -> bool:
         s[7], list))))) for s in specs)
 
 
+def uniform(specs: list[tuple[Any, ...]]) -> bool:
+    """Whether every input spec is :func:`plain` and each tensor's a floating one (its dtype's name) whose range is
+    known: what :func:`.harness.make_uniform_inputs` makes as make_inputs does."""
+    return plain(specs) and all(s[0] == "scalar" or (s[3].startswith(("float", "bfloat")) and None not in s[5:7])
+                                for s in specs)
+
+
 def inputs_maker(specs: list[tuple[Any, ...]] | None) -> Role:
     """How a repro makes its inputs from ``specs``: the plainest of the makers that makes them all."""
+    if specs is not None and uniform(specs):
+        return HARNESS, "make_uniform_inputs"
     if specs is not None and plain(specs):
         return HARNESS, "make_plain_inputs"
     return HARNESS, "make_valued_inputs" if specs is not None and valued(specs) else "make_inputs"

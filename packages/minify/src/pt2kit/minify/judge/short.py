@@ -29,6 +29,7 @@ import os
 import sys
 
 import torch
+from torch._dynamo.debug_utils import run_fwd_maybe_bwd
 from torch._dynamo.utils import same
 
 from pt2kit_portable import escape, exception_line, held_exception, to_float64, tol_for
@@ -76,9 +77,8 @@ def short_train(module_cls, specs, grad, backend, config, make, dynamic=False, s
 
 def trained(module, inputs, grad):
     """A training step (:func:`.harness.step`) of ``module`` on ``inputs``, the floating ones ``grad`` marks requiring
-    grad: its gradients."""
-    return step(module, [x.requires_grad_(g and x.is_floating_point()) if isinstance(x, torch.Tensor) else x
-                         for x, g in zip(inputs, grad, strict=True)])  # each a leaf of its own storage (the form's)
+    grad (:func:`marked`): its gradients."""
+    return step(module, marked(inputs, grad))
 
 
 def same_verdict(eager, test, fp64, what):
@@ -193,8 +193,18 @@ def raised(fn, inputs):
 
 
 def training(grad):
-    """How each side of a training step's compile error or crash runs, in place of :func:`raised`: a training step
-    (:func:`trained`), run by :func:`raised` (its step enables grad inside raised's no_grad)."""
-    def run(fn, inputs):
-        return raised(lambda *xs: trained(fn, xs, grad), inputs)
+    """How each side of a training step's compile error or crash runs, in place of :func:`raised`: the step PyTorch's
+    own minifier runs for one (``torch._dynamo.debug_utils.run_fwd_maybe_bwd``: the forward on clones of the inputs,
+    ``reduce_to_scalar_loss`` of its outputs, backward), under grad, the floating inputs ``grad`` marks requiring it.
+    Not the workers' step (:func:`.harness.step`, whose loss sums the floating outputs' means): what is judged is
+    the compiled side's error or death, not a gradient, so the file holds the step a maintainer knows from
+    PyTorch's own repros and no loss of ours; the form is written only where it fails in every fresh run."""
+    def run(fn, inputs):  # raised runs a side under no_grad: the step differentiates
+        return raised(lambda *xs: torch.enable_grad()(run_fwd_maybe_bwd)(fn, marked(xs, grad)), inputs)
     return run
+
+
+def marked(inputs, grad):
+    """``inputs``, the floating tensors ``grad`` marks requiring grad (each a leaf of its own storage: the form's)."""
+    return [x.requires_grad_(g and x.is_floating_point()) if isinstance(x, torch.Tensor) else x
+            for x, g in zip(inputs, grad, strict=True)]

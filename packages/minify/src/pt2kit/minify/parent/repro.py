@@ -209,8 +209,7 @@ here (no such device, torch or a backend file missing, eager unable to run the g
                 "offset, \"storage\": its storage's size}]) or (\"scalar\", value); (\"jagged\", <a tensor's spec of "
                 "its values>, offsets, ragged_dim[, real values])"),
             "INPUTS = " + _inputs_literal(c),
-            *(["# which INPUTS the training step differentiates: those that required grad in the real run",
-               "GRAD = " + pprint.pformat(c.grad, width=110, compact=True)] if phase == "joint" else []),
+            *(_grad_lines(c.grad) if phase == "joint" else []),
             "# the torch.compile backend the failure was seen with" + (": (file, name), loaded by main" if file else ""),
             f"BACKEND = {file or backend!r}",
             _config_line(config),
@@ -225,7 +224,9 @@ here (no such device, torch or a backend file missing, eager unable to run the g
 
 
 # what an input spec holds, by the maker a repro embeds where its specs need no more (:func:`..judge.plan.inputs_maker`)
-_SPEC_WORDS = {"make_plain_inputs": "(\"tensor\", shape, stride, dtype, device, low, high) or (\"scalar\", value)",
+_SPEC_WORDS = {"make_uniform_inputs": "(\"tensor\", shape, stride, dtype, device, low, high): uniform in [low, high], or "
+                                      "(\"scalar\", value)",
+               "make_plain_inputs": "(\"tensor\", shape, stride, dtype, device, low, high) or (\"scalar\", value)",
                "make_valued_inputs": "(\"tensor\", shape, stride, dtype, device, low, high[, real values]) or "
                                      "(\"scalar\", value)"}
 
@@ -316,9 +317,20 @@ _SHORT_ACCURACY = ("Failure: an output fails PyTorch's own accuracy rule, torch.
 
 
 _SHORT_STEP = "Runs: a training step (forward, the loss: each floating output's mean, summed; backward)."
+# a training step's compile error or crash: each side run as PyTorch's own minifier runs one (judge.short.training)
+_MINIFIER_STEP = "Runs: a training step as PyTorch's minifier runs one (run_fwd_maybe_bwd: forward, loss, backward)."
 _SHORT_TRAIN = ("Failure: a gradient of an input GRAD marks fails PyTorch's own accuracy rule, torch._dynamo.utils.same "
                 "against a\nfloat64 run at its benchmark harness's tolerance for the dtype, under torch's precision "
                 "defaults.")
+
+
+def _grad_lines(grad: list[bool]) -> list[str]:
+    """GRAD and what it is: the comment after it where both fit one line."""
+    said, value = "the INPUTS that require grad, as in the real run", "GRAD = " + pprint.pformat(grad, width=110,
+                                                                                               compact=True)
+    if "\n" not in value and len(value) + len(said) + 4 <= 120:
+        return [f"{value}  # {said}"]
+    return [f"# {said}", value]
 
 
 def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, str], backend: str,
@@ -342,7 +354,7 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}."
     words = {"short_accuracy": _SHORT_ACCURACY + " " + ran,
              "short_train": _SHORT_STEP + "\n" + _SHORT_TRAIN + " " + ran}.get(
-        check[1], (_SHORT_STEP + "\n" if stepped else "") + f"Failure: {_doc(_failure_words(failure))}. {ran}")
+        check[1], (_MINIFIER_STEP + "\n" if stepped else "") + f"Failure: {_doc(_failure_words(failure))}. {ran}")
     needs_line = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
                                break_long_words=False, break_on_hyphens=False)
     head = f'''#!/usr/bin/env python3
@@ -378,8 +390,7 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
     body = [c.source,
             f"# the inputs, made by {maker[1]} below: {_SPEC_WORDS[maker[1]]}",
             "INPUTS = " + _inputs_literal(c),
-            *(["# which INPUTS the training step differentiates: those that required grad in the real run",
-               "GRAD = " + pprint.pformat(c.grad, width=110, compact=True)] if train else []),
+            *(_grad_lines(c.grad) if train else []),
             f"BACKEND = {backend!r}",
             *data,
             "", "",
