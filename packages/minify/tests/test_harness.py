@@ -2,6 +2,7 @@
 
 import torch
 
+from pt2kit.minify.judge import plan
 from pt2kit.minify.judge.harness import (
     dense,
     eager_outputs,
@@ -9,6 +10,7 @@ from pt2kit.minify.judge.harness import (
     fresh_plain,
     make_inputs,
     make_plain_inputs,
+    make_uniform_inputs,
     make_valued_inputs,
     run_eager,
 )
@@ -90,6 +92,14 @@ def test_a_jagged_spec_is_rebuilt_at_its_offsets_run_on_a_copy_and_judged_by_its
              0, 5)]
     assert all(torch.equal(a, b) and a.stride() == b.stride() for a, b in zip(make_inputs(specs), make_plain_inputs(
         specs), strict=True) if isinstance(a, torch.Tensor))  # a repro of plain specs draws make_inputs's values
+    # every tensor floating with its range: the plainest maker, the same values (the draw's one branch they need)
+    floats = [specs[0], specs[1], ("tensor", [3, 2], [0, 1], "bfloat16", "cpu", -3.0, 0.5)]
+    assert plan.inputs_maker(floats) == (plan.HARNESS, "make_uniform_inputs")
+    assert all(torch.equal(a, b) and a.stride() == b.stride() for a, b in zip(make_inputs(floats), make_uniform_inputs(
+        floats), strict=True) if isinstance(a, torch.Tensor))
+    for other in (specs[2], ("tensor", [2], [1], "float32", "cpu", None, None), ("tensor", [2], [1], "complex64",
+                                                                                  "cpu", -1.0, 1.0)):
+        assert plan.inputs_maker([*floats, other]) == (plan.HARNESS, "make_plain_inputs"), other
     specs[1:1] = [("tensor", [2, 2], [1, 2], "float64", "cpu", -1.0, 1.0, [0.5, "nan", "-inf", -0.0])]
     made = [(str(a.flatten().tolist()), a.stride()) for a in make_valued_inputs(specs) if isinstance(a, torch.Tensor)]
     assert made == [(str(a.flatten().tolist()), a.stride()) for a in make_inputs(specs) if isinstance(a, torch.Tensor)]

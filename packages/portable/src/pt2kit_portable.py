@@ -91,7 +91,7 @@ import math
 import operator
 import signal
 
-VERSION = "19.1.0"  # the distribution's (hatch reads it); minify names it in every repro.py
+VERSION = "19.2.0"  # the distribution's (hatch reads it); minify names it in every repro.py
 
 # -- the store's layout --------------------------------------------------------------------------
 

@@ -92,11 +92,14 @@ def valued(specs: list[tuple[Any, ...]]) -> bool:
         s[7], list))))) for s in specs)
 
 
+# the floating dtypes, by name, whose every seeded input pt2kit_portable's _drawn draws by _uniform where a range is known
+_UNIFORM = frozenset({"float16", "bfloat16", "float32", "float64"})
+
+
 def uniform(specs: list[tuple[Any, ...]]) -> bool:
-    """Whether every input spec is :func:`plain` and each tensor's a floating one (its dtype's name) whose range is
-    known: what :func:`.harness.make_uniform_inputs` makes as make_inputs does."""
-    return plain(specs) and all(s[0] == "scalar" or (s[3].startswith(("float", "bfloat")) and None not in s[5:7])
-                                for s in specs)
+    """Whether every input spec is :func:`plain` and each tensor's of a common floating dtype (:data:`_UNIFORM`) whose
+    range is known: what :func:`.harness.make_uniform_inputs` makes as make_inputs does."""
+    return plain(specs) and all(s[0] == "scalar" or (s[3] in _UNIFORM and None not in s[5:7]) for s in specs)
 
 
 def inputs_maker(specs: list[tuple[Any, ...]] | None) -> Role:

@@ -186,8 +186,8 @@ def raised(fn, inputs):
         with torch.no_grad():
             torch.manual_seed(0)
             fn(*inputs)
-            if torch.cuda.is_initialized():  # a kernel's device-side error is its own run's (harness.sync's rule)
-                torch.cuda.synchronize()
+            if torch.cuda.is_initialized():  # a kernel's device-side error is its own run's (harness.sync's rule,
+                torch.cuda.synchronize()  # here in 2 lines: a def of it is 3 more in every short form)
     except Exception as e:
         return e
 

@@ -224,11 +224,9 @@ here (no such device, torch or a backend file missing, eager unable to run the g
 
 
 # what an input spec holds, by the maker a repro embeds where its specs need no more (:func:`..judge.plan.inputs_maker`)
-_SPEC_WORDS = {"make_uniform_inputs": "(\"tensor\", shape, stride, dtype, device, low, high): uniform in [low, high], or "
-                                      "(\"scalar\", value)",
-               "make_plain_inputs": "(\"tensor\", shape, stride, dtype, device, low, high) or (\"scalar\", value)",
-               "make_valued_inputs": "(\"tensor\", shape, stride, dtype, device, low, high[, real values]) or "
-                                     "(\"scalar\", value)"}
+_SPEC_WORDS = {m: f"(\"tensor\", shape, stride, dtype, device, low, high{more}) or (\"scalar\", value){after}"
+               for m, more, after in (("make_uniform_inputs", "", "; floats uniform in [low, high]"),
+                                      ("make_plain_inputs", "", ""), ("make_valued_inputs", "[, real values]", ""))}
 
 
 # struct's formats of the dtypes whose values a repro writes in their own shortest digits
@@ -328,9 +326,7 @@ def _grad_lines(grad: list[bool]) -> list[str]:
     """GRAD and what it is: the comment after it where both fit one line."""
     said, value = "the INPUTS that require grad, as in the real run", "GRAD = " + pprint.pformat(grad, width=110,
                                                                                                compact=True)
-    if "\n" not in value and len(value) + len(said) + 4 <= 120:
-        return [f"{value}  # {said}"]
-    return [f"# {said}", value]
+    return [f"{value}  # {said}"] if "\n" not in value and len(value) + len(said) < 117 else [f"# {said}", value]
 
 
 def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, str], backend: str,
