@@ -8,6 +8,7 @@ found each model file "does not run here" (float32 outputs where the graph gave 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,12 +69,16 @@ def test_the_planted_bug_is_minified_to_a_repro_that_carries_the_autocast_and_fa
     (rep,) = [r for r in _records(cwd / "minify.ndjson") if r["kind"] == "repro"]
     assert (rep["model"], rep["ops"], rep["reproduced"]) == ("train_amp.py[0/1]", ["aten.relu.default"], 3), rep
     text = (cwd / "repro.py").read_text()
-    # entered around each side's call of the graph, as the script's `with` was: said, and in FAILURE
-    assert ("Under: torch.autocast(cpu, float16) around each side's call of the graph (FAILURE['autocast']), as the "
-            "script called it." in text)
-    assert "'autocast': [{'device_type': 'cpu', 'dtype': 'float16', 'cache_enabled': True}]}" in text
+    # the short form (issue 58), its check entered inside the script's `with`: said, and the main's own `with`
+    assert len(text.splitlines()) <= 150 and "def short_accuracy(" in text, len(text.splitlines())
+    assert "Under: torch.autocast(cpu, float16) around the whole check (main's with), as the script called it." in text
+    assert "\n    with torch.autocast('cpu', dtype=torch.float16):  # as the script called the graph\n" in text
     alone = run_alone(Path(cwd) / "repro.py", timeout=600)
     assert alone.returncode == 1 and alone.stdout.startswith("repro: the bug is present: accuracy"), alone.stderr
+    fixed = Path(cwd) / "fixed.py"  # the planted bug off: it passes
+    fixed.write_text(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, flags=re.M))
+    alone = run_alone(fixed, timeout=600)
+    assert alone.returncode == 0 and "fixed" in alone.stdout, alone.stdout + alone.stderr
 
 
 def test_a_float64_reference_under_autocast_is_one_line_not_a_verdict(run):

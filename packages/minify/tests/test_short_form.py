@@ -4,13 +4,15 @@ and the full form written in its place where it does not fail in every fresh run
 
 from __future__ import annotations
 
+import re
 import types
 
+import pytest
 from mntest import cannot_test, run_repro
 
 from pt2kit.minify import ir
 from pt2kit.minify.judge import plan
-from pt2kit.minify.parent import onemodel, repro
+from pt2kit.minify.parent import literals, onemodel, repro
 from pt2kit.runtime.common.precision import HARNESS
 
 ACCURACY = {"kind": "accuracy", "signature": "accuracy", "precision": dict(HARNESS)}
@@ -45,6 +47,15 @@ RELU = '''class Repro(torch.nn.Module):
 
 
 DYNAMO_RELU = RELU.replace("torch.ops.aten.relu.default", "torch.relu")
+# the torch.autocast a script called a graph under (a record's `autocast`), and a graph whose mm autocast runs in it
+AMP = [{"device_type": "cpu", "dtype": "bfloat16", "cache_enabled": True}]
+MM_RELU = '''class Repro(torch.nn.Module):
+    def forward(self, x, w):
+        # model.py:12  y = torch.relu(x @ w)
+        mm = torch.ops.aten.mm.default(x, w)
+        relu = torch.ops.aten.relu.default(mm)
+        return (relu, )
+'''
 
 
 def allows(failure=ACCURACY, backend="inductor", config=None, specs=SPECS, graph=RELU, ops=("aten.relu.default",),
@@ -68,13 +79,16 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
     assert allows(level="dynamo", graph=DYNAMO_RELU, phase="joint") == (plan.SHORT, "short_train")
     assert allows(failure={**ACCURACY, "rule": "close"})  # PyTorch's rule stands in for assert_close where it fails
     assert allows(specs=[(*SPECS[0], [0.5] * 32)])  # real values, written as literals
+    assert allows(backend="/home/u/b.py:mine") == (plan.SHORT, "short_accuracy")  # a user's backend file
     not_short = {
         "a compile error judged by --check-str": dict(failure={**COMPILE_ERROR, "check_str": "C++"}),
         "a missing error of a training step": dict(failure=MISSING_ERROR, phase="joint"),
         "a float64 reference": dict(failure={**ACCURACY, "ref": "eager64"}),
         "the model's own precision": dict(failure={**ACCURACY, "precision": {**HARNESS, "matmul": "tf32"}}),
-        "autocast": dict(failure={**ACCURACY, "autocast": [{"device_type": "cpu", "dtype": "bfloat16"}]}),
-        "a backend file": dict(backend="/home/u/b.py:mine"),
+        "a training step under autocast": dict(failure={**ACCURACY, "autocast": AMP}, phase="joint"),
+        "a backward graph under autocast": dict(failure={**ACCURACY, "autocast": AMP, "phase": "backward"},
+                                                phase="backward"),
+        "a backend of a module's attribute": dict(backend="mypkg.backends:mine"),
         "AOT Inductor": dict(backend="aoti"),
         "code in the config": dict(config={"torch._inductor.config": {"post_grad_custom_post_pass":
                                                                       ("pt2kit:code", "/p.py", "f")}}),
@@ -138,6 +152,64 @@ def test_the_short_form_fails_while_the_bug_is_there_and_passes_once_it_is_gone(
     cannot_test(run(render(), tmp_path, REPRO_DEVICE="nosuchdevice"), "RuntimeError: ")  # git bisect's skip
     # a backend this torch does not register: torch.compile's own InvalidBackend, one line, exit 125
     cannot_test(run(render().replace("BACKEND = 'inductor'", "BACKEND = 'nosuch'"), tmp_path), "InvalidBackend")
+
+
+def test_a_graph_the_script_called_under_autocast_is_judged_inside_it(tmp_path):
+    """A failure under the script's torch.autocast, at inference: the short form's main enters that autocast around
+    the check, so the mm runs in bfloat16 as in the script (bfloat16's tolerance says so); a training step's
+    backward ran outside it, which the short form's step would not do: the full form."""
+    assert [allows(failure={**f, "autocast": AMP})[1] for f in (ACCURACY, COMPILE_ERROR, CRASH)] == [
+        "short_accuracy", "short_error", "short_crash"]
+    mm = dict(failure={**ACCURACY, "autocast": AMP}, source=MM_RELU, ops=("aten.mm.default", "aten.relu.default"),
+              specs=[SPECS[0], ("tensor", [8, 4], [4, 1], "float32", "cpu", -2.0, 2.0)])
+    text = render({"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'"}}, **mm)
+    assert len(text.splitlines()) <= 110, len(text.splitlines())
+    assert "\nUnder: torch.autocast(cpu, bfloat16) around the whole check (main's with), as the script called it.\n" \
+        in text
+    assert text.endswith('\nif __name__ == "__main__":\n    with torch.autocast(\'cpu\', dtype=torch.bfloat16):  # as '
+                         "the script called the graph\n        raise SystemExit(short_accuracy(Repro, INPUTS, BACKEND, "
+                         "CONFIG, make_uniform_inputs))\n")
+    p = run(text, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: accuracy: output 0 fails torch._dynamo.utils."
+                                           "same against float64 (tol 0.01)\n"), p.stderr[-2000:]
+    p = run(render(**mm), tmp_path)
+    assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every output passes torch._dynamo.utils.same): "
+                                           "fixed\n"), p.stderr[-2000:]
+    # an entry's names become code only as bare words
+    with pytest.raises(ValueError, match="not an autocast entry"):
+        plan.autocast_entered([{"device_type": "cpu', dtype=print('x'))#", "dtype": "bfloat16"}])
+
+
+# a user's backend in a file of their own: Inductor, its outputs one off (a wrong result the backend gives)
+OFF_BY_ONE = '''import torch
+
+def off_by_one(gm, example_inputs):
+    compiled = torch._inductor.compile_fx.compile_fx(gm, example_inputs)
+    return lambda *args: [out + 1 for out in compiled(*args)]
+'''
+
+
+def test_a_users_backend_file_is_loaded_by_path_before_the_check(tmp_path):
+    """A backend of the user's own file (--backend FILE.py:NAME): the short form loads it by its path in main, as the
+    script imported it, and judges what it gives; exit 125 with one line where the file is gone, and BACKEND edited
+    to a name torch registers judges without it."""
+    mine = tmp_path / "mine.py"
+    mine.write_text(OFF_BY_ONE)
+    text = render(backend=f"{mine}:off_by_one")
+    assert len(text.splitlines()) <= 125, len(text.splitlines())
+    assert f"(file, name), loaded by file_backend\nBACKEND = ({str(mine)!r}, 'off_by_one')\n" in text
+    assert "def load_file_attr(" not in text and "kept_compiler_state" not in text
+    assert f"the backend file {mine} (its off_by_one), loaded by that path" in text.replace("\n", " ")
+    assert text.endswith("raise SystemExit(short_accuracy(Repro, INPUTS, file_backend(BACKEND), CONFIG, "
+                         "make_uniform_inputs))\n")
+    p = run(text, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: accuracy: output 0 fails torch._dynamo.utils."
+                                           "same against float64 (tol 0.0001)\n"), p.stderr[-2000:]
+    p = run(re.sub(r"^BACKEND = .*$", "BACKEND = 'inductor'", text, flags=re.M), tmp_path)
+    assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every output passes torch._dynamo.utils.same): "
+                                           "fixed\n"), p.stderr[-2000:]
+    mine.unlink()
+    cannot_test(run(text, tmp_path), f"the backend file {mine}: FileNotFoundError: ")
 
 
 def test_a_training_step_short_form_judges_its_gradients_by_pytorchs_rule(tmp_path):
@@ -266,7 +338,7 @@ def test_real_values_are_written_in_their_shortest_digits_and_make_the_same_tens
         values = [v if math.isfinite(v) else str(v) for v in real.double().tolist()]  # "nan", "inf": the specs' text
         c = ir.Candidate(source="", inputs=[ir.Spec("tensor", [64], [1], dtype, "cpu", -1.0, 1.0, values=values)],
                          nodes=0, ops=[], key="k")
-        written = repro._inputs_literal(c)
+        written = literals.inputs_literal(c)
         (made,) = make_valued_inputs(eval(written))  # the literal, read back as the repro reads it
         assert str(made.tolist()) == str(real.tolist())  # every value, its sign of zero, NaN and Inf
         assert len(written) < 0.8 * len(repr([s.as_tuple() for s in c.inputs]))  # fewer digits, fewer lines

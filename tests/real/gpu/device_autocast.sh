@@ -10,7 +10,8 @@
 # - capture of a CUDA AMP loop (bf16 autocast; fp16 nested in bf16 with a GradScaler, Triton's planted relu bug
 #   in that model's options): exit 0, both graphs' records carry their autocast; `| kdiff`: exit 1, the bf16 graph
 #   "5 of 5 leaves pass", the planted one's first divergence aten.relu.default; `| minify --no-bisect`: exit 1,
-#   a relu repro whose FAILURE carries the fp16 autocast, exiting 1 alone and 0 with CONFIG = {}.
+#   a relu repro in the short form (at most 150 lines) whose main enters the fp16 autocast, exiting 1 alone and 0
+#   with CONFIG = {}.
 # - minify --device cuda of packages/minify/tests/models/file_pass.py and file_decomp.py: exit 1, repros that
 #   exit 1 alone; bisection: inductor post_grad_passes, and aot_eager_decomp_partition decomposition.
 set -u
@@ -35,7 +36,9 @@ timeout 540 bash -c "$PY -m pt2kit.capture -- $PY train_amp.py 2>capture.stderr 
 expect "capture | kdiff | minify exits" "0 1 0 1" "$(cat codes.txt)"
 expect "bf16 graph judged" 1 "$(grep -c 'train_amp.py\[0/0\]: 5 of 5 leaves pass (inductor vs eager; .*every side under torch.autocast(cuda, bfloat16)' kdiff.stderr)"
 expect "planted graph's divergence" 1 "$(grep -c 'train_amp.py\[0/1\]: first divergence: aten.relu.default' kdiff.stderr)"
-expect "repro carries the autocast" 1 "$(grep -c "'autocast': \[{'device_type': 'cuda', 'dtype': 'float16', 'cache_enabled': True}\]" repro.py)"
+# the short form (issue 58): its main enters the script's autocast around the check
+expect "repro enters the autocast" 1 "$(grep -c "^    with torch.autocast('cuda', dtype=torch.float16):" repro.py)"
+expect "repro of at most 150 lines" yes "$([ "$(wc -l <repro.py)" -le 150 ] && echo yes || echo no)"
 $PY -I repro.py >repro.out 2>&1; expect "repro alone" 1 $?
 sed -i 's/^CONFIG = .*/CONFIG = {}/' repro.py; $PY -I repro.py >>repro.out 2>&1; expect "repro without the bug" 0 $?
 cd - >/dev/null

@@ -154,8 +154,10 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     """The short form's check (:mod:`.short`) where a repro may be written so, else None. Each form needs a graph
     run at inference (``phase`` forward; a backward graph too, which a backend torch registers compiles so: see
     :func:`compiled_side`) or as a training step (joint) on inputs of their own storage
-    (:func:`valued`), through a backend torch registers, with no autocast, no code and no decomposition in its config,
-    under the accuracy harness's precision or none named (the model's own is the user's: the full form keeps it).
+    (:func:`valued`), through a backend torch registers or a user's backend file (:func:`file_backend`), with no code and no decomposition in its config, under the
+    accuracy harness's precision or none named (the model's own is the user's: the full form keeps it), and under
+    no torch.autocast but at inference (the repro's check runs inside the script's autocast, :func:`autocast_entered`;
+    a training step's backward ran outside it, which the short form's step does not do).
     Then ``short_accuracy`` (``short_train`` for a training step's gradients): an accuracy failure judged against
     eager (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in for either, and the form is written
     only where it fails), with no random op and a float64 reference the inputs' cast makes (:func:`_accuracy_short`);
@@ -163,9 +165,10 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     a --check-str); ``short_missing_error``: a missing error; ``short_crash``: a crash, judged by how a child
     process dies (the error's and the crash's also for a training step, each side run as one:
     :func:`.short.training`). The caller writes it only where it fails in every fresh run."""
-    if not (failure.get("precision") in (None, HARNESS_PRECISION) and not failure.get("autocast")
-            and phase in ("forward", "backward", "joint") and valued(specs)
-            and isinstance(backend, str) and backend != "aoti" and ":" not in backend and DECOMPOSITIONS not in config
+    if not (failure.get("precision") in (None, HARNESS_PRECISION) and phase in ("forward", "backward", "joint")
+            and (not failure.get("autocast") or phase == "forward") and valued(specs)
+            and isinstance(backend, str) and backend != "aoti" and (":" not in backend or file_backend(backend))
+            and DECOMPOSITIONS not in config
             and not any(is_code(v) for s in config.values() for v in s.values())):
         return None
     if failure["kind"] == "compile-error" and not failure.get("check_str"):  # at inference, or a training step's
@@ -185,6 +188,13 @@ _DYNAMO_NARROW = re.compile(r"dtype|\.(float|half|bfloat16|double|to|type|type_a
                             r"rand\w*|arange|linspace|logspace|tensor|eye|scalar_tensor)\b|higher_order")
 
 
+def file_backend(backend: str) -> bool:
+    """Whether ``backend`` names a user's backend in a Python file (``FILE.py:NAME``), which a short form loads by
+    path (:func:`.short.file_backend`); not a ``module:attr`` one."""
+    path, _, name = backend.rpartition(":")
+    return path.endswith(".py") and name.isidentifier()
+
+
 def _accuracy_short(failure: dict[str, Any], graph: str, ops: list[str], level: str) -> bool:
     """An accuracy failure against eager, of a graph with no random op whose float64 run is its run on float64 inputs
     (:func:`float64_run`'s cast; a Dynamo graph that names no dtype, makes no tensor and calls no higher-order op)."""
@@ -192,3 +202,21 @@ def _accuracy_short(failure: dict[str, Any], graph: str, ops: list[str], level: 
         level == "dynamo" and not _DYNAMO_NARROW.search(graph) and not _NARROW_DTYPE.search(graph))
     return (failure["kind"] == "accuracy" and failure.get("ref", "eager") == "eager" and castable
             and not any(_RANDOM.search(op) for op in ops))
+
+
+# an autocast entry's values as a repro writes them into code: a device type's and a floating dtype's bare names
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def autocast_entered(state: list[dict[str, Any]] | None) -> str:
+    """The ``with`` items that enter the torch.autocast the script called the graph under (a record's ``autocast``:
+    :func:`pt2kit_portable.autocast_now`'s entries), as a short form's main enters them around its check:
+    ``torch.autocast('cpu', dtype=torch.bfloat16)``; "" for none. Each name is checked to be a bare word, so no
+    record's text becomes code (ValueError else)."""
+    out = []
+    for s in state or ():
+        if not (_NAME.fullmatch(str(s["device_type"])) and _NAME.fullmatch(str(s["dtype"]))):
+            raise ValueError(f"{s!r}: not an autocast entry")
+        cache = "" if s.get("cache_enabled", True) else ", cache_enabled=False"
+        out.append(f"torch.autocast({s['device_type']!r}, dtype=torch.{s['dtype']}{cache})")
+    return ", ".join(out)

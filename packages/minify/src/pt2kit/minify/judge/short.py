@@ -12,6 +12,7 @@ the full judge where :func:`.plan.short_form` allows it, and minify writes only 
   the workers sign it, by the rule for an error no compiler raised (:func:`.verdicts.error_signature`).
 - :func:`short_crash`: a crash, judged as the full form judges one: by how a child process running the file dies
   (:func:`.answer._in_child`), eager's side ended first; what eager raises is named, not signed.
+- A user's backend file (``FILE.py:NAME``): :func:`file_backend` loads it in the repro's main, before the check.
 - A training step's compile error or crash: :func:`short_error` or :func:`short_crash`, each side a training step
   (:func:`training`, handed as ``run``).
 
@@ -25,6 +26,7 @@ looseness); a missing error's form judges as the workers do. Each runs in a fres
 minify's verifying one), so none resets Dynamo first.
 """
 
+import importlib.util
 import os
 import sys
 
@@ -178,6 +180,29 @@ def short_crash(module_cls, specs, backend, config, make, failure, dynamic=False
         print(f"repro: cannot test here: {e if isinstance(e, Untestable) else exception_line(e)}", file=sys.stderr)
         return UNTESTABLE
     return 0  # the child ran to its end: no crash
+
+
+def file_backend(backend):
+    """The user's backend of BACKEND's (file, name): NAME of the Python file, run as a module, once, before the check;
+    exit 125 with one line where it cannot (git bisect run's "skip"). A name (BACKEND edited to one, to see the bug
+    gone without the user's backend) as it is. What the file's top level sets in the compiler's configs is put back,
+    as the full form's loader and minify's workers put it back (:func:`.loading.load_file_attr`): CONFIG says which
+    settings the repro runs under (the search kept those the failure needs). Unlike that loader, a decomposition
+    the file puts into Inductor's table stays (the form is written only where it fails in every fresh run)."""
+    if isinstance(backend, str):
+        return backend
+    try:
+        spec = importlib.util.spec_from_file_location("backend_file", backend[0])
+        module = importlib.util.module_from_spec(spec)
+        configs = [(c, c.get_config_copy()) for c in (torch._inductor.config, torch._dynamo.config, torch._functorch.config)]
+        spec.loader.exec_module(module)
+        for c, before in configs:  # only what changed (a deprecated setting's own setter warns)
+            now = c.get_config_copy()
+            c.load_config({k: v for k, v in before.items() if now.get(k) != v})
+        return getattr(module, backend[1])
+    except Exception as e:  # no such file here, it does not load or lacks NAME
+        print(escape(f"repro: cannot test here: the backend file {backend[0]}: {exception_line(e)}"), file=sys.stderr)
+        raise SystemExit(125) from None
 
 
 def raised(fn, inputs):

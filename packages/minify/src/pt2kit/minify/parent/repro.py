@@ -12,10 +12,8 @@ The check starts at the line :data:`CHECK` begins (a bug report may show what is
 
 from __future__ import annotations
 
-import math
 import pprint
 import re
-import struct
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ from pt2kit.runtime.common.config import literal
 from .. import ir
 from ..judge import plan
 from ..records import config_strings, typed_config
-from . import embed
+from . import embed, literals
 
 CHECK = "# ---- the check"  # the line the embedded check starts with: what is above it is the graph and its data
 
@@ -124,12 +122,12 @@ def _phase_line(phase: str) -> str:
     return ""
 
 
-def _autocast_line(failure: dict[str, Any]) -> str:
-    """Where the script called the graph under torch.autocast: that every side runs under it too."""
+def _autocast_line(failure: dict[str, Any], short: bool = False) -> str:
+    """Where the script called the graph under torch.autocast: every side runs under it (the short form's main)."""
     if not failure.get("autocast"):
         return ""
-    return (f"\nUnder: {_doc(pt2kit_portable.autocast_words(failure['autocast']))} around each side's call of the "
-            "graph (FAILURE['autocast']), as the script called it.")
+    where = "the whole check (main's with)" if short else "each side's call of the graph (FAILURE['autocast'])"
+    return f"\nUnder: {_doc(pt2kit_portable.autocast_words(failure['autocast']))} around {where}, as the script called it."
 
 
 def _dropped_line(dropped: str) -> str:
@@ -208,12 +206,12 @@ here (no such device, torch or a backend file missing, eager unable to run the g
                 "(\"tensor\", shape, stride, dtype, device, low, high[, real values][, {\"offset\": its storage "
                 "offset, \"storage\": its storage's size}]) or (\"scalar\", value); (\"jagged\", <a tensor's spec of "
                 "its values>, offsets, ragged_dim[, real values])"),
-            "INPUTS = " + _inputs_literal(c),
+            "INPUTS = " + literals.inputs_literal(c),
             *(_grad_lines(c.grad) if phase == "joint" else []),
             "# the torch.compile backend the failure was seen with" + (": (file, name), loaded by main" if file else ""),
             f"BACKEND = {file or backend!r}",
             _config_line(config),
-            "FAILURE = " + _wrapped(failure),
+            "FAILURE = " + literals.wrapped(failure),
             "", "",
             checked,
             "",
@@ -227,35 +225,6 @@ here (no such device, torch or a backend file missing, eager unable to run the g
 _SPEC_WORDS = {m: f"(\"tensor\", shape, stride, dtype, device, low, high{more}) or (\"scalar\", value){after}"
                for m, more, after in (("make_uniform_inputs", "", "; floats uniform in [low, high]"),
                                       ("make_plain_inputs", "", ""), ("make_valued_inputs", "[, real values]", ""))}
-
-
-# struct's formats of the dtypes whose values a repro writes in their own shortest digits
-_NARROW = {"float32": "f", "float16": "e"}
-
-
-def _shortest(value: float, fmt: str) -> float:
-    """The float of fewest significant digits that rounds to ``value`` (a float32's or float16's, held in a Python
-    float) as the repro rounds it, a float64 cast to the dtype: -0.9989788, not -0.9989787936210632."""
-    want = struct.pack(fmt, value)
-    for digits in range(1, 18):
-        short = float(f"{value:.{digits}g}")
-        if struct.pack(fmt, short) == want:
-            return short
-    return value
-
-
-def _inputs_literal(c: ir.Candidate) -> str:
-    """INPUTS as a literal: each spec's tuple, a float32 or float16 input's real values in their shortest digits
-    (:func:`_shortest`: the same tensor, in fewer lines)."""
-    specs = []
-    for s in c.inputs:
-        t = s.as_tuple()
-        if s.values is not None and s.dtype in _NARROW:
-            at = 9 if s.kind == "jagged" else 7  # where as_tuple puts the values: after the offsets and ragged dim
-            short = [_shortest(v, _NARROW[s.dtype]) if isinstance(v, float) and math.isfinite(v) else v for v in s.values]
-            t = (*t[:at], short, *t[at + 1:])
-        specs.append(t)
-    return pprint.pformat(specs, width=110, compact=True)
 
 
 def _call_lines(line: str, width: int = 110) -> list[str]:
@@ -279,35 +248,6 @@ def _call(args: list[str], width: int = 110) -> str:
         else:
             lines[-1] += " " + a
     return "\n".join(lines)
-
-
-def _tokens(value: Any) -> list[str]:
-    """A literal as pieces that may each end a line: a dict's or list's items, nested ones' too."""
-    if isinstance(value, dict | list) and value:
-        items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
-        out: list[str] = []
-        for i, (k, v) in enumerate(items):
-            sub = _tokens(v)
-            sub[0] = (f"{k!r}: " if k is not None else "") + sub[0]
-            out += sub
-            out[-1] += ", " if i < len(items) - 1 else ""
-        brackets = "{}" if isinstance(value, dict) else "[]"
-        return [brackets[0] + out[0], *out[1:-1], out[-1] + brackets[1]] if len(out) > 1 else \
-            [brackets[0] + out[0] + brackets[1]]
-    return [repr(value)]
-
-
-def _wrapped(value: Any, width: int = 110, indent: int = 4) -> str:
-    """``value``'s literal filled to ``width``, broken only after an item's comma (inside brackets, so it
-    is one expression): a failure's precision settings take 2 lines, not pprint's one a key."""
-    lines = [""]
-    for t in _tokens(value):
-        if lines[-1].strip() and len(lines[-1]) + len(t.rstrip()) > width:
-            lines[-1] = lines[-1].rstrip()
-            lines.append(" " * indent)
-        lines[-1] += t
-    return "\n".join(lines)
-
 
 
 _SHORT_ACCURACY = ("Failure: an output fails PyTorch's own accuracy rule, torch._dynamo.utils.same against a float64 "
@@ -341,13 +281,14 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     maker = plan.inputs_maker(specs)
     train = phase == "joint"  # a training step: its GRAD, and each side of an error or crash run as one
     stepped = train and check[1] != "short_train"
-    part = embed.closure([check, maker, *([(plan.SHORT, "training")] if stepped else [])], docstrings=False,
-                         hoist=("torch",))
+    file = _backend_file(backend)  # a user's backend file: (path, name), loaded in main (short.file_backend)
+    part = embed.closure([check, maker, *([(plan.SHORT, "training")] if stepped else []),
+                          *([(plan.SHORT, "file_backend")] if file else [])], docstrings=False, hoist=("torch",))
     std, torch_ = _imports(part.imports, c.source, part.source())
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
-    together = _together_line(needs)
     # a backward graph alone says how it runs; a training step's words are _SHORT_STEP's
     ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}."
+    amp, ran = plan.autocast_entered(failure.get("autocast")), ran + _autocast_line(failure, short=True)  # at inference
     words = {"short_accuracy": _SHORT_ACCURACY + " " + ran,
              "short_train": _SHORT_STEP + "\n" + _SHORT_TRAIN + " " + ran}.get(
         check[1], (_MINIFIER_STEP + "\n" if stepped else "") + f"Failure: {_doc(_failure_words(failure))}. {ran}")
@@ -356,7 +297,7 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     head = f'''#!/usr/bin/env python3
 """A standalone repro made by pt2kit minify {_doc(tool_version)} on torch {_doc(torch_version)}.
 
-Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {int(c.nodes)} op(s): {_doc(", ".join(dict.fromkeys(c.ops)))}.{together}{_phase_line(phase if phase == "backward" else "")}
+Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {int(c.nodes)} op(s): {_doc(", ".join(dict.fromkeys(c.ops)))}.{_together_line(needs)}{_phase_line(phase if phase == "backward" else "")}
 {words}
 {needs_line}{_dropped_line(dropped)}
 `python repro.py` exits 1 while the bug is present, 0 once fixed, 125 where it cannot run here (bisect's skip).
@@ -372,28 +313,30 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
         whose = ("eager's error, as minify's workers sign it" if missing else
                  "what the compiled side's error, or one it holds, says")
         data += [f"# {whose}: its type and first line, numbers and names masked",
-                 "SIGNATURE = " + _wrapped(failure["eager" if missing else "signature"])]
+                 "SIGNATURE = " + literals.wrapped(failure["eager" if missing else "signature"])]
         args = ["SIGNATURE"]
     elif check[1] == "short_crash":
-        data, args = [*data, "FAILURE = " + _wrapped(failure)], ["FAILURE"]
+        data, args = [*data, "FAILURE = " + literals.wrapped(failure)], ["FAILURE"]
     defaults = (["dynamic=True"] if dynamic else []) + ([f"seed={int(seed)!r}"] if seed else [])  # else the check's own
     defaults += ["run=training(GRAD)"] if stepped else []
-    grad = "GRAD, " if check[1] == "short_train" else ""  # short_train's own positional argument
-    call = f"{check[1]}(Repro, INPUTS, {grad}BACKEND, CONFIG, {', '.join([maker[1], *args, *defaults])})"
-    rule = {"short_accuracy": "PyTorch's accuracy rule", "short_train": "PyTorch's accuracy rule on a training step",
-            "short_error": "the error's check", "short_missing_error": "the missing error's check",
-            "short_crash": "the crash's check"}[check[1]]
+    # short_train's own positional GRAD, then the backend (a file's loaded first)
+    lead = ("GRAD, " if check[1] == "short_train" else "") + ("file_backend(BACKEND)" if file else "BACKEND")
+    call = f"{check[1]}(Repro, INPUTS, {lead}, CONFIG, {', '.join([maker[1], *args, *defaults])})"
+    rule = {"short_accuracy": "PyTorch's accuracy rule", "short_train": "PyTorch's accuracy rule on a training step"}.get(
+        check[1], f"the {check[1].removeprefix('short_').replace('_', ' ')}'s check")  # the error's, the crash's
     body = [c.source,
             f"# the inputs, made by {maker[1]} below: {_SPEC_WORDS[maker[1]]}",
-            "INPUTS = " + _inputs_literal(c),
+            "INPUTS = " + literals.inputs_literal(c),
             *(_grad_lines(c.grad) if train else []),
-            f"BACKEND = {backend!r}",
+            *(["# the torch.compile backend the failure was seen with: (file, name), loaded by file_backend"] if file
+              else []), f"BACKEND = {file or backend!r}",
             *data,
             "", "",
             f"{CHECK}: {rule} as pt2kit minify {_doc(tool_version)} runs it, and what it reaches ----",
             part.source(),
             "",
             'if __name__ == "__main__":',
-            *_call_lines(f"    raise SystemExit({call})"),
+            *([f"    with {amp}:  # as the script called the graph"] if amp else []),
+            *_call_lines(f"{'        ' if amp else '    '}raise SystemExit({call})"),
             ""]
     return head + "\n".join(body)
