@@ -105,6 +105,9 @@ def test_aot_inductor_bug_gives_a_repro_that_exports_packages_loads_and_runs(min
     assert rep["nodes_before"] >= 6 and rep["reproduced"] == 3, rep
     text = out.read_text()
     assert re.search(r"^BACKEND = 'aoti'$", text, re.M) and "aoti_compile_and_package" in text
+    # the short form (issue 58): AOT Inductor's export, package and load as torch.compile's backend
+    assert "def short_accuracy(" in text and "def aoti(gm, example_inputs):" in text and len(text.splitlines()) <= 150
+    assert "(Repro, INPUTS, aoti if BACKEND == 'aoti' else BACKEND, CONFIG," in text
     p = run_repro(out)
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
     switch_off(out, r"CONFIG = .*", "CONFIG = {}")

@@ -80,6 +80,9 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
     assert allows(failure={**ACCURACY, "rule": "close"})  # PyTorch's rule stands in for assert_close where it fails
     assert allows(specs=[(*SPECS[0], [0.5] * 32)])  # real values, written as literals
     assert allows(backend="/home/u/b.py:mine") == (plan.SHORT, "short_accuracy")  # a user's backend file
+    assert allows(backend="aoti") == (plan.SHORT, "short_accuracy")  # AOT Inductor, as torch.compile's backend
+    assert allows(backend="aoti", failure=CRASH) == (plan.SHORT, "short_crash")
+    assert plan.short_form(ACCURACY, "aoti", {}, SPECS, RELU, ["aten.relu.default"], dynamic=True) is None  # export's
     not_short = {
         "a compile error judged by --check-str": dict(failure={**COMPILE_ERROR, "check_str": "C++"}),
         "a missing error of a training step": dict(failure=MISSING_ERROR, phase="joint"),
@@ -89,7 +92,7 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
         "a backward graph under autocast": dict(failure={**ACCURACY, "autocast": AMP, "phase": "backward"},
                                                 phase="backward"),
         "a backend of a module's attribute": dict(backend="mypkg.backends:mine"),
-        "AOT Inductor": dict(backend="aoti"),
+        "AOT Inductor's training step": dict(backend="aoti", phase="joint"),
         "code in the config": dict(config={"torch._inductor.config": {"post_grad_custom_post_pass":
                                                                       ("pt2kit:code", "/p.py", "f")}}),
         "a decomposition": dict(config={"torch._inductor.decomposition": {"aten.relu": "..."}}),

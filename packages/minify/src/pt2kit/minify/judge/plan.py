@@ -150,11 +150,12 @@ _RANDOM = re.compile(r"rand|dropout|bernoulli|normal|uniform|multinomial|exponen
 
 
 def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], specs: list[tuple[Any, ...]],
-               graph: str, ops: list[str], level: str = "aten", phase: str = "forward") -> Role | None:
+               graph: str, ops: list[str], level: str = "aten", phase: str = "forward", dynamic: bool = False) -> Role | None:
     """The short form's check (:mod:`.short`) where a repro may be written so, else None. Each form needs a graph
     run at inference (``phase`` forward; a backward graph too, which a backend torch registers compiles so: see
     :func:`compiled_side`) or as a training step (joint) on inputs of their own storage
-    (:func:`valued`), through a backend torch registers or a user's backend file (:func:`file_backend`), with no code and no decomposition in its config, under the
+    (:func:`valued`), through a backend torch registers, a user's backend file (:func:`file_backend`) or AOT Inductor
+    (at inference, static shapes: :func:`.short.aoti`, torch.compile's backend in the form), with no code and no decomposition in its config, under the
     accuracy harness's precision or none named (the model's own is the user's: the full form keeps it), and under
     no torch.autocast but at inference (the repro's check runs inside the script's autocast, :func:`autocast_entered`;
     a training step's backward ran outside it, which the short form's step does not do).
@@ -167,7 +168,8 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     :func:`.short.training`). The caller writes it only where it fails in every fresh run."""
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and phase in ("forward", "backward", "joint")
             and (not failure.get("autocast") or phase == "forward") and valued(specs)
-            and isinstance(backend, str) and backend != "aoti" and (":" not in backend or file_backend(backend))
+            and isinstance(backend, str) and (backend != "aoti" or (phase == "forward" and not dynamic))
+            and (":" not in backend or file_backend(backend))
             and DECOMPOSITIONS not in config
             and not any(is_code(v) for s in config.values() for v in s.values())):
         return None

@@ -12,7 +12,8 @@ the full judge where :func:`.plan.short_form` allows it, and minify writes only 
   the workers sign it, by the rule for an error no compiler raised (:func:`.verdicts.error_signature`).
 - :func:`short_crash`: a crash, judged as the full form judges one: by how a child process running the file dies
   (:func:`.answer._in_child`), eager's side ended first; what eager raises is named, not signed.
-- A user's backend file (``FILE.py:NAME``): :func:`file_backend` loads it in the repro's main, before the check.
+- A user's backend file (``FILE.py:NAME``): :func:`file_backend` loads it in the repro's main, before the check;
+  ``--backend aoti``: :func:`aoti`, AOT Inductor's export, package and load as torch.compile's backend.
 - A training step's compile error or crash: :func:`short_error` or :func:`short_crash`, each side a training step
   (:func:`training`, handed as ``run``).
 
@@ -203,6 +204,14 @@ def file_backend(backend):
     except Exception as e:  # no such file here, it does not load or lacks NAME
         print(escape(f"repro: cannot test here: the backend file {backend[0]}: {exception_line(e)}"), file=sys.stderr)
         raise SystemExit(125) from None
+
+
+def aoti(gm, example_inputs):
+    """``--backend aoti`` as torch.compile's backend, so each check runs it as it runs any other: the graph Dynamo hands
+    over exported (torch.export), packaged by AOT Inductor (aoti_compile_and_package), the package loaded and run;
+    the full form's :func:`.harness.compile_aoti` exports the module itself (the same aten graph)."""
+    return torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(
+        torch.export.export(gm, tuple(example_inputs))))
 
 
 def raised(fn, inputs):

@@ -216,7 +216,7 @@ def _short(job: Job, g: ir.Graph, best: ir.Candidate, failure: dict[str, Any], c
     from ..judge import plan
 
     check = plan.short_form(failure, job.backend, typed_config(config), [x.as_tuple() for x in best.inputs],
-                            best.source, best.ops, level=g.level, phase=g.phase)
+                            best.source, best.ops, level=g.level, phase=g.phase, dynamic=g.dynamic)
     if check is None:
         return None
     return repro.render_short(best, failure=failure, check=check, backend=job.backend, config=config, model=job.model,

@@ -282,12 +282,17 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     train = phase == "joint"  # a training step: its GRAD, and each side of an error or crash run as one
     stepped = train and check[1] != "short_train"
     file = _backend_file(backend)  # a user's backend file: (path, name), loaded in main (short.file_backend)
+    aoti = backend == "aoti"  # AOT Inductor, run as torch.compile's backend (short.aoti)
     part = embed.closure([check, maker, *([(plan.SHORT, "training")] if stepped else []),
-                          *([(plan.SHORT, "file_backend")] if file else [])], docstrings=False, hoist=("torch",))
+                          *([(plan.SHORT, "file_backend")] if file else []), *([(plan.SHORT, "aoti")] if aoti else [])],
+                         docstrings=False, hoist=("torch",))
     std, torch_ = _imports(part.imports, c.source, part.source())
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     # a backward graph alone says how it runs; a training step's words are _SHORT_STEP's
-    ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}."
+    ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}" + (
+        "\n(AOT Inductor: torch.export, aoti_compile_and_package, aoti_load_package, by aoti below as torch.compile's "
+        "backend)." if aoti
+        else ".")
     amp, ran = plan.autocast_entered(failure.get("autocast")), ran + _autocast_line(failure, short=True)  # at inference
     words = {"short_accuracy": _SHORT_ACCURACY + " " + ran,
              "short_train": _SHORT_STEP + "\n" + _SHORT_TRAIN + " " + ran}.get(
@@ -320,7 +325,8 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
     defaults = (["dynamic=True"] if dynamic else []) + ([f"seed={int(seed)!r}"] if seed else [])  # else the check's own
     defaults += ["run=training(GRAD)"] if stepped else []
     # short_train's own positional GRAD, then the backend (a file's loaded first)
-    lead = ("GRAD, " if check[1] == "short_train" else "") + ("file_backend(BACKEND)" if file else "BACKEND")
+    lead = ("GRAD, " if check[1] == "short_train" else "") + ("file_backend(BACKEND)" if file else
+                                                              "aoti if BACKEND == 'aoti' else BACKEND" if aoti else "BACKEND")
     call = f"{check[1]}(Repro, INPUTS, {lead}, CONFIG, {', '.join([maker[1], *args, *defaults])})"
     rule = {"short_accuracy": "PyTorch's accuracy rule", "short_train": "PyTorch's accuracy rule on a training step"}.get(
         check[1], f"the {check[1].removeprefix('short_').replace('_', ' ')}'s check")  # the error's, the crash's
