@@ -84,7 +84,6 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
     assert allows(backend="aoti", failure=CRASH) == (plan.SHORT, "short_crash")
     assert plan.short_form(ACCURACY, "aoti", {}, SPECS, RELU, ["aten.relu.default"], dynamic=True) is None  # export's
     not_short = {
-        "a compile error judged by --check-str": dict(failure={**COMPILE_ERROR, "check_str": "C++"}),
         "a missing error of a training step": dict(failure=MISSING_ERROR, phase="joint"),
         "a float64 reference": dict(failure={**ACCURACY, "ref": "eager64"}),
         "the model's own precision": dict(failure={**ACCURACY, "precision": {**HARNESS, "matmul": "tf32"}}),
@@ -247,6 +246,13 @@ def test_an_error_short_form_fails_on_its_signature_alone_and_passes_once_the_er
     other = render(planted, failure={**COMPILE_ERROR, "signature": "CppCompileError: another"})
     assert run(other, tmp_path).stdout == ("repro: compile-error gone (InductorError: CppCompileError: C++ compile "
                                            "error): fixed\n")
+    # --check-str: the text that makes an error count, as it is (digits and names unmasked), whatever its signature
+    assert allows(failure={**COMPILE_ERROR, "check_str": "C++"}) == (plan.SHORT, "short_error")
+    held = render(planted, failure={**COMPILE_ERROR, "signature": "CppCompileError: another", "check_str": "C++ compile"})
+    assert "\nCHECK_STR = 'C++ compile'\n" in held and "check_str=CHECK_STR))" in held
+    assert run(held, tmp_path).returncode == 1
+    assert run(held.replace("CHECK_STR = 'C++ compile'", "CHECK_STR = 'C++ compile error 7'"), tmp_path).stdout == (
+        "repro: compile-error gone (InductorError: CppCompileError: C++ compile error): fixed\n")
     ended = render(planted, failure={**COMPILE_ERROR, "signature": "CppCompileError: it ends in a period."})
     assert "\nFailure: the compiled side raises CppCompileError: it ends in a period. Backend: inductor.\n" in ended
     # eager raising something the failure does not expect of it: cannot test

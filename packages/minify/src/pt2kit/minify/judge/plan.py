@@ -162,8 +162,8 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     Then ``short_accuracy`` (``short_train`` for a training step's gradients): an accuracy failure judged against
     eager (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in for either, and the form is written
     only where it fails), with no random op and a float64 reference the inputs' cast makes (:func:`_accuracy_short`);
-    ``short_error``: a compile error, judged by PyTorch's check_str rule on its signature (not where the failure has
-    a --check-str); ``short_missing_error``: a missing error; ``short_crash``: a crash, judged by how a child
+    ``short_error``: a compile error, judged by PyTorch's check_str rule on its signature (or on the failure's own
+    --check-str, as the workers judge it); ``short_missing_error``: a missing error; ``short_crash``: a crash, judged by how a child
     process dies (the error's and the crash's also for a training step, each side run as one:
     :func:`.short.training`). The caller writes it only where it fails in every fresh run."""
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and phase in ("forward", "backward", "joint")
@@ -173,7 +173,7 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
             and DECOMPOSITIONS not in config
             and not any(is_code(v) for s in config.values() for v in s.values())):
         return None
-    if failure["kind"] == "compile-error" and not failure.get("check_str"):  # at inference, or a training step's
+    if failure["kind"] == "compile-error":  # at inference, or a training step's; its --check-str too
         return SHORT, "short_error"
     if failure["kind"] == "crash":
         return SHORT, "short_crash"

@@ -97,10 +97,12 @@ def same_verdict(eager, test, fp64, what):
     return 0
 
 
-def short_error(module_cls, specs, backend, config, make, signature, dynamic=False, seed=0, run=None):
+def short_error(module_cls, specs, backend, config, make, signature, dynamic=False, seed=0, run=None, check_str=None):
     """Eager's side, then the compiled one, of the graph on ``make``'s inputs, each on inputs of its own: exit 1 where the
     compiled side raises an error of ``signature`` (a compile error); eager raising cannot be judged (125), as in the
-    workers' strict run. ``run``: how a side runs (:func:`raised`, at inference; a training step's, :func:`training`)."""
+    workers' strict run. ``run``: how a side runs (:func:`raised`, at inference; a training step's, :func:`training`).
+    ``check_str`` (minify --check-str): any error whose text, or a held one's, holds it as it is counts instead, as
+    the workers count one (their rule for it reads no signature)."""
     run = run or raised
     try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
         device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
@@ -112,16 +114,16 @@ def short_error(module_cls, specs, backend, config, make, signature, dynamic=Fal
     except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
         print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
         return UNTESTABLE
-    if test is not None and says(test, signature):
+    if test is not None and (says(test, check_str, str) if check_str else says(test, signature)):
         print(f"repro: the bug is present: compile-error: {escape(signature)}")
         return 1
     print(f"repro: compile-error gone ({escape(exception_line(test) if test else 'the compiled side returns')}): fixed")
     return 0
 
 
-def says(e, signature):
+def says(e, signature, mask=masked):
     """Whether ``e``, or an exception it holds, says the error ``signature`` signs in its own text (its lines stripped,
-    masked as a signature is: :func:`.verdicts.masked`): PyTorch's minifier's rule for a compile error (after_aot's
+    ``mask``-ed as a signature is: :func:`.verdicts.masked`; ``str``: as it is): PyTorch's minifier's rule for a compile error (after_aot's
     ``check_str in repr(e)``) on the signature minify's workers judged by (:func:`.verdicts.exception_signature`), in
     a third of its lines. Each wrapper torch raises around the compiler's error says it in its own text
     (BackendCompilerFailed, InductorError, LoweringException; a compile worker's SubprocException, in its
@@ -130,7 +132,7 @@ def says(e, signature):
         if e is None:
             return False
         lines = "\n".join(ln.strip() for ln in str(e).strip().splitlines())
-        if signature in masked(f"{type(e).__name__}: {lines}"):
+        if signature in mask(f"{type(e).__name__}: {lines}"):
             return True
         e = held_exception(e)
     return False

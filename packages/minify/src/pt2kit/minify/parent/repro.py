@@ -320,6 +320,10 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
         data += [f"# {whose}: its type and first line, numbers and names masked",
                  "SIGNATURE = " + literals.wrapped(failure["eager" if missing else "signature"])]
         args = ["SIGNATURE"]
+        if failure.get("check_str") and not missing:  # --check-str: the text that makes an error count, instead
+            data += ["# minify --check-str: an error counts where its text holds this", "CHECK_STR = " + literals.wrapped(
+                failure["check_str"])]
+            args.append("check_str=CHECK_STR")
     elif check[1] == "short_crash":
         data, args = [*data, "FAILURE = " + literals.wrapped(failure)], ["FAILURE"]
     defaults = (["dynamic=True"] if dynamic else []) + ([f"seed={int(seed)!r}"] if seed else [])  # else the check's own
