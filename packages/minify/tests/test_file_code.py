@@ -25,6 +25,11 @@ def test_a_model_file_that_installs_a_post_grad_pass_gives_a_repro_and_the_post_
     (b,) = r.kind("bisect")
     assert (b["backend"], b["subsystem"], b["what"], b["found"]) == (
         "inductor", "post_grad_passes", "post_grad_custom_post_pass", True), b
+    # the short form (issue 58): the pass loaded from its file in main, before the check (short.code_config)
+    text = out.read_text()
+    assert "def code_config(" in text and "CONFIG = {'torch._inductor.config': {'post_grad_custom_post_pass': (" \
+        "'pt2kit:code', " in text and len(text.splitlines()) <= 150, len(text.splitlines())
+    assert "code_config(CONFIG)," in text
     p = run_repro(out)
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
     switch_off(out, r"CONFIG = .*", "CONFIG = {}")

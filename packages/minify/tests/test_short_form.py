@@ -81,6 +81,8 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
     assert allows(specs=[(*SPECS[0], [0.5] * 32)])  # real values, written as literals
     assert allows(backend="/home/u/b.py:mine") == (plan.SHORT, "short_accuracy")  # a user's backend file
     assert allows(backend="aoti") == (plan.SHORT, "short_accuracy")  # AOT Inductor, as torch.compile's backend
+    # a pass the config holds as code (a model file's post_grad_custom_post_pass), loaded in main: code_config
+    assert allows(config={"torch._inductor.config": {"post_grad_custom_post_pass": ("pt2kit:code", "/p.py", "f")}})
     assert allows(backend="aoti", failure=CRASH) == (plan.SHORT, "short_crash")
     assert plan.short_form(ACCURACY, "aoti", {}, SPECS, RELU, ["aten.relu.default"], dynamic=True) is None  # export's
     not_short = {
@@ -92,8 +94,6 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
                                                 phase="backward"),
         "a backend of a module's attribute": dict(backend="mypkg.backends:mine"),
         "AOT Inductor's training step": dict(backend="aoti", phase="joint"),
-        "code in the config": dict(config={"torch._inductor.config": {"post_grad_custom_post_pass":
-                                                                      ("pt2kit:code", "/p.py", "f")}}),
         "a decomposition": dict(config={"torch._inductor.decomposition": {"aten.relu": "..."}}),
         "a non-leaf input": dict(specs=[(*SPECS[0], None, "non-leaf")]),
         "a view of another input": dict(specs=[SPECS[0], (*SPECS[0], None, {"view_of": 0})]),

@@ -155,8 +155,8 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     run at inference (``phase`` forward; a backward graph too, which a backend torch registers compiles so: see
     :func:`compiled_side`) or as a training step (joint) on inputs of their own storage
     (:func:`valued`), through a backend torch registers, a user's backend file (:func:`file_backend`) or AOT Inductor
-    (at inference, static shapes: :func:`.short.aoti`, torch.compile's backend in the form), with no code and no decomposition in its config, under the
-    accuracy harness's precision or none named (the model's own is the user's: the full form keeps it), and under
+    (at inference, static shapes: :func:`.short.aoti`, torch.compile's backend in the form), with no decomposition in
+    its config (code in it, a pass, is loaded by :func:`.short.code_config`), under the accuracy harness's precision or none named (the model's own is the user's: the full form keeps it), and under
     no torch.autocast but at inference (the repro's check runs inside the script's autocast, :func:`autocast_entered`;
     a training step's backward ran outside it, which the short form's step does not do).
     Then ``short_accuracy`` (``short_train`` for a training step's gradients): an accuracy failure judged against
@@ -170,8 +170,7 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
             and (not failure.get("autocast") or phase == "forward") and valued(specs)
             and isinstance(backend, str) and (backend != "aoti" or (phase == "forward" and not dynamic))
             and (":" not in backend or file_backend(backend))
-            and DECOMPOSITIONS not in config
-            and not any(is_code(v) for s in config.values() for v in s.values())):
+            and DECOMPOSITIONS not in config):
         return None
     if failure["kind"] == "compile-error":  # at inference, or a training step's; its --check-str too
         return SHORT, "short_error"

@@ -12,7 +12,8 @@ the full judge where :func:`.plan.short_form` allows it, and minify writes only 
   the workers sign it, by the rule for an error no compiler raised (:func:`.verdicts.error_signature`).
 - :func:`short_crash`: a crash, judged as the full form judges one: by how a child process running the file dies
   (:func:`.answer._in_child`), eager's side ended first; what eager raises is named, not signed.
-- A user's backend file (``FILE.py:NAME``): :func:`file_backend` loads it in the repro's main, before the check;
+- A user's backend file (``FILE.py:NAME``): :func:`file_backend` loads it in the repro's main, before the check, as
+  :func:`code_config` loads a pass the config holds as code;
   ``--backend aoti``: :func:`aoti`, AOT Inductor's export, package and load as torch.compile's backend.
 - A training step's compile error or crash: :func:`short_error` or :func:`short_crash`, each side a training step
   (:func:`training`, handed as ``run``).
@@ -186,25 +187,37 @@ def short_crash(module_cls, specs, backend, config, make, failure, dynamic=False
 
 
 def file_backend(backend):
-    """The user's backend of BACKEND's (file, name): NAME of the Python file, run as a module, once, before the check;
-    exit 125 with one line where it cannot (git bisect run's "skip"). A name (BACKEND edited to one, to see the bug
-    gone without the user's backend) as it is. What the file's top level sets in the compiler's configs is put back,
-    as the full form's loader and minify's workers put it back (:func:`.loading.load_file_attr`): CONFIG says which
-    settings the repro runs under (the search kept those the failure needs). Unlike that loader, a decomposition
-    the file puts into Inductor's table stays (the form is written only where it fails in every fresh run)."""
-    if isinstance(backend, str):
-        return backend
+    """The user's backend of BACKEND's (file, name), loaded once, before the check (:func:`load_file`). A name (BACKEND
+    edited to one, to see the bug gone without the user's backend) as it is."""
+    return backend if isinstance(backend, str) else load_file(*backend, "backend")
+
+
+def code_config(config):
+    """CONFIG, each value that is code, ("pt2kit:code", FILE, NAME) (a pass a model file installed, or one handed to
+    minify with --config KEY=FILE.py:NAME), that function loaded from its file (:func:`load_file`), once, before the
+    check; the full form's :func:`.loading.apply_code_config` loads it where it is applied."""
+    return {m: {k: load_file(v[1], v[2], "pass") if isinstance(v, tuple) and v[:1] == ("pt2kit:code",) else v
+                for k, v in settings.items()} for m, settings in config.items()}
+
+
+def load_file(path, name, what):
+    """NAME of the Python file at ``path``, run as a module (its ``__main__`` block not): the user's ``what`` (a backend,
+    a pass); exit 125 with one line where it cannot (git bisect run's "skip"). What the file's top level sets in the
+    compiler's configs is put back, as the full form's loader and minify's workers put it back
+    (:func:`.loading.load_file_attr`): CONFIG says which settings the repro runs under (the search kept those the
+    failure needs). Unlike that loader, a decomposition the file puts into Inductor's table stays (the form is
+    written only where it fails in every fresh run)."""
     try:
-        spec = importlib.util.spec_from_file_location("backend_file", backend[0])
+        spec = importlib.util.spec_from_file_location(f"{what}_file", path)
         module = importlib.util.module_from_spec(spec)
         configs = [(c, c.get_config_copy()) for c in (torch._inductor.config, torch._dynamo.config, torch._functorch.config)]
         spec.loader.exec_module(module)
         for c, before in configs:  # only what changed (a deprecated setting's own setter warns)
             now = c.get_config_copy()
             c.load_config({k: v for k, v in before.items() if now.get(k) != v})
-        return getattr(module, backend[1])
+        return getattr(module, name)
     except Exception as e:  # no such file here, it does not load or lacks NAME
-        print(escape(f"repro: cannot test here: the backend file {backend[0]}: {exception_line(e)}"), file=sys.stderr)
+        print(escape(f"repro: cannot test here: the {what} file {path}: {exception_line(e)}"), file=sys.stderr)
         raise SystemExit(125) from None
 
 

@@ -24,6 +24,7 @@ from pt2kit.runtime.common.config import literal
 
 from .. import ir
 from ..judge import plan
+from ..judge.loading import is_code
 from ..records import config_strings, typed_config
 from . import embed, literals
 
@@ -283,9 +284,10 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     stepped = train and check[1] != "short_train"
     file = _backend_file(backend)  # a user's backend file: (path, name), loaded in main (short.file_backend)
     aoti = backend == "aoti"  # AOT Inductor, run as torch.compile's backend (short.aoti)
+    code = any(is_code(v) for s in typed_config(config).values() for v in s.values())  # a pass: short.code_config
     part = embed.closure([check, maker, *([(plan.SHORT, "training")] if stepped else []),
-                          *([(plan.SHORT, "file_backend")] if file else []), *([(plan.SHORT, "aoti")] if aoti else [])],
-                         docstrings=False, hoist=("torch",))
+                          *([(plan.SHORT, "file_backend")] if file else []), *([(plan.SHORT, "aoti")] if aoti else []),
+                          *([(plan.SHORT, "code_config")] if code else [])], docstrings=False, hoist=("torch",))
     std, torch_ = _imports(part.imports, c.source, part.source())
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     # a backward graph alone says how it runs; a training step's words are _SHORT_STEP's
@@ -331,7 +333,8 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
     # short_train's own positional GRAD, then the backend (a file's loaded first)
     lead = ("GRAD, " if check[1] == "short_train" else "") + ("file_backend(BACKEND)" if file else
                                                               "aoti if BACKEND == 'aoti' else BACKEND" if aoti else "BACKEND")
-    call = f"{check[1]}(Repro, INPUTS, {lead}, CONFIG, {', '.join([maker[1], *args, *defaults])})"
+    call = f"{check[1]}(Repro, INPUTS, {lead}, {'code_config(CONFIG)' if code else 'CONFIG'}, " \
+           f"{', '.join([maker[1], *args, *defaults])})"
     rule = {"short_accuracy": "PyTorch's accuracy rule", "short_train": "PyTorch's accuracy rule on a training step"}.get(
         check[1], f"the {check[1].removeprefix('short_').replace('_', ' ')}'s check")  # the error's, the crash's
     body = [c.source,
