@@ -207,6 +207,8 @@ def test_an_input_that_was_no_leaf_is_rebuilt_as_none_in_every_candidate_and_the
     (rep,) = r.kind("repro")
     assert rep["failure"] == "compile-error" and rep["signature"].startswith("TestingOnlyCompileError")
     assert rep["ops"] == ["torch.relu"] and rep["reproduced"] == 1 == rep["runs"], rep
+    # the short form makes the input a leaf (plan.leaves), so it does not fail: said, and the full form written
+    assert "the short repro failed in 0 of " in r.stderr and "def short_error(" not in out.read_text()
     p = run_repro(out)
     assert p.returncode == 1 and "TestingOnlyCompileError" in p.stdout, p.stdout + p.stderr
     switch_off(out, r", 'non-leaf'\)", ")")  # the input made a leaf: the backend has nothing to refuse

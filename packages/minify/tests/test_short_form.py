@@ -81,6 +81,7 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
     assert allows(specs=[(*SPECS[0], [0.5] * 32)])  # real values, written as literals
     assert allows(backend="/home/u/b.py:mine") == (plan.SHORT, "short_accuracy")  # a user's backend file
     assert allows(backend="aoti") == (plan.SHORT, "short_accuracy")  # AOT Inductor, as torch.compile's backend
+    assert allows(specs=[(*SPECS[0], None, "non-leaf")]) == allows(specs=[(*SPECS[0], [0.5] * 32, "non-leaf")])
     # a pass the config holds as code (a model file's post_grad_custom_post_pass), loaded in main: code_config
     assert allows(config={"torch._inductor.config": {"post_grad_custom_post_pass": ("pt2kit:code", "/p.py", "f")}})
     assert allows(backend="aoti", failure=CRASH) == (plan.SHORT, "short_crash")
@@ -95,7 +96,6 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
         "a backend of a module's attribute": dict(backend="mypkg.backends:mine"),
         "AOT Inductor's training step": dict(backend="aoti", phase="joint"),
         "a decomposition": dict(config={"torch._inductor.decomposition": {"aten.relu": "..."}}),
-        "a non-leaf input": dict(specs=[(*SPECS[0], None, "non-leaf")]),
         "a view of another input": dict(specs=[SPECS[0], (*SPECS[0], None, {"view_of": 0})]),
         "a random op": dict(ops=("aten.relu.default", "aten.native_dropout.default")),
         "a float32 cast in the graph": dict(graph=RELU.replace("(x)", "(x, dtype=torch.float32)")),
@@ -154,6 +154,23 @@ def test_the_short_form_fails_while_the_bug_is_there_and_passes_once_it_is_gone(
     cannot_test(run(render(), tmp_path, REPRO_DEVICE="nosuchdevice"), "RuntimeError: ")  # git bisect's skip
     # a backend this torch does not register: torch.compile's own InvalidBackend, one line, exit 125
     cannot_test(run(render().replace("BACKEND = 'inductor'", "BACKEND = 'nosuch'"), tmp_path), "InvalidBackend")
+
+
+def test_an_input_that_was_no_leaf_is_made_a_leaf_and_said(tmp_path):
+    """A graph input that was no leaf in the run (an activation after a graph break): the short form makes it a leaf of
+    its own storage, with the plainest maker, and says so; the graph and its verdict are the same."""
+    planted = {"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'"}}
+    c = ir.Candidate(source=RELU, inputs=[ir.Spec(*SPECS[0], leaf=False)], nodes=1, ops=["aten.relu.default"], key="k",
+                     names=["x"], grad=[True])
+    assert c.inputs[0].as_tuple()[-1] == "non-leaf"
+    text = repro.render_short(c, failure=ACCURACY, check=(plan.SHORT, "short_accuracy"), backend="inductor",
+                              config=planted, model="model.py:make", graph=0, torch_version="2.13.0+cpu",
+                              dynamic=False, seed=0, tool_version="0.16.0")
+    assert "\nInputs: INPUTS[0], no leaf in the run (an op's output on a tensor that requires grad), made a leaf " \
+           "here.\n" in text
+    assert "non-leaf" not in text.split(repro.CHECK)[0] and "make_uniform_inputs))" in text
+    p = run(text, tmp_path)
+    assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
 
 
 def test_a_graph_the_script_called_under_autocast_is_judged_inside_it(tmp_path):

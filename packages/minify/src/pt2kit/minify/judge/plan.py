@@ -92,6 +92,15 @@ def valued(specs: list[tuple[Any, ...]]) -> bool:
         s[7], list))))) for s in specs)
 
 
+def leaves(specs: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``specs`` with every input that was no leaf in the real run (its "non-leaf" mark) made a leaf of its own storage,
+    as a short form makes it: at inference no grad is taken, and a training step's GRAD marks it requiring grad, so
+    the graph and its backward are the same; where its leafness is the failure (a backend that looks at is_leaf),
+    the form does not fail and the full form, which rebuilds it as none, is written."""
+    return [(s[:8] if s[7] is not None else s[:7]) if s[0] == "tensor" and len(s) == 9 and s[8] == "non-leaf" else s
+            for s in specs]
+
+
 # the floating dtypes, by name, whose every seeded input pt2kit_portable's _drawn draws by _uniform where a range is known
 _UNIFORM = frozenset({"float16", "bfloat16", "float32", "float64"})
 
@@ -167,7 +176,7 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     process dies (the error's and the crash's also for a training step, each side run as one:
     :func:`.short.training`). The caller writes it only where it fails in every fresh run."""
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and phase in ("forward", "backward", "joint")
-            and (not failure.get("autocast") or phase == "forward") and valued(specs)
+            and (not failure.get("autocast") or phase == "forward") and valued(leaves(specs))
             and isinstance(backend, str) and (backend != "aoti" or (phase == "forward" and not dynamic))
             and (":" not in backend or file_backend(backend))
             and DECOMPOSITIONS not in config):

@@ -18,6 +18,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 import pt2kit_portable
 from pt2kit.runtime.common import precision
 from pt2kit.runtime.common.config import literal
@@ -278,6 +280,8 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     its inputs, backend and config, then the check (:mod:`..judge.short`: PyTorch's own accuracy rule, its
     check_str rule on an error's signature, a crash's child) and what it reaches, by source. The caller writes it
     only where it failed in every fresh run; else :func:`render`'s."""
+    made = [i for i, s in enumerate(c.inputs) if not s.leaf]  # inputs no leaf in the run: leaves here (plan.leaves)
+    c = msgspec.structs.replace(c, inputs=[msgspec.structs.replace(s, leaf=True) for s in c.inputs])
     specs = [s.as_tuple() for s in c.inputs]
     maker = plan.inputs_maker(specs)
     train = phase == "joint"  # a training step: its GRAD, and each side of an error or crash run as one
@@ -300,7 +304,9 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
              "short_train": _SHORT_STEP + "\n" + _SHORT_TRAIN + " " + ran}.get(
         check[1], (_MINIFIER_STEP + "\n" if stepped else "") + f"Failure: {_doc(_failure_words(failure))}. {ran}")
     needs_line = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
-                               break_long_words=False, break_on_hyphens=False)
+                               break_long_words=False, break_on_hyphens=False) + (
+        f"\nInputs: {', '.join(f'INPUTS[{i}]' for i in made)}, no leaf in the run (an op's output on a tensor that "
+        "requires grad), made a leaf here." if made else "")
     head = f'''#!/usr/bin/env python3
 """A standalone repro made by pt2kit minify {_doc(tool_version)} on torch {_doc(torch_version)}.
 
