@@ -200,10 +200,10 @@ def test_a_graph_the_script_called_under_autocast_is_judged_inside_it(tmp_path):
 
 
 # a user's backend in a file of their own: Inductor, its outputs one off (a wrong result the backend gives)
-OFF_BY_ONE = '''import torch
+OFF_BY_ONE = '''from torch._inductor.compile_fx import compile_fx
 
 def off_by_one(gm, example_inputs):
-    compiled = torch._inductor.compile_fx.compile_fx(gm, example_inputs)
+    compiled = compile_fx(gm, example_inputs)
     return lambda *args: [out + 1 for out in compiled(*args)]
 '''
 
