@@ -72,7 +72,8 @@ def test_the_planted_bug_is_minified_to_a_repro_that_carries_the_autocast_and_fa
     # the short form (issue 58), its check entered inside the script's `with`: said, and the main's own `with`
     assert len(text.splitlines()) <= 150 and "def short_accuracy(" in text, len(text.splitlines())
     assert "Under: torch.autocast(cpu, float16) around the whole check (main's with), as the script called it." in text
-    assert "\n    with torch.autocast('cpu', dtype=torch.float16):  # as the script called the graph\n" in text
+    assert "\n        amp = [torch.autocast('cpu', dtype=torch.float16)]\n" in text
+    assert "\n    with amp[0]:  # as the script called the graph\n" in text
     alone = run_alone(Path(cwd) / "repro.py", timeout=600)
     assert alone.returncode == 1 and alone.stdout.startswith("repro: the bug is present: accuracy"), alone.stderr
     fixed = Path(cwd) / "fixed.py"  # the planted bug off: it passes

@@ -171,7 +171,9 @@ def test_minify_cuts_a_dynamic_shape_real_transformer_at_the_dynamo_level(tool, 
     (rep,) = r.kind("repro")
     assert rep["failure"] == "accuracy" and rep["ops"] == ["torch.tanh"] and rep["reproduced"] == 3, rep
     text = out.read_text()
-    assert "dynamic shapes" in text and text.rstrip().endswith("dynamic=True, seed=0))")
+    # the short form (issue 58): the user's backend file loaded by path, the graph compiled with dynamic shapes
+    assert "dynamic shapes" in text and "def short_accuracy(" in text and text.rstrip().endswith("dynamic=True))")
+    assert "file_backend(BACKEND)" in text and len(text.splitlines()) <= 150, len(text.splitlines())
     p = run_alone(out, start_env())
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
     out.write_text(re.sub(r"^BACKEND = .*$", "BACKEND = 'eager'", text, count=1, flags=re.M))

@@ -37,7 +37,7 @@ expect "capture | kdiff | minify exits" "0 1 0 1" "$(cat codes.txt)"
 expect "bf16 graph judged" 1 "$(grep -c 'train_amp.py\[0/0\]: 5 of 5 leaves pass (inductor vs eager; .*every side under torch.autocast(cuda, bfloat16)' kdiff.stderr)"
 expect "planted graph's divergence" 1 "$(grep -c 'train_amp.py\[0/1\]: first divergence: aten.relu.default' kdiff.stderr)"
 # the short form (issue 58): its main enters the script's autocast around the check
-expect "repro enters the autocast" 1 "$(grep -c "^    with torch.autocast('cuda', dtype=torch.float16):" repro.py)"
+expect "repro enters the autocast" 1 "$(grep -c "^        amp = \[torch.autocast('cuda', dtype=torch.float16)\]" repro.py)"
 expect "repro of at most 150 lines" yes "$([ "$(wc -l <repro.py)" -le 150 ] && echo yes || echo no)"
 $PY -I repro.py >repro.out 2>&1; expect "repro alone" 1 $?
 sed -i 's/^CONFIG = .*/CONFIG = {}/' repro.py; $PY -I repro.py >>repro.out 2>&1; expect "repro without the bug" 0 $?

@@ -280,7 +280,7 @@ def aoti_run(ep, args, kwargs=None):
     "parse error ... empty input" on load)."""
     warm_cpu_isa()
     with tempfile.TemporaryDirectory() as d:
-        with _machine_lock("aoti"):
+        with machine_lock("aoti"):
             path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(d, "m.pt2"))
         return torch._inductor.aoti_load_package(path)(*args, **(kwargs or {}))
 
@@ -301,7 +301,9 @@ def lock_path(name):
 
 
 @contextlib.contextmanager
-def _machine_lock(name):
+def machine_lock(name):
+    """``name``'s lock (:func:`lock_path`), held for the block by one process of this user on this machine at a time;
+    none where there is no fcntl (not POSIX)."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock

@@ -163,7 +163,8 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     """The short form's check (:mod:`.short`) where a repro may be written so, else None. Each form needs a graph
     run at inference (``phase`` forward; a backward graph too, which a backend torch registers compiles so: see
     :func:`compiled_side`) or as a training step (joint) on inputs of their own storage
-    (:func:`valued`), through a backend torch registers, a user's backend file (:func:`file_backend`) or AOT Inductor
+    (:func:`valued`), through a backend torch registers, a user's backend file (:func:`file_backend`: not for a
+    backward graph alone, which the full form hands its bw_compiler, the short form its fw_compiler) or AOT Inductor
     (at inference, static shapes: :func:`.short.aoti`, torch.compile's backend in the form), with no decomposition in
     its config (code in it, a pass, is loaded by :func:`.short.code_config`), under the accuracy harness's precision or none named (the model's own is the user's: the full form keeps it), and under
     no torch.autocast but at inference (the repro's check runs inside the script's autocast, :func:`autocast_entered`;
@@ -178,7 +179,7 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and phase in ("forward", "backward", "joint")
             and (not failure.get("autocast") or phase == "forward") and valued(leaves(specs))
             and isinstance(backend, str) and (backend != "aoti" or (phase == "forward" and not dynamic))
-            and (":" not in backend or file_backend(backend))
+            and (":" not in backend or (file_backend(backend) and phase != "backward"))
             and DECOMPOSITIONS not in config):
         return None
     if failure["kind"] == "compile-error":  # at inference, or a training step's; its --check-str too

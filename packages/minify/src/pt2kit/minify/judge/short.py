@@ -31,6 +31,7 @@ minify's verifying one), so none resets Dynamo first.
 import importlib.util
 import os
 import sys
+import tempfile
 
 import torch
 from torch._dynamo.debug_utils import run_fwd_maybe_bwd
@@ -39,7 +40,7 @@ from torch._dynamo.utils import same
 from pt2kit_portable import escape, exception_line, held_exception, to_float64, tol_for
 
 from .answer import _in_child, _tell
-from .harness import step
+from .harness import machine_lock, step
 from .loading import UNTESTABLE, Untestable, apply_config
 from .verdicts import error_signature, masked
 
@@ -102,8 +103,9 @@ def short_error(module_cls, specs, backend, config, make, signature, dynamic=Fal
     """Eager's side, then the compiled one, of the graph on ``make``'s inputs, each on inputs of its own: exit 1 where the
     compiled side raises an error of ``signature`` (a compile error); eager raising cannot be judged (125), as in the
     workers' strict run. ``run``: how a side runs (:func:`raised`, at inference; a training step's, :func:`training`).
-    ``check_str`` (minify --check-str): any error whose text, or a held one's, holds it as it is counts instead, as
-    the workers count one (their rule for it reads no signature)."""
+    ``check_str`` (minify --check-str): any error whose text, or a held one's, holds it as it is counts instead (no
+    signature read, as in the workers' rule for it, which reads the raised error's signature and first 2,000
+    characters: the form is written only where it fails, so both held it then)."""
     run = run or raised
     try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
         device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
@@ -212,9 +214,10 @@ def load_file(path, name, what):
         module = importlib.util.module_from_spec(spec)
         configs = [(c, c.get_config_copy()) for c in (torch._inductor.config, torch._dynamo.config, torch._functorch.config)]
         spec.loader.exec_module(module)
-        for c, before in configs:  # only what changed (a deprecated setting's own setter warns)
-            now = c.get_config_copy()
-            c.load_config({k: v for k, v in before.items() if now.get(k) != v})
+        for c, before in configs:  # only what changed, by setattr as every torch takes it (a deprecated key warns)
+            for k, v in c.get_config_copy().items():
+                if k in before and v != before[k]:
+                    setattr(c, k, before[k])
         return getattr(module, name)
     except Exception as e:  # no such file here, it does not load or lacks NAME
         print(escape(f"repro: cannot test here: the {what} file {path}: {exception_line(e)}"), file=sys.stderr)
@@ -223,10 +226,15 @@ def load_file(path, name, what):
 
 def aoti(gm, example_inputs):
     """``--backend aoti`` as torch.compile's backend, so each check runs it as it runs any other: the graph Dynamo hands
-    over exported (torch.export), packaged by AOT Inductor (aoti_compile_and_package), the package loaded and run;
-    the full form's :func:`.harness.compile_aoti` exports the module itself (the same aten graph)."""
-    return torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(
-        torch.export.export(gm, tuple(example_inputs))))
+    over exported (torch.export), packaged by AOT Inductor (aoti_compile_and_package) into a folder of its own under
+    the machine's lock, as :func:`.harness.aoti_run` packages one (minify verifies a repro in 3 processes side by
+    side, and the same program built at once shares Inductor's cache folder), the package loaded; the full form's
+    :func:`.harness.compile_aoti` exports the module itself (the same aten graph)."""
+    ep = torch.export.export(gm, tuple(example_inputs))
+    with tempfile.TemporaryDirectory() as d:
+        with machine_lock("aoti"):
+            path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(d, "m.pt2"))
+        return torch._inductor.aoti_load_package(path)
 
 
 def raised(fn, inputs):

@@ -133,6 +133,18 @@ def _autocast_line(failure: dict[str, Any], short: bool = False) -> str:
     return f"\nUnder: {_doc(pt2kit_portable.autocast_words(failure['autocast']))} around {where}, as the script called it."
 
 
+def _autocast_main(amp: str, n: int) -> list[str]:
+    """The short form's main entering the script's autocast (``amp``: :func:`..judge.plan.autocast_entered`'s ``n``
+    items) around its check; 125 with one line where this torch has no such autocast (a bisect's older build)."""
+    return ["    try:  # the torch.autocast the script called the graph under",
+            f"        amp = [{amp}]",
+            "    except Exception as e:  # a device type or dtype this torch has no autocast for: cannot test here",
+            '        print(f"repro: cannot test here: torch.autocast: {type(e).__name__}: {e}".splitlines()[0], '
+            "file=sys.stderr)",
+            "        raise SystemExit(125) from None",
+            f"    with {', '.join(f'amp[{i}]' for i in range(n))}:  # as the script called the graph"]
+
+
 def _dropped_line(dropped: str) -> str:
     """What the model ran under that the repro does not set (the config step dropped it): one line, so a reader
     knows the script's max_autotune or triton.cudagraphs was there, and that the failure does not need it."""
@@ -355,7 +367,7 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
             part.source(),
             "",
             'if __name__ == "__main__":',
-            *([f"    with {amp}:  # as the script called the graph"] if amp else []),
+            *(_autocast_main(amp, len(failure["autocast"])) if amp else []),
             *_call_lines(f"{'        ' if amp else '    '}raise SystemExit({call})"),
             ""]
     return head + "\n".join(body)
