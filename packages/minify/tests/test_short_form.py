@@ -219,7 +219,7 @@ def test_a_users_backend_file_is_loaded_by_path_before_the_check(tmp_path):
     mine = tmp_path / "mine.py"
     mine.write_text(OFF_BY_ONE)
     text = render(backend=f"{mine}:off_by_one")
-    assert len(text.splitlines()) <= 125, len(text.splitlines())
+    assert len(text.splitlines()) <= 130, len(text.splitlines())  # the docstring wraps the file's path
     assert f"(file, name), loaded by file_backend\nBACKEND = ({str(mine)!r}, 'off_by_one')\n" in text
     assert "def load_file_attr(" not in text and "kept_compiler_state" not in text
     assert f"the backend file {mine} (its off_by_one), loaded by that path" in text.replace("\n", " ")
