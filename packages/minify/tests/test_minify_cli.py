@@ -115,22 +115,6 @@ def test_aot_inductor_bug_gives_a_repro_that_exports_packages_loads_and_runs(min
     assert p.returncode == 0 and "fixed" in p.stdout, p.stdout + p.stderr
 
 
-def test_check_str_keeps_an_error_holding_it_and_its_short_repro_judges_by_it(minify, tmp_path):
-    out = tmp_path / "repro.py"
-    bug = ("--config", f"{RELU_BUG}=compile_error", "--no-bisect")
-    r = minify(f"{MODELS / 'small.py'}:mlp", *bug, "--check-str", "C++ compile error", "-o", str(out))
-    assert r.code == 1, r.stderr
-    (rep,) = r.kind("repro")
-    assert rep["failure"] == "compile-error" and rep["ops"] == ["aten.relu.default"] and rep["reproduced"] == 1, rep
-    text = out.read_text()
-    assert "\nCHECK_STR = 'C++ compile error'\n" in text and "def short_error(" in text and len(text.splitlines()) <= 150
-    assert run_repro(out).returncode == 1
-    switch_off(out, r"CONFIG = .*", "CONFIG = {}")
-    assert run_repro(out).returncode == 0
-    r = minify(f"{MODELS / 'small.py'}:mlp", *bug, "--check-str", "no such words")  # another error: not this one
-    assert r.code == 0 and "does not hold --check-str 'no such words': nothing to minify" in r.stderr, r.stderr
-
-
 def test_a_backend_that_kills_the_process_is_a_crash_signature(minify, tmp_path):
     out, backend = tmp_path / "repro.py", tmp_path / "backends.py"
     backend.write_text((MODELS / "small.py").read_text())

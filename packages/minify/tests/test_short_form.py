@@ -8,7 +8,7 @@ import re
 import types
 
 import pytest
-from mntest import cannot_test, run_repro
+from mntest import MODELS, cannot_test, run_repro, switch_off
 
 from pt2kit.minify import ir
 from pt2kit.minify.judge import plan
@@ -279,6 +279,22 @@ def test_an_error_short_form_fails_on_its_signature_alone_and_passes_once_the_er
     # eager raising something the failure does not expect of it: cannot test
     cannot_test(run(text.replace("relu.default(x)", "relu.default(x).view(5)"), tmp_path),
                 "eager cannot run the graph: RuntimeError: shape")
+
+
+def test_check_str_keeps_an_error_holding_it_and_its_short_repro_judges_by_it(minify, tmp_path):
+    out = tmp_path / "repro.py"
+    bug = ("--config", "cpp.inject_relu_bug_TESTING_ONLY=compile_error", "--no-bisect")
+    r = minify(f"{MODELS / 'small.py'}:mlp", *bug, "--check-str", "C++ compile error", "-o", str(out))
+    assert r.code == 1, r.stderr
+    (rep,) = r.kind("repro")
+    assert rep["failure"] == "compile-error" and rep["ops"] == ["aten.relu.default"] and rep["reproduced"] == 1, rep
+    text = out.read_text()
+    assert "\nCHECK_STR = 'C++ compile error'\n" in text and "def short_error(" in text and len(text.splitlines()) <= 150
+    assert run_repro(out).returncode == 1
+    switch_off(out, r"CONFIG = .*", "CONFIG = {}")
+    assert run_repro(out).returncode == 0
+    r = minify(f"{MODELS / 'small.py'}:mlp", *bug, "--check-str", "no such words")  # another error: not this one
+    assert r.code == 0 and "does not hold --check-str 'no such words': nothing to minify" in r.stderr, r.stderr
 
 
 def test_a_missing_error_short_form_signs_eagers_error_without_the_compilers_rule(tmp_path):

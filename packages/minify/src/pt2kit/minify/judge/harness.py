@@ -273,16 +273,21 @@ def compile_aoti(module, inputs, backend="aoti", dynamic=False, grad=None):
 
 
 def aoti_run(ep, args, kwargs=None):
-    """Package ``ep`` with AOT Inductor, load the package, run it. Compiling and packaging hold a lock
-    that every process on the machine shares: the same program compiled by two processes at once is
-    built in the same Inductor cache folder, and the package, zipped outside Inductor's own lock, can
-    take the other's half-written files (seen: 2 of 60 side-by-side compiles on torch 2.13 ended in
-    "parse error ... empty input" on load)."""
+    """Package ``ep`` with AOT Inductor, load the package, run it (:func:`aoti_loaded`)."""
+    return aoti_loaded(ep)(*args, **(kwargs or {}))
+
+
+def aoti_loaded(ep):
+    """``ep`` packaged by AOT Inductor into a folder of its own, the package loaded. Compiling and packaging hold a
+    lock that every process on the machine shares: the same program compiled by two processes at once is built in
+    the same Inductor cache folder, and the package, zipped outside Inductor's own lock, can take the other's
+    half-written files (seen: 2 of 60 side-by-side compiles on torch 2.13 ended in "parse error ... empty input" on
+    load). The vector ISA is probed before the lock, so processes do not queue behind each other's probe."""
     warm_cpu_isa()
     with tempfile.TemporaryDirectory() as d:
         with machine_lock("aoti"):
             path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(d, "m.pt2"))
-        return torch._inductor.aoti_load_package(path)(*args, **(kwargs or {}))
+        return torch._inductor.aoti_load_package(path)  # loaded: the loader holds its own copy of the package's files
 
 
 def warm_cpu_isa():

@@ -163,18 +163,18 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     """The short form's check (:mod:`.short`) where a repro may be written so, else None. Each form needs a graph
     run at inference (``phase`` forward; a backward graph too, which a backend torch registers compiles so: see
     :func:`compiled_side`) or as a training step (joint) on inputs of their own storage
-    (:func:`valued`), through a backend torch registers, a user's backend file (:func:`file_backend`: not for a
-    backward graph alone, which the full form hands its bw_compiler, the short form its fw_compiler) or AOT Inductor
-    (at inference, static shapes: :func:`.short.aoti`, torch.compile's backend in the form), with no decomposition in
-    its config (code in it, a pass, is loaded by :func:`.short.code_config`), under the accuracy harness's precision or none named (the model's own is the user's: the full form keeps it), and under
-    no torch.autocast but at inference (the repro's check runs inside the script's autocast, :func:`autocast_entered`;
-    a training step's backward ran outside it, which the short form's step does not do).
+    (:func:`valued` once :func:`leaves` made each a leaf), through a backend torch registers, a user's backend file
+    (:func:`file_backend`: not for a backward graph alone, which the full form hands its bw_compiler, the short form
+    its fw_compiler) or AOT Inductor (at inference, static shapes: :func:`.short.aoti`, torch.compile's backend in
+    the form), with no decomposition in its config (code in it, a pass, is loaded by :func:`.short.code_config`),
+    under the accuracy harness's precision or none named (the model's own is the user's: the full form keeps it),
+    and under no torch.autocast but at inference (the repro's check runs inside the script's autocast,
+    :func:`autocast_entered`; a training step's backward ran outside it, which the short form's step does not do).
     Then ``short_accuracy`` (``short_train`` for a training step's gradients): an accuracy failure judged against
     eager (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in for either, and the form is written
     only where it fails), with no random op and a float64 reference the inputs' cast makes (:func:`_accuracy_short`);
     ``short_error``: a compile error, judged by PyTorch's check_str rule on its signature (or on the failure's own
-    --check-str, as the workers judge it); ``short_missing_error``: a missing error; ``short_crash``: a crash, judged by how a child
-    process dies (the error's and the crash's also for a training step, each side run as one:
+    --check-str); ``short_missing_error``: a missing error; ``short_crash``: a crash, judged by how a child process dies (the error's and the crash's also for a training step, each side run as one:
     :func:`.short.training`). The caller writes it only where it fails in every fresh run."""
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and phase in ("forward", "backward", "joint")
             and (not failure.get("autocast") or phase == "forward") and valued(leaves(specs))
@@ -219,15 +219,15 @@ def _accuracy_short(failure: dict[str, Any], graph: str, ops: list[str], level: 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-def autocast_entered(state: list[dict[str, Any]] | None) -> str:
-    """The ``with`` items that enter the torch.autocast the script called the graph under (a record's ``autocast``:
-    :func:`pt2kit_portable.autocast_now`'s entries), as a short form's main enters them around its check:
-    ``torch.autocast('cpu', dtype=torch.bfloat16)``; "" for none. Each name is checked to be a bare word, so no
-    record's text becomes code (ValueError else)."""
+def autocast_entered(state: list[dict[str, Any]] | None) -> list[str]:
+    """The calls that make the torch.autocast the script called the graph under (a record's ``autocast``:
+    :func:`pt2kit_portable.autocast_now`'s entries), one an entry, as a short form's main enters them around its
+    check: ``torch.autocast('cpu', dtype=torch.bfloat16)``; none for none. Each name is checked to be a bare word, so
+    no record's text becomes code (ValueError else)."""
     out = []
     for s in state or ():
         if not (_NAME.fullmatch(str(s["device_type"])) and _NAME.fullmatch(str(s["dtype"]))):
             raise ValueError(f"{s!r}: not an autocast entry")
         cache = "" if s.get("cache_enabled", True) else ", cache_enabled=False"
         out.append(f"torch.autocast({s['device_type']!r}, dtype=torch.{s['dtype']}{cache})")
-    return ", ".join(out)
+    return out

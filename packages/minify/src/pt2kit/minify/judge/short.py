@@ -31,7 +31,6 @@ minify's verifying one), so none resets Dynamo first.
 import importlib.util
 import os
 import sys
-import tempfile
 
 import torch
 from torch._dynamo.debug_utils import run_fwd_maybe_bwd
@@ -40,8 +39,8 @@ from torch._dynamo.utils import same
 from pt2kit_portable import escape, exception_line, held_exception, to_float64, tol_for
 
 from .answer import _in_child, _tell
-from .harness import machine_lock, step
-from .loading import UNTESTABLE, Untestable, apply_config
+from .harness import aoti_loaded, step
+from .loading import UNTESTABLE, Untestable, apply_config, is_code
 from .verdicts import error_signature, masked
 
 
@@ -198,8 +197,8 @@ def code_config(config):
     """CONFIG, each value that is code, ("pt2kit:code", FILE, NAME) (a pass a model file installed, or one handed to
     minify with --config KEY=FILE.py:NAME), that function loaded from its file (:func:`load_file`), once, before the
     check; the full form's :func:`.loading.apply_code_config` loads it where it is applied."""
-    return {m: {k: load_file(v[1], v[2], "pass") if isinstance(v, tuple) and v[:1] == ("pt2kit:code",) else v
-                for k, v in settings.items()} for m, settings in config.items()}
+    return {m: {k: load_file(v[1], v[2], "pass") if is_code(v) else v for k, v in settings.items()}
+            for m, settings in config.items()}
 
 
 def load_file(path, name, what):
@@ -226,15 +225,10 @@ def load_file(path, name, what):
 
 def aoti(gm, example_inputs):
     """``--backend aoti`` as torch.compile's backend, so each check runs it as it runs any other: the graph Dynamo hands
-    over exported (torch.export), packaged by AOT Inductor (aoti_compile_and_package) into a folder of its own under
-    the machine's lock, as :func:`.harness.aoti_run` packages one (minify verifies a repro in 3 processes side by
-    side, and the same program built at once shares Inductor's cache folder), the package loaded; the full form's
-    :func:`.harness.compile_aoti` exports the module itself (the same aten graph)."""
-    ep = torch.export.export(gm, tuple(example_inputs))
-    with tempfile.TemporaryDirectory() as d:
-        with machine_lock("aoti"):
-            path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(d, "m.pt2"))
-        return torch._inductor.aoti_load_package(path)
+    over exported (torch.export), packaged and loaded as the full form's :func:`.harness.aoti_run` packages one
+    (:func:`.harness.aoti_loaded`: under the machine's lock, since minify verifies a repro in 3 processes side by
+    side); the full form's :func:`.harness.compile_aoti` exports the module itself (the same aten graph)."""
+    return aoti_loaded(torch.export.export(gm, tuple(example_inputs)))
 
 
 def raised(fn, inputs):

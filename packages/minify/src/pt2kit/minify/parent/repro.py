@@ -133,16 +133,16 @@ def _autocast_line(failure: dict[str, Any], short: bool = False) -> str:
     return f"\nUnder: {_doc(pt2kit_portable.autocast_words(failure['autocast']))} around {where}, as the script called it."
 
 
-def _autocast_main(amp: str, n: int) -> list[str]:
-    """The short form's main entering the script's autocast (``amp``: :func:`..judge.plan.autocast_entered`'s ``n``
-    items) around its check; 125 with one line where this torch has no such autocast (a bisect's older build)."""
+def _autocast_main(amp: list[str]) -> list[str]:
+    """The short form's main entering the script's autocast (``amp``: :func:`..judge.plan.autocast_entered`'s calls)
+    around its check; 125 with one line where this torch has no such autocast (a bisect's older build)."""
     return ["    try:  # the torch.autocast the script called the graph under",
-            f"        amp = [{amp}]",
+            f"        amp = [{', '.join(amp)}]",
             "    except Exception as e:  # a device type or dtype this torch has no autocast for: cannot test here",
             '        print(f"repro: cannot test here: torch.autocast: {type(e).__name__}: {e}".splitlines()[0], '
             "file=sys.stderr)",
             "        raise SystemExit(125) from None",
-            f"    with {', '.join(f'amp[{i}]' for i in range(n))}:  # as the script called the graph"]
+            f"    with {', '.join(f'amp[{i}]' for i in range(len(amp)))}:  # as the script called the graph"]
 
 
 def _dropped_line(dropped: str) -> str:
@@ -269,6 +269,9 @@ _SHORT_ACCURACY = ("Failure: an output fails PyTorch's own accuracy rule, torch.
                    "run at its benchmark\nharness's tolerance for the dtype, under torch's precision defaults.")
 
 
+# --backend aoti's words in the short form: what runs, and where (judge.short.aoti)
+_AOTI = ("\n(AOT Inductor: torch.export, aoti_compile_and_package, aoti_load_package, by aoti below as torch.compile's "
+         "backend).")
 _SHORT_STEP = "Runs: a training step (forward, the loss: each floating output's mean, summed; backward)."
 # a training step's compile error or crash: each side run as PyTorch's own minifier runs one (judge.short.training)
 _MINIFIER_STEP = "Runs: a training step as PyTorch's minifier runs one (run_fwd_maybe_bwd: forward, loss, backward)."
@@ -307,10 +310,7 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     std, torch_ = _imports(part.imports, c.source, part.source())
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     # a backward graph alone says how it runs; a training step's words are _SHORT_STEP's
-    ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}" + (
-        "\n(AOT Inductor: torch.export, aoti_compile_and_package, aoti_load_package, by aoti below as torch.compile's "
-        "backend)." if aoti
-        else ".")
+    ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}" + (_AOTI if aoti else ".")
     amp, ran = plan.autocast_entered(failure.get("autocast")), ran + _autocast_line(failure, short=True)  # at inference
     words = {"short_accuracy": _SHORT_ACCURACY + " " + ran,
              "short_train": _SHORT_STEP + "\n" + _SHORT_TRAIN + " " + ran}.get(
@@ -367,7 +367,7 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
             part.source(),
             "",
             'if __name__ == "__main__":',
-            *(_autocast_main(amp, len(failure["autocast"])) if amp else []),
+            *(_autocast_main(amp) if amp else []),
             *_call_lines(f"{'        ' if amp else '    '}raise SystemExit({call})"),
             ""]
     return head + "\n".join(body)
