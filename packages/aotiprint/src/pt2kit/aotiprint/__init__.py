@@ -16,7 +16,7 @@ Importing this package does not import torch; each name imports what it needs wh
 
 from pt2kit.runtime.api import exports
 
-__version__ = "1.4.6"
+__version__ = "1.4.7"
 
 _PUBLIC = {
     "parse_printer": ".printer:parse",

@@ -11,6 +11,8 @@ from typing import Any
 
 import torch
 
+from pt2kit.runtime.worker import aotilock
+
 PRINTER_KEY = "aot_inductor.debug_intermediate_value_printer"
 FILTER_KEY = "aot_inductor.filtered_kernel_names"
 MODES = {"save": "1", "stats": "2", "names": "3"}
@@ -77,8 +79,9 @@ def tree_leaves(tree: Any) -> list[Any]:
 
 
 def compile_package(ep: Any, path: str, config: dict[str, Any]) -> str:
-    """AOT Inductor: the ExportedProgram ``ep`` compiled with ``config`` into a package at ``path``."""
-    return torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=config)
+    """AOT Inductor: the ExportedProgram ``ep`` compiled with ``config`` into a package at ``path``, under the
+    machine's AOTI lock (two processes building one program at once can zip each other's half-written files)."""
+    return aotilock.compile_package(ep, path, config)
 
 
 def load_package(path: str, device: str) -> Any:

@@ -13,7 +13,7 @@ Importing this package does not import torch; each name imports it when first us
 
 from pt2kit.runtime.api import exports
 
-__version__ = "2.10.13"
+__version__ = "2.10.14"
 
 _PUBLIC = {"assert_same": ".check", "compare": ".metrics", "localize": ".localization"}
 __all__ = ["__version__", *_PUBLIC]

@@ -24,7 +24,10 @@ def overload_name(func: Any) -> str:
 def aoti_load(exported: Any, path: str) -> Any:
     """``exported`` (a torch.export ExportedProgram) compiled into an AOT Inductor package at ``path``
     (``torch._inductor.aoti_compile_and_package``) and loaded (``aoti_load_package``): a callable that runs
-    it and keeps working once ``path`` is gone (the loader unpacks it)."""
+    it and keeps working once ``path`` is gone (the loader unpacks it). Compiled under the machine's AOTI lock
+    (:func:`pt2kit.runtime.worker.aotilock.compile_package`)."""
     import torch._inductor
 
-    return torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(exported, package_path=path))
+    from pt2kit.runtime.worker.aotilock import compile_package
+
+    return torch._inductor.aoti_load_package(compile_package(exported, path))

@@ -13,7 +13,7 @@ from .common.errors import (
     UsageError,
 )
 
-__version__ = "3.2.0"
+__version__ = "3.3.0"
 
 __all__ = [
     "EXIT_BROKEN_PIPE", "EXIT_CODES_HELP", "EXIT_CRASH", "EXIT_FINDINGS", "EXIT_INTERRUPTED",

@@ -17,6 +17,7 @@ import tempfile
 
 import torch
 
+from pt2kit.runtime.worker.aotilock import compile_package
 from pt2kit.runtime.worker.written import unchanged
 from pt2kit_portable import (
     _drawn,
@@ -278,45 +279,8 @@ def aoti_run(ep, args, kwargs=None):
 
 
 def aoti_loaded(ep):
-    """``ep`` packaged by AOT Inductor into a folder of its own, the package loaded. Compiling and packaging hold a
-    lock that every process on the machine shares: the same program compiled by two processes at once is built in
-    the same Inductor cache folder, and the package, zipped outside Inductor's own lock, can take the other's
-    half-written files (seen: 2 of 60 side-by-side compiles on torch 2.13 ended in "parse error ... empty input" on
-    load). The vector ISA is probed before the lock, so processes do not queue behind each other's probe."""
-    warm_cpu_isa()
+    """``ep`` packaged by AOT Inductor into a folder of its own (under the machine's AOTI lock:
+    :func:`compile_package`), the package loaded."""
     with tempfile.TemporaryDirectory() as d:
-        with machine_lock("aoti"):
-            path = torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(d, "m.pt2"))
+        path = compile_package(ep, os.path.join(d, "m.pt2"))
         return torch._inductor.aoti_load_package(path)  # loaded: the loader holds its own copy of the package's files
-
-
-def warm_cpu_isa():
-    """Inductor probes the CPU's vector ISA once per process, by compiling test programs (about 50 s on
-    torch 2.11's CUDA build): done before the lock, so processes do not queue behind each other's probe."""
-    try:
-        from torch._inductor.cpu_vec_isa import pick_vec_isa
-    except ImportError:  # moved: the compile probes it, under the lock
-        return
-    pick_vec_isa()
-
-
-def lock_path(name):
-    """The file whose lock every process of this user on this machine takes for ``name``."""
-    return os.path.join(tempfile.gettempdir(), f"pt2kit-{name}-{os.getuid() if hasattr(os, 'getuid') else 0}.lock")
-
-
-@contextlib.contextmanager
-def machine_lock(name):
-    """``name``'s lock (:func:`lock_path`), held for the block by one process of this user on this machine at a time;
-    none where there is no fcntl (not POSIX)."""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no lock
-        yield
-        return
-    with open(lock_path(name), "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
