@@ -1,4 +1,4 @@
-"""pt2kit.runtime.worker.aotilock: AOT Inductor's compile-and-package, one process of the machine at a time."""
+"""pt2kit.runtime.worker.aotilock: AOT Inductor's compile-and-package, one program by one process at a time."""
 
 AOTI_CHILD = """
 import os, sys, tempfile, torch
@@ -9,14 +9,24 @@ class M(torch.nn.Module):
         return torch.relu(x)
 x = torch.full((4,), 2.0)
 ep = torch.export.export(M(), (x,))
-print("exported", flush=True)
+print(aotilock.program_lock(ep), flush=True)
 with tempfile.TemporaryDirectory() as d:
     path = aotilock.compile_package(ep, os.path.join(d, "m.pt2"))
     print(torch._inductor.aoti_load_package(path)(x).tolist(), flush=True)
 """
 
 
-def test_aot_inductor_compiles_and_packages_under_one_lock_per_machine(tmp_path):
+def Relu():
+    import torch
+
+    class M(torch.nn.Module):  # the child's, by the same names
+        def forward(self, x):
+            return torch.relu(x)
+
+    return M()
+
+
+def test_aot_inductor_compiles_and_packages_one_program_under_one_lock_per_machine(tmp_path):
     # two processes compiling the same program share Inductor's cache folder, and the package is zipped
     # outside Inductor's lock: without ours, 2 of 60 side-by-side runs packaged a half-written file
     import fcntl
@@ -24,12 +34,19 @@ def test_aot_inductor_compiles_and_packages_under_one_lock_per_machine(tmp_path)
     import sys
     import time
 
-    from pt2kit.runtime.worker.aotilock import lock_path
+    import torch
+
+    from pt2kit.runtime.worker.aotilock import lock_path, program_lock
 
     child = subprocess.Popen([sys.executable, "-c", AOTI_CHILD], stdout=subprocess.PIPE, text=True)
-    assert child.stdout.readline() == "exported\n"
+    name = child.stdout.readline().strip()
+    # the same name for the same program in another process; another program's, most often another
+    x = torch.full((4,), 2.0)
+    assert name == program_lock(torch.export.export(Relu(), (x,))) and name.startswith("aoti-")
+    others = {program_lock(torch.export.export(Relu(), (torch.zeros(n),))) for n in range(1, 9)}
+    assert len(others) > 1
     held = False
-    with open(lock_path("aoti"), "a") as f:
+    with open(lock_path(name), "a") as f:
         while child.poll() is None and not held:
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)

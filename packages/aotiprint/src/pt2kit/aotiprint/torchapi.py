@@ -80,7 +80,7 @@ def tree_leaves(tree: Any) -> list[Any]:
 
 def compile_package(ep: Any, path: str, config: dict[str, Any]) -> str:
     """AOT Inductor: the ExportedProgram ``ep`` compiled with ``config`` into a package at ``path``, under the
-    machine's AOTI lock (two processes building one program at once can zip each other's half-written files)."""
+    program's lock (two processes building one program at once can zip each other's half-written files)."""
     return aotilock.compile_package(ep, path, config)
 
 

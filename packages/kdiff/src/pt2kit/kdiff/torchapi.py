@@ -24,7 +24,7 @@ def overload_name(func: Any) -> str:
 def aoti_load(exported: Any, path: str) -> Any:
     """``exported`` (a torch.export ExportedProgram) compiled into an AOT Inductor package at ``path``
     (``torch._inductor.aoti_compile_and_package``) and loaded (``aoti_load_package``): a callable that runs
-    it and keeps working once ``path`` is gone (the loader unpacks it). Compiled under the machine's AOTI lock
+    it and keeps working once ``path`` is gone (the loader unpacks it). Compiled under its program's lock
     (:func:`pt2kit.runtime.worker.aotilock.compile_package`)."""
     import torch._inductor
 

@@ -279,7 +279,7 @@ def aoti_run(ep, args, kwargs=None):
 
 
 def aoti_loaded(ep):
-    """``ep`` packaged by AOT Inductor into a folder of its own (under the machine's AOTI lock:
+    """``ep`` packaged by AOT Inductor into a folder of its own (under its program's lock:
     :func:`compile_package`), the package loaded."""
     with tempfile.TemporaryDirectory() as d:
         path = compile_package(ep, os.path.join(d, "m.pt2"))

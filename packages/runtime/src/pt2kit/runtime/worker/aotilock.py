@@ -1,4 +1,4 @@
-"""AOT Inductor's compile-and-package, by one process of the machine at a time: what every tool that compiles
+"""AOT Inductor's compile-and-package, one program by one process of the machine at a time: what every tool that compiles
 a package (aotiprint, kdiff's ``aoti`` side, minify's candidates and the repro it writes) calls.
 
 Why: the same program compiled by two processes at once is built in the same Inductor cache folder, and the
@@ -6,13 +6,16 @@ package, zipped outside Inductor's own lock, can take the other's half-written f
 with "parse error ... attempting to parse an empty input" (2 of 60 side-by-side compiles on torch 2.13; CI
 saw it once when aotiprint's README example and a test compiled the same model).
 
-Guarantees: :func:`compile_package` holds :func:`machine_lock` ``("aoti")`` (an ``fcntl`` lock on a file in
-the temp folder, one per user; none where there is no ``fcntl``) for the compile and the zip, never for the
-load; the CPU's vector ISA is probed before the lock (:func:`warm_cpu_isa`), so processes do not queue behind
-each other's probe. Imports only torch and the standard library: a repro embeds it by source.
+Guarantees: :func:`compile_package` holds :func:`machine_lock` of the program's name (:func:`program_lock`: an
+``fcntl`` lock on a file in the temp folder, one per user and one of 16 stripes the program's code, its inputs'
+shapes, strides, dtypes and devices and the config hash to; none where there is no ``fcntl``) for the compile and
+the zip, never for the load: one program is compiled by one process at a time, two others, most often, side by
+side. The CPU's vector ISA is probed before the lock (:func:`warm_cpu_isa`), so processes do not queue behind each
+other's probe. Imports only torch and the standard library: a repro embeds it by source.
 """
 
 import contextlib
+import hashlib
 import os
 import tempfile
 
@@ -21,10 +24,21 @@ import torch
 
 def compile_package(ep, path, inductor_configs=None):
     """``ep`` (an ExportedProgram) compiled by ``torch._inductor.aoti_compile_and_package`` into a package at
-    ``path``, under the machine's AOTI lock; the package's path."""
+    ``path``, under the lock of its program (:func:`program_lock`); the package's path."""
     warm_cpu_isa()
-    with machine_lock("aoti"):
+    with machine_lock(program_lock(ep, inductor_configs)):
         return torch._inductor.aoti_compile_and_package(ep, package_path=path, inductor_configs=inductor_configs)
+
+
+def program_lock(ep, inductor_configs=None):
+    """The name of ``ep``'s lock, the same in every process for the same program and config: ``aoti-0`` to
+    ``aoti-15``."""
+    metas = []
+    for node in ep.graph_module.graph.nodes:
+        v = node.meta.get("val") if node.op == "placeholder" else None
+        metas.append(f"{tuple(v.shape)}{v.stride()}{v.dtype}{v.device}" if isinstance(v, torch.Tensor) else repr(v))
+    text = "\n".join([ep.graph_module.code, *metas, repr(sorted((inductor_configs or {}).items(), key=str))])
+    return f"aoti-{int(hashlib.sha256(text.encode()).hexdigest(), 16) % 16}"
 
 
 def warm_cpu_isa():
