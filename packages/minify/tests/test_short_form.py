@@ -4,6 +4,7 @@ and the full form written in its place where it does not fail in every fresh run
 
 from __future__ import annotations
 
+import contextlib
 import re
 import types
 
@@ -90,9 +91,6 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
         "a missing error of a training step": dict(failure=MISSING_ERROR, phase="joint"),
         "a float64 reference": dict(failure={**ACCURACY, "ref": "eager64"}),
         "the model's own precision": dict(failure={**ACCURACY, "precision": {**HARNESS, "matmul": "tf32"}}),
-        "a training step under autocast": dict(failure={**ACCURACY, "autocast": AMP}, phase="joint"),
-        "a backward graph under autocast": dict(failure={**ACCURACY, "autocast": AMP, "phase": "backward"},
-                                                phase="backward"),
         "a backend of a module's attribute": dict(backend="mypkg.backends:mine"),
         "a backward graph through a backend file": dict(failure={**ACCURACY, "phase": "backward"}, phase="backward",
                                                         backend="/home/u/b.py:mine"),  # its bw_compiler's, in full
@@ -177,8 +175,7 @@ def test_an_input_that_was_no_leaf_is_made_a_leaf_and_said(tmp_path):
 
 def test_a_graph_the_script_called_under_autocast_is_judged_inside_it(tmp_path):
     """A failure under the script's torch.autocast, at inference: the short form's main enters that autocast around
-    the check, so the mm runs in bfloat16 as in the script (bfloat16's tolerance says so); a training step's
-    backward ran outside it, which the short form's step would not do: the full form."""
+    the check, so the mm runs in bfloat16 as in the script (bfloat16's tolerance says so)."""
     assert [allows(failure={**f, "autocast": AMP})[1] for f in (ACCURACY, COMPILE_ERROR, CRASH)] == [
         "short_accuracy", "short_error", "short_crash"]
     mm = dict(failure={**ACCURACY, "autocast": AMP}, source=MM_RELU, ops=("aten.mm.default", "aten.relu.default"),
@@ -249,6 +246,70 @@ def test_a_training_step_short_form_judges_its_gradients_by_pytorchs_rule(tmp_pa
     p = run(render(source=DYNAMO_RELU, ops=("torch.relu",), level="dynamo", phase="joint"), tmp_path)
     assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every gradient passes torch._dynamo.utils.same): "
                                            "fixed\n"), p.stderr[-2000:]
+
+
+def test_a_training_step_under_autocast_takes_its_gradients_outside_it(tmp_path):
+    """A training step the script ran under torch.autocast (an AMP loop): main enters the autocast around the check,
+    and the gradients are taken outside it (autocast_off_for), as the script's loss.backward() after its block is;
+    the mm runs in bfloat16, Inductor's planted relu bug makes the square's gradient wrong, and the form passes once
+    it is gone."""
+    planted = {"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'"}}
+    mm = dict(failure={**ACCURACY, "autocast": AMP}, source=DYNAMO_RELU.replace("torch.relu(x)", "torch.relu(x @ w) ** 2")
+              .replace("forward(self, x)", "forward(self, x, w)"), ops=("operator.matmul", "torch.relu", "operator.pow"),
+              level="dynamo", phase="joint", specs=[SPECS[0], ("tensor", [8, 4], [4, 1], "float32", "cpu", -2.0, 2.0)])
+    assert allows(**{k: v for k, v in mm.items() if k != "source"}, graph=mm["source"]) == (plan.SHORT, "short_train")
+    text = render(planted, **mm)
+    assert len(text.splitlines()) <= 150, len(text.splitlines())
+    assert "around the whole check (main's with), the gradients taken outside it (autocast_off_for), as the script's " \
+           "loss.backward() after its block. Needs:" in text.replace("\n", " ")
+    assert text.endswith("\n    with amp[0]:  # as the script called the graph\n        raise SystemExit(short_train("
+                         "Repro, INPUTS, GRAD, BACKEND, CONFIG, make_uniform_inputs,\n"
+                         "                                     outside=autocast_off_for(['cpu'])))\n"), text[-300:]
+    p = run(text, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: accuracy: gradient 0 fails "
+                                           "torch._dynamo.utils.same against float64 (tol 0.0001)\n"), p.stderr[-2000:]
+    p = run(render(**mm), tmp_path)
+    assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every gradient passes torch._dynamo.utils.same): "
+                                           "fixed\n"), p.stderr[-2000:]
+    # a backward graph alone runs outside it, as in the script: its casts are in the graph AOTAutograd traced
+    backward = render(planted, failure={**ACCURACY, "autocast": AMP, "phase": "backward"}, phase="backward")
+    assert "amp = " not in backward and "\nUnder: no torch.autocast: the script called the forward under torch.autocast" \
+        "(cpu, bfloat16), its backward ran\noutside it, as loss.backward() after the block does.\n" in backward
+    p = run(backward, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: accuracy: output 0 fails torch._dynamo.utils."
+                                           "same against float64 (tol 0.0001)\n"), p.stderr[-2000:]
+    # an error's or a crash's training step runs whole inside it, as PyTorch's own after_dynamo repro runs one
+    error = render({"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'compile_error'"}},
+                   **{**mm, "failure": {**COMPILE_ERROR, "autocast": AMP}})
+    assert "autocast_off_for" not in error and "the backward too, as PyTorch's own after_dynamo repro" in error.replace(
+        "\n", " ")
+
+
+def test_the_short_forms_training_step_takes_its_gradients_under_what_it_is_handed():
+    import torch
+
+    from pt2kit.minify.judge.short import autocast_off_for, trained
+
+    seen = []
+
+    class Watch(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(torch.is_autocast_enabled("cpu"))
+            return g * 2
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return (Watch.apply(x),)
+
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        off = trained(M(), [torch.ones(3)], [True], autocast_off_for(["cpu"]))
+        kept = trained(M(), [torch.ones(3)], [True], contextlib.nullcontext)
+    assert seen == [False, True] and off[0].tolist() == kept[0].tolist() == pytest.approx([2 / 3] * 3)
 
 
 def test_an_error_short_form_fails_on_its_signature_alone_and_passes_once_the_error_is_gone(tmp_path):

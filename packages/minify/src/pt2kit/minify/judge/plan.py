@@ -168,8 +168,9 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     its fw_compiler) or AOT Inductor (at inference, static shapes: :func:`.short.aoti`, torch.compile's backend in
     the form), with no decomposition in its config (code in it, a pass, is loaded by :func:`.short.code_config`),
     under the accuracy harness's precision or none named (the model's own is the user's: the full form keeps it),
-    and under no torch.autocast but at inference (the repro's check runs inside the script's autocast,
-    :func:`autocast_entered`; a training step's backward ran outside it, which the short form's step does not do).
+    under the script's torch.autocast or none (the repro's check runs inside it, :func:`autocast_entered`; a training
+    step's gradients are taken outside it, as the script's ``loss.backward()`` after its block; a backward graph
+    alone runs outside it, as it ran in the script: its dtypes are the ones AOTAutograd traced under it).
     Then ``short_accuracy`` (``short_train`` for a training step's gradients): an accuracy failure judged against
     eager (by kdiff's float64 rule or assert_close: PyTorch's own rule stands in for either, and the form is written
     only where it fails), with no random op and a float64 reference the inputs' cast makes (:func:`_accuracy_short`);
@@ -177,7 +178,7 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     --check-str); ``short_missing_error``: a missing error; ``short_crash``: a crash, judged by how a child process dies (the error's and the crash's also for a training step, each side run as one:
     :func:`.short.training`). The caller writes it only where it fails in every fresh run."""
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and phase in ("forward", "backward", "joint")
-            and (not failure.get("autocast") or phase == "forward") and valued(leaves(specs))
+            and valued(leaves(specs))
             and isinstance(backend, str) and (backend != "aoti" or (phase == "forward" and not dynamic))
             and (":" not in backend or (file_backend(backend) and phase != "backward"))
             and DECOMPOSITIONS not in config):

@@ -17,6 +17,8 @@ the full judge where :func:`.plan.short_form` allows it, and minify writes only 
   ``--backend aoti``: :func:`aoti`, AOT Inductor's export, package and load as torch.compile's backend.
 - A training step's compile error or crash: :func:`short_error` or :func:`short_crash`, each side a training step
   (:func:`training`, handed as ``run``).
+- Under the script's torch.autocast, main enters it around the check; ``short_train`` takes its gradients outside it
+  (:func:`autocast_off_for`), as the script's ``loss.backward()`` after its block.
 
 Guarantees: exit 1 with one line while the failure is there, 0 once it is gone, 125 with one line on stderr where a
 side cannot run here (no such device, a backend torch does not register, an op this torch lacks, eager raising
@@ -28,6 +30,7 @@ looseness); a missing error's form judges as the workers do. Each runs in a fres
 minify's verifying one), so none resets Dynamo first.
 """
 
+import contextlib
 import importlib.util
 import os
 import sys
@@ -62,27 +65,39 @@ def short_accuracy(module_cls, specs, backend, config, make, dynamic=False, seed
     return same_verdict(eager, test, fp64, "output")
 
 
-def short_train(module_cls, specs, grad, backend, config, make, dynamic=False, seed=0):
+def short_train(module_cls, specs, grad, backend, config, make, dynamic=False, seed=0, outside=contextlib.nullcontext):
     """A training step (:func:`.harness.step`) of eager's, the float64 and the compiled module, each on inputs of its
-    own (``make``'s of ``specs``), the floating ones ``grad`` marks requiring grad: exit 1 where a gradient fails
-    ``same`` as :func:`short_accuracy` judges an output."""
+    own (``make``'s of ``specs``), the floating ones ``grad`` marks requiring grad, the gradients taken under
+    ``outside()`` (:func:`autocast_off_for` where main entered the script's autocast): exit 1 where a gradient fails ``same``
+    as :func:`short_accuracy` judges an output."""
     try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
         device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
-        eager = trained(module_cls(), make(specs, seed, device), grad)
-        fp64 = trained(module_cls(), to_float64(make(specs, seed, device)), grad)
+        eager = trained(module_cls(), make(specs, seed, device), grad, outside)
+        fp64 = trained(module_cls(), to_float64(make(specs, seed, device)), grad, outside)
         with apply_config(config):
             test = trained(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device),
-                           grad)
+                           grad, outside)
     except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
         print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
         return UNTESTABLE
     return same_verdict(eager, test, fp64, "gradient")
 
 
-def trained(module, inputs, grad):
+def autocast_off_for(devices):
+    """A training step's ``outside`` where main entered the script's autocast: each of its ``devices``' autocast off for
+    the gradients, as the script's loss.backward() after its block is."""
+    def outside():
+        stack = contextlib.ExitStack()
+        for device in devices:
+            stack.enter_context(torch.autocast(device, enabled=False))
+        return stack
+    return outside
+
+
+def trained(module, inputs, grad, outside):
     """A training step (:func:`.harness.step`) of ``module`` on ``inputs``, the floating ones ``grad`` marks requiring
-    grad (:func:`marked`): its gradients."""
-    return step(module, marked(inputs, grad))
+    grad (:func:`marked`): its gradients, taken under ``outside()``."""
+    return step(module, marked(inputs, grad), outside)
 
 
 def same_verdict(eager, test, fp64, what):

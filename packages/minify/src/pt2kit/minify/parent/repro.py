@@ -125,12 +125,23 @@ def _phase_line(phase: str) -> str:
     return ""
 
 
-def _autocast_line(failure: dict[str, Any], short: bool = False) -> str:
-    """Where the script called the graph under torch.autocast: every side runs under it (the short form's main)."""
+def _autocast_line(failure: dict[str, Any], short: bool = False, step: str = "") -> str:
+    """Where the script called the graph under torch.autocast: every side runs under it (the short form's main). A
+    short form's training ``step``: ``"short_train"``'s gradients are taken outside it (autocast_off), as the
+    script's loss.backward() after its block; an error's or a crash's step runs whole inside it, as PyTorch's own
+    after_dynamo repro runs one."""
     if not failure.get("autocast"):
         return ""
+    if short and failure.get("phase") == "backward":  # what AOTAutograd traced under it: its casts are in the graph
+        return "\n" + textwrap.fill(f"Under: no torch.autocast: the script called the forward under "
+                                    f"{_doc(pt2kit_portable.autocast_words(failure['autocast']))}, its backward ran "
+                                    "outside it, as loss.backward() after the block does.", 110)
     where = "the whole check (main's with)" if short else "each side's call of the graph (FAILURE['autocast'])"
-    return f"\nUnder: {_doc(pt2kit_portable.autocast_words(failure['autocast']))} around {where}, as the script called it."
+    how = {"": ", as the script called it.", "short_train": ", the gradients taken outside it (autocast_off_for), as "
+           "the script's loss.backward() after its block."}.get(step, ", the backward too, as PyTorch's own "
+                                                                    "after_dynamo repro runs a training step.")
+    return "\n" + textwrap.fill(f"Under: {_doc(pt2kit_portable.autocast_words(failure['autocast']))} around {where}{how}",
+                                110, break_long_words=False, break_on_hyphens=False)
 
 
 def _autocast_main(amp: list[str]) -> list[str]:
@@ -304,14 +315,18 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     file = _backend_file(backend)  # a user's backend file: (path, name), loaded in main (short.file_backend)
     aoti = backend == "aoti"  # AOT Inductor, run as torch.compile's backend (short.aoti)
     code = any(is_code(v) for s in typed_config(config).values() for v in s.values())  # a pass: short.code_config
+    # main enters it (a training step's gradients are taken outside it); a backward graph alone runs outside it
+    amp = plan.autocast_entered(failure.get("autocast")) if phase != "backward" else []
+    off = bool(amp) and check[1] == "short_train"
     part = embed.closure([check, maker, *([(plan.SHORT, "training")] if stepped else []),
+                          *([(plan.SHORT, "autocast_off_for")] if off else []),
                           *([(plan.SHORT, "file_backend")] if file else []), *([(plan.SHORT, "aoti")] if aoti else []),
                           *([(plan.SHORT, "code_config")] if code else [])], docstrings=False, hoist=("torch",))
     std, torch_ = _imports(part.imports, c.source, part.source())
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     # a backward graph alone says how it runs; a training step's words are _SHORT_STEP's
     ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}" + (_AOTI if aoti else ".")
-    amp, ran = plan.autocast_entered(failure.get("autocast")), ran + _autocast_line(failure, short=True)  # at inference
+    ran += _autocast_line(failure, short=True, step=check[1] if train else "")
     words = {"short_accuracy": _SHORT_ACCURACY + " " + ran,
              "short_train": _SHORT_STEP + "\n" + _SHORT_TRAIN + " " + ran}.get(
         check[1], (_MINIFIER_STEP + "\n" if stepped else "") + f"Failure: {_doc(_failure_words(failure))}. {ran}")
@@ -347,7 +362,8 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
     elif check[1] == "short_crash":
         data, args = [*data, "FAILURE = " + literals.wrapped(failure)], ["FAILURE"]
     defaults = (["dynamic=True"] if dynamic else []) + ([f"seed={int(seed)!r}"] if seed else [])  # else the check's own
-    defaults += ["run=training(GRAD)"] if stepped else []
+    defaults += (["run=training(GRAD)"] if stepped else []) + (  # main's autocast entries, checked bare words
+        [f"outside=autocast_off_for({[s['device_type'] for s in failure['autocast']]!r})"] if off else [])
     # short_train's own positional GRAD, then the backend (a file's loaded first)
     lead = ("GRAD, " if check[1] == "short_train" else "") + ("file_backend(BACKEND)" if file else
                                                               "aoti if BACKEND == 'aoti' else BACKEND" if aoti else "BACKEND")
