@@ -12,6 +12,8 @@
 #   "5 of 5 leaves pass", the planted one's first divergence aten.relu.default; `| minify --no-bisect`: exit 1,
 #   a relu repro in the short form (at most 150 lines) whose main enters the fp16 autocast, exiting 1 alone and 0
 #   with CONFIG = {}.
+# - a training step's short form under CUDA float16 autocast (Triton's planted relu bug): exit 1, 0 without the
+#   bug; a backward graph alone's, run outside the autocast: the same.
 # - minify --device cuda of packages/minify/tests/models/file_pass.py and file_decomp.py: exit 1, repros that
 #   exit 1 alone; bisection: inductor post_grad_passes, and aot_eager_decomp_partition decomposition.
 set -u
@@ -41,6 +43,41 @@ expect "repro enters the autocast" 1 "$(grep -c "^        amp = \[torch.autocast
 expect "repro of at most 150 lines" yes "$([ "$(wc -l <repro.py)" -le 150 ] && echo yes || echo no)"
 $PY -I repro.py >repro.out 2>&1; expect "repro alone" 1 $?
 sed -i 's/^CONFIG = .*/CONFIG = {}/' repro.py; $PY -I repro.py >>repro.out 2>&1; expect "repro without the bug" 0 $?
+# a training step under CUDA autocast in the short form (float16, Triton's planted relu bug in the square's
+# gradient): main enters the autocast, the gradients are taken outside it; a backward graph alone runs outside it
+$PY - <<'PY' >train-forms.txt 2>&1
+import torch
+from pt2kit.minify import ir
+from pt2kit.minify.judge import plan
+from pt2kit.minify.parent import repro
+from pt2kit.runtime.common.precision import HARNESS
+
+amp = [{"device_type": "cuda", "dtype": "float16", "cache_enabled": True}]
+bug = {"torch._inductor.config": {"triton.inject_relu_bug_TESTING_ONLY": "'accuracy'"}}
+forms = {"train": ("dynamo", "joint", "class Repro(torch.nn.Module):\n    def forward(self, x, w):\n"
+                   "        relu = torch.relu(x @ w) ** 2\n        return (relu, )\n", ["x", "w"]),
+         "backward": ("aten", "backward", "class Repro(torch.nn.Module):\n    def forward(self, x):\n"
+                      "        relu = torch.ops.aten.relu.default(x)\n        return (relu, )\n", ["x"])}
+for name, (level, phase, source, names) in forms.items():
+    specs = [("tensor", [64, 64], [64, 1], "float32", "cuda", -2.0, 2.0)] * len(names)
+    failure = {"kind": "accuracy", "signature": "accuracy", "precision": dict(HARNESS), "autocast": amp,
+               **({"phase": "backward"} if phase == "backward" else {})}
+    c = ir.Candidate(source=source, inputs=[ir.Spec(*s) for s in specs], nodes=1, ops=["torch.relu"], key="k",
+                     names=names, grad=[True] * len(names))
+    for cfg, tag in ((bug, "bugged"), ({}, "fixed")):
+        check = plan.short_form(failure, "inductor", cfg, specs, source, ["torch.relu"], level=level, phase=phase)
+        print(name, tag, check)
+        text = repro.render_short(c, failure=failure, check=check, backend="inductor", config=cfg, model="amp.py:make",
+                                  graph=0, torch_version=torch.__version__, dynamic=False, seed=0, tool_version="dev",
+                                  level=level, phase=phase)
+        open(f"{name}-{tag}.py", "w").write(text)
+        print(name, tag, len(text.splitlines()), "lines")
+PY
+for f in train backward; do
+  $PY -I $f-bugged.py >$f-bugged.out 2>&1; expect "$f form under CUDA autocast, bugged" 1 $?
+  $PY -I $f-fixed.py >$f-fixed.out 2>&1; expect "$f form under CUDA autocast, fixed" 0 $?
+done
+expect "train form enters the autocast" 1 "$(grep -c "outside=autocast_off_for(\['cuda'\])" train-bugged.py)"
 cd - >/dev/null
 wait
 for m in file_pass file_decomp; do
