@@ -163,7 +163,8 @@ def test_what_a_repro_carries_follows_its_failure():
     assert "class installed_decompositions" in carried({"torch._inductor.decomposition": {"aten.silu.default": 0}})
     assert "def float64_mode(" in carried(graph="x = torch.ops.aten._to_copy.default(y, dtype=torch.float32)")
     assert "def float64_mode(" in carried(graph="torch.ops.higher_order.while_loop(cond, body, (x,), ())")
-    assert "def _tensor(" in carried(specs=[(*plain_spec, None, {"offset": 1, "storage": 3})])
+    offset = carried(specs=[(*plain_spec, None, {"offset": 1, "storage": 3})])
+    assert "def make_laid_inputs(" in offset and "def _drawn(" in offset and "def make_inputs(" not in offset
     assert "def under_autocast(" not in text  # a call under no torch.autocast carries none of it; one under it does
     under = plan.repro({**accuracy, "autocast": [{"device_type": "cpu", "dtype": "bfloat16"}]}, "inductor", {})
     assert "def under_autocast(" in closure([(plan.ANSWER, "main"), *under.values()], docstrings=False).source()

@@ -9,6 +9,7 @@ from pt2kit.minify.judge.harness import (
     fresh,
     fresh_plain,
     make_inputs,
+    make_laid_inputs,
     make_plain_inputs,
     make_uniform_inputs,
     make_valued_inputs,
@@ -104,6 +105,19 @@ def test_a_jagged_spec_is_rebuilt_at_its_offsets_run_on_a_copy_and_judged_by_its
     made = [(str(a.flatten().tolist()), a.stride()) for a in make_valued_inputs(specs) if isinstance(a, torch.Tensor)]
     assert made == [(str(a.flatten().tolist()), a.stride()) for a in make_inputs(specs) if isinstance(a, torch.Tensor)]
     assert made[1][0] == "[0.5, nan, -inf, -0.0]"  # the real values as written (row-major), NaN and -0.0 kept
+    # a slice of a larger tensor (an offset into its storage, a storage larger than it reaches), seeded or valued
+    laid = [*(s for s in specs if plan.plain([s])), ("tensor", [2, 3], [4, 1], "float32", "cpu", -1.0, 1.0, None,
+                                                       {"offset": 5, "storage": 20}),
+            ("tensor", [2], [2], "int64", "cpu", 0, 9, None, {"offset": 1})]
+    assert plan.inputs_maker(laid) == (plan.HARNESS, "make_laid_inputs") and not plan.valued(laid)
+    made = [(str(a.flatten().tolist()), a.stride(), a.storage_offset(), a.untyped_storage().nbytes())
+            for a in make_laid_inputs(laid) if isinstance(a, torch.Tensor)]
+    assert made == [(str(a.flatten().tolist()), a.stride(), a.storage_offset(), a.untyped_storage().nbytes())
+                    for a in make_inputs(laid) if isinstance(a, torch.Tensor)]
+    assert [m[2:] for m in made[-2:]] == [(5, 80), (1, 32)]
+    for other in ((*laid[-1][:7], [1, 2], {"offset": 1}), (*laid[-1][:7], None, "non-leaf", {"offset": 1}),
+                  (*laid[-1][:7], None, {"view_of": 0})):  # real values or no leaf at an offset, a view: make_inputs's
+        assert plan.inputs_maker([*laid, other]) == (plan.HARNESS, "make_inputs")
     (z,) = make_inputs([("jagged", [2, 1], [1, 1], "float32", "cpu", None, None, [0, 1, 2], 1, [0.5, "inf"])])
     assert z.values().flatten().tolist() == [0.5, float("inf")]  # real values where the failure needs them
 

@@ -63,9 +63,15 @@ def test_a_failure_in_an_expanded_inputs_layout_reaches_a_repro_that_fails_alone
     assert (rep["failure"], rep["ops"], rep["reproduced"]) == ("accuracy", ["operator.mul"], 3)
     text = (tmp_path / "repro.py").read_text()
     assert "('tensor', [4, 3], [0, 1], 'float32', 'cpu'," in text and "{'storage': 12}" in text
+    # the short form (issue 58), its inputs laid out as in the script by make_laid_inputs
+    assert "def make_laid_inputs(" in text and len(text.splitlines()) <= 150, len(text.splitlines())
     alone = run_repro(tmp_path / "repro.py")
-    assert alone.returncode == 1 and "repro: the bug is present: accuracy: output 0:" in alone.stdout, \
+    assert alone.returncode == 1 and alone.stdout.startswith("repro: the bug is present: accuracy: output 0 fails "), \
         alone.stdout + alone.stderr
+    dense = tmp_path / "dense.py"  # the same row made contiguous: the planted reader is right on it
+    dense.write_text(text.replace("('tensor', [4, 3], [0, 1], 'float32', 'cpu',", "('tensor', [4, 3], [3, 1], 'float32', "
+                                                                                   "'cpu',"))
+    assert run_repro(dense).returncode == 0
 
 
 def test_a_backward_bug_on_a_constant_index_list_is_cut_to_its_op_in_the_backward_graph(minify, tmp_path):

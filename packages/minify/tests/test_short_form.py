@@ -173,6 +173,31 @@ def test_an_input_that_was_no_leaf_is_made_a_leaf_and_said(tmp_path):
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
 
 
+def test_a_slice_of_a_larger_tensor_is_made_at_its_offset_into_a_storage_as_large(tmp_path):
+    """An input that sat at an offset into a larger storage in the script (``x[:, 1:]`` handed over): the short form
+    makes it so, seeded (make_laid_inputs: the values make_inputs draws, laid out as pt2kit_portable's make_tensor lays
+    them), a non-leaf made a leaf at the same offset; a view of another input keeps the full form."""
+    sliced = ("tensor", [4, 8], [9, 1], "float32", "cpu", -2.0, 2.0, None, {"offset": 1, "storage": 40})
+    assert allows(specs=[sliced]) == (plan.SHORT, "short_accuracy")
+    assert allows(specs=[(*sliced[:8], "non-leaf", sliced[8])], phase="joint") == (plan.SHORT, "short_train")
+    planted = {"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'"}}
+    c = ir.Candidate(source=RELU, inputs=[ir.Spec(*sliced[:7], offset=1, storage=40)], nodes=1,
+                     ops=["aten.relu.default"], key="k", names=["x"], grad=[True])
+    text = repro.render_short(c, failure=ACCURACY, check=(plan.SHORT, "short_accuracy"), backend="inductor",
+                              config=planted, model="model.py:make", graph=0, torch_version="2.13.0+cpu",
+                              dynamic=False, seed=0, tool_version="0.16.0")
+    assert len(text.splitlines()) <= 130, len(text.splitlines())
+    assert "def make_laid_inputs(" in text and "def make_inputs(" not in text
+    assert "INPUTS = [('tensor', [4, 8], [9, 1], 'float32', 'cpu', -2.0, 2.0, None, {'offset': 1, 'storage': 40})]" \
+        in text
+    p = run(text, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: accuracy: output 0 fails torch._dynamo.utils."
+                                           "same against float64 (tol 0.0001)\n"), p.stderr[-2000:]
+    p = run(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, flags=re.M), tmp_path)
+    assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every output passes torch._dynamo.utils.same): "
+                                           "fixed\n"), p.stderr[-2000:]
+
+
 def test_a_graph_the_script_called_under_autocast_is_judged_inside_it(tmp_path):
     """A failure under the script's torch.autocast, at inference: the short form's main enters that autocast around
     the check, so the mm runs in bfloat16 as in the script (bfloat16's tolerance says so)."""

@@ -108,6 +108,21 @@ def make_valued_inputs(specs, seed=0, device=None):
             .to(device or s[4]).as_strided(*s[1:3]) for s in specs]
 
 
+def make_laid_inputs(specs, seed=0, device=None):
+    """:func:`make_plain_inputs` where a seeded tensor may sit at an offset into its storage or in a larger one (a slice
+    of a larger tensor, its spec's last item ``{"offset": N, "storage": M}``: :func:`.plan.laid`): the same values, as
+    pt2kit_portable's make_tensor draws and lays them out, without the code for real values, a view of another input,
+    a non-leaf or a jagged tensor."""
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for s in specs:
+        at = s[8] if len(s) > 8 else {}
+        n = 0 if s[0] == "scalar" else max(at.get("storage", 0), storage_reach(*s[1:3], at.get("offset", 0)))
+        out.append(s[1] if s[0] == "scalar" else _drawn(n, getattr(torch, s[3]), *s[5:7], g).to(device or s[4])
+                   .as_strided(*s[1:3], at.get("offset", 0)))
+    return out
+
+
 def _tensor(shape, stride, dtype, dev, lo, hi, exact, g, offset=0, storage=0):
     """One tensor of a spec: its real values where given, else seeded ones, in its layout."""
     values = real_values(exact, dtype, shape)

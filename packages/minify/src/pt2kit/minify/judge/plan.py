@@ -92,13 +92,26 @@ def valued(specs: list[tuple[Any, ...]]) -> bool:
         s[7], list))))) for s in specs)
 
 
+def laid(specs: list[tuple[Any, ...]]) -> bool:
+    """Whether every input spec is :func:`plain` or a seeded tensor of a storage of its own at an offset into it or in
+    a larger one (its last item ``{"offset": N, "storage": M}``: a slice of a larger tensor), a leaf: what
+    :func:`.harness.make_laid_inputs` makes as make_inputs does."""
+    return all(plain([s]) or (s[0] == "tensor" and len(s) == 9 and s[7] is None and isinstance(s[8], dict)
+                              and set(s[8]) <= {"offset", "storage"}) for s in specs)
+
+
 def leaves(specs: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """``specs`` with every input that was no leaf in the real run (its "non-leaf" mark) made a leaf of its own storage,
     as a short form makes it: at inference no grad is taken, and a training step's GRAD marks it requiring grad, so
     the graph and its backward are the same; where its leafness is the failure (a backend that looks at is_leaf),
     the form does not fail and the full form, which rebuilds it as none, is written."""
-    return [(s[:8] if s[7] is not None else s[:7]) if s[0] == "tensor" and len(s) == 9 and s[8] == "non-leaf" else s
-            for s in specs]
+    out = []
+    for s in specs:
+        if s[0] == "tensor" and len(s) > 8 and s[8] == "non-leaf":  # (..., values, "non-leaf"[, layout])
+            s = (*s[:8], *s[9:])
+            s = s[:7] if len(s) == 8 and s[7] is None else s
+        out.append(s)
+    return out
 
 
 # the floating dtypes, by name, whose every seeded input pt2kit_portable's _drawn draws by _uniform where a range is known
@@ -117,6 +130,8 @@ def inputs_maker(specs: list[tuple[Any, ...]] | None) -> Role:
         return HARNESS, "make_uniform_inputs"
     if specs is not None and plain(specs):
         return HARNESS, "make_plain_inputs"
+    if specs is not None and laid(specs):
+        return HARNESS, "make_laid_inputs"
     return HARNESS, "make_valued_inputs" if specs is not None and valued(specs) else "make_inputs"
 
 
@@ -162,8 +177,9 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
                graph: str, ops: list[str], level: str = "aten", phase: str = "forward", dynamic: bool = False) -> Role | None:
     """The short form's check (:mod:`.short`) where a repro may be written so, else None. Each form needs a graph
     run at inference (``phase`` forward; a backward graph too, which a backend torch registers compiles so: see
-    :func:`compiled_side`) or as a training step (joint) on inputs of their own storage
-    (:func:`valued` once :func:`leaves` made each a leaf), through a backend torch registers, a user's backend file
+    :func:`compiled_side`) or as a training step (joint) on inputs of their own storage, seeded or of real values
+    (:func:`valued`), or seeded at an offset into it or in a larger one (:func:`laid`), once :func:`leaves` made each
+    a leaf (not a view of another input), through a backend torch registers, a user's backend file
     (:func:`file_backend`: not for a backward graph alone, which the full form hands its bw_compiler, the short form
     its fw_compiler) or AOT Inductor (at inference, static shapes: :func:`.short.aoti`, torch.compile's backend in
     the form), with no decomposition in its config (code in it, a pass, is loaded by :func:`.short.code_config`),
@@ -178,7 +194,7 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     --check-str); ``short_missing_error``: a missing error; ``short_crash``: a crash, judged by how a child process dies (the error's and the crash's also for a training step, each side run as one:
     :func:`.short.training`). The caller writes it only where it fails in every fresh run."""
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and phase in ("forward", "backward", "joint")
-            and valued(leaves(specs))
+            and (valued(leaves(specs)) or laid(leaves(specs)))
             and isinstance(backend, str) and (backend != "aoti" or (phase == "forward" and not dynamic))
             and (":" not in backend or (file_backend(backend) and phase != "backward"))
             and DECOMPOSITIONS not in config):

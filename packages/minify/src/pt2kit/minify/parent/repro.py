@@ -250,7 +250,9 @@ here (no such device, torch or a backend file missing, eager unable to run the g
 # what an input spec holds, by the maker a repro embeds where its specs need no more (:func:`..judge.plan.inputs_maker`)
 _SPEC_WORDS = {m: f"(\"tensor\", shape, stride, dtype, device, low, high{more}) or (\"scalar\", value){after}"
                for m, more, after in (("make_uniform_inputs", "", "; floats uniform in [low, high]"),
-                                      ("make_plain_inputs", "", ""), ("make_valued_inputs", "[, real values]", ""))}
+                                      ("make_plain_inputs", "", ""), ("make_valued_inputs", "[, real values]", ""),
+                                      ("make_laid_inputs", "[, None, {\"offset\": its storage offset, \"storage\": "
+                                       "its storage's size}]", ""))}
 
 
 def _call_lines(line: str, width: int = 110) -> list[str]:
