@@ -7,10 +7,9 @@ with "parse error ... attempting to parse an empty input" (2 of 60 side-by-side 
 saw it once when aotiprint's README example and a test compiled the same model).
 
 Guarantees: :func:`compile_package` holds :func:`machine_lock` of the program's name (:func:`program_lock`: an
-``fcntl`` lock on a file in the temp folder, one per user and one of 16 stripes the program's code, its inputs'
-shapes, strides, dtypes and devices and the config hash to; none where there is no ``fcntl``) for the compile and
-the zip, never for the load: one program is compiled by one process at a time, two others, most often, side by
-side. The CPU's vector ISA is probed before the lock (:func:`warm_cpu_isa`), so processes do not queue behind each
+``fcntl`` lock on a file in the temp folder, one per user and one of 16 stripes the program's graph code and the
+config hash to; none where there is no ``fcntl``) for the compile and the zip, never for the load: one program is
+compiled by one process at a time, two others, most often, side by side. The CPU's vector ISA is probed before the lock (:func:`warm_cpu_isa`), so processes do not queue behind each
 other's probe. Imports only torch and the standard library: a repro embeds it by source.
 """
 
@@ -31,13 +30,9 @@ def compile_package(ep, path, inductor_configs=None):
 
 
 def program_lock(ep, inductor_configs=None):
-    """The name of ``ep``'s lock, the same in every process for the same program and config: ``aoti-0`` to
-    ``aoti-15``."""
-    metas = []
-    for node in ep.graph_module.graph.nodes:
-        v = node.meta.get("val") if node.op == "placeholder" else None
-        metas.append(f"{tuple(v.shape)}{v.stride()}{v.dtype}{v.device}" if isinstance(v, torch.Tensor) else repr(v))
-    text = "\n".join([ep.graph_module.code, *metas, repr(sorted((inductor_configs or {}).items(), key=str))])
+    """The name of ``ep``'s lock, the same in every process for the same program (its graph's code) and config:
+    ``aoti-0`` to ``aoti-15``."""
+    text = ep.graph_module.code + repr(sorted((inductor_configs or {}).items(), key=str))
     return f"aoti-{int(hashlib.sha256(text.encode()).hexdigest(), 16) % 16}"
 
 
@@ -66,8 +61,5 @@ def machine_lock(name):
         yield
         return
     with open(lock_path(name), "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+        fcntl.flock(f, fcntl.LOCK_EX)  # released as the file closes, however the block ends
+        yield
