@@ -173,6 +173,38 @@ def test_an_input_that_was_no_leaf_is_made_a_leaf_and_said(tmp_path):
     assert p.returncode == 1 and p.stdout.startswith("repro: the bug is present: accuracy"), p.stdout + p.stderr
 
 
+# NaN in the compiled outputs (capture --check nan, kdiff --check nan): a user's backend that makes every output NaN
+NAN = {"kind": "nan", "signature": "nan"}
+NAN_OUT = '''def nan_out(gm, example_inputs):
+    return lambda *args: [out * float("nan") for out in gm(*args)]
+'''
+
+
+def test_a_nan_short_form_judges_the_compiled_outputs_by_the_workers_rule(tmp_path):
+    """NaN or Inf the compiled outputs hold, at inference or in a backward graph alone: the short form judges by the
+    workers' own rule (nonfinite, " (eager too)" where eager's outputs held it as well); a training step's keeps the
+    full form."""
+    assert allows(failure=NAN) == (plan.SHORT, "short_nan") == allows(failure={**NAN, "phase": "backward"},
+                                                                         phase="backward")
+    assert allows(failure=NAN, phase="joint") is None
+    mine = tmp_path / "mine.py"
+    mine.write_text(NAN_OUT)
+    text = render(failure=NAN, backend=f"{mine}:nan_out")
+    assert len(text.splitlines()) <= 130, len(text.splitlines())
+    assert "\nSIGNATURE = 'nan'\n" in text and "\nFailure: the compiled output holds nan. Backend: " in text
+    assert "def nonfinite(" in text and "import same" not in text
+    p = run(text, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: nan: the compiled outputs hold nan\n"), p.stderr
+    p = run(re.sub(r"^BACKEND = .*$", "BACKEND = 'inductor'", text, flags=re.M), tmp_path)
+    assert (p.returncode, p.stdout) == (0, "repro: nan gone (the compiled outputs hold no NaN or Inf): fixed\n"), p.stderr
+    # a log of negative inputs: NaN on both sides, which only a signature saying so holds to
+    log = dict(source=RELU.replace("relu.default(x)", "log.default(x)"), ops=("aten.log.default",))
+    p = run(render(failure={**NAN, "signature": "nan (eager too)"}, **log), tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: nan: the compiled outputs hold nan (eager too)\n")
+    p = run(render(failure=NAN, **log), tmp_path)
+    assert (p.returncode, p.stdout) == (0, "repro: nan gone (the compiled outputs hold nan (eager too)): fixed\n")
+
+
 def test_a_slice_of_a_larger_tensor_is_made_at_its_offset_into_a_storage_as_large(tmp_path):
     """An input that sat at an offset into a larger storage in the script (``x[:, 1:]`` handed over): the short form
     makes it so, seeded (make_laid_inputs: the values make_inputs draws, laid out as pt2kit_portable's make_tensor lays

@@ -10,6 +10,7 @@ the full judge where :func:`.plan.short_form` allows it, and minify writes only 
   holds, says in its text what the workers signed: :func:`.verdicts.exception_signature`);
   :func:`short_missing_error`: a missing error (eager raises, the compiled side returns), eager's error signed as
   the workers sign it, by the rule for an error no compiler raised (:func:`.verdicts.error_signature`).
+- :func:`short_nan`: NaN or Inf in the compiled outputs, judged by the workers' own rule (:func:`.verdicts.nonfinite`).
 - :func:`short_crash`: a crash, judged as the full form judges one: by how a child process running the file dies
   (:func:`.answer._in_child`), eager's side ended first; what eager raises is named, not signed.
 - A user's backend file (``FILE.py:NAME``): :func:`file_backend` loads it in the repro's main, before the check, as
@@ -44,7 +45,7 @@ from pt2kit_portable import escape, exception_line, held_exception, to_float64, 
 from .answer import _in_child, _tell
 from .harness import aoti_loaded, step
 from .loading import UNTESTABLE, Untestable, apply_config, is_code
-from .verdicts import error_signature, masked
+from .verdicts import error_signature, masked, nonfinite
 
 
 def short_accuracy(module_cls, specs, backend, config, make, dynamic=False, seed=0):
@@ -175,6 +176,28 @@ def short_missing_error(module_cls, specs, backend, config, make, signature, dyn
     why = "eager returns" if eager is None else "raises as eager does" if error_signature(test) == signature else \
         f"the compiled side raises {exception_line(test)}"  # a compiler's wrapper: its own words
     print(f"repro: missing-error gone ({escape(why)}): fixed")
+    return 0
+
+
+def short_nan(module_cls, specs, backend, config, make, signature, dynamic=False, seed=0):
+    """Eager's outputs, then the compiled ones, of the graph on ``make``'s inputs, each side on inputs of its own: exit 1
+    where the compiled outputs hold the NaN/Inf ``signature`` says ("nan", "inf", "nan+inf", " (eager too)" where
+    eager's held it as well), as minify's workers judge it (:func:`.verdicts.nonfinite_verdict`)."""
+    try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
+        device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
+        with torch.no_grad():
+            eager = nonfinite(list(module_cls()(*make(specs, seed, device))))
+            with apply_config(config):
+                got = nonfinite(list(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None)(
+                    *make(specs, seed, device))))
+    except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
+        print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
+        return UNTESTABLE
+    sig = f"{got} (eager too)" if got and eager else got
+    if got and sig == signature:
+        print(f"repro: the bug is present: nan: the compiled outputs hold {sig}")
+        return 1
+    print(f"repro: nan gone (the compiled outputs hold {sig or 'no NaN or Inf'}): fixed")
     return 0
 
 

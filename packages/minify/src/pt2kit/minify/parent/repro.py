@@ -363,6 +363,10 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
             args.append("check_str=CHECK_STR")
     elif check[1] == "short_crash":
         data, args = [*data, "FAILURE = " + literals.wrapped(failure)], ["FAILURE"]
+    elif check[1] == "short_nan":
+        data += ["# what the compiled outputs hold: nan, inf or nan+inf; \" (eager too)\" where eager's did as well",
+                 "SIGNATURE = " + literals.wrapped(failure["signature"])]
+        args = ["SIGNATURE"]
     defaults = (["dynamic=True"] if dynamic else []) + ([f"seed={int(seed)!r}"] if seed else [])  # else the check's own
     defaults += (["run=training(GRAD)"] if stepped else []) + (  # main's autocast entries, checked bare words
         [f"outside=autocast_off_for({[s['device_type'] for s in failure['autocast']]!r})"] if off else [])
