@@ -56,7 +56,9 @@ def test_inputs_keep_the_range_of_the_real_values(minify, tmp_path):
     (rep,) = r.kind("repro")
     assert rep["signature"] == "nan" and rep["ops"] == ["torch.log"] and rep["reproduced"] == 3
     p = run_repro(out)
-    assert p.returncode == 1 and p.stdout.strip() == "repro: the bug is present: nan", p.stdout + p.stderr
+    assert p.returncode == 1 and p.stdout == "repro: the bug is present: nan: the compiled outputs hold nan\n", \
+        p.stdout + p.stderr
+    assert "def short_nan(" in out.read_text()  # the short form (issue 58), the real range in its INPUTS
     switch_off(out, r"BACKEND = .*", "BACKEND = 'inductor'")
     assert run_repro(out).returncode == 0
 

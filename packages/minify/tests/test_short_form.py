@@ -88,7 +88,6 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
     assert allows(backend="aoti", failure=CRASH) == (plan.SHORT, "short_crash")
     assert plan.short_form(ACCURACY, "aoti", {}, SPECS, RELU, ["aten.relu.default"], dynamic=True) is None  # export's
     not_short = {
-        "a missing error of a training step": dict(failure=MISSING_ERROR, phase="joint"),
         "a float64 reference": dict(failure={**ACCURACY, "ref": "eager64"}),
         "the model's own precision": dict(failure={**ACCURACY, "precision": {**HARNESS, "matmul": "tf32"}}),
         "a backend of a module's attribute": dict(backend="mypkg.backends:mine"),
@@ -182,15 +181,13 @@ NAN_OUT = '''def nan_out(gm, example_inputs):
 
 def test_a_nan_short_form_judges_the_compiled_outputs_by_the_workers_rule(tmp_path):
     """NaN or Inf the compiled outputs hold, at inference or in a backward graph alone: the short form judges by the
-    workers' own rule (nonfinite, " (eager too)" where eager's outputs held it as well); a training step's keeps the
-    full form."""
+    workers' own rule (nonfinite, " (eager too)" where eager's outputs held it as well)."""
     assert allows(failure=NAN) == (plan.SHORT, "short_nan") == allows(failure={**NAN, "phase": "backward"},
                                                                          phase="backward")
-    assert allows(failure=NAN, phase="joint") is None
     mine = tmp_path / "mine.py"
     mine.write_text(NAN_OUT)
     text = render(failure=NAN, backend=f"{mine}:nan_out")
-    assert len(text.splitlines()) <= 130, len(text.splitlines())
+    assert len(text.splitlines()) <= 145, len(text.splitlines())  # 94 with Inductor: the backend file's loader
     assert "\nSIGNATURE = 'nan'\n" in text and "\nFailure: the compiled output holds nan. Backend: " in text
     assert "def nonfinite(" in text and "import same" not in text
     p = run(text, tmp_path)
@@ -203,6 +200,36 @@ def test_a_nan_short_form_judges_the_compiled_outputs_by_the_workers_rule(tmp_pa
     assert (p.returncode, p.stdout) == (1, "repro: the bug is present: nan: the compiled outputs hold nan (eager too)\n")
     p = run(render(failure=NAN, **log), tmp_path)
     assert (p.returncode, p.stdout) == (0, "repro: nan gone (the compiled outputs hold nan (eager too)): fixed\n")
+
+
+# a user's aot_autograd backend whose backward compiler makes every gradient NaN (its forward as Dynamo traced it)
+NAN_GRADIENTS = '''from torch._dynamo.backends.common import aot_autograd
+
+def nan_backward(gm, example_inputs):
+    return lambda *args: [g if g is None else g * float("nan") for g in gm(*args)]
+
+backend = aot_autograd(fw_compiler=lambda gm, example_inputs: gm, bw_compiler=nan_backward)
+'''
+
+
+def test_a_training_steps_nan_short_form_judges_its_gradients(tmp_path):
+    """NaN in a training step's gradients (capture --check nan of a training loop): the short form takes the step the
+    workers take (harness.step) on each side and judges the gradients by the same rule as the outputs."""
+    assert allows(failure=NAN, phase="joint") == (plan.SHORT, "short_nan")
+    mine = tmp_path / "mine.py"
+    mine.write_text(NAN_GRADIENTS)
+    step = dict(source=DYNAMO_RELU, ops=("torch.relu",), level="dynamo", phase="joint")
+    text = render(failure=NAN, backend=f"{mine}:backend", **step)
+    assert len(text.splitlines()) <= 150, len(text.splitlines())
+    assert "\nRuns: a training step (forward, the loss: each floating output's mean, summed; backward).\nFailure: the " \
+           "compiled gradients hold nan. Backend: " in text and "def run_fwd_maybe_bwd" not in text
+    assert " ".join(text.split()).endswith("make_uniform_inputs, SIGNATURE, grad=GRAD))"), text[-300:]
+    p = run(text, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: nan: the compiled gradients hold nan\n"), \
+        p.stderr[-2000:]
+    p = run(re.sub(r"^BACKEND = .*$", "BACKEND = 'aot_eager'", text, flags=re.M), tmp_path)
+    assert (p.returncode, p.stdout) == (0, "repro: nan gone (the compiled gradients hold no NaN or Inf): fixed\n"), \
+        p.stderr[-2000:]
 
 
 def test_a_slice_of_a_larger_tensor_is_made_at_its_offset_into_a_storage_as_large(tmp_path):
@@ -426,6 +453,13 @@ def test_a_missing_error_short_form_signs_eagers_error_without_the_compilers_rul
                                            f"eager raises {EAGER}\n"), p.stderr[-2000:]
     p = run(missing.replace("BACKEND = 'inductor'", "BACKEND = 'aot_eager'"), tmp_path)
     assert (p.returncode, p.stdout) == (0, "repro: missing-error gone (raises as eager does): fixed\n"), p.stderr
+    # a training step's: each side run as PyTorch's minifier runs one (run_fwd_maybe_bwd), eager's raising in it
+    assert allows(failure=MISSING_ERROR, phase="joint") == (plan.SHORT, "short_missing_error")
+    step = render(failure=MISSING_ERROR, source=MV, specs=MV_SPECS, ops=("aten.mv.default",), phase="joint")
+    assert len(step.splitlines()) <= 150 and " ".join(step.split()).endswith("SIGNATURE, run=training(GRAD)))"), step
+    p = run(step, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: missing-error: the compiled side returns where "
+                                           f"eager raises {EAGER}\n"), p.stderr[-2000:]
     # eager returning where it must raise: not judged by the compiled side, whatever it does
     p = run(missing.replace("'float16'", "'float32'"), tmp_path)
     assert (p.returncode, p.stdout) == (0, "repro: missing-error gone (eager returns): fixed\n"), p.stderr

@@ -116,7 +116,9 @@ def test_a_nan_only_in_a_gradient_is_cut_in_the_backward_graph_with_a_dynamic_ba
     assert r.kind("model")[0]["train"] is True
     text = out.read_text()
     assert "the compiled gradient holds nan" in text
-    assert "dynamic shapes" in text and text.rstrip().endswith("dynamic=True, seed=0))")
+    # the short form (issue 58): the backward graph's outputs judged by the workers' own NaN rule, dynamic as it ran
+    assert "def short_nan(" in text and len(text.splitlines()) <= 150, len(text.splitlines())
+    assert "dynamic shapes" in text and text.rstrip().endswith("SIGNATURE, dynamic=True))")
     _repro_fails_then_passes_fixed(out, (r"CONFIG = .*", "CONFIG = {}"), "nan")
 
 

@@ -192,8 +192,8 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     only where it fails), with no random op and a float64 reference the inputs' cast makes (:func:`_accuracy_short`);
     ``short_error``: a compile error, judged by PyTorch's check_str rule on its signature (or on the failure's own
     --check-str); ``short_missing_error``: a missing error; ``short_crash``: a crash, judged by how a child process dies (the error's and the crash's also for a training step, each side run as one:
-    :func:`.short.training`); ``short_nan``: NaN or Inf in the compiled outputs, at inference. The caller writes it
-    only where it fails in every fresh run."""
+    :func:`.short.training`); ``short_nan``: NaN or Inf in the compiled outputs (a training step's gradients). The
+    caller writes it only where it fails in every fresh run."""
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and phase in ("forward", "backward", "joint")
             and (valued(leaves(specs)) or laid(leaves(specs)))
             and isinstance(backend, str) and (backend != "aoti" or (phase == "forward" and not dynamic))
@@ -204,12 +204,12 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
         return SHORT, "short_error"
     if failure["kind"] == "crash":
         return SHORT, "short_crash"
-    if failure["kind"] == "nan":  # at inference (a backward graph alone too); a training step's gradients: the full form
-        return (SHORT, "short_nan") if phase != "joint" else None
+    if failure["kind"] == "nan":  # the outputs at inference (a backward graph alone too), a training step's gradients
+        return SHORT, "short_nan"
+    if failure["kind"] == "missing-error" and failure.get("eager"):  # a training step's too, each side run as one
+        return SHORT, "short_missing_error"
     if phase == "joint":  # a training step: else only an accuracy failure of its gradients
         return (SHORT, "short_train") if _accuracy_short(failure, graph, ops, level) else None
-    if failure["kind"] == "missing-error" and failure.get("eager"):
-        return SHORT, "short_missing_error"
     return (SHORT, "short_accuracy") if _accuracy_short(failure, graph, ops, level) else None
 
 

@@ -10,15 +10,17 @@ the full judge where :func:`.plan.short_form` allows it, and minify writes only 
   holds, says in its text what the workers signed: :func:`.verdicts.exception_signature`);
   :func:`short_missing_error`: a missing error (eager raises, the compiled side returns), eager's error signed as
   the workers sign it, by the rule for an error no compiler raised (:func:`.verdicts.error_signature`).
-- :func:`short_nan`: NaN or Inf in the compiled outputs, judged by the workers' own rule (:func:`.verdicts.nonfinite`).
+- :func:`short_nan`: NaN or Inf in the compiled outputs (a training step's gradients), judged by the workers' own rule
+  (:func:`.verdicts.nonfinite`).
 - :func:`short_crash`: a crash, judged as the full form judges one: by how a child process running the file dies
   (:func:`.answer._in_child`), eager's side ended first; what eager raises is named, not signed.
 - A user's backend file (``FILE.py:NAME``): :func:`file_backend` loads it in the repro's main, before the check, as
   :func:`code_config` loads a pass the config holds as code;
   ``--backend aoti``: :func:`aoti`, AOT Inductor's export, package and load as torch.compile's backend.
-- A training step's compile error or crash: :func:`short_error` or :func:`short_crash`, each side a training step
-  (:func:`training`, handed as ``run``).
-- Under the script's torch.autocast, main enters it around the check; ``short_train`` takes its gradients outside it
+- A training step's compile error, crash or missing error: :func:`short_error`, :func:`short_crash` or
+  :func:`short_missing_error`, each side a training step (:func:`training`, handed as ``run``).
+- Under the script's torch.autocast, main enters it around the check; ``short_train`` (a training step's
+  ``short_nan``) takes its gradients outside it
   (:func:`autocast_off_for`), as the script's ``loss.backward()`` after its block.
 
 Guarantees: exit 1 with one line while the failure is there, 0 once it is gone, 125 with one line on stderr where a
@@ -156,17 +158,19 @@ def says(e, signature, mask=masked):
     return False
 
 
-def short_missing_error(module_cls, specs, backend, config, make, signature, dynamic=False, seed=0):
+def short_missing_error(module_cls, specs, backend, config, make, signature, dynamic=False, seed=0, run=None):
     """Eager's side, then the compiled one, as :func:`short_error`'s: exit 1 where eager raises an error of ``signature``
-    (:func:`.verdicts.error_signature`) and the compiled side returns; eager raising another cannot be judged (125)."""
+    (:func:`.verdicts.error_signature`) and the compiled side returns; eager raising another cannot be judged (125).
+    ``run``: how a side runs, as :func:`short_error`'s (a training step's: :func:`training`)."""
+    run = run or raised
     try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
         device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
-        eager = raised(module_cls(), make(specs, seed, device))
+        eager = run(module_cls(), make(specs, seed, device))
         if eager is not None and error_signature(eager) != signature:
             print(f"repro: cannot test here: eager cannot run the graph: {escape(exception_line(eager))}", file=sys.stderr)
             return UNTESTABLE
         with apply_config(config):
-            test = raised(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device))
+            test = run(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device))
     except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
         print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
         return UNTESTABLE
@@ -179,25 +183,29 @@ def short_missing_error(module_cls, specs, backend, config, make, signature, dyn
     return 0
 
 
-def short_nan(module_cls, specs, backend, config, make, signature, dynamic=False, seed=0):
+def short_nan(module_cls, specs, backend, config, make, signature, dynamic=False, seed=0, grad=None,
+              outside=contextlib.nullcontext):
     """Eager's outputs, then the compiled ones, of the graph on ``make``'s inputs, each side on inputs of its own: exit 1
     where the compiled outputs hold the NaN/Inf ``signature`` says ("nan", "inf", "nan+inf", " (eager too)" where
-    eager's held it as well), as minify's workers judge it (:func:`.verdicts.nonfinite_verdict`)."""
+    eager's held it as well), as minify's workers judge it (:func:`.verdicts.nonfinite_verdict`). ``grad``: a training
+    step's GRAD, whose gradients (:func:`trained`, taken under ``outside()``) are judged in place of the outputs."""
+    what = "outputs" if grad is None else "gradients"
     try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
         device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
-        with torch.no_grad():
-            eager = nonfinite(list(module_cls()(*make(specs, seed, device))))
+        with torch.no_grad():  # a training step's enables grad for itself
+            side = (lambda m, xs: list(m(*xs))) if grad is None else (lambda m, xs: trained(m, xs, grad, outside))
+            eager = nonfinite(side(module_cls(), make(specs, seed, device)))
             with apply_config(config):
-                got = nonfinite(list(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None)(
-                    *make(specs, seed, device))))
+                got = nonfinite(side(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None),
+                                     make(specs, seed, device)))
     except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
         print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
         return UNTESTABLE
     sig = f"{got} (eager too)" if got and eager else got
     if got and sig == signature:
-        print(f"repro: the bug is present: nan: the compiled outputs hold {sig}")
+        print(f"repro: the bug is present: nan: the compiled {what} hold {sig}")
         return 1
-    print(f"repro: nan gone (the compiled outputs hold {sig or 'no NaN or Inf'}): fixed")
+    print(f"repro: nan gone (the compiled {what} hold {sig or 'no NaN or Inf'}): fixed")
     return 0
 
 

@@ -127,9 +127,9 @@ def _phase_line(phase: str) -> str:
 
 def _autocast_line(failure: dict[str, Any], short: bool = False, step: str = "") -> str:
     """Where the script called the graph under torch.autocast: every side runs under it (the short form's main). A
-    short form's training ``step``: ``"short_train"``'s gradients are taken outside it (autocast_off), as the
-    script's loss.backward() after its block; an error's or a crash's step runs whole inside it, as PyTorch's own
-    after_dynamo repro runs one."""
+    short form's training ``step``: ``"graded"`` (short_train's, short_nan's) takes its gradients outside it
+    (autocast_off_for), as the script's loss.backward() after its block; ``"stepped"`` (an error's or a crash's) runs
+    whole inside it, as PyTorch's own after_dynamo repro runs one."""
     if not failure.get("autocast"):
         return ""
     if short and failure.get("phase") == "backward":  # what AOTAutograd traced under it: its casts are in the graph
@@ -137,7 +137,7 @@ def _autocast_line(failure: dict[str, Any], short: bool = False, step: str = "")
                                     f"{_doc(pt2kit_portable.autocast_words(failure['autocast']))}, its backward ran "
                                     "outside it, as loss.backward() after the block does.", 110)
     where = "the whole check (main's with)" if short else "each side's call of the graph (FAILURE['autocast'])"
-    how = {"": ", as the script called it.", "short_train": ", the gradients taken outside it (autocast_off_for), as "
+    how = {"": ", as the script called it.", "graded": ", the gradients taken outside it (autocast_off_for), as "
            "the script's loss.backward() after its block."}.get(step, ", the backward too, as PyTorch's own "
                                                                     "after_dynamo repro runs a training step.")
     return "\n" + textwrap.fill(f"Under: {_doc(pt2kit_portable.autocast_words(failure['autocast']))} around {where}{how}",
@@ -313,13 +313,14 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     specs = [s.as_tuple() for s in c.inputs]
     maker = plan.inputs_maker(specs)
     train = phase == "joint"  # a training step: its GRAD, and each side of an error or crash run as one
-    stepped = train and check[1] != "short_train"
+    stepped = train and check[1] not in ("short_train", "short_nan")  # an error's or crash's: PyTorch's minifier's
+    graded = train and check[1] in ("short_train", "short_nan")  # the gradients judged, by the workers' own step
     file = _backend_file(backend)  # a user's backend file: (path, name), loaded in main (short.file_backend)
     aoti = backend == "aoti"  # AOT Inductor, run as torch.compile's backend (short.aoti)
     code = any(is_code(v) for s in typed_config(config).values() for v in s.values())  # a pass: short.code_config
     # main enters it (a training step's gradients are taken outside it); a backward graph alone runs outside it
     amp = plan.autocast_entered(failure.get("autocast")) if phase != "backward" else []
-    off = bool(amp) and check[1] == "short_train"
+    off = bool(amp) and graded
     part = embed.closure([check, maker, *([(plan.SHORT, "training")] if stepped else []),
                           *([(plan.SHORT, "autocast_off_for")] if off else []),
                           *([(plan.SHORT, "file_backend")] if file else []), *([(plan.SHORT, "aoti")] if aoti else []),
@@ -328,9 +329,11 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     sub = f", its subgraph {_doc(subgraph)}" if subgraph else ""
     # a backward graph alone says how it runs; a training step's words are _SHORT_STEP's
     ran = f"Backend: {_doc(backend)}{', dynamic shapes' if dynamic else ''}" + (_AOTI if aoti else ".")
-    ran += _autocast_line(failure, short=True, step=check[1] if train else "")
+    ran += _autocast_line(failure, short=True, step=("graded" if graded else "stepped") if train else "")
     words = {"short_accuracy": _SHORT_ACCURACY + " " + ran,
-             "short_train": _SHORT_STEP + "\n" + _SHORT_TRAIN + " " + ran}.get(
+             "short_train": _SHORT_STEP + "\n" + _SHORT_TRAIN + " " + ran,
+             **({"short_nan": f"{_SHORT_STEP}\nFailure: the compiled gradients hold {_doc(failure['signature'])}. {ran}"}
+                if train else {})}.get(
         check[1], (_MINIFIER_STEP + "\n" if stepped else "") + f"Failure: {_doc(_failure_words(failure))}. {ran}")
     needs_line = textwrap.fill("Needs: " + _doc(_needs(c, backend, config, torch_version)) + ".", 110,
                                break_long_words=False, break_on_hyphens=False) + (
@@ -368,7 +371,8 @@ Model: {_doc(model)} ({_graph_words(level, phase)} {int(graph)}{sub}), cut to {i
                  "SIGNATURE = " + literals.wrapped(failure["signature"])]
         args = ["SIGNATURE"]
     defaults = (["dynamic=True"] if dynamic else []) + ([f"seed={int(seed)!r}"] if seed else [])  # else the check's own
-    defaults += (["run=training(GRAD)"] if stepped else []) + (  # main's autocast entries, checked bare words
+    defaults += (["run=training(GRAD)"] if stepped else []) + (["grad=GRAD"] if graded and check[1] == "short_nan"
+                                                                 else []) + (  # main's autocast entries, bare words
         [f"outside=autocast_off_for({[s['device_type'] for s in failure['autocast']]!r})"] if off else [])
     # short_train's own positional GRAD, then the backend (a file's loaded first)
     lead = ("GRAD, " if check[1] == "short_train" else "") + ("file_backend(BACKEND)" if file else
