@@ -132,6 +132,17 @@ def test_the_short_form_reads_graph_first_imports_torch_alone_and_is_under_150_l
     assert "(backward aten graph 0), cut to 1 op(s): aten.relu.default.\nRuns: the backward graph alone" in backward
 
 
+def present_then_gone(bugged, fixed, tmp_path, what="output"):
+    """PyTorch's accuracy rule's two verdicts, each in a fresh process: exit 1 on ``bugged`` (its first ``what`` fails
+    ``same``), 0 on ``fixed``."""
+    p = run(bugged, tmp_path)
+    assert (p.returncode, p.stdout) == (1, f"repro: the bug is present: accuracy: {what} 0 fails torch._dynamo.utils."
+                                           "same against float64 (tol 0.0001)\n"), p.stderr[-2000:]
+    p = run(fixed, tmp_path)
+    assert (p.returncode, p.stdout) == (0, f"repro: accuracy gone (every {what} passes torch._dynamo.utils.same): "
+                                           "fixed\n"), p.stderr[-2000:]
+
+
 def run(text, tmp_path, **env):
     path = tmp_path / "repro.py"
     path.write_text(text)
@@ -249,12 +260,7 @@ def test_a_slice_of_a_larger_tensor_is_made_at_its_offset_into_a_storage_as_larg
     assert "def make_laid_inputs(" in text and "def make_inputs(" not in text
     assert "INPUTS = [('tensor', [4, 8], [9, 1], 'float32', 'cpu', -2.0, 2.0, None, {'offset': 1, 'storage': 40})]" \
         in text
-    p = run(text, tmp_path)
-    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: accuracy: output 0 fails torch._dynamo.utils."
-                                           "same against float64 (tol 0.0001)\n"), p.stderr[-2000:]
-    p = run(re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, flags=re.M), tmp_path)
-    assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every output passes torch._dynamo.utils.same): "
-                                           "fixed\n"), p.stderr[-2000:]
+    present_then_gone(text, re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, flags=re.M), tmp_path)
 
 
 def test_a_graph_the_script_called_under_autocast_is_judged_inside_it(tmp_path):
@@ -306,12 +312,7 @@ def test_a_users_backend_file_is_loaded_by_path_before_the_check(tmp_path):
     assert f"the backend file {mine} (its off_by_one), loaded by that path" in text.replace("\n", " ")
     assert text.endswith("raise SystemExit(short_accuracy(Repro, INPUTS, file_backend(BACKEND), CONFIG, "
                          "make_uniform_inputs))\n")
-    p = run(text, tmp_path)
-    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: accuracy: output 0 fails torch._dynamo.utils."
-                                           "same against float64 (tol 0.0001)\n"), p.stderr[-2000:]
-    p = run(re.sub(r"^BACKEND = .*$", "BACKEND = 'inductor'", text, flags=re.M), tmp_path)
-    assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every output passes torch._dynamo.utils.same): "
-                                           "fixed\n"), p.stderr[-2000:]
+    present_then_gone(text, re.sub(r"^BACKEND = .*$", "BACKEND = 'inductor'", text, flags=re.M), tmp_path)
     mine.unlink()
     cannot_test(run(text, tmp_path), f"the backend file {mine}: FileNotFoundError: ")
 
@@ -324,12 +325,8 @@ def test_a_training_step_short_form_judges_its_gradients_by_pytorchs_rule(tmp_pa
     assert len(text.splitlines()) <= 140, len(text.splitlines())
     assert text.index("INPUTS = ") < text.index("GRAD = [True]  # the INPUTS that require grad") < text.index("BACKEND = ")
     assert "def short_train(" in text and "def step(" in text and "def gradients(" not in text
-    p = run(text, tmp_path)
-    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: accuracy: gradient 0 fails "
-                                           "torch._dynamo.utils.same against float64 (tol 0.0001)\n"), p.stderr[-2000:]
-    p = run(render(source=DYNAMO_RELU, ops=("torch.relu",), level="dynamo", phase="joint"), tmp_path)
-    assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every gradient passes torch._dynamo.utils.same): "
-                                           "fixed\n"), p.stderr[-2000:]
+    fixed = render(source=DYNAMO_RELU, ops=("torch.relu",), level="dynamo", phase="joint")
+    present_then_gone(text, fixed, tmp_path, "gradient")
 
 
 def test_a_training_step_under_autocast_takes_its_gradients_outside_it(tmp_path):
@@ -349,12 +346,7 @@ def test_a_training_step_under_autocast_takes_its_gradients_outside_it(tmp_path)
     assert text.endswith("\n    with amp[0]:  # as the script called the graph\n        raise SystemExit(short_train("
                          "Repro, INPUTS, GRAD, BACKEND, CONFIG, make_uniform_inputs,\n"
                          "                                     outside=autocast_off_for(['cpu'])))\n"), text[-300:]
-    p = run(text, tmp_path)
-    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: accuracy: gradient 0 fails "
-                                           "torch._dynamo.utils.same against float64 (tol 0.0001)\n"), p.stderr[-2000:]
-    p = run(render(**mm), tmp_path)
-    assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every gradient passes torch._dynamo.utils.same): "
-                                           "fixed\n"), p.stderr[-2000:]
+    present_then_gone(text, render(**mm), tmp_path, "gradient")
     # a backward graph alone runs outside it, as in the script: its casts are in the graph AOTAutograd traced
     backward = render(planted, failure={**ACCURACY, "autocast": AMP, "phase": "backward"}, phase="backward")
     assert "amp = " not in backward and "\nUnder: no torch.autocast: the script called the forward under torch.autocast" \

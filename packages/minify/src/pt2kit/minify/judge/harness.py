@@ -116,9 +116,12 @@ def make_laid_inputs(specs, seed=0, device=None):
     g = torch.Generator().manual_seed(seed)
     out = []
     for s in specs:
+        if s[0] == "scalar":
+            out.append(s[1])
+            continue
         at = s[8] if len(s) > 8 else {}
-        n = 0 if s[0] == "scalar" else max(at.get("storage", 0), storage_reach(*s[1:3], at.get("offset", 0)))
-        out.append(s[1] if s[0] == "scalar" else _drawn(n, getattr(torch, s[3]), *s[5:7], g).to(device or s[4])
+        n = max(at.get("storage", 0), storage_reach(*s[1:3], at.get("offset", 0)))
+        out.append(_drawn(n, getattr(torch, s[3]), *s[5:7], g).to(device or s[4])
                    .as_strided(*s[1:3], at.get("offset", 0)))
     return out
 

@@ -194,8 +194,9 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     --check-str); ``short_missing_error``: a missing error; ``short_crash``: a crash, judged by how a child process dies (the error's and the crash's also for a training step, each side run as one:
     :func:`.short.training`); ``short_nan``: NaN or Inf in the compiled outputs (a training step's gradients). The
     caller writes it only where it fails in every fresh run."""
+    made = leaves(specs)  # the inputs as the form makes them
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and phase in ("forward", "backward", "joint")
-            and (valued(leaves(specs)) or laid(leaves(specs)))
+            and (valued(made) or laid(made))
             and isinstance(backend, str) and (backend != "aoti" or (phase == "forward" and not dynamic))
             and (":" not in backend or (file_backend(backend) and phase != "backward"))
             and DECOMPOSITIONS not in config):

@@ -313,8 +313,8 @@ def render_short(c: ir.Candidate, *, failure: dict[str, Any], check: tuple[str, 
     specs = [s.as_tuple() for s in c.inputs]
     maker = plan.inputs_maker(specs)
     train = phase == "joint"  # a training step: its GRAD, and each side of an error or crash run as one
-    stepped = train and check[1] not in ("short_train", "short_nan")  # an error's or crash's: PyTorch's minifier's
     graded = train and check[1] in ("short_train", "short_nan")  # the gradients judged, by the workers' own step
+    stepped = train and not graded  # an error's, a crash's or a missing error's: PyTorch's minifier's step
     file = _backend_file(backend)  # a user's backend file: (path, name), loaded in main (short.file_backend)
     aoti = backend == "aoti"  # AOT Inductor, run as torch.compile's backend (short.aoti)
     code = any(is_code(v) for s in typed_config(config).values() for v in s.values())  # a pass: short.code_config

@@ -1,5 +1,5 @@
-"""AOT Inductor's compile-and-package, one program by one process of the machine at a time: what every tool that compiles
-a package (aotiprint, kdiff's ``aoti`` side, minify's candidates and the repro it writes) calls.
+"""AOT Inductor's compile-and-package, one program by one process of the machine at a time: what every tool that
+compiles a package (aotiprint, kdiff's ``aoti`` side, minify's candidates and the repro it writes) calls.
 
 Why: the same program compiled by two processes at once is built in the same Inductor cache folder, and the
 package, zipped outside Inductor's own lock, can take the other's half-written files; loading it then fails
@@ -9,8 +9,9 @@ saw it once when aotiprint's README example and a test compiled the same model).
 Guarantees: :func:`compile_package` holds :func:`machine_lock` of the program's name (:func:`program_lock`: an
 ``fcntl`` lock on a file in the temp folder, one per user and one of 16 stripes the program's graph code and the
 config hash to; none where there is no ``fcntl``) for the compile and the zip, never for the load: one program is
-compiled by one process at a time, two others, most often, side by side. The CPU's vector ISA is probed before the lock (:func:`warm_cpu_isa`), so processes do not queue behind each
-other's probe. Imports only torch and the standard library: a repro embeds it by source.
+compiled by one process at a time, two others, most often, side by side. The CPU's vector ISA is probed before the
+lock (:func:`warm_cpu_isa`), so processes do not queue behind each other's probe. Imports only torch and the standard
+library: a repro embeds it by source.
 """
 
 import contextlib
