@@ -11,6 +11,7 @@ from pt2kit.minify.judge.harness import (
     make_inputs,
     make_laid_inputs,
     make_plain_inputs,
+    make_shared_inputs,
     make_uniform_inputs,
     make_valued_inputs,
     run_eager,
@@ -115,9 +116,19 @@ def test_a_jagged_spec_is_rebuilt_at_its_offsets_run_on_a_copy_and_judged_by_its
     assert made == [(str(a.flatten().tolist()), a.stride(), a.storage_offset(), a.untyped_storage().nbytes())
                     for a in make_inputs(laid) if isinstance(a, torch.Tensor)]
     assert [m[2:] for m in made[-2:]] == [(5, 80), (1, 32)]
-    for other in ((*laid[-1][:7], [1, 2], {"offset": 1}), (*laid[-1][:7], None, "non-leaf", {"offset": 1}),
-                  (*laid[-1][:7], None, {"view_of": 0})):  # real values or no leaf at an offset, a view: make_inputs's
-        assert plan.inputs_maker([*laid, other]) == (plan.HARNESS, "make_inputs")
+    # real values at an offset, a view of another input's storage: make_shared_inputs, the same tensors, the view
+    # on the very storage of the input it views; a non-leaf (or a jagged tensor): make_inputs's
+    shared = [*laid, (*laid[-1][:7], [1, 2], {"offset": 1}), ("tensor", [2, 2], [3, 1], "float32", "cpu", -1.0, 1.0,
+                                                              None, {"offset": 6, "view_of": len(laid) - 2})]
+    assert plan.inputs_maker(shared) == (plan.HARNESS, "make_shared_inputs") and not plan.laid(shared)
+    made = make_shared_inputs(shared)
+    assert [(str(a.flatten().tolist()), a.stride(), a.storage_offset(), a.untyped_storage().nbytes())
+            for a in made if isinstance(a, torch.Tensor)] == [
+        (str(a.flatten().tolist()), a.stride(), a.storage_offset(), a.untyped_storage().nbytes())
+        for a in make_inputs(shared) if isinstance(a, torch.Tensor)]
+    assert made[-1].untyped_storage().data_ptr() == made[len(laid) - 2].untyped_storage().data_ptr()
+    assert made[-2].tolist() == [1, 2] and made[-2].storage_offset() == 1
+    assert plan.inputs_maker([*laid, (*laid[-1][:7], None, "non-leaf", {"offset": 1})]) == (plan.HARNESS, "make_inputs")
     (z,) = make_inputs([("jagged", [2, 1], [1, 1], "float32", "cpu", None, None, [0, 1, 2], 1, [0.5, "inf"])])
     assert z.values().flatten().tolist() == [0.5, float("inf")]  # real values where the failure needs them
 

@@ -15,6 +15,7 @@ from mntest import MODELS, run_repro
 from pt2kit.minify import ir
 from pt2kit.minify.judge.harness import make_inputs
 from pt2kit.minify.worker.toir import _spec, by_value, to_ir
+from pt2kit_portable import to_float64
 
 
 def _laid_out(t: torch.Tensor) -> tuple:
@@ -113,6 +114,30 @@ def test_inputs_that_shared_a_storage_are_views_of_one_in_the_candidate():
     assert [s.as_tuple()[-1] for s in cand.inputs] == [{"storage": 16}, {"offset": 12, "view_of": 0}]
     made = make_inputs([s.as_tuple() for s in cand.inputs])
     assert torch.equal(made[1], torch.as_strided(made[0], (4,), (1,), 12))
+
+
+def test_a_graph_that_writes_one_of_two_inputs_on_one_storage_compiles_and_its_float64_run_reads_the_write():
+    """f(x, x[1]) writing x, as a candidate's inputs make it: Inductor compiles it (AOTAutograd refused a view made of a
+    detached copy, "aliased inputs ... have ._base fields that point to different tensors", so no side could run), the
+    compiled run writes and reads as eager does, and the float64 reference (to_float64) keeps the two inputs views of
+    one widened storage, so it reads the write too (widened apart, the row read the unwritten values)."""
+    def f(x, y):
+        x.add_(1)
+        return (torch.relu(y) * 2,)
+
+    specs = [("tensor", [4, 4], [4, 1], "float32", "cpu", -2.0, 2.0),
+             ("tensor", [4], [1], "float32", "cpu", -2.0, 2.0, None, {"offset": 4, "view_of": 0})]
+    eager_in, test_in = make_inputs(specs), make_inputs(specs)
+    (eager,) = f(*eager_in)
+    with torch.no_grad():  # as the workers and a repro run a graph at inference
+        (test,) = torch.compile(f, backend="inductor")(*test_in)
+    assert torch.equal(test, eager) and torch.equal(test_in[0], eager_in[0])
+    wide = to_float64(make_inputs(specs))
+    assert wide[1].untyped_storage().data_ptr() == wide[0].untyped_storage().data_ptr()
+    (fp64,) = f(*wide)
+    assert torch.allclose(fp64, eager.double()) and wide[0].dtype == torch.float64
+    apart = [t.double() for t in make_inputs(specs)]
+    assert not torch.allclose(f(*apart)[0], eager.double())  # what the reference was before
 
 
 def test_an_inline_tensor_a_complex_number_and_an_op_are_written_as_arguments():

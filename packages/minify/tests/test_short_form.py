@@ -95,7 +95,7 @@ def test_a_plain_accuracy_failure_may_be_short_and_what_the_short_form_cannot_ju
                                                         backend="/home/u/b.py:mine"),  # its bw_compiler's, in full
         "AOT Inductor's training step": dict(backend="aoti", phase="joint"),
         "a decomposition": dict(config={"torch._inductor.decomposition": {"aten.relu": "..."}}),
-        "a view of another input": dict(specs=[SPECS[0], (*SPECS[0], None, {"view_of": 0})]),
+        "a jagged tensor": dict(specs=[("jagged", [2, 1], [1, 1], "float32", "cpu", None, None, [0, 1, 2], 1)]),
         "a random op": dict(ops=("aten.relu.default", "aten.native_dropout.default")),
         "a float32 cast in the graph": dict(graph=RELU.replace("(x)", "(x, dtype=torch.float32)")),
         "a Dynamo graph that casts": dict(level="dynamo", graph=RELU.replace("(x)", "(x.float())")),
@@ -246,7 +246,7 @@ def test_a_training_steps_nan_short_form_judges_its_gradients(tmp_path):
 def test_a_slice_of_a_larger_tensor_is_made_at_its_offset_into_a_storage_as_large(tmp_path):
     """An input that sat at an offset into a larger storage in the script (``x[:, 1:]`` handed over): the short form
     makes it so, seeded (make_laid_inputs: the values make_inputs draws, laid out as pt2kit_portable's make_tensor lays
-    them), a non-leaf made a leaf at the same offset; a view of another input keeps the full form."""
+    them), a non-leaf made a leaf at the same offset."""
     sliced = ("tensor", [4, 8], [9, 1], "float32", "cpu", -2.0, 2.0, None, {"offset": 1, "storage": 40})
     assert allows(specs=[sliced]) == (plan.SHORT, "short_accuracy")
     assert allows(specs=[(*sliced[:8], "non-leaf", sliced[8])], phase="joint") == (plan.SHORT, "short_train")
@@ -260,6 +260,38 @@ def test_a_slice_of_a_larger_tensor_is_made_at_its_offset_into_a_storage_as_larg
     assert "def make_laid_inputs(" in text and "def make_inputs(" not in text
     assert "INPUTS = [('tensor', [4, 8], [9, 1], 'float32', 'cpu', -2.0, 2.0, None, {'offset': 1, 'storage': 40})]" \
         in text
+    present_then_gone(text, re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, flags=re.M), tmp_path)
+
+
+# f(x, x[1]): the relu of x plus its own row, handed over as a second input (the script's aliasing, as minify's
+# candidate keeps it: test_layouts_constants.py)
+ALIASED = '''class Repro(torch.nn.Module):
+    def forward(self, x, y):
+        # model.py:12  return torch.relu(x) + y
+        relu = torch.ops.aten.relu.default(x)
+        add = torch.ops.aten.add.Tensor(relu, y)
+        return (add, )
+'''
+
+
+def test_a_view_of_another_input_and_real_values_at_an_offset_are_made_so_in_the_short_form(tmp_path):
+    """An input that was a view of another one's storage in the script (``f(x, x[1])``), and one of real values at an
+    offset: the short form makes them as make_inputs does (make_shared_inputs: the view on the very storage), where
+    the full form was written for them."""
+    base = ("tensor", [4, 4], [4, 1], "float32", "cpu", -2.0, 2.0)
+    row = ("tensor", [4], [1], "float32", "cpu", -2.0, 2.0, None, {"offset": 4, "view_of": 0})
+    assert allows(specs=[base, row], graph=ALIASED, ops=("aten.relu.default", "aten.add.Tensor")) == (
+        plan.SHORT, "short_accuracy")
+    assert allows(specs=[(*base, [0.5] * 16, {"offset": 2, "storage": 20})]) == (plan.SHORT, "short_accuracy")
+    c = ir.Candidate(source=ALIASED, inputs=[ir.Spec(*base), ir.Spec(*row[:7], offset=4, view_of=0)], nodes=2,
+                     ops=["aten.relu.default", "aten.add.Tensor"], key="k", names=["x", "y"], grad=[True, True])
+    text = repro.render_short(c, failure=ACCURACY, check=(plan.SHORT, "short_accuracy"), backend="inductor",
+                              config={"torch._inductor.config": {"cpp.inject_relu_bug_TESTING_ONLY": "'accuracy'"}},
+                              model="model.py:make", graph=0, torch_version="2.13.0+cpu", dynamic=False, seed=0,
+                              tool_version="0.16.0")
+    assert len(text.splitlines()) <= 150, len(text.splitlines())
+    assert "def make_shared_inputs(" in text and "def make_inputs(" not in text
+    assert "'cpu', -2.0, 2.0, None, {'offset': 4, 'view_of': 0})]" in text
     present_then_gone(text, re.sub(r"^CONFIG = .*$", "CONFIG = {}", text, flags=re.M), tmp_path)
 
 
@@ -306,7 +338,7 @@ def test_a_users_backend_file_is_loaded_by_path_before_the_check(tmp_path):
     mine = tmp_path / "mine.py"
     mine.write_text(OFF_BY_ONE)
     text = render(backend=f"{mine}:off_by_one")
-    assert len(text.splitlines()) <= 130, len(text.splitlines())  # the docstring wraps the file's path
+    assert len(text.splitlines()) <= 135, len(text.splitlines())  # the docstring wraps the file's path
     assert f"(file, name), loaded by file_backend\nBACKEND = ({str(mine)!r}, 'off_by_one')\n" in text
     assert "def load_file_attr(" not in text and "kept_compiler_state" not in text
     assert f"the backend file {mine} (its off_by_one), loaded by that path" in text.replace("\n", " ")
@@ -315,6 +347,38 @@ def test_a_users_backend_file_is_loaded_by_path_before_the_check(tmp_path):
     present_then_gone(text, re.sub(r"^BACKEND = .*$", "BACKEND = 'inductor'", text, flags=re.M), tmp_path)
     mine.unlink()
     cannot_test(run(text, tmp_path), f"the backend file {mine}: FileNotFoundError: ")
+
+
+# a user's backend that runs Inductor's code on copies of its inputs: the outputs are right, a write into an input is lost
+ON_COPIES = '''from torch._inductor.compile_fx import compile_fx
+
+def on_copies(gm, example_inputs):
+    compiled = compile_fx(gm, example_inputs)
+    return lambda *args: compiled(*[a.clone() for a in args])
+'''
+WRITES = '''class Repro(torch.nn.Module):
+    def forward(self, x):
+        # model.py:12  x.add_(1); return x * 2
+        add_ = torch.ops.aten.add_.Tensor(x, 1)
+        mul = torch.ops.aten.mul.Tensor(add_, 2)
+        return (mul, )
+'''
+
+
+def test_a_write_into_an_input_the_compiled_side_loses_fails_the_short_form(tmp_path):
+    """A graph that writes into its input (``x.add_(1)``) through a backend that loses the write: every output agrees,
+    the input as the run left it does not. The short form judges each tensor input as the run left it, as minify's
+    workers do (PyTorch's rule reads the outputs alone), and names it; a backend that keeps the write passes."""
+    mine = tmp_path / "mine.py"
+    mine.write_text(ON_COPIES)
+    text = render(backend=f"{mine}:on_copies", source=WRITES, ops=("aten.add_.Tensor", "aten.mul.Tensor"))
+    assert len(text.splitlines()) <= 150, len(text.splitlines())
+    p = run(text, tmp_path)
+    assert (p.returncode, p.stdout) == (1, "repro: the bug is present: accuracy: INPUTS[0] as the run left it fails "
+                                           "torch._dynamo.utils.same against float64 (tol 0.0001)\n"), p.stderr[-2000:]
+    p = run(re.sub(r"^BACKEND = .*$", "BACKEND = 'inductor'", text, flags=re.M), tmp_path)
+    assert (p.returncode, p.stdout) == (0, "repro: accuracy gone (every output passes torch._dynamo.utils.same): "
+                                           "fixed\n"), p.stderr[-2000:]
 
 
 def test_a_training_step_short_form_judges_its_gradients_by_pytorchs_rule(tmp_path):

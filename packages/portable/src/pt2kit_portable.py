@@ -91,7 +91,7 @@ import math
 import operator
 import signal
 
-VERSION = "19.2.0"  # the distribution's (hatch reads it); minify names it in every repro.py
+VERSION = "19.3.0"  # the distribution's (hatch reads it); minify names it in every repro.py
 
 # -- the store's layout --------------------------------------------------------------------------
 
@@ -696,15 +696,35 @@ def _widening():
 
 
 def to_float64(x):
-    """Every floating tensor of a pytree in float64, complex ones in complex128; the rest as it is."""
+    """Every floating tensor of a pytree in float64, complex ones in complex128; the rest as it is. Tensors that share
+    a storage (``f(x, x[1])``) come out as views of one widened copy of it, so a write into one is read through the
+    other, as in the run the copy stands for; the rest as :func:`each_to_float64` widens them (one that requires grad
+    alone, as before)."""
     import torch
 
+    seen, wide = collections.Counter(), {}
+    tree_map(lambda t: seen.update([_storage_key(t)]) if isinstance(t, torch.Tensor) else None, x)
+
     def up(t):
-        if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
-            return t.to(torch.complex128 if t.is_complex() else torch.float64)
-        return t
+        key = _storage_key(t) if isinstance(t, torch.Tensor) else 0
+        if seen[key] < 2 or not key or t.requires_grad or not (t.is_floating_point() or t.is_complex()):
+            return each_to_float64(t)
+        if key not in wide:  # the whole storage, widened once: each tensor on it a view at its own place
+            flat = t.new_empty(0).set_(t.untyped_storage(), 0, (t.untyped_storage().nbytes() // t.element_size(),))
+            wide[key] = each_to_float64(flat)
+        return wide[key].as_strided(t.shape, t.stride(), t.storage_offset())
 
     return tree_map(up, x)
+
+
+def each_to_float64(x):
+    """Every floating tensor of a pytree in float64, complex ones in complex128, each alone; the rest as it is:
+    :func:`to_float64` where no two of them share a storage (a short repro's inputs, where a write through a shared
+    one is not its failure)."""
+    import torch
+
+    return tree_map(lambda t: t.to(torch.complex128 if t.is_complex() else torch.float64)
+                    if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) else t, x)
 
 
 def _detached_attributes(model):

@@ -8,6 +8,6 @@ Session, capture, HOP descent) and on fxcheck's public names (resolve_profile, p
 graph_view, run_checks) for a violation's checks.
 """
 
-__version__ = "0.22.1"
+__version__ = "0.23.0"
 
 __all__ = ["__version__"]

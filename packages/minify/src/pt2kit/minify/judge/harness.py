@@ -64,15 +64,31 @@ def make_inputs(specs, seed=0, device=None):
             offsets = torch.tensor(offsets, dtype=torch.int64, device=values.device)
             out.append(torch.nested.nested_tensor_from_jagged(values, offsets, jagged_dim=ragged_dim))
         else:
-            _, shape, stride, dtype, dev, lo, hi, *rest = spec
-            layout = rest.pop() if rest and isinstance(rest[-1], dict) else {}
-            if "view_of" in layout:
-                t = torch.as_strided(out[layout["view_of"]].detach(), shape, stride, layout.get("offset", 0))
-            else:
-                t = _tensor(shape, stride, dtype, device or dev, lo, hi, [v for v in rest[:1] if v is not None], g,
-                            **layout)
-            out.append(as_input(t, True, leaf=False) if "non-leaf" in rest[1:] else t)
+            t = _laid(spec, out, g, device)
+            out.append(as_input(t, True, leaf=False) if "non-leaf" in spec[8:9] else t)
     return out
+
+
+def make_shared_inputs(specs, seed=0, device=None):
+    """:func:`make_inputs` where no spec is jagged or a non-leaf (:func:`.plan.shared`): the same tensors, made by the
+    same calls, real values at an offset and a view of another input's storage too."""
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for s in specs:
+        out.append(s[1] if s[0] == "scalar" else _laid(s, out, g, device))
+    return out
+
+
+def _laid(spec, out, g, device):
+    """A tensor spec's tensor, its real values where given, else seeded, in its layout, or a view of the storage of
+    ``out``'s input its ``view_of`` names (its values are that storage's there); a "non-leaf" mark is the caller's."""
+    _, shape, stride, dtype, dev, lo, hi, *rest = spec
+    layout = rest.pop() if rest and isinstance(rest[-1], dict) else {}
+    if "view_of" in layout:  # on the very tensor (one _base for both, as AOTAutograd needs where one is written),
+        base = out[layout["view_of"]]  # but no autograd history of a non-leaf's
+        return torch.as_strided(base.detach() if base.requires_grad else base, shape, stride, layout.get("offset", 0))
+    return make_tensor(shape, stride, getattr(torch, dtype), device or dev, lo, hi, g, real_values(rest[:1], dtype, shape),
+                       layout.get("offset", 0), layout.get("storage", 0))
 
 
 def no_autocast(state=None):

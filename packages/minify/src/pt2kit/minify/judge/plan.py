@@ -100,6 +100,13 @@ def laid(specs: list[tuple[Any, ...]]) -> bool:
                               and set(s[8]) <= {"offset", "storage"}) for s in specs)
 
 
+def shared(specs: list[tuple[Any, ...]]) -> bool:
+    """Whether every input spec is a scalar or a tensor that is a leaf, seeded or of real values, at an offset into
+    its storage or in a larger one, or a view of another input's storage (``{"view_of": J}``): what
+    :func:`.harness.make_shared_inputs` makes as make_inputs does (not a jagged tensor or a non-leaf)."""
+    return all(s[0] == "scalar" or (s[0] == "tensor" and "non-leaf" not in s[8:9]) for s in specs)
+
+
 def leaves(specs: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """``specs`` with every input that was no leaf in the real run (its "non-leaf" mark) made a leaf of its own storage,
     as a short form makes it: at inference no grad is taken, and a training step's GRAD marks it requiring grad, so
@@ -132,7 +139,9 @@ def inputs_maker(specs: list[tuple[Any, ...]] | None) -> Role:
         return HARNESS, "make_plain_inputs"
     if specs is not None and laid(specs):
         return HARNESS, "make_laid_inputs"
-    return HARNESS, "make_valued_inputs" if specs is not None and valued(specs) else "make_inputs"
+    if specs is not None and valued(specs):
+        return HARNESS, "make_valued_inputs"
+    return HARNESS, "make_shared_inputs" if specs is not None and shared(specs) else "make_inputs"
 
 
 def repro(failure: dict[str, Any], backend: Any, config: dict[str, dict[str, Any]], train: bool = False,
@@ -177,9 +186,9 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
                graph: str, ops: list[str], level: str = "aten", phase: str = "forward", dynamic: bool = False) -> Role | None:
     """The short form's check (:mod:`.short`) where a repro may be written so, else None. Each form needs a graph
     run at inference (``phase`` forward; a backward graph too, which a backend torch registers compiles so: see
-    :func:`compiled_side`) or as a training step (joint) on inputs of their own storage, seeded or of real values
-    (:func:`valued`), or seeded at an offset into it or in a larger one (:func:`laid`), once :func:`leaves` made each
-    a leaf (not a view of another input), through a backend torch registers, a user's backend file
+    :func:`compiled_side`) or as a training step (joint) on tensors seeded or of real values, each on a storage of
+    its own, at an offset into it or in a larger one, or a view of another input's (:func:`shared`; no jagged tensor),
+    once :func:`leaves` made each a leaf, through a backend torch registers, a user's backend file
     (:func:`file_backend`: not for a backward graph alone, which the full form hands its bw_compiler, the short form
     its fw_compiler) or AOT Inductor (at inference, static shapes: :func:`.short.aoti`, torch.compile's backend in
     the form), with no decomposition in its config (code in it, a pass, is loaded by :func:`.short.code_config`),
@@ -196,7 +205,7 @@ def short_form(failure: dict[str, Any], backend: Any, config: dict[str, dict[str
     caller writes it only where it fails in every fresh run."""
     made = leaves(specs)  # the inputs as the form makes them
     if not (failure.get("precision") in (None, HARNESS_PRECISION) and phase in ("forward", "backward", "joint")
-            and (valued(made) or laid(made))
+            and shared(made)
             and isinstance(backend, str) and (backend != "aoti" or (phase == "forward" and not dynamic))
             and (":" not in backend or (file_backend(backend) and phase != "backward"))
             and DECOMPOSITIONS not in config):

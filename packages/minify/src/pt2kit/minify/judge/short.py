@@ -4,7 +4,8 @@ the full judge where :func:`.plan.short_form` allows it, and minify writes only 
 
 - :func:`short_accuracy`: an accuracy failure judged by PyTorch's own rule, as its benchmark harness and its
   minifier judge one: ``torch._dynamo.utils.same`` of eager's and the compiled outputs against a float64 run,
-  under torch's own precision defaults; :func:`short_train`: the same rule on a training step's gradients
+  under torch's own precision defaults, and of each tensor input as the run left it (a write into one, which
+  PyTorch's rule does not read and minify's workers do); :func:`short_train`: the same rule on a training step's gradients
   (:func:`.harness.step`, the full form's own step).
 - :func:`short_error`: a compile error, judged by PyTorch's minifier's rule (:func:`says`: the error, or one it
   holds, says in its text what the workers signed: :func:`.verdicts.exception_signature`);
@@ -42,7 +43,7 @@ import torch
 from torch._dynamo.debug_utils import run_fwd_maybe_bwd
 from torch._dynamo.utils import same
 
-from pt2kit_portable import escape, exception_line, held_exception, to_float64, tol_for
+from pt2kit_portable import each_to_float64, escape, exception_line, held_exception, tol_for
 
 from .answer import _in_child, _tell
 from .harness import aoti_loaded, step
@@ -52,20 +53,29 @@ from .verdicts import error_signature, masked, nonfinite
 
 def short_accuracy(module_cls, specs, backend, config, make, dynamic=False, seed=0):
     """Eager, float64 and compiled outputs of the graph on the same inputs (``make``'s of ``specs``: the repro hands
-    it the maker :func:`.plan.inputs_maker` picks), each side on inputs of its own; exit 1 where an output fails ``same``
-    at the benchmark harness's tolerance for its dtype."""
+    it the maker :func:`.plan.inputs_maker` picks), each side on inputs of its own; exit 1 where an output, or an input
+    as the run left it (:func:`left`), fails ``same`` at the benchmark harness's tolerance for its dtype. The float64
+    inputs are widened each alone (``each_to_float64``, where the full form's ``to_float64`` keeps two that share a
+    storage views of one): a failure that needs a write through one read through the other does not fail here, and
+    keeps the full form."""
     try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
         device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
         with torch.no_grad():  # no random op in the graph (the short form's): no seed to set
-            eager = list(module_cls()(*make(specs, seed, device)))
-            fp64 = list(module_cls()(*to_float64(make(specs, seed, device))))
+            eager = left(module_cls(), make(specs, seed, device))
+            fp64 = left(module_cls(), each_to_float64(make(specs, seed, device)))  # each alone
             with apply_config(config):
                 compiled = torch.compile(module_cls(), backend=backend, dynamic=dynamic or None)
-                test = list(compiled(*make(specs, seed, device)))
+                test = left(compiled, make(specs, seed, device))
     except Exception as e:  # a side that cannot run here is no verdict: git bisect run's "skip"
         print(f"repro: cannot test here: {escape(exception_line(e))}", file=sys.stderr)
         return UNTESTABLE
-    return same_verdict(eager, test, fp64, "output")
+    return same_verdict(eager, test, fp64, "output", [i for i, s in enumerate(specs) if s[0] != "scalar"])
+
+
+def left(module, inputs):
+    """``module``'s outputs on ``inputs``, then each tensor input as the run left it: a write into an input (an
+    ``add_``) is judged as an output is, as minify's workers judge one (:func:`.harness.written`)."""
+    return [*module(*inputs), *(t for t in inputs if isinstance(t, torch.Tensor))]
 
 
 def short_train(module_cls, specs, grad, backend, config, make, dynamic=False, seed=0, outside=contextlib.nullcontext):
@@ -76,7 +86,7 @@ def short_train(module_cls, specs, grad, backend, config, make, dynamic=False, s
     try:  # torch.compile raises InvalidBackend here for a backend this torch does not register
         device = os.environ.get("REPRO_DEVICE") or None  # each side runs on inputs of its own, made alike
         eager = trained(module_cls(), make(specs, seed, device), grad, outside)
-        fp64 = trained(module_cls(), to_float64(make(specs, seed, device)), grad, outside)
+        fp64 = trained(module_cls(), each_to_float64(make(specs, seed, device)), grad, outside)
         with apply_config(config):
             test = trained(torch.compile(module_cls(), backend=backend, dynamic=dynamic or None), make(specs, seed, device),
                            grad, outside)
@@ -103,13 +113,16 @@ def trained(module, inputs, grad, outside):
     return step(module, marked(inputs, grad), outside)
 
 
-def same_verdict(eager, test, fp64, what):
-    """Exit 1 where the ``what`` (an output, a gradient) of the compiled side fails ``same`` against float64 at the
-    benchmark harness's tolerance for its dtype, else 0."""
+def same_verdict(eager, test, fp64, what, inputs=()):
+    """Exit 1 where the ``what`` (an output, a gradient) of the compiled side, or an input it left (the last items: the
+    positions ``inputs`` names in INPUTS), fails ``same`` against float64 at the benchmark harness's tolerance for its
+    dtype, else 0."""
+    n = len(eager) - len(inputs)
     for i, (r, t, f) in enumerate(zip(eager, test, fp64, strict=True)):
         tol = tol_for(r.dtype) if isinstance(r, torch.Tensor) else 1e-4
         if not same(r, t, f, tol=tol, equal_nan=True, log_error=lambda *a: None):
-            print(f"repro: the bug is present: accuracy: {what} {i} fails torch._dynamo.utils.same against float64 "
+            name = f"{what} {i}" if i < n else f"INPUTS[{inputs[i - n]}] as the run left it"
+            print(f"repro: the bug is present: accuracy: {name} fails torch._dynamo.utils.same against float64 "
                   f"(tol {tol:g})")
             return 1
     print(f"repro: accuracy gone (every {what} passes torch._dynamo.utils.same): fixed")

@@ -252,7 +252,10 @@ _SPEC_WORDS = {m: f"(\"tensor\", shape, stride, dtype, device, low, high{more}) 
                for m, more, after in (("make_uniform_inputs", "", "; floats uniform in [low, high]"),
                                       ("make_plain_inputs", "", ""), ("make_valued_inputs", "[, real values]", ""),
                                       ("make_laid_inputs", "[, None, {\"offset\": its storage offset, \"storage\": "
-                                       "its storage's size}]", ""))}
+                                       "its storage's size}]", ""),
+                                      ("make_shared_inputs", "[, real values][, {\"offset\": its storage offset, "
+                                       "\"storage\": its storage's size, \"view_of\": the input whose storage it "
+                                       "views}]", ""))}
 
 
 def _call_lines(line: str, width: int = 110) -> list[str]:
@@ -278,8 +281,9 @@ def _call(args: list[str], width: int = 110) -> str:
     return "\n".join(lines)
 
 
-_SHORT_ACCURACY = ("Failure: an output fails PyTorch's own accuracy rule, torch._dynamo.utils.same against a float64 "
-                   "run at its benchmark\nharness's tolerance for the dtype, under torch's precision defaults.")
+_SHORT_ACCURACY = ("Failure: an output or an input as the run left it fails PyTorch's own accuracy rule, "
+                   "torch._dynamo.utils.same\nagainst float64 at its benchmark harness's tolerance for the dtype, "
+                   "under torch's precision defaults.")
 
 
 # --backend aoti's words in the short form: what runs, and where (judge.short.aoti)
