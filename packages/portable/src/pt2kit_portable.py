@@ -702,17 +702,23 @@ def to_float64(x):
     alone, as before)."""
     import torch
 
+    def key(t):  # one storage seen as one dtype (a complex tensor and its view_as_real are widened apart)
+        return (_storage_key(t), t.dtype) if isinstance(t, torch.Tensor) else (0, None)
+
     seen, wide = collections.Counter(), {}
-    tree_map(lambda t: seen.update([_storage_key(t)]) if isinstance(t, torch.Tensor) else None, x)
+    tree_map(lambda t: seen.update([key(t)]), x)
 
     def up(t):
-        key = _storage_key(t) if isinstance(t, torch.Tensor) else 0
-        if seen[key] < 2 or not key or t.requires_grad or not (t.is_floating_point() or t.is_complex()):
+        k = key(t)
+        if seen[k] < 2 or not k[0] or t.requires_grad or not (t.is_floating_point() or t.is_complex()):
             return each_to_float64(t)
-        if key not in wide:  # the whole storage, widened once: each tensor on it a view at its own place
-            flat = t.new_empty(0).set_(t.untyped_storage(), 0, (t.untyped_storage().nbytes() // t.element_size(),))
-            wide[key] = each_to_float64(flat)
-        return wide[key].as_strided(t.shape, t.stride(), t.storage_offset())
+        if k not in wide:  # the whole storage, widened once: each tensor on it a view at its own place
+            try:
+                flat = t.new_empty(0).set_(t.untyped_storage(), 0, (t.untyped_storage().nbytes() // t.element_size(),))
+            except Exception:  # a tensor whose storage cannot be viewed whole (a subclass): each alone, as before
+                return each_to_float64(t)
+            wide[k] = each_to_float64(flat)
+        return wide[k].as_strided(t.shape, t.stride(), t.storage_offset())
 
     return tree_map(up, x)
 
