@@ -253,9 +253,9 @@ _SPEC_WORDS = {m: f"(\"tensor\", shape, stride, dtype, device, low, high{more}) 
                                       ("make_plain_inputs", "", ""), ("make_valued_inputs", "[, real values]", ""),
                                       ("make_laid_inputs", "[, None, {\"offset\": its storage offset, \"storage\": "
                                        "its storage's size}]", ""),
-                                      ("make_shared_inputs", "[, real values][, {\"offset\": its storage offset, "
-                                       "\"storage\": its storage's size, \"view_of\": the input whose storage it "
-                                       "views}]", ""))}
+                                      ("make_shared_inputs", "[, real values or None[, {\"offset\": its storage "
+                                       "offset, \"storage\": its storage's size, \"view_of\": the input whose "
+                                       "storage it views}]]", ""))}
 
 
 def _call_lines(line: str, width: int = 110) -> list[str]:
